@@ -22,7 +22,9 @@ type Options struct {
 	// It is created if missing. Required.
 	Dir string
 	// Port is the TCP port on 127.0.0.1. Zero reuses the port remembered
-	// in Dir, or picks a free one if there is none or it is taken.
+	// in Dir, or picks a free one if there is none or it is taken. A
+	// server already running is reused on its own port, and with its own
+	// Fast setting.
 	Port int
 	// Database is created if missing. Empty means "postgres".
 	Database string

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // serverUser is the system user that runs PostgreSQL when this process is
@@ -69,6 +70,9 @@ func (o *owner) command(ctx context.Context, dir, name string, args ...string) *
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
 	cmd.Env = cleanEnv(os.Environ())
+	// SIGTERM rather than SIGKILL lets initdb remove what it made.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 10 * time.Second
 	if o != nil {
 		groups := make([]uint32, len(o.gids))
 		for i, g := range o.gids {
@@ -89,6 +93,9 @@ func (o *owner) run(ctx context.Context, log io.Writer, dir, name string, args .
 	cmd.Stdout = io.MultiWriter(&out, log)
 	cmd.Stderr = cmd.Stdout
 	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		}
 		return fmt.Errorf("pgcluster: %s %s: %w\n%s", filepath.Base(name), strings.Join(args, " "), err, strings.TrimSpace(out.String()))
 	}
 	return nil

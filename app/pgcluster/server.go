@@ -70,6 +70,9 @@ func (c *Cluster) startOnFreePort(ctx context.Context, opts Options) error {
 // not interrupted by ctx: killing it midway could orphan a postmaster.
 // If ctx ends meanwhile, the server is stopped again.
 func (c *Cluster) start(ctx context.Context, port int, fast bool) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	if err := c.owner.writeFile(filepath.Join(c.dataDir(), confFile), settings(port, fast)); err != nil {
 		return err
 	}
