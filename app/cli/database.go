@@ -1,0 +1,46 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/ductor/ductor/app/config"
+	"github.com/ductor/ductor/db"
+)
+
+// connect opens a pool on url and checks that it answers.
+func connect(ctx context.Context, url string) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, &config.Error{Setting: "DATABASE_URL", Problem: err.Error()}
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect to database: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connect to database: %w", err)
+	}
+	return pool, nil
+}
+
+// requireDatabase connects to the configured database or names the setting.
+func requireDatabase(ctx context.Context, cfg config.Config) (*pgxpool.Pool, error) {
+	if cfg.DatabaseURL == "" {
+		return nil, &config.Error{Setting: "DATABASE_URL", Problem: "required (`ductor dev` prints the URL of its own database)"}
+	}
+	return connect(ctx, cfg.DatabaseURL)
+}
+
+// migrate applies pending migrations and logs what it applied.
+func migrate(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) ([]string, error) {
+	applied, err := db.Migrate(ctx, pool, log)
+	if err != nil {
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	return applied, nil
+}

@@ -1,0 +1,102 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/app/auth"
+	"github.com/ductor/ductor/app/config"
+	"github.com/ductor/ductor/app/pgcluster"
+	"github.com/ductor/ductor/app/store"
+)
+
+// devDir is where `ductor dev` keeps its own Postgres and dev key.
+const devDir = ".ductor"
+
+// runDev runs everything in one process on a loopback address, with its own
+// Postgres cluster under ./.ductor when DATABASE_URL is unset.
+func runDev(ctx context.Context, env Env, args []string) error {
+	cfg, _, err := loadConfig(newFlags("dev", env), args, env, "127.0.0.1:8080")
+	if err != nil {
+		return err
+	}
+	if err := requireLoopback(cfg.Addr); err != nil {
+		return err
+	}
+	log := newLogger(env, cfg.LogLevel, false)
+	if cfg.DatabaseURL == "" {
+		cluster, err := pgcluster.Start(ctx, pgcluster.Options{
+			Dir: filepath.Join(devDir, "pg"), Database: "ductor",
+		})
+		if err != nil {
+			return fmt.Errorf("start local Postgres: %w", err)
+		}
+		defer func() {
+			if err := cluster.Stop(context.WithoutCancel(ctx)); err != nil {
+				log.Error("stop local Postgres", "err", err)
+			}
+		}()
+		cfg.DatabaseURL = cluster.URL()
+		fmt.Fprintf(env.Stdout, "Local Postgres: DATABASE_URL=%s\n", cfg.DatabaseURL)
+	}
+	pool, err := connect(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	if _, err := migrate(ctx, pool, log); err != nil {
+		return err
+	}
+	if err := ensureDevTenant(ctx, env, store.New(pool)); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "Ductor dev: http://%s (Ctrl-C stops everything)\n", cfg.Addr)
+	return process{cfg: cfg, pool: pool, log: log, env: env}.run(ctx)
+}
+
+// requireLoopback keeps dev (and its dev login) off the network.
+func requireLoopback(addr string) error {
+	host, _, _ := net.SplitHostPort(addr)
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return &config.Error{Setting: "DUCTOR_ADDR", Problem: fmt.Sprintf("dev listens on a loopback address only, not %q", addr)}
+}
+
+// ensureDevTenant creates the dev tenant and its API key on first start.
+// The key is printed then and saved in .ductor/dev-api-key (mode 0600).
+func ensureDevTenant(ctx context.Context, env Env, s *store.Store) error {
+	keyFile := filepath.Join(devDir, "dev-api-key")
+	_, err := s.TenantGetBySlug(ctx, "dev")
+	if err == nil {
+		if b, err := os.ReadFile(keyFile); err == nil {
+			fmt.Fprintf(env.Stdout, "Dev API key (tenant dev): %s\n", strings.TrimSpace(string(b)))
+		}
+		return nil
+	}
+	if !apperr.Is(err, apperr.NotFound) {
+		return err
+	}
+	tenant, err := s.TenantCreate(ctx, "dev", "Development", store.TierInteractive)
+	if err != nil {
+		return err
+	}
+	_, secret, err := s.APIKeyCreate(ctx, tenant.ID, "dev", []auth.Scope{auth.ScopeAdmin})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "Dev API key (tenant dev, shown once, saved in %s): %s\n", keyFile, secret)
+	if err := os.MkdirAll(devDir, 0o755); err != nil {
+		return errors.Join(err, errors.New("could not save the dev key"))
+	}
+	return os.WriteFile(keyFile, []byte(secret+"\n"), 0o600)
+}

@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/ductor/ductor/app/config"
+	"github.com/ductor/ductor/app/server"
+	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/workers"
+)
+
+// process is one running Ductor: the HTTP server and the River workers its
+// roles ask for, until ctx ends.
+type process struct {
+	cfg  config.Config
+	pool *pgxpool.Pool
+	log  *slog.Logger
+	env  Env
+}
+
+func (p process) run(ctx context.Context) error {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	stopWorkers, err := p.startWorkers(ctx)
+	if err != nil {
+		return err
+	}
+	defer stopWorkers()
+
+	if !p.cfg.Roles.Serves() {
+		<-ctx.Done()
+		return nil
+	}
+	ln, err := net.Listen("tcp", p.cfg.Addr)
+	if err != nil {
+		return &config.Error{Setting: "DUCTOR_ADDR", Problem: err.Error()}
+	}
+	p.log.Info("listening", "addr", ln.Addr().String(), "roles", p.cfg.Roles)
+	if p.env.Ready != nil {
+		p.env.Ready(ln.Addr().String())
+	}
+	srv := server.New(server.Deps{
+		Pool: p.pool, Store: store.New(p.pool), Logger: p.log, Registry: reg,
+		API: p.cfg.Roles.Has(config.RoleAPI), Web: p.cfg.Roles.Has(config.RoleWeb),
+	})
+	return srv.Serve(ctx, ln)
+}
+
+// startWorkers starts River for the coordinator and steps roles and returns
+// a function that stops it, letting running jobs finish for a while.
+func (p process) startWorkers(ctx context.Context) (func(), error) {
+	if !p.cfg.Roles.Works() {
+		return func() {}, nil
+	}
+	client, err := workers.NewClient(p.pool, workers.Options{
+		Coordinator: p.cfg.Roles.Has(config.RoleCoordinator),
+		Steps:       p.cfg.Roles.Has(config.RoleSteps),
+		Logger:      p.log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := client.Start(context.WithoutCancel(ctx)); err != nil {
+		return nil, fmt.Errorf("start workers: %w", err)
+	}
+	return func() {
+		stopCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		if err := client.Stop(stopCtx); err != nil && !errors.Is(err, context.Canceled) {
+			p.log.Warn("workers did not stop cleanly", "err", err)
+		}
+	}, nil
+}
+
+func newLogger(env Env, level slog.Level, json bool) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: level}
+	if json {
+		return slog.New(slog.NewJSONHandler(env.Stderr, opts))
+	}
+	return slog.New(slog.NewTextHandler(env.Stderr, opts))
+}

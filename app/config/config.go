@@ -1,0 +1,245 @@
+// Package config reads Ductor's settings from the environment and from
+// matching command-line flags (flags win). A bad setting is reported as one
+// line that names it.
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// Config is every setting a Ductor process reads.
+type Config struct {
+	DatabaseURL      string
+	Addr             string
+	BaseURL          string
+	SecretKey        string
+	OIDCIssuer       string
+	OIDCClientID     string
+	OIDCClientSecret string
+	HTTPAllow        []netip.Prefix
+	LogLevel         slog.Level
+	Roles            Roles
+}
+
+// Role is a part of Ductor a process runs.
+type Role string
+
+const (
+	RoleWeb         Role = "web"
+	RoleAPI         Role = "api"
+	RoleCoordinator Role = "coordinator"
+	RoleSteps       Role = "steps"
+)
+
+// AllRoles is what a process runs unless --roles says otherwise.
+var AllRoles = Roles{RoleWeb, RoleAPI, RoleCoordinator, RoleSteps}
+
+// Roles is a set of roles.
+type Roles []Role
+
+// Has reports whether r includes role.
+func (r Roles) Has(role Role) bool { return slices.Contains(r, role) }
+
+// Serves reports whether the process answers HTTP.
+func (r Roles) Serves() bool { return r.Has(RoleWeb) || r.Has(RoleAPI) }
+
+// Works reports whether the process runs River workers.
+func (r Roles) Works() bool { return r.Has(RoleCoordinator) || r.Has(RoleSteps) }
+
+// Error names the setting that is wrong.
+type Error struct {
+	Setting string
+	Problem string
+}
+
+func (e *Error) Error() string { return e.Setting + ": " + e.Problem }
+
+type setting struct {
+	env, flag, usage, def string
+	value                 string
+}
+
+// Load registers the settings on fs, parses args, and validates. Defaults
+// differ by command: dev listens on loopback only.
+func Load(fs *flag.FlagSet, args []string, getenv func(string) string, defaultAddr string) (Config, []string, error) {
+	settings := []*setting{
+		{env: "DATABASE_URL", flag: "database-url", usage: "Postgres connection URL"},
+		{env: "DUCTOR_ADDR", flag: "addr", usage: "listen address (host:port)", def: defaultAddr},
+		{env: "DUCTOR_BASE_URL", flag: "base-url", usage: "public URL of the dashboard"},
+		{env: "DUCTOR_SECRET_KEY", flag: "secret-key", usage: "secret for sessions, CSRF and stored secrets (at least 32 characters)"},
+		{env: "OIDC_ISSUER", flag: "oidc-issuer", usage: "OIDC issuer URL"},
+		{env: "OIDC_CLIENT_ID", flag: "oidc-client-id", usage: "OIDC client id"},
+		{env: "OIDC_CLIENT_SECRET", flag: "oidc-client-secret", usage: "OIDC client secret"},
+		{env: "DUCTOR_HTTP_ALLOW", flag: "http-allow", usage: "comma-separated CIDRs that http steps may reach although private"},
+		{env: "DUCTOR_LOG_LEVEL", flag: "log-level", usage: "debug, info, warn or error", def: "info"},
+		{env: "DUCTOR_ROLES", flag: "roles", usage: "comma-separated roles: web,api,coordinator,steps", def: "web,api,coordinator,steps"},
+	}
+	for _, s := range settings {
+		s.value = s.def
+		if v := getenv(s.env); v != "" {
+			s.value = v
+		}
+		fs.StringVar(&s.value, s.flag, s.value, s.usage+" ($"+s.env+")")
+	}
+	if err := fs.Parse(args); err != nil {
+		return Config{}, nil, err
+	}
+	get := func(env string) string {
+		for _, s := range settings {
+			if s.env == env {
+				return strings.TrimSpace(s.value)
+			}
+		}
+		panic("unknown setting " + env)
+	}
+	cfg, err := build(get)
+	return cfg, fs.Args(), err
+}
+
+func build(get func(string) string) (Config, error) {
+	cfg := Config{
+		DatabaseURL:      get("DATABASE_URL"),
+		Addr:             get("DUCTOR_ADDR"),
+		BaseURL:          get("DUCTOR_BASE_URL"),
+		SecretKey:        get("DUCTOR_SECRET_KEY"),
+		OIDCIssuer:       get("OIDC_ISSUER"),
+		OIDCClientID:     get("OIDC_CLIENT_ID"),
+		OIDCClientSecret: get("OIDC_CLIENT_SECRET"),
+	}
+	var errs []error
+	check := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	check(checkDatabaseURL(cfg.DatabaseURL))
+	check(checkAddr(cfg.Addr))
+	check(checkURL("DUCTOR_BASE_URL", cfg.BaseURL))
+	check(checkURL("OIDC_ISSUER", cfg.OIDCIssuer))
+	check(checkSecret(cfg.SecretKey))
+	var err error
+	cfg.HTTPAllow, err = parseCIDRs(get("DUCTOR_HTTP_ALLOW"))
+	check(err)
+	cfg.LogLevel, err = parseLevel(get("DUCTOR_LOG_LEVEL"))
+	check(err)
+	cfg.Roles, err = parseRoles(get("DUCTOR_ROLES"))
+	check(err)
+	if len(errs) > 0 {
+		return cfg, errs[0]
+	}
+	return cfg, nil
+}
+
+// OIDCConfigured reports whether login through an identity provider is set up.
+func (c Config) OIDCConfigured() bool {
+	return c.OIDCIssuer != "" && c.OIDCClientID != ""
+}
+
+// RequireForServe checks what `ductor serve` needs beyond Load: a database,
+// and for the web role OIDC settings and a secret key.
+func (c Config) RequireForServe() error {
+	if c.DatabaseURL == "" {
+		return &Error{"DATABASE_URL", "required for serve"}
+	}
+	if !c.Roles.Has(RoleWeb) {
+		return nil
+	}
+	if !c.OIDCConfigured() {
+		return &Error{"OIDC_ISSUER", "the web role needs OIDC_ISSUER and OIDC_CLIENT_ID (or run without it: --roles api,coordinator,steps)"}
+	}
+	if c.SecretKey == "" {
+		return &Error{"DUCTOR_SECRET_KEY", "the web role needs a secret key of at least 32 characters"}
+	}
+	return nil
+}
+
+func checkDatabaseURL(v string) error {
+	if v == "" {
+		return nil
+	}
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		return &Error{"DATABASE_URL", "must be a postgres:// URL"}
+	}
+	return nil
+}
+
+func checkAddr(v string) error {
+	if _, _, err := net.SplitHostPort(v); err != nil {
+		return &Error{"DUCTOR_ADDR", fmt.Sprintf("%q is not host:port", v)}
+	}
+	return nil
+}
+
+func checkURL(name, v string) error {
+	if v == "" {
+		return nil
+	}
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return &Error{name, fmt.Sprintf("%q is not an http(s) URL", v)}
+	}
+	return nil
+}
+
+func checkSecret(v string) error {
+	if v != "" && len(v) < 32 {
+		return &Error{"DUCTOR_SECRET_KEY", "must be at least 32 characters"}
+	}
+	return nil
+}
+
+func parseCIDRs(v string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, part := range strings.Split(v, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		p, err := netip.ParsePrefix(part)
+		if err != nil {
+			return nil, &Error{"DUCTOR_HTTP_ALLOW", fmt.Sprintf("%q is not a CIDR", part)}
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
+}
+
+func parseLevel(v string) (slog.Level, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(v)); err != nil {
+		return 0, &Error{"DUCTOR_LOG_LEVEL", fmt.Sprintf("%q is not one of debug, info, warn, error", v)}
+	}
+	return l, nil
+}
+
+func parseRoles(v string) (Roles, error) {
+	var out Roles
+	for _, part := range strings.Split(v, ",") {
+		r := Role(strings.TrimSpace(part))
+		if !slices.Contains(AllRoles, r) {
+			return nil, &Error{"DUCTOR_ROLES", fmt.Sprintf("unknown role %q (known: web, api, coordinator, steps)", part)}
+		}
+		if !out.Has(r) {
+			out = append(out, r)
+		}
+	}
+	if len(out) == 0 {
+		return nil, &Error{"DUCTOR_ROLES", "no role given"}
+	}
+	return out, nil
+}
+
+// IsConfigError reports whether err is a setting error.
+func IsConfigError(err error) bool {
+	var e *Error
+	return errors.As(err, &e)
+}

@@ -1,0 +1,101 @@
+package server
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ductor/ductor/app/apperr"
+)
+
+// statusOf maps an error code to its HTTP status. This is the only place
+// that does.
+var statusOf = map[apperr.Code]int{
+	apperr.Invalid:           http.StatusBadRequest,
+	apperr.InvalidDefinition: http.StatusUnprocessableEntity,
+	apperr.Unprocessable:     http.StatusUnprocessableEntity,
+	apperr.Unauthorized:      http.StatusUnauthorized,
+	apperr.Forbidden:         http.StatusForbidden,
+	apperr.NotFound:          http.StatusNotFound,
+	apperr.Conflict:          http.StatusConflict,
+	apperr.TooLarge:          http.StatusRequestEntityTooLarge,
+	apperr.RateLimited:       http.StatusTooManyRequests,
+	apperr.Unavailable:       http.StatusServiceUnavailable,
+	apperr.Internal:          http.StatusInternalServerError,
+}
+
+// codeOfStatus maps Echo's own errors (unknown route, wrong method, body too
+// large) back to codes.
+var codeOfStatus = map[int]apperr.Code{
+	http.StatusBadRequest:            apperr.Invalid,
+	http.StatusUnauthorized:          apperr.Unauthorized,
+	http.StatusForbidden:             apperr.Forbidden,
+	http.StatusNotFound:              apperr.NotFound,
+	http.StatusMethodNotAllowed:      apperr.Invalid,
+	http.StatusRequestEntityTooLarge: apperr.TooLarge,
+	http.StatusUnsupportedMediaType:  apperr.Invalid,
+	http.StatusTooManyRequests:       apperr.RateLimited,
+	http.StatusServiceUnavailable:    apperr.Unavailable,
+}
+
+// ErrorBody is the JSON shape of every API error.
+type ErrorBody struct {
+	Error ErrorDetail `json:"error"`
+}
+
+// ErrorDetail is the inside of ErrorBody.
+type ErrorDetail struct {
+	Code    apperr.Code `json:"code"`
+	Message string      `json:"message"`
+	Details any         `json:"details,omitempty"`
+}
+
+func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
+	return func(err error, c echo.Context) {
+		if c.Response().Committed {
+			return
+		}
+		status, body := toBody(err)
+		if status >= 500 {
+			log.ErrorContext(c.Request().Context(), "request failed",
+				"err", err, "path", c.Path(), "request_id", requestID(c))
+		}
+		if c.Request().Method == http.MethodHead {
+			_ = c.NoContent(status)
+			return
+		}
+		if wantsHTML(c) {
+			_ = c.String(status, body.Error.Message)
+			return
+		}
+		_ = c.JSON(status, body)
+	}
+}
+
+func toBody(err error) (int, ErrorBody) {
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		code, ok := codeOfStatus[he.Code]
+		if !ok {
+			code = apperr.Internal
+		}
+		msg := http.StatusText(he.Code)
+		if m, ok := he.Message.(string); ok && he.Code < 500 {
+			msg = m
+		}
+		return he.Code, ErrorBody{ErrorDetail{Code: code, Message: strings.ToLower(msg)}}
+	}
+	var ae *apperr.Error
+	if !errors.As(err, &ae) || ae.Code == apperr.Internal {
+		return http.StatusInternalServerError, ErrorBody{ErrorDetail{Code: apperr.Internal, Message: "internal error"}}
+	}
+	return statusOf[ae.Code], ErrorBody{ErrorDetail{Code: ae.Code, Message: ae.Message, Details: ae.Details}}
+}
+
+func wantsHTML(c echo.Context) bool {
+	return !strings.HasPrefix(c.Request().URL.Path, "/api/") &&
+		strings.Contains(c.Request().Header.Get("Accept"), "text/html")
+}

@@ -1,0 +1,86 @@
+// Package server is Ductor's HTTP front: the JSON API under /api/v1, the
+// dashboard pages, health and metrics. Handlers are small maker functions
+// that take only what they use; routes.go lists every route; errors become
+// HTTP statuses in exactly one place (errors.go).
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ductor/ductor/app/store"
+)
+
+// MaxBodyBytes bounds every request body: definitions are at most 1 MiB,
+// so 2 MiB leaves room for the JSON around them.
+const MaxBodyBytes = 2 << 20
+
+// Deps is what the server needs from the rest of the process.
+type Deps struct {
+	Pool     *pgxpool.Pool
+	Store    *store.Store
+	Logger   *slog.Logger
+	Registry *prometheus.Registry
+	// API and Web choose which halves of the server are mounted.
+	API, Web bool
+}
+
+// Server is an http.Handler with graceful start and stop.
+type Server struct {
+	echo *echo.Echo
+	log  *slog.Logger
+}
+
+// New builds the server and its routes.
+func New(d Deps) *Server {
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
+	if d.Registry == nil {
+		d.Registry = prometheus.NewRegistry()
+	}
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = errorHandler(d.Logger)
+	s := &Server{echo: e, log: d.Logger}
+	routes(e, d)
+	return s
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.echo.ServeHTTP(w, r) }
+
+// Serve answers on ln until ctx ends, then shuts down gracefully, giving
+// in-flight requests up to ten seconds to finish.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,98 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/app/auth"
+	"github.com/ductor/ductor/queries"
+)
+
+// APIKey is a stored key: everything but its secret.
+type APIKey struct {
+	TenantID   uuid.UUID
+	ID         uuid.UUID
+	Name       string
+	Prefix     string
+	Scopes     []auth.Scope
+	CreatedAt  time.Time
+	LastUsedAt *time.Time
+	RevokedAt  *time.Time
+}
+
+// APIKeyCreate generates and stores a key for the tenant. The returned
+// secret is the only copy: it is not stored.
+func (s *Store) APIKeyCreate(ctx context.Context, tenantID uuid.UUID, name string, scopes []auth.Scope) (APIKey, string, error) {
+	key, err := auth.NewKey()
+	if err != nil {
+		return APIKey{}, "", err
+	}
+	names := make([]string, len(scopes))
+	for i, sc := range scopes {
+		names[i] = string(sc)
+	}
+	row, err := s.q.APIKeyCreate(ctx, queries.APIKeyCreateParams{
+		TenantID: tenantID, ID: uuid.New(), Name: name,
+		Prefix: key.Prefix, Hash: key.Hash, Scopes: names,
+	})
+	if err != nil {
+		return APIKey{}, "", fmt.Errorf("create API key: %w", err)
+	}
+	return apiKeyFromRow(row), key.Secret, nil
+}
+
+// APIKeyAuthenticate finds the live key with the hash and records its use.
+// A revoked or unknown key is Unauthorized, with one message for both.
+func (s *Store) APIKeyAuthenticate(ctx context.Context, hash []byte) (APIKey, error) {
+	row, err := s.q.APIKeyGetByHash(ctx, hash)
+	if err != nil {
+		if apperr.Is(notFound(err, "key"), apperr.NotFound) {
+			return APIKey{}, apperr.New(apperr.Unauthorized, "invalid or revoked API key")
+		}
+		return APIKey{}, fmt.Errorf("look up API key: %w", err)
+	}
+	if row.RevokedAt != nil {
+		return APIKey{}, apperr.New(apperr.Unauthorized, "invalid or revoked API key")
+	}
+	if err := s.q.APIKeyTouch(ctx, queries.APIKeyTouchParams{TenantID: row.TenantID, ID: row.ID}); err != nil {
+		return APIKey{}, fmt.Errorf("record API key use: %w", err)
+	}
+	return apiKeyFromRow(row), nil
+}
+
+// APIKeyList lists a tenant's keys, newest first.
+func (s *Store) APIKeyList(ctx context.Context, tenantID uuid.UUID) ([]APIKey, error) {
+	rows, err := s.q.APIKeyList(ctx, tenantID)
+	if err != nil {
+		return nil, fmt.Errorf("list API keys: %w", err)
+	}
+	out := make([]APIKey, len(rows))
+	for i, r := range rows {
+		out[i] = apiKeyFromRow(r)
+	}
+	return out, nil
+}
+
+// APIKeyRevoke revokes a tenant's key; revoking twice keeps the first time.
+func (s *Store) APIKeyRevoke(ctx context.Context, tenantID, id uuid.UUID) (APIKey, error) {
+	row, err := s.q.APIKeyRevoke(ctx, queries.APIKeyRevokeParams{TenantID: tenantID, ID: id})
+	if err != nil {
+		return APIKey{}, notFound(err, "API key")
+	}
+	return apiKeyFromRow(row), nil
+}
+
+func apiKeyFromRow(r queries.APIKey) APIKey {
+	scopes := make([]auth.Scope, len(r.Scopes))
+	for i, s := range r.Scopes {
+		scopes[i] = auth.Scope(s)
+	}
+	return APIKey{
+		TenantID: r.TenantID, ID: r.ID, Name: r.Name, Prefix: r.Prefix, Scopes: scopes,
+		CreatedAt: r.CreatedAt, LastUsedAt: r.LastUsedAt, RevokedAt: r.RevokedAt,
+	}
+}

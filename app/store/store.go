@@ -1,0 +1,63 @@
+// Package store is Ductor's storage seam: it runs the sqlc-generated
+// queries and translates their rows into domain types in one place, so
+// nothing above it sees pgx rows or generated structs.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/queries"
+)
+
+// DB is a pool or a transaction: both run queries and begin (nested)
+// transactions, so tests can hand the store a transaction they roll back.
+type DB interface {
+	queries.DBTX
+	Begin(ctx context.Context) (pgx.Tx, error)
+}
+
+// Store reads and writes Ductor's tables.
+type Store struct {
+	db DB
+	q  *queries.Queries
+}
+
+// New returns a store over db.
+func New(db DB) *Store {
+	return &Store{db: db, q: queries.New(db)}
+}
+
+// DB returns the pool or transaction the store runs on.
+func (s *Store) DB() DB { return s.db }
+
+// InTx runs fn on a store bound to a new transaction, committing if fn
+// returns nil.
+func (s *Store) InTx(ctx context.Context, fn func(tx *Store) error) error {
+	return pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error { return fn(New(tx)) })
+}
+
+// notFound turns pgx.ErrNoRows into a NotFound error naming what was missing.
+func notFound(err error, what string) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return apperr.New(apperr.NotFound, "%s not found", what)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// isUniqueViolation reports a unique-constraint error.
+func isUniqueViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23505"
+}
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	var one int
+	return s.db.QueryRow(ctx, "SELECT 1").Scan(&one)
+}

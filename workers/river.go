@@ -1,0 +1,118 @@
+// Package workers runs Ductor's background work as River jobs on Postgres:
+// coordinator ticks on one queue, step tasks on a queue per tenant tier.
+//
+// River's defaults hand a job from one worker to the next in ~100 ms to 1 s
+// (a 100 ms fetch cooldown that also rate-limits insert notifications, and a
+// 1 s poll). Ductor's chains must hop in milliseconds, so every queue here
+// fetches with a 2 ms cooldown and polls every 50 ms, and code that enqueues
+// work from a committing transaction also sends its own notification
+// (Notify) so the next job is fetched at once.
+package workers
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+)
+
+// Queue names.
+const (
+	QueueCoordinator      = "coordinator"
+	QueueStepsInteractive = "steps_interactive"
+	QueueStepsStandard    = "steps_standard"
+	QueueStepsBulk        = "steps_bulk"
+)
+
+// Options selects what a client works and how much of it at once.
+type Options struct {
+	// Coordinator and Steps choose the queues this process works. With
+	// neither, the client only inserts jobs.
+	Coordinator bool
+	Steps       bool
+	// MaxWorkers bounds concurrent jobs per queue (default 100).
+	MaxWorkers int
+	Logger     *slog.Logger
+	// Register adds the job workers; it is called once on a fresh bundle.
+	Register func(*river.Workers)
+}
+
+// NewClient builds a River client over pool with Ductor's queues and tuning.
+func NewClient(pool *pgxpool.Pool, opts Options) (*river.Client[pgx.Tx], error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	cfg := &river.Config{
+		Logger:                      opts.Logger,
+		CompletedJobRetentionPeriod: time.Hour,
+		JobTimeout:                  -1, // each worker sets its own
+		MaxAttempts:                 25,
+	}
+	if opts.Coordinator || opts.Steps {
+		workers := river.NewWorkers()
+		river.AddWorker(workers, &NoopWorker{})
+		if opts.Register != nil {
+			opts.Register(workers)
+		}
+		cfg.Workers = workers
+		cfg.Queues = queues(opts)
+	}
+	client, err := river.NewClient(riverpgxv5.New(pool), cfg)
+	if err != nil {
+		return nil, fmt.Errorf("river client: %w", err)
+	}
+	return client, nil
+}
+
+func queues(opts Options) map[string]river.QueueConfig {
+	max := opts.MaxWorkers
+	if max <= 0 {
+		max = 100
+	}
+	fast := func(n int) river.QueueConfig {
+		return river.QueueConfig{MaxWorkers: n, FetchCooldown: 2 * time.Millisecond, FetchPollInterval: 50 * time.Millisecond}
+	}
+	q := map[string]river.QueueConfig{}
+	if opts.Coordinator {
+		q[QueueCoordinator] = fast(max)
+	}
+	if opts.Steps {
+		q[QueueStepsInteractive] = fast(max)
+		q[QueueStepsStandard] = fast(max)
+		q[QueueStepsBulk] = fast(max)
+		q[river.QueueDefault] = fast(max)
+	}
+	return q
+}
+
+// Notify wakes every client working queue from inside tx: the notification
+// is delivered when tx commits, so the job the transaction inserted is
+// fetched at once instead of at the next poll.
+func Notify(ctx context.Context, tx pgx.Tx, queue string) error {
+	_, err := tx.Exec(ctx,
+		`SELECT pg_notify(current_schema() || '.river_insert', json_build_object('queue', $1::text)::text)`, queue)
+	if err != nil {
+		return fmt.Errorf("notify queue %s: %w", queue, err)
+	}
+	return nil
+}
+
+// NoopArgs is a job that does nothing: River's raw rate, measured with it,
+// is the baseline Ductor's benchmarks report their ratios against.
+type NoopArgs struct{}
+
+// Kind implements river.JobArgs.
+func (NoopArgs) Kind() string { return "ductor.noop" }
+
+// NoopWorker completes NoopArgs jobs.
+type NoopWorker struct {
+	river.WorkerDefaults[NoopArgs]
+}
+
+// Work does nothing.
+func (*NoopWorker) Work(context.Context, *river.Job[NoopArgs]) error { return nil }
