@@ -1,0 +1,273 @@
+package engine
+
+import "time"
+
+// failRun fails the run because n failed under on_error: fail. Running
+// and waiting nodes are cancelled, pending and ready ones skipped.
+func (d *decider) failRun(n *Node) {
+	d.runRow.Error = &Error{Code: n.Error.Code, Message: n.Error.Message, Node: n.ID}
+	d.setRun(RunFailed, "node "+n.ID+" failed")
+	d.stopNodes(NodeSkipped)
+}
+
+func (d *decider) cancelRun(c Cancel) {
+	d.setRun(RunCancelled, c.Reason)
+	d.stopNodes(NodeCancelled)
+}
+
+func (d *decider) timeoutRun() {
+	if d.runRow.Deadline.IsZero() || d.now.Before(d.runRow.Deadline) {
+		d.discard(TimerFired{TimerID: runTimeoutTimer}, "stale run timeout")
+		return
+	}
+	d.runRow.Error = &Error{Code: CodeTimeout, Message: "run timed out"}
+	d.setRun(RunTimedOut, "run timeout")
+	d.stopNodes(NodeCancelled)
+}
+
+func (d *decider) terminate(reason TerminateReason) {
+	d.runRow.Reason = reason
+	d.setRun(RunTerminated, string(reason))
+	d.stopNodes(NodeCancelled)
+}
+
+// stopNodes ends every non-terminal node of a run that just ended:
+// running and waiting ones are cancelled (with their side effects
+// withdrawn), pending and ready ones move to idle.
+func (d *decider) stopNodes(idle NodeState) {
+	d.queue = nil
+	for _, ref := range d.g.order() {
+		if n := d.get(ref); n != nil && !n.State.Terminal() {
+			d.stopNode(d.mut(ref), idle)
+		}
+	}
+}
+
+func (d *decider) stopNode(n *Node, idle NodeState) {
+	switch n.State {
+	case NodePending, NodeReady:
+		d.setNode(n, idle, "run ended")
+		return
+	}
+	d.withdraw(n)
+	n.Waiting = nil
+	d.setNode(n, NodeCancelled, "")
+	if n.Scatter != nil {
+		d.stopChildren(n)
+	}
+}
+
+// withdraw emits the commands that undo a running or waiting node's
+// pending side effects. Async and detached children are left alone.
+func (d *decider) withdraw(n *Node) {
+	if n.State == NodeRunning && stepKinds[d.specOf(n).typ] == kindWorker && n.Scatter == nil {
+		d.emit(CancelAttempt{Node: n.ID, Generation: n.Generation, Attempt: n.Attempt})
+	}
+	w := n.Waiting
+	if w == nil {
+		return
+	}
+	d.cancelNodeTimer(n)
+	switch w.Type {
+	case WaitApproval, WaitInteraction:
+		d.emit(CloseInteraction{Node: n.ID, Key: d.idempotencyKey(n)})
+	case WaitChild:
+		if w.ChildKey != "" {
+			d.emit(CancelChildRun{Node: n.ID, Key: w.ChildKey})
+		}
+	}
+}
+
+// continueAsNew records the intent; settle closes the run once pending
+// inputs are drained (bounded).
+func (d *decider) continueAsNew(c ContinueAsNew) {
+	if d.runRow.PendingCAN != nil {
+		d.discard(c, "continue-as-new already pending")
+		return
+	}
+	d.runRow.PendingCAN = &c
+}
+
+func (d *decider) closeForCAN() {
+	c := d.runRow.PendingCAN
+	d.runRow.PendingCAN, d.runRow.CANDeferrals = nil, 0
+	input := c.Input
+	if input == nil {
+		input = d.runRow.Input
+	}
+	d.terminate(ReasonContinuedAsNew)
+	d.emit(StartSuccessor{RequestID: c.RequestID, Input: input})
+}
+
+// retryNode re-runs a failed or cancelled node and everything downstream
+// of it (plus, in an ended run, every node the ending cancelled or
+// skipped), keeping upstream outputs. Re-run nodes start a new
+// generation, so their idempotency keys change and late results of the
+// old generation are stale.
+func (d *decider) retryNode(r RetryNode) {
+	t := d.get(r.Node)
+	switch {
+	case t == nil || t.Child != nil || d.g.steps[r.Node] == nil:
+		d.discard(r, "unknown node")
+		return
+	case t.State != NodeFailed && t.State != NodeCancelled:
+		d.discard(r, "node is "+string(t.State))
+		return
+	case d.runRow.Status == RunSucceeded || d.runRow.Status == RunTerminated || d.runRow.Status == RunTimedOut:
+		d.discard(r, "run is "+string(d.runRow.Status))
+		return
+	}
+	reset := d.resetSet(r.Node)
+	for _, ref := range d.g.order() {
+		if reset[ref] {
+			d.resetNode(d.mut(ref), reset, r.Node)
+		}
+	}
+	if d.runRow.Status.Terminal() {
+		d.runRow.Error, d.runRow.FinishedAt = nil, time.Time{}
+		d.setRun(RunRunning, "retry from "+r.Node)
+	}
+	for _, ref := range d.g.order() {
+		if reset[ref] {
+			d.consider(ref)
+		}
+	}
+}
+
+func (d *decider) resetSet(target string) map[string]bool {
+	reset := d.g.descendants(target)
+	reset[target] = true
+	if !d.runRow.Status.Terminal() {
+		return reset
+	}
+	for _, ref := range d.g.order() {
+		if n := d.get(ref); n.State == NodeCancelled || n.State == NodeSkipped {
+			reset[ref] = true
+			for k := range d.g.descendants(ref) {
+				reset[k] = true
+			}
+		}
+	}
+	return reset
+}
+
+func (d *decider) resetNode(n *Node, reset map[string]bool, target string) {
+	if !n.State.Terminal() && n.State != NodePending {
+		d.withdraw(n)
+		n.Waiting = nil
+		d.setNode(n, NodeCancelled, "retry from "+target)
+	}
+	for _, e := range d.g.in[n.Ref] {
+		if reset[e.From] {
+			delete(n.Inbound, EdgeID(e))
+		}
+	}
+	n.Outcome, n.Output, n.Error, n.Waiting, n.Scatter = "", nil, nil, nil, nil
+	n.Attempt, n.FinishedAt = 0, time.Time{}
+	n.Generation++
+	if d.steps != nil {
+		delete(d.steps, n.ID)
+	}
+	if n.State != NodePending {
+		d.setNode(n, NodePending, "retry from "+target)
+	}
+}
+
+// settle ends the tick: closes a pending ContinueAsNew, applies the
+// transition tiers, completes the run when every node is terminal and
+// otherwise sets running or waiting.
+func (d *decider) settle() {
+	if !d.runRow.Status.Terminal() && d.runRow.PendingCAN != nil {
+		if d.tick.MorePending && d.runRow.CANDeferrals < d.maxCANDeferrals() {
+			d.runRow.CANDeferrals++
+		} else {
+			d.closeForCAN()
+		}
+	}
+	if !d.runRow.Status.Terminal() {
+		d.progress()
+	}
+	if !d.runRow.Status.Terminal() {
+		d.limits()
+	}
+	d.sweep()
+	d.notifyParent()
+}
+
+func (d *decider) maxCANDeferrals() int {
+	if d.e.MaxCANDeferrals > 0 {
+		return d.e.MaxCANDeferrals
+	}
+	return DefaultMaxCANDeferrals
+}
+
+// progress completes the run or sets running/waiting.
+func (d *decider) progress() {
+	active, waiting, open := false, false, false
+	for _, ref := range d.g.order() {
+		switch d.get(ref).State {
+		case NodeReady, NodeRunning:
+			active, open = true, true
+		case NodeWaiting:
+			waiting, open = true, true
+		case NodePending:
+			open = true
+		}
+	}
+	switch {
+	case !open:
+		d.completeRun()
+	case !active && waiting && d.runRow.Status != RunWaiting:
+		d.setRun(RunWaiting, "")
+	case (active || !waiting) && d.runRow.Status == RunWaiting:
+		d.setRun(RunRunning, "")
+	}
+}
+
+// completeRun succeeds the run: every node ended without a fail-policy
+// failure. Its output is output_expr, or the map of sink outputs by ref.
+func (d *decider) completeRun() {
+	if src := d.g.m.OutputExpr; src != "" {
+		v, err := d.evalWith(src, nil)
+		if err != nil {
+			d.runRow.Error = exprError("output_expr", err)
+			d.setRun(RunFailed, "output_expr failed")
+			return
+		}
+		d.runRow.Output = v
+	} else {
+		out := map[string]any{}
+		for _, ref := range d.g.sinks {
+			if n := d.get(ref); n.State == NodeSucceeded {
+				out[ref] = n.Output
+			}
+		}
+		d.runRow.Output = out
+	}
+	d.setRun(RunSucceeded, "")
+}
+
+// limits applies the transition tiers: soft warns once, hard synthesizes
+// a ContinueAsNew, terminate force-stops the run.
+func (d *decider) limits() {
+	l, c := d.g.m.Limits, d.runRow.TransitionCount
+	switch {
+	case l.TransitionsTerminate > 0 && c >= int64(l.TransitionsTerminate):
+		d.terminate(ReasonTransitionLimit)
+	case l.TransitionsHard > 0 && c >= int64(l.TransitionsHard):
+		d.runRow.PendingCAN = &ContinueAsNew{RequestID: "transition_limit"}
+		d.closeForCAN()
+	case l.TransitionsSoft > 0 && c >= int64(l.TransitionsSoft) && !d.runRow.SoftWarned:
+		d.runRow.SoftWarned = true
+		d.emit(Warn{Code: "transitions_soft", Message: "run passed its soft transition limit"})
+	}
+}
+
+// notifyParent tells a sync parent that its child ended.
+func (d *decider) notifyParent() {
+	p := d.runRow.Parent
+	if p == nil || !p.Sync || !d.runRow.Status.Terminal() || d.st.Run.Status.Terminal() {
+		return
+	}
+	d.emit(NotifyParent{Parent: *p, Status: d.runRow.Status, Output: d.runRow.Output, Error: d.runRow.Error})
+}

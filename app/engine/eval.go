@@ -1,0 +1,34 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/ductor/ductor/app/expr"
+)
+
+// Evaluator evaluates one CEL expression. It is the engine's only seam to
+// CEL; the default is [NewCELEvaluator].
+type Evaluator interface {
+	Eval(ctx context.Context, src string, kind expr.Kind, vars expr.Vars) (any, error)
+}
+
+// celEvaluator evaluates through a program cache, so each expression is
+// compiled once per process.
+type celEvaluator struct{ cache *expr.Cache }
+
+// NewCELEvaluator evaluates with programs from cache.
+func NewCELEvaluator(cache *expr.Cache) Evaluator { return celEvaluator{cache: cache} }
+
+func (c celEvaluator) Eval(ctx context.Context, src string, kind expr.Kind, vars expr.Vars) (any, error) {
+	prg, err := c.cache.Get(src, kind)
+	if err != nil {
+		return nil, err
+	}
+	return prg.Eval(ctx, vars)
+}
+
+// exprError turns an evaluation failure into the node error: code
+// expression_error, never retried.
+func exprError(field string, err error) *Error {
+	return &Error{Code: CodeExpressionError, Message: field + ": " + err.Error()}
+}

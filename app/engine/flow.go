@@ -1,0 +1,193 @@
+package engine
+
+import (
+	"github.com/ductor/ductor/app/definition"
+)
+
+// start moves a pending run to running: it creates one pending node per
+// manifest step, arms the run timeout and readies the entrypoints.
+func (d *decider) start() {
+	d.runRow.StartedAt = d.now
+	d.setRun(RunRunning, "started")
+	if ms := d.g.m.TimeoutMS; ms > 0 {
+		d.runRow.Deadline = d.now.Add(msDuration(ms))
+		d.emit(ScheduleTimer{TimerID: runTimeoutTimer, FireAt: d.runRow.Deadline})
+	}
+	for _, ref := range d.g.order() {
+		if d.st.Nodes[ref] == nil {
+			d.insert(&Node{ID: ref, Ref: ref, State: NodePending})
+		}
+	}
+	for _, ref := range d.g.order() {
+		d.consider(ref)
+	}
+}
+
+// drain starts every node that became ready, in order. Pure steps finish
+// inside start and may ready more nodes, so a chain of transforms runs to
+// its end in one call.
+func (d *decider) drain() {
+	for len(d.queue) > 0 && !d.runRow.Status.Terminal() {
+		id := d.queue[0]
+		d.queue = d.queue[1:]
+		if n := d.get(id); n != nil && n.State == NodeReady {
+			d.startNode(d.mut(id))
+		}
+	}
+	d.queue = nil
+}
+
+// consider applies the join to a pending manifest node whose inbound
+// edges changed: ready, skipped, or still pending.
+func (d *decider) consider(ref string) {
+	n := d.get(ref)
+	if n == nil || n.State != NodePending || d.runRow.Status.Terminal() {
+		return
+	}
+	in := d.g.in[ref]
+	fired, dead := 0, 0
+	for _, e := range in {
+		switch n.Inbound[EdgeID(e)] {
+		case EdgeFired:
+			fired++
+		case EdgeDead:
+			dead++
+		}
+	}
+	step := d.g.steps[ref]
+	switch {
+	case step.Join == definition.JoinAny && len(in) > 0 && fired > 0:
+		d.ready(d.mut(ref))
+	case step.Join == definition.JoinAny && len(in) > 0 && dead == len(in):
+		d.skip(d.mut(ref), "all incoming edges dead")
+	case step.Join != definition.JoinAny && dead > 0:
+		d.skip(d.mut(ref), "incoming edge dead")
+	case fired == len(in):
+		d.ready(d.mut(ref))
+	}
+}
+
+func (d *decider) ready(n *Node) {
+	d.setNode(n, NodeReady, "")
+	d.queue = append(d.queue, n.ID)
+}
+
+// mark resolves one edge and lets its target react.
+func (d *decider) mark(e definition.Edge, m EdgeMark) {
+	t := d.get(e.To)
+	if t == nil {
+		return
+	}
+	t = d.mut(e.To)
+	if t.Inbound == nil {
+		t.Inbound = map[string]EdgeMark{}
+	}
+	t.Inbound[EdgeID(e)] = m
+	d.consider(e.To)
+}
+
+// resolve fires or kills every outgoing edge of a terminal manifest node:
+// outcome edges first, then done. chosen is the choice branch taken (-1
+// for none).
+func (d *decider) resolve(n *Node, chosen int) {
+	edges := d.g.out[n.Ref]
+	ran := n.State == NodeSucceeded || n.State == NodeFailed
+	for _, e := range edges {
+		var fire bool
+		switch {
+		case e.On == definition.OutcomeDone:
+			fire = ran
+		case e.Choice != nil:
+			fire = ran && n.Outcome == definition.OutcomeSuccess && e.Choice.Index == chosen
+		default:
+			fire = ran && outcomeOf(e) == n.Outcome
+		}
+		d.mark(e, map[bool]EdgeMark{true: EdgeFired, false: EdgeDead}[fire])
+	}
+}
+
+func outcomeOf(e definition.Edge) definition.Outcome {
+	if e.On == "" {
+		return definition.OutcomeSuccess
+	}
+	return e.On
+}
+
+// choose evaluates a choice group in order: the first true `when` wins,
+// else the default.
+func (d *decider) choose(ref string) (int, error) {
+	def := -1
+	for _, e := range d.g.out[ref] {
+		if e.Choice == nil {
+			continue
+		}
+		if e.Choice.Default {
+			def = e.Choice.Index
+			continue
+		}
+		ok, err := d.evalBool(e.Choice.When, nil)
+		if err != nil {
+			return -1, err
+		}
+		if ok {
+			return e.Choice.Index, nil
+		}
+	}
+	return def, nil
+}
+
+// succeed ends a node with a success-side outcome and routes it.
+func (d *decider) succeed(n *Node, outcome definition.Outcome, output any) {
+	chosen := -1
+	if n.Child == nil && outcome == definition.OutcomeSuccess && d.g.hasChoice(n.Ref) {
+		c, err := d.choose(n.Ref)
+		if err != nil {
+			d.fail(n, exprError("choice", err))
+			return
+		}
+		chosen = c
+	}
+	n.Outcome, n.Output, n.Error, n.Waiting = outcome, output, nil, nil
+	d.setNode(n, NodeSucceeded, string(outcome))
+	d.after(n, chosen)
+}
+
+// fail ends a node as failed (retries exhausted or not applicable),
+// applying its on_error policy.
+func (d *decider) fail(n *Node, err *Error) {
+	cont := n.Child != nil || d.g.steps[n.Ref].OnError == definition.OnErrorContinue
+	d.failPolicy(n, err, cont)
+}
+
+// failContinue fails a node as if its policy were continue
+// (subworkflow on_timeout: continue_with_error).
+func (d *decider) failContinue(n *Node, err *Error) { d.failPolicy(n, err, true) }
+
+func (d *decider) failPolicy(n *Node, err *Error, cont bool) {
+	n.Outcome, n.Error, n.Waiting = definition.OutcomeError, err, nil
+	d.setNode(n, NodeFailed, err.Code)
+	if cont {
+		d.after(n, -1)
+		return
+	}
+	d.finished(n)
+	d.failRun(n)
+}
+
+// skip ends a non-terminal node as skipped; its edges all die.
+func (d *decider) skip(n *Node, detail string) {
+	n.Waiting = nil
+	d.setNode(n, NodeSkipped, detail)
+	d.after(n, -1)
+}
+
+// after routes a terminal node: scatter children report to their
+// scatter, manifest nodes resolve their edges.
+func (d *decider) after(n *Node, chosen int) {
+	if n.Child != nil {
+		d.childDone(n)
+		return
+	}
+	d.finished(n)
+	d.resolve(n, chosen)
+}

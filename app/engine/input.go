@@ -1,0 +1,123 @@
+package engine
+
+import "time"
+
+// Input is one durable row the shell drains for a run, in order. Decide
+// validates each against the state: stale and duplicate inputs are
+// discarded, not trusted.
+type Input interface{ inputKind() string }
+
+// Tick is one call's inputs and environment.
+type Tick struct {
+	// Now is the database's now(); every time in the decision derives
+	// from it.
+	Now time.Time
+	// Seed feeds retry jitter; the shell derives it deterministically
+	// (e.g. from run id and record_version) so a replay decides the same.
+	Seed uint64
+	// Inputs are drained in order.
+	Inputs []Input
+	// MorePending tells Decide that signals or controls remain beyond
+	// this batch, so a ContinueAsNew should defer (bounded).
+	MorePending bool
+}
+
+// StepResult is the outcome of one attempt of a worker step (task, http
+// or an inline scatter child), keyed by (node, generation, attempt).
+type StepResult struct {
+	Node       string
+	Generation int
+	Attempt    int
+	// Error nil means success.
+	Output any
+	Error  *Error
+}
+
+// TimerFired reports a due timer by id.
+type TimerFired struct {
+	TimerID string
+	Node    string // empty for the run timeout
+}
+
+// Signal is a durable signal row keyed by (run, request id).
+type Signal struct {
+	RequestID string `json:"request_id"`
+	Name      string `json:"name"`
+	Payload   any    `json:"payload,omitempty"`
+}
+
+// SignalReceived delivers a new signal.
+type SignalReceived struct{ Signal Signal }
+
+// EventMatched delivers a tenant event whose name a waiting node of this
+// run listens for; Decide evaluates the node's match_expr.
+type EventMatched struct {
+	EventID string
+	Name    string
+	Data    any
+}
+
+// ChildRunUpdate reports a child run that reached a terminal status or a
+// checkpoint.
+type ChildRunUpdate struct {
+	// Node is the parent node that started the child.
+	Node       string
+	Status     RunStatus
+	Checkpoint string // set when a checkpoint was reached
+	Output     any
+	Error      *Error
+}
+
+// ApprovalDecided is one person's decision on an approval node.
+type ApprovalDecided struct {
+	Node     string
+	Approved bool
+	By       string
+	Comment  string
+}
+
+// CaseStatusChanged reports a human_loop case's new status.
+type CaseStatusChanged struct {
+	Node   string
+	Status string
+	Data   any
+}
+
+// Cancel is the operator's cancel control.
+type Cancel struct {
+	RequestID string
+	Reason    string
+}
+
+// RetryNode is the operator's retry-from-node control: the node and what
+// failed or was cancelled downstream run again, upstream outputs are kept,
+// and the re-run nodes get a new idempotency-key generation.
+type RetryNode struct {
+	RequestID string
+	Node      string
+}
+
+// ContinueAsNew closes the run as terminated/continued_as_new and asks for
+// a successor. Input nil carries the run's input forward.
+type ContinueAsNew struct {
+	RequestID string `json:"request_id"`
+	Input     any    `json:"input,omitempty"`
+}
+
+// Terminate force-stops a run that cannot continue (e.g. its definition
+// was unpublished).
+type Terminate struct {
+	Reason TerminateReason
+}
+
+func (StepResult) inputKind() string        { return "result" }
+func (TimerFired) inputKind() string        { return "timer" }
+func (SignalReceived) inputKind() string    { return "signal" }
+func (EventMatched) inputKind() string      { return "event" }
+func (ChildRunUpdate) inputKind() string    { return "child" }
+func (ApprovalDecided) inputKind() string   { return "approval" }
+func (CaseStatusChanged) inputKind() string { return "case" }
+func (Cancel) inputKind() string            { return "cancel" }
+func (RetryNode) inputKind() string         { return "retry" }
+func (ContinueAsNew) inputKind() string     { return "continue_as_new" }
+func (Terminate) inputKind() string         { return "terminate" }

@@ -1,0 +1,376 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/ductor/ductor/app/definition"
+	"github.com/ductor/ductor/app/expr"
+)
+
+// apply validates one input against the state and acts on it.
+func (d *decider) apply(in Input) {
+	if d.runRow.Status.Terminal() {
+		if r, ok := in.(RetryNode); ok {
+			d.retryNode(r)
+			return
+		}
+		d.discard(in, "run is "+string(d.runRow.Status))
+		return
+	}
+	switch x := in.(type) {
+	case StepResult:
+		d.stepResult(x)
+	case TimerFired:
+		d.timerFired(x)
+	case SignalReceived:
+		d.signal(x.Signal)
+	case EventMatched:
+		d.event(x)
+	case ChildRunUpdate:
+		d.childRun(x)
+	case ApprovalDecided:
+		d.approval(x)
+	case CaseStatusChanged:
+		d.caseStatus(x)
+	case Cancel:
+		d.cancelRun(x)
+	case RetryNode:
+		d.retryNode(x)
+	case ContinueAsNew:
+		d.continueAsNew(x)
+	case Terminate:
+		d.terminate(x.Reason)
+	default:
+		d.discard(in, "unknown input")
+	}
+}
+
+// waiting returns the node if it is loaded and waiting with type t.
+func (d *decider) waiting(id string, t WaitingType) *Node {
+	n := d.get(id)
+	if n == nil || n.State != NodeWaiting || n.Waiting == nil || n.Waiting.Type != t {
+		return nil
+	}
+	return d.mut(id)
+}
+
+// stepResult applies a worker's result, unless it is for another attempt
+// (stale) or the attempt already ended (duplicate).
+func (d *decider) stepResult(r StepResult) {
+	n := d.get(r.Node)
+	switch {
+	case n == nil:
+		d.discard(r, "unknown node")
+		return
+	case n.Generation != r.Generation || n.Attempt != r.Attempt:
+		d.discard(r, "stale attempt")
+		return
+	case n.State != NodeRunning:
+		d.discard(r, "duplicate result")
+		return
+	}
+	n = d.mut(r.Node)
+	d.recordAttempt(n, r.Output, r.Error)
+	if r.Error == nil {
+		d.succeed(n, definition.OutcomeSuccess, r.Output)
+		return
+	}
+	sp := d.specOf(n)
+	if !retryable(sp.policy, n.Attempt, r.Error) {
+		d.fail(n, r.Error)
+		return
+	}
+	delay := Backoff(sp.policy, n.Attempt, d.rng.Float64())
+	n.Error = r.Error
+	d.setNode(n, NodeReady, "retry in "+delay.String())
+	d.begin(n)
+	d.dispatch(n, sp, d.now.Add(delay))
+}
+
+func (d *decider) timerFired(t TimerFired) {
+	if t.TimerID == runTimeoutTimer {
+		d.timeoutRun()
+		return
+	}
+	n := d.get(t.Node)
+	if n == nil || n.State != NodeWaiting || n.Waiting == nil || n.Waiting.TimerID != t.TimerID {
+		d.discard(t, "stale timer")
+		return
+	}
+	n = d.mut(t.Node)
+	switch n.Waiting.Type {
+	case WaitTimer:
+		d.succeed(n, definition.OutcomeSuccess, map[string]any{"fired_at": d.now})
+	case WaitDigest:
+		d.succeed(n, definition.OutcomeSuccess, map[string]any{"items": orEmpty(n.Waiting.Items)})
+	default:
+		d.timedOut(n)
+	}
+}
+
+// timedOut applies the node's on_timeout policy.
+func (d *decider) timedOut(n *Node) {
+	sp := d.specOf(n)
+	policy := sp.with.strOr("on_timeout", "fail")
+	if n.Waiting.Type == WaitApproval || n.Waiting.Type == WaitInteraction {
+		d.emit(CloseInteraction{Node: n.ID, Key: d.idempotencyKey(n)})
+	}
+	err := &Error{Code: CodeTimeout, Message: string(sp.typ) + " timed out"}
+	switch policy {
+	case "skip":
+		d.skip(n, "timed out")
+	case "approve":
+		d.succeed(n, definition.OutcomeApproved, map[string]any{"approved": true, "timed_out": true})
+	case "succeed_partial":
+		d.succeed(n, definition.OutcomeSuccess, n.Waiting.Received)
+	case "detach":
+		d.succeed(n, definition.OutcomeSuccess, map[string]any{"child_key": n.Waiting.ChildKey, "detached": true})
+	case "continue_with_error":
+		d.failContinue(n, err)
+	default:
+		d.fail(n, err)
+	}
+}
+
+func (d *decider) signal(s Signal) {
+	for _, b := range d.signals {
+		if b.RequestID == s.RequestID {
+			d.discard(SignalReceived{Signal: s}, "duplicate signal")
+			return
+		}
+	}
+	for _, ref := range d.g.order() {
+		if n := d.waiting(ref, WaitSignal); n != nil && n.Waiting.Name == s.Name {
+			d.consumeSignal(n, s, false)
+			return
+		}
+	}
+	if d.runRow.BufferedSignals >= d.maxSignals() {
+		d.out.Signals = append(d.out.Signals, SignalChange{Action: SignalRejected, Signal: s})
+		return
+	}
+	d.runRow.BufferedSignals++
+	d.signals = append(d.signals, s)
+	d.out.Signals = append(d.out.Signals, SignalChange{Action: SignalBuffered, Signal: s})
+}
+
+func (d *decider) maxSignals() int {
+	if d.e.MaxBufferedSignals > 0 {
+		return d.e.MaxBufferedSignals
+	}
+	return DefaultMaxBufferedSignals
+}
+
+// consumeSignal completes a signal node with the payload; buffered says
+// the signal came from the run's buffer.
+func (d *decider) consumeSignal(n *Node, s Signal, buffered bool) {
+	if buffered {
+		d.runRow.BufferedSignals--
+		for i, b := range d.signals {
+			if b.RequestID == s.RequestID {
+				d.signals = append(d.signals[:i:i], d.signals[i+1:]...)
+				break
+			}
+		}
+	}
+	if n.Waiting != nil && n.Waiting.TimerID != "" {
+		d.emit(CancelTimer{TimerID: n.Waiting.TimerID})
+	}
+	d.out.Signals = append(d.out.Signals, SignalChange{Action: SignalConsumed, Signal: s, Node: n.ID})
+	d.succeed(n, definition.OutcomeSuccess, s.Payload)
+}
+
+// event offers an event to every node of the run waiting for its name;
+// each consumes it at most once.
+func (d *decider) event(ev EventMatched) {
+	used := false
+	for _, ref := range d.g.order() {
+		n := d.get(ref)
+		if n == nil || n.State != NodeWaiting || n.Waiting == nil {
+			continue
+		}
+		if d.offerEvent(ref, n.Waiting.Type, ev) {
+			used = true
+		}
+	}
+	if !used {
+		d.discard(ev, "no waiting node matches")
+	}
+}
+
+func (d *decider) offerEvent(ref string, t WaitingType, ev EventMatched) bool {
+	sp := d.specOf(d.get(ref))
+	var match string
+	switch t {
+	case WaitEvent, WaitDigest:
+		if sp.with.str("name") != ev.Name {
+			return false
+		}
+		match = sp.with.str("match_expr")
+	case WaitEventSet:
+		m, ok := eventSetMember(sp.with, ev.Name)
+		if !ok {
+			return false
+		}
+		match = m
+	default:
+		return false
+	}
+	if match != "" {
+		ok, err := d.evalBool(match, func(v *expr.Vars) { v.Event = ev.Data })
+		if err != nil {
+			d.fail(d.mut(ref), exprError("match_expr", err))
+			return true
+		}
+		if !ok {
+			return false
+		}
+	}
+	n := d.mut(ref)
+	d.out.Events = append(d.out.Events, EventUse{EventID: ev.EventID, Node: n.ID})
+	d.deliverEvent(n, sp, ev)
+	return true
+}
+
+func eventSetMember(w with, name string) (string, bool) {
+	list, _ := w["events"].([]any)
+	for _, x := range list {
+		m, _ := x.(map[string]any)
+		if with(m).str("name") == name {
+			return with(m).str("match_expr"), true
+		}
+	}
+	return "", false
+}
+
+func (d *decider) deliverEvent(n *Node, sp spec, ev EventMatched) {
+	w := n.Waiting
+	switch w.Type {
+	case WaitEvent:
+		d.cancelNodeTimer(n)
+		d.succeed(n, definition.OutcomeSuccess, ev.Data)
+	case WaitDigest:
+		w.Items = append(w.Items, ev.Data)
+		if maxItems := sp.with.num("max_items"); maxItems > 0 && int64(len(w.Items)) >= maxItems {
+			d.cancelNodeTimer(n)
+			d.succeed(n, definition.OutcomeSuccess, map[string]any{"items": w.Items})
+		}
+	case WaitEventSet:
+		if w.Received == nil {
+			w.Received = map[string]any{}
+		}
+		if _, seen := w.Received[ev.Name]; !seen {
+			w.Received[ev.Name] = ev.Data
+		}
+		if eventSetComplete(sp.with, len(w.Received)) {
+			d.cancelNodeTimer(n)
+			d.succeed(n, definition.OutcomeSuccess, w.Received)
+		}
+	}
+}
+
+// eventSetComplete applies the completion policy to the number of
+// distinct event names received.
+func eventSetComplete(w with, got int) bool {
+	total, _ := w["events"].([]any)
+	switch w.strOr("policy", "all_required") {
+	case "any":
+		return got >= 1
+	case "quorum", "count":
+		return int64(got) >= max(w.num("n"), 1)
+	case "until_timeout":
+		return false
+	}
+	return got >= len(total)
+}
+
+func (d *decider) cancelNodeTimer(n *Node) {
+	if n.Waiting != nil && n.Waiting.TimerID != "" {
+		d.emit(CancelTimer{TimerID: n.Waiting.TimerID})
+	}
+}
+
+func (d *decider) childRun(u ChildRunUpdate) {
+	n := d.waiting(u.Node, WaitChild)
+	if n == nil {
+		d.discard(u, "node not waiting for a child")
+		return
+	}
+	waitFor := d.specOf(n).with.strOr("wait_for", "terminal")
+	switch {
+	case u.Checkpoint != "" && waitFor == "checkpoint:"+u.Checkpoint:
+		d.cancelNodeTimer(n)
+		d.succeed(n, definition.OutcomeSuccess, u.Output)
+	case u.Checkpoint != "" || !u.Status.Terminal():
+		d.discard(u, "not the awaited child state")
+	case u.Status == RunSucceeded && waitFor == "terminal":
+		d.cancelNodeTimer(n)
+		d.succeed(n, definition.OutcomeSuccess, u.Output)
+	default:
+		d.cancelNodeTimer(n)
+		d.fail(n, &Error{Code: CodeChildFailed, Message: "child run ended " + string(u.Status)})
+	}
+}
+
+func (d *decider) approval(a ApprovalDecided) {
+	n := d.waiting(a.Node, WaitApproval)
+	if n == nil {
+		d.discard(a, "node not waiting for approval")
+		return
+	}
+	out := map[string]any{"approved": a.Approved, "by": a.By, "comment": a.Comment}
+	if !a.Approved {
+		d.cancelNodeTimer(n)
+		d.succeed(n, definition.OutcomeRejected, out)
+		return
+	}
+	n.Waiting.Approvals++
+	if int64(n.Waiting.Approvals) >= max(d.specOf(n).with.num("min_approvals"), 1) {
+		d.cancelNodeTimer(n)
+		d.succeed(n, definition.OutcomeApproved, out)
+	}
+}
+
+func (d *decider) caseStatus(c CaseStatusChanged) {
+	n := d.waiting(c.Node, WaitInteraction)
+	if n == nil {
+		d.discard(c, "node not waiting for a case")
+		return
+	}
+	if c.Status != d.specOf(n).with.strOr("awaiting_status", "resolved") {
+		d.discard(c, "status not awaited")
+		return
+	}
+	d.cancelNodeTimer(n)
+	d.succeed(n, definition.OutcomeSuccess, c.Data)
+}
+
+func orEmpty(items []any) []any {
+	if items == nil {
+		return []any{}
+	}
+	return items
+}
+
+// describeInput is a short stable text for an input in Discarded.
+func describeInput(in Input) string {
+	switch x := in.(type) {
+	case StepResult:
+		return fmt.Sprintf("result %s g%d #%d", x.Node, x.Generation, x.Attempt)
+	case TimerFired:
+		return "timer " + x.TimerID
+	case SignalReceived:
+		return "signal " + x.Signal.RequestID
+	case EventMatched:
+		return "event " + x.EventID
+	case ChildRunUpdate:
+		return "child " + x.Node
+	case ApprovalDecided:
+		return "approval " + x.Node
+	case CaseStatusChanged:
+		return "case " + x.Node
+	case RetryNode:
+		return "retry " + x.Node
+	}
+	return in.inputKind()
+}
