@@ -193,7 +193,7 @@ func (d *decider) transition(node, from, to string, attempt int, detail string) 
 func (d *decider) emit(c Command) { d.out.Commands = append(d.out.Commands, c) }
 
 func (d *decider) discard(in Input, reason string) {
-	d.out.Discarded = append(d.out.Discarded, Discard{Input: describeInput(in), Reason: reason})
+	d.out.Discarded = append(d.out.Discarded, Discard{Seq: d.runRow.TransitionCount, Input: describeInput(in), Reason: reason})
 }
 
 func (d *decider) finish() *Decision {

@@ -65,6 +65,8 @@ type EventUse struct {
 
 // Discard explains an input that changed nothing.
 type Discard struct {
+	// Seq is the run's transition count when the input was discarded.
+	Seq    int64
 	Input  string
 	Reason string
 }

@@ -101,7 +101,7 @@ func (r *replay) do(cmd []string) string {
 		if err != nil {
 			return "error: " + err.Error()
 		}
-		r.sim = newSim(r.t, m, nil)
+		r.sim, r.now = newSim(r.t, m, nil), t0
 		return "ok"
 	case "start":
 		opts := kv(f[1:])
@@ -225,10 +225,15 @@ func formatDecisions(ds []*Decision) string {
 }
 
 func formatDecision(b *strings.Builder, d *Decision) {
-	for _, x := range d.Discarded {
-		fmt.Fprintf(b, "discard %s: %s\n", x.Input, x.Reason)
+	discards := d.Discarded
+	flush := func(seq int64) {
+		for len(discards) > 0 && discards[0].Seq <= seq {
+			fmt.Fprintf(b, "discard %s: %s\n", discards[0].Input, discards[0].Reason)
+			discards = discards[1:]
+		}
 	}
 	for _, tr := range d.Transitions {
+		flush(tr.Seq - 1)
 		who := "run"
 		if tr.Node != "" {
 			who = "node " + tr.Node
@@ -242,6 +247,7 @@ func formatDecision(b *strings.Builder, d *Decision) {
 		}
 		b.WriteString("\n")
 	}
+	flush(d.Run.TransitionCount)
 	for _, c := range d.Commands {
 		fmt.Fprintf(b, "cmd %s\n", formatCommand(c))
 	}
