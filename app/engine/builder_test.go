@@ -96,6 +96,10 @@ func buildStep(ref string, t definition.StepType, opts map[string]any) definitio
 		case "jitter":
 			s.Retry.Jitter = v == true
 		case "timeout_ms":
+			if t != definition.TypeTask && t != definition.TypeHTTP {
+				s.With[k] = v // the parking types' own timeout
+				continue
+			}
 			s.TimeoutMS = int64(floatOf(v))
 		default:
 			s.With[k] = v

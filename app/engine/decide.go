@@ -118,7 +118,19 @@ func (d *decider) run() {
 		d.drain()
 	}
 	d.drain()
+	d.resumeScatters()
+	d.drain()
 	d.settle()
+}
+
+// resumeScatters lets every open scatter dispatch or complete with the
+// children loaded for it (a follow-up call after Needs).
+func (d *decider) resumeScatters() {
+	for _, ref := range d.g.order() {
+		if n := d.get(ref); n.Scatter != nil && !n.State.Terminal() && !d.runRow.Status.Terminal() {
+			d.scatterProgress(ref)
+		}
+	}
 }
 
 // get returns the node as this tick sees it (nil when not loaded).

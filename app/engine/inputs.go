@@ -209,7 +209,7 @@ func (d *decider) offerEvent(ref string, t WaitingType, ev EventMatched) bool {
 		match = sp.with.str("match_expr")
 	case WaitEventSet:
 		m, ok := eventSetMember(sp.with, ev.Name)
-		if !ok {
+		if _, seen := d.get(ref).Waiting.Received[ev.Name]; !ok || seen {
 			return false
 		}
 		match = m

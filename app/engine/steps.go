@@ -10,7 +10,7 @@ import (
 type stepKind int
 
 const (
-	kindPure    stepKind = iota // evaluated inside the tick
+	kindPure    stepKind = iota + 1 // evaluated inside the tick
 	kindWorker                  // dispatched to a step worker
 	kindParking                 // parks the node until an input wakes it
 	kindScatter

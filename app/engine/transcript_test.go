@@ -260,7 +260,7 @@ func formatDecision(b *strings.Builder, d *Decision) {
 	for _, n := range d.Needs {
 		fmt.Fprintf(b, "need %s[%d:%d] live=%v\n", n.Scatter, n.From, n.To, n.Live)
 	}
-	if d.Run.Status.Terminal() && d.RunChanged {
+	if ended(d) {
 		fmt.Fprintf(b, "=> run %s", d.Run.Status)
 		if d.Run.Reason != "" {
 			fmt.Fprintf(b, " reason=%s", d.Run.Reason)
@@ -272,6 +272,16 @@ func formatDecision(b *strings.Builder, d *Decision) {
 		}
 		fmt.Fprintf(b, " transitions=%d\n", d.Run.TransitionCount)
 	}
+}
+
+// ended reports whether the decision moved the run to a final status.
+func ended(d *Decision) bool {
+	for _, tr := range d.Transitions {
+		if tr.Node == "" && RunStatus(tr.To).Terminal() {
+			return true
+		}
+	}
+	return false
 }
 
 func formatCommand(c Command) string {
