@@ -61,7 +61,12 @@ func (d *decider) stopNode(n *Node, idle NodeState) {
 // pending side effects. Async and detached children are left alone.
 func (d *decider) withdraw(n *Node) {
 	if n.State == NodeRunning && stepKinds[d.specOf(n).typ] == kindWorker && n.Scatter == nil {
-		d.emit(CancelAttempt{Node: n.ID, Generation: n.Generation, Attempt: n.Attempt})
+		if !d.retract(func(c Command) bool {
+			x, ok := c.(DispatchAttempt)
+			return ok && x.Node == n.ID && x.Generation == n.Generation && x.Attempt == n.Attempt
+		}) {
+			d.emit(CancelAttempt{Node: n.ID, Generation: n.Generation, Attempt: n.Attempt})
+		}
 	}
 	w := n.Waiting
 	if w == nil {

@@ -204,6 +204,18 @@ func (d *decider) transition(node, from, to string, attempt int, detail string) 
 
 func (d *decider) emit(c Command) { d.out.Commands = append(d.out.Commands, c) }
 
+// retract drops a command this decision emitted, so that starting and
+// withdrawing something in one tick leaves no work for the shell.
+func (d *decider) retract(match func(Command) bool) bool {
+	for i, c := range d.out.Commands {
+		if match(c) {
+			d.out.Commands = append(d.out.Commands[:i], d.out.Commands[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
 func (d *decider) discard(in Input, reason string) {
 	d.out.Discarded = append(d.out.Discarded, Discard{Seq: d.runRow.TransitionCount, Input: describeInput(in), Reason: reason})
 }

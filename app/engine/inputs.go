@@ -174,7 +174,7 @@ func (d *decider) consumeSignal(n *Node, s Signal, buffered bool) {
 		}
 	}
 	if n.Waiting != nil && n.Waiting.TimerID != "" {
-		d.emit(CancelTimer{TimerID: n.Waiting.TimerID})
+		d.cancelNodeTimer(n)
 	}
 	d.out.Signals = append(d.out.Signals, SignalChange{Action: SignalConsumed, Signal: s, Node: n.ID})
 	d.succeed(n, definition.OutcomeSuccess, s.Payload)
@@ -284,9 +284,15 @@ func eventSetComplete(w with, got int) bool {
 	return got >= len(total)
 }
 
+// cancelNodeTimer withdraws the node's timer: dropped from this
+// decision if it was scheduled here, else cancelled.
 func (d *decider) cancelNodeTimer(n *Node) {
-	if n.Waiting != nil && n.Waiting.TimerID != "" {
-		d.emit(CancelTimer{TimerID: n.Waiting.TimerID})
+	if n.Waiting == nil || n.Waiting.TimerID == "" {
+		return
+	}
+	id := n.Waiting.TimerID
+	if !d.retract(func(c Command) bool { x, ok := c.(ScheduleTimer); return ok && x.TimerID == id }) {
+		d.emit(CancelTimer{TimerID: id})
 	}
 }
 
