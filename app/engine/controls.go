@@ -1,6 +1,10 @@
 package engine
 
-import "time"
+import (
+	"time"
+
+	"github.com/ductor/ductor/app/definition"
+)
 
 // failRun fails the run because n failed under on_error: fail. Running
 // and waiting nodes are cancelled, pending and ready ones skipped.
@@ -105,8 +109,8 @@ func (d *decider) closeForCAN() {
 }
 
 // retryNode re-runs a failed or cancelled node and everything downstream
-// of it (plus, in an ended run, every node the ending cancelled or
-// skipped), keeping upstream outputs. Re-run nodes start a new
+// of it (plus, in an ended run, the node whose failure ended it and every
+// node the ending cancelled or skipped), keeping upstream outputs. Re-run nodes start a new
 // generation, so their idempotency keys change and late results of the
 // old generation are stale.
 func (d *decider) retryNode(r RetryNode) {
@@ -146,7 +150,7 @@ func (d *decider) resetSet(target string) map[string]bool {
 		return reset
 	}
 	for _, ref := range d.g.order() {
-		if n := d.get(ref); n.State == NodeCancelled || n.State == NodeSkipped {
+		if n := d.get(ref); n.State == NodeCancelled || n.State == NodeSkipped || d.failedRun(n) {
 			reset[ref] = true
 			for k := range d.g.descendants(ref) {
 				reset[k] = true
@@ -154,6 +158,12 @@ func (d *decider) resetSet(target string) map[string]bool {
 		}
 	}
 	return reset
+}
+
+// failedRun reports whether n is the fail-policy failure that ended the
+// run: it never resolved its edges, so resuming must re-run it.
+func (d *decider) failedRun(n *Node) bool {
+	return n.State == NodeFailed && d.g.steps[n.Ref].OnError != definition.OnErrorContinue
 }
 
 func (d *decider) resetNode(n *Node, reset map[string]bool, target string) {

@@ -181,7 +181,7 @@ func (d *decider) setNode(n *Node, to NodeState, detail string) {
 	if to.Terminal() {
 		n.FinishedAt = d.now
 	}
-	d.transition(n.ID, string(from), string(to), n.Attempt, detail)
+	d.transition(Transition{Node: n.ID, From: string(from), To: string(to), Generation: n.Generation, Attempt: n.Attempt, Detail: detail})
 }
 
 // setRun changes the run's status and records the transition.
@@ -191,15 +191,13 @@ func (d *decider) setRun(to RunStatus, detail string) {
 	if to.Terminal() {
 		d.runRow.FinishedAt = d.now
 	}
-	d.transition("", string(from), string(to), 0, detail)
+	d.transition(Transition{From: string(from), To: string(to), Detail: detail})
 }
 
-func (d *decider) transition(node, from, to string, attempt int, detail string) {
+func (d *decider) transition(tr Transition) {
 	d.runRow.TransitionCount++
-	d.out.Transitions = append(d.out.Transitions, Transition{
-		Seq: d.runRow.TransitionCount, At: d.now, Node: node,
-		From: from, To: to, Attempt: attempt, Detail: detail,
-	})
+	tr.Seq, tr.At = d.runRow.TransitionCount, d.now
+	d.out.Transitions = append(d.out.Transitions, tr)
 }
 
 func (d *decider) emit(c Command) { d.out.Commands = append(d.out.Commands, c) }

@@ -37,8 +37,10 @@ type Transition struct {
 	Node    string    `json:"node,omitempty"`
 	From    string    `json:"from"`
 	To      string    `json:"to"`
-	Attempt int       `json:"attempt,omitempty"`
-	Detail  string    `json:"detail,omitempty"`
+	// Generation and Attempt locate the node execution the entry is about.
+	Generation int    `json:"generation,omitempty"`
+	Attempt    int    `json:"attempt,omitempty"`
+	Detail     string `json:"detail,omitempty"`
 }
 
 // SignalAction is what the tick did with a signal.
