@@ -119,6 +119,10 @@ type Run struct {
 	Status RunStatus `json:"status"`
 	// Reason is set when Status is terminated.
 	Reason TerminateReason `json:"reason,omitempty"`
+	// ContinuedToRunID and ContinuedFromRunID link a ContinueAsNew chain;
+	// the shell sets them (it derives the successor id).
+	ContinuedToRunID   string `json:"continued_to_run_id,omitempty"`
+	ContinuedFromRunID string `json:"continued_from_run_id,omitempty"`
 	Input  any             `json:"input,omitempty"`
 	Output any             `json:"output,omitempty"`
 	Error  *Error          `json:"error,omitempty"`

@@ -1,0 +1,156 @@
+// Package engine is the coordinator's decision: a pure state machine
+//
+//	(manifest, state, inputs, now, seed) → (deltas, commands)
+//
+// in the style of etcd raft. [Engine.Decide] performs no I/O, reads no
+// clock and draws no randomness of its own; it never mutates the state
+// it is given. A shell (the coordinator tick job, or a step worker that
+// ticks inline) loads state from Postgres, calls Decide, and persists the
+// [Decision] in one transaction. Everything Ductor promises about runs —
+// graph semantics, retries, exactly-once transitions — is decided here
+// and tested here, without a database.
+//
+// # Model
+//
+// A run executes one compiled [definition.Manifest]. It has a [Run] row
+// and one [Node] per manifest step; an inline scatter adds a node per
+// item, named REF[KEY]. Run status moves pending → running ⇄ waiting →
+// succeeded | failed | cancelled | timed_out | terminated (reason
+// continued_as_new or transition_limit); waiting means nothing is ready
+// or running and something waits. Node state moves pending → ready →
+// running → succeeded | failed, through waiting (with a [WaitingType] and
+// its wake data) for parking steps; skipped and cancelled can end any
+// non-terminal node. Every change of run status or node state is a
+// [Transition]: numbered (Seq), counted on the run (TransitionCount) and
+// returned as history. Each execution of a node is an [Attempt].
+//
+// # One tick
+//
+// Decide starts a pending run (creating its nodes and readying the
+// entrypoints), then applies each [Input] in order, then settles:
+//
+//  1. An input is validated against the state before it is trusted. A
+//     [StepResult] counts only for the node's current (generation,
+//     attempt) while it runs: a result for an older attempt is stale, a
+//     second one for the same attempt a duplicate; both are listed in
+//     Decision.Discarded and change nothing. Timers carry ids that name
+//     node, purpose, generation and attempt, so an outdated timer is
+//     stale too. Inputs for an ended run are discarded, except an
+//     operator retry.
+//  2. A terminal node resolves each outgoing edge to fired or dead:
+//     outcome edges (success, error, true, false, approved, rejected)
+//     first, then done, which fires for any outcome of a node that ran.
+//     A skipped node's edges are all dead. On success, a choice group is
+//     evaluated in branch order: the first true `when` fires, else the
+//     default, and every other edge of the group dies.
+//  3. Each resolved edge is recorded on its target (Node.Inbound) and the
+//     target's join is applied: `all` is ready when every incoming edge
+//     fired and skipped as soon as one is dead; `any` is ready on the
+//     first fired edge (and runs once) and skipped when all are dead.
+//     Skips therefore propagate down the graph within the same tick.
+//  4. A ready node starts: run_if false skips it. Pure steps (transform,
+//     condition, checkpoint, gather) are evaluated right there, so they
+//     finish and route inside the same call — a 1,000-step chain of
+//     transforms completes in one Decide. Worker steps (task, http)
+//     become a [DispatchAttempt]. Parking steps (wait, signal, event,
+//     event_set, digest, approval, human_loop, sync subworkflow) go to
+//     waiting and emit what will wake them ([ScheduleTimer],
+//     [OpenApproval], [OpenCase], [StartChildRun]…).
+//  5. Settling: a pending ContinueAsNew closes the run; the transition
+//     tiers apply; when every node is terminal the run succeeds with
+//     output_expr, or the map of succeeded sink outputs by ref; otherwise
+//     it is running or waiting.
+//
+// # Failure, retry and idempotency
+//
+// A failed attempt is retried while the node's [definition.RetryPolicy]
+// allows and the error is retryable: codes expression_error,
+// payload_too_large and invalid_step never are. The next attempt is
+// dispatched at once with RunAt = now + [Backoff] (exponential, capped,
+// jitter in [d/2, d] drawn from Tick.Seed), so no one sleeps. CEL errors
+// fail the node with expression_error. When retries are exhausted,
+// on_error decides: fail ends the run as failed, cancelling running and
+// waiting nodes (with [CancelAttempt], [CancelTimer], [CloseInteraction],
+// [CancelChildRun]) and skipping pending ones; continue fires the node's
+// error and done edges, kills the others, and the run goes on. A run
+// whose nodes all end without a fail-policy failure succeeds.
+//
+// Every dispatch carries an idempotency key naming the logical operation:
+// {run_id}:{node}, identical for automatic retries. [RetryNode] (the
+// operator's retry-from-node) re-runs the node and everything downstream
+// of it — and, in an ended run, the node that failed it and every node
+// the ending cancelled or skipped — keeping upstream outputs. Re-run
+// nodes get the next generation: their key becomes {run_id}:{node}:g{N}
+// and late inputs of the old generation are stale.
+//
+// # Controls and run limits
+//
+// [Cancel] ends the run cancelled and cancels every open node (sync
+// children included, never async ones). The run timeout is a timer armed
+// at start; when it fires the run ends timed_out. [ContinueAsNew] is
+// recorded on the run and closes it (terminated, continued_as_new, with
+// [StartSuccessor]) at the end of a tick, or defers up to
+// Engine.MaxCANDeferrals ticks while Tick.MorePending says signals or
+// controls remain. The transition tiers of the manifest's limits: soft
+// emits a [Warn] once, hard synthesizes a ContinueAsNew, terminate ends
+// the run with reason transition_limit; [Terminate] does the same on
+// request.
+//
+// Signals are matched by name to a waiting signal step; unmatched ones
+// are buffered (Decision.Signals) for a later signal step, at most
+// Engine.MaxBufferedSignals per run; past that they are rejected, and a
+// repeated request id is discarded. Events are offered to every waiting
+// event, event_set or digest node whose name and match_expr match; each
+// node consumes an event at most once (Decision.Events).
+//
+// # Partial state and the shell
+//
+// Decide works on what the shell loaded, not on the whole run. The shell
+// must load: the run row; every node of a manifest step (at most 1,000);
+// the scatter children that its inputs name (StepResult.Node,
+// TimerFired.Node, ChildRunUpdate.Node…); and the run's buffered
+// signals. A scatter node keeps its aggregate ([ScatterState]: total,
+// next index, in flight, succeeded, failed), so a child's completion
+// touches that child and its scatter only: the Decision lists just those
+// two nodes, whatever the fan-out. When Decide needs children it was not
+// given — the next child to dispatch under `concurrency`, all children to
+// complete a scatter, the live children of a scatter being cancelled —
+// it says so in Decision.Needs. The shell then loads them and calls
+// Decide again with no inputs and the same Now, in the same transaction,
+// until Needs is empty. Every intermediate Decision is consistent and
+// may be persisted as it comes.
+//
+// In one transaction the shell then: upserts Decision.Nodes and
+// Decision.Attempts; appends Decision.Transitions to the history; applies
+// Decision.Signals and Decision.Events; performs Decision.Commands
+// (step-task jobs with InsertManyTx, timers, approvals, cases, child and
+// successor runs with ids derived from their keys, so a re-executed tick
+// creates nothing twice); marks the inputs consumed; and writes
+// Decision.Run with record_version = record_version + 1 guarded by the
+// version it read. Zero rows updated means another tick won: roll back
+// and decide again on fresh state. Tick.Now is the database's now();
+// Tick.Seed should be derived from (run id, record_version) so a replay
+// decides the same.
+//
+// # Invariants
+//
+// The property test drives random interleavings, duplicates, stale
+// results and controls through a fake shell and checks, after every tick:
+//
+//   - history is gap-free: Seq increases by one, each transition starts
+//     from the state the previous one left, and TransitionCount equals
+//     the last Seq;
+//   - a node is terminal at most once per generation: it leaves a
+//     terminal state only through an operator retry, to pending;
+//   - every (node, generation, attempt) is dispatched at most once;
+//   - the run is terminal if and only if every node is; it is waiting
+//     if and only if nothing is ready or running and something waits;
+//   - in a succeeded run every edge ended fired or dead, and a skipped
+//     node's edges are all dead;
+//   - Decide never mutates the state it was given;
+//   - answering every outstanding command always ends the run.
+//
+// Scenario transcripts in testdata/*.txt show whole runs input by input;
+// `go test ./app/engine -update` rewrites them, and the diff is reviewed
+// like code.
+package engine
