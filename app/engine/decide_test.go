@@ -80,7 +80,7 @@ func TestEdgeKinds(t *testing.T) {
 			manifest: "step a task retry=1 on_error=continue\nstep s transform expr=`1`\nstep e transform expr=`2`\nedge a s\nedge a e on=error",
 			ticks:    [][]Input{{failed("a", 1, "x", false)}},
 			run:      RunSucceeded, nodes: map[string]NodeState{"a": NodeFailed, "s": NodeSkipped, "e": NodeSucceeded},
-			output:   `{"e":2}`,
+			output: `{"e":2}`,
 		},
 		{
 			name:     "true and false",
@@ -104,7 +104,7 @@ func TestEdgeKinds(t *testing.T) {
 			name:     "done dies when its source is skipped",
 			manifest: "step a task run_if=`false`\nstep d transform expr=`1`\nedge a d on=done",
 			run:      RunSucceeded, nodes: map[string]NodeState{"a": NodeSkipped, "d": NodeSkipped},
-			output:   `{}`,
+			output: `{}`,
 		},
 	})
 }
@@ -216,9 +216,9 @@ func TestStaleAndDuplicateResultsDiscarded(t *testing.T) {
 	s.tick(t0, 1)
 	s.tick(t0, 1, failed("a", 1, "x", true))
 	ds := s.tick(t0, 1,
-		ok("a", 1, "stale"),                           // attempt 1 was retried
+		ok("a", 1, "stale"), // attempt 1 was retried
 		StepResult{Node: "a", Generation: 3, Attempt: 2}, // wrong generation
-		ok("a", 3, "future"),                          // not dispatched
+		ok("a", 3, "future"),                             // not dispatched
 		ok("a", 2, "A"),
 		ok("a", 2, "dup"),
 		ok("nope", 1, nil),

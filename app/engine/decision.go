@@ -32,11 +32,11 @@ type Decision struct {
 // Transition is one history entry: a change of the run's status (Node
 // empty) or of a node's state.
 type Transition struct {
-	Seq     int64     `json:"seq"`
-	At      time.Time `json:"at"`
-	Node    string    `json:"node,omitempty"`
-	From    string    `json:"from"`
-	To      string    `json:"to"`
+	Seq  int64     `json:"seq"`
+	At   time.Time `json:"at"`
+	Node string    `json:"node,omitempty"`
+	From string    `json:"from"`
+	To   string    `json:"to"`
 	// Generation and Attempt locate the node execution the entry is about.
 	Generation int    `json:"generation,omitempty"`
 	Attempt    int    `json:"attempt,omitempty"`

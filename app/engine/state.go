@@ -123,9 +123,9 @@ type Run struct {
 	// the shell sets them (it derives the successor id).
 	ContinuedToRunID   string `json:"continued_to_run_id,omitempty"`
 	ContinuedFromRunID string `json:"continued_from_run_id,omitempty"`
-	Input  any             `json:"input,omitempty"`
-	Output any             `json:"output,omitempty"`
-	Error  *Error          `json:"error,omitempty"`
+	Input              any    `json:"input,omitempty"`
+	Output             any    `json:"output,omitempty"`
+	Error              *Error `json:"error,omitempty"`
 	// Meta is the CEL `run` variable: id, key, version, subject, context,
 	// search_attributes, parent_run_id, root_run_id, depth.
 	Meta map[string]any `json:"meta,omitempty"`

@@ -11,8 +11,8 @@ type stepKind int
 
 const (
 	kindPure    stepKind = iota + 1 // evaluated inside the tick
-	kindWorker                  // dispatched to a step worker
-	kindParking                 // parks the node until an input wakes it
+	kindWorker                      // dispatched to a step worker
+	kindParking                     // parks the node until an input wakes it
 	kindScatter
 )
 
