@@ -116,6 +116,9 @@ func (d *decider) timedOut(n *Node) {
 		d.emit(CloseInteraction{Node: n.ID, Key: d.idempotencyKey(n)})
 	}
 	err := &Error{Code: CodeTimeout, Message: string(sp.typ) + " timed out"}
+	if n.Waiting.Type == WaitEventSet && sp.with.str("policy") == "until_timeout" {
+		policy = "succeed_partial" // collecting until the timeout is the policy itself
+	}
 	switch policy {
 	case "skip":
 		d.skip(n, "timed out")
