@@ -1,0 +1,54 @@
+// Package expr is Ductor's CEL wrapper: one environment with the variables a
+// definition's expressions may read, compilation with size and nesting
+// bounds, and cost-limited, interruptible evaluation that returns plain Go
+// values.
+//
+// # Variables
+//
+//	input   dyn                  the run's trigger input
+//	steps   map(string, dyn)     ref → {output, state, error} of finished nodes
+//	run     map(string, dyn)     {id, key, version, subject, context, …}
+//	now     timestamp            the tick's timestamp, recorded for replay
+//	item    dyn                  the current element (scatter children, for_each)
+//	index   int                  the current element's position
+//	key     string               the current child's key
+//	event   dyn                  the event a match expression looks at
+//
+// Values arrive as JSON-decoded Go values: map[string]any, []any, string,
+// bool, nil, float64 and json.Number. JSON numbers are CEL doubles (a
+// json.Number holding an integer becomes an int); comparisons across int,
+// uint and double work (`input.amount > 0` is true for {"amount": 5}), but
+// arithmetic does not mix them: write `input.count + 1.0` or
+// `int(input.count) + 1`.
+//
+// # Lifecycle
+//
+// An [Env] is built once per process. [Env.Compile] parses and type-checks
+// an expression once, at publish time, and checks its result type against
+// the [Kind] the caller expects; the returned [Program] is immutable, safe
+// for concurrent use and evaluated on every tick with [Program.Eval]. A
+// [Cache] keeps compiled programs by source so the engine compiles each
+// expression once per process.
+//
+// # Errors
+//
+// Every failure is an [*Error]. Compile failures match [ErrCompile];
+// evaluation failures match [ErrEval] and carry [CodeExpressionError], the
+// code a node fails with (never retried). A cost-limit breach also matches
+// [ErrCostLimit]; a context cancellation also matches [ErrInterrupted] and
+// the context's own error, so a caller that is shutting down can tell it
+// from a faulty expression.
+//
+// # Limits
+//
+// Expressions are bounded at compile time (length in code points, syntactic
+// nesting, comprehension nesting) and metered at evaluation: every
+// evaluated node costs one unit, every 64 bytes of string it builds one
+// more, and the context is checked every few hundred units. The meter
+// stands in for cel-go's own cost tracker, whose overhead grows
+// quadratically with the length of the lists a comprehension walks (see
+// meter.go).
+//
+// Nothing here reads a clock or does I/O: `now` is whatever the caller puts
+// in [Vars].
+package expr
