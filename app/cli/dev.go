@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -16,8 +15,9 @@ import (
 	"github.com/ductor/ductor/app/store"
 )
 
-// devDir is where `ductor dev` keeps its own Postgres and dev key.
-const devDir = ".ductor"
+// defaultDevDir is where `ductor dev` keeps its own Postgres and dev key,
+// unless DUCTOR_DEV_DIR says otherwise.
+const defaultDevDir = ".ductor"
 
 // runDev runs everything in one process on a loopback address, with its own
 // Postgres cluster under ./.ductor when DATABASE_URL is unset.
@@ -30,7 +30,13 @@ func runDev(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	log := newLogger(env, cfg.LogLevel, false)
+	devDir := env.Getenv("DUCTOR_DEV_DIR")
+	if devDir == "" {
+		devDir = defaultDevDir
+	}
+	keyFile := ""
 	if cfg.DatabaseURL == "" {
+		keyFile = filepath.Join(devDir, "dev-api-key")
 		cluster, err := pgcluster.Start(ctx, pgcluster.Options{
 			Dir: filepath.Join(devDir, "pg"), Database: "ductor",
 		})
@@ -53,7 +59,7 @@ func runDev(ctx context.Context, env Env, args []string) error {
 	if _, err := migrate(ctx, pool, log); err != nil {
 		return err
 	}
-	if err := ensureDevTenant(ctx, env, store.New(pool)); err != nil {
+	if err := ensureDevTenant(ctx, env, store.New(pool), keyFile); err != nil {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "Ductor dev: http://%s (Ctrl-C stops everything)\n", cfg.Addr)
@@ -73,12 +79,12 @@ func requireLoopback(addr string) error {
 }
 
 // ensureDevTenant creates the dev tenant and its API key on first start.
-// The key is printed then and saved in .ductor/dev-api-key (mode 0600).
-func ensureDevTenant(ctx context.Context, env Env, s *store.Store) error {
-	keyFile := filepath.Join(devDir, "dev-api-key")
+// The key is printed then; with dev's own database it is also saved in
+// keyFile (mode 0600) and printed again at later starts.
+func ensureDevTenant(ctx context.Context, env Env, s *store.Store, keyFile string) error {
 	_, err := s.TenantGetBySlug(ctx, "dev")
 	if err == nil {
-		if b, err := os.ReadFile(keyFile); err == nil {
+		if b, err := os.ReadFile(keyFile); keyFile != "" && err == nil {
 			fmt.Fprintf(env.Stdout, "Dev API key (tenant dev): %s\n", strings.TrimSpace(string(b)))
 		}
 		return nil
@@ -94,9 +100,12 @@ func ensureDevTenant(ctx context.Context, env Env, s *store.Store) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stdout, "Dev API key (tenant dev, shown once, saved in %s): %s\n", keyFile, secret)
-	if err := os.MkdirAll(devDir, 0o755); err != nil {
-		return errors.Join(err, errors.New("could not save the dev key"))
+	fmt.Fprintf(env.Stdout, "Dev API key (tenant dev): %s\n", secret)
+	if keyFile == "" {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(keyFile), 0o755); err != nil {
+		return fmt.Errorf("save the dev key: %w", err)
 	}
 	return os.WriteFile(keyFile, []byte(secret+"\n"), 0o600)
 }

@@ -10,6 +10,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"net/url"
 	"os"
 	"sync"
 	"testing"
@@ -66,6 +67,14 @@ func Tx(tb testing.TB) pgx.Tx {
 // whose connections use it. The schema is dropped when the test ends.
 func Schema(tb testing.TB) *pgxpool.Pool {
 	tb.Helper()
+	pool, _ := SchemaURL(tb)
+	return pool
+}
+
+// SchemaURL is Schema that also returns a connection URL selecting the
+// schema, for code under test that opens its own connections.
+func SchemaURL(tb testing.TB) (*pgxpool.Pool, string) {
+	tb.Helper()
 	ctx := context.Background()
 	name := "test_" + randomHex(6)
 	if _, err := Pool(tb).Exec(ctx, "CREATE SCHEMA "+name); err != nil {
@@ -79,7 +88,18 @@ func Schema(tb testing.TB) *pgxpool.Pool {
 		pool.Close()
 		_, _ = Pool(tb).Exec(context.Background(), "DROP SCHEMA "+name+" CASCADE")
 	})
-	return pool
+	return pool, withSearchPath(URL(tb), name)
+}
+
+func withSearchPath(raw, schema string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
 }
 
 func open(ctx context.Context, url, schema string) (*pgxpool.Pool, error) {

@@ -1,0 +1,55 @@
+# Ductor's two commands: `make run` and `make test`. Both install what they
+# need on a Debian machine with Go (PostgreSQL's server binaries, and
+# Chromium for the browser tests) when it is missing.
+
+SQLC  := go run github.com/sqlc-dev/sqlc/cmd/sqlc@v1.31.1
+TEMPL := go run github.com/a-h/templ/cmd/templ@v0.3.1100
+SUDO  := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+GOTEST_FLAGS ?= -count=1 -timeout 25m
+
+.PHONY: run test build generate check-generated vet unit pg-deps browser-deps bench clean
+
+## run: Ductor in one process, with its own Postgres under ./.ductor when DATABASE_URL is unset
+run: pg-deps
+	go run . dev
+
+## test: vet, generated-code check and every test against a throwaway Postgres
+test: pg-deps browser-deps check-generated vet unit
+
+build:
+	go build -o bin/ductor .
+
+unit: bin/pgrun
+	bin/pgrun -- go test $(GOTEST_FLAGS) ./...
+
+bin/pgrun: $(wildcard app/pgcluster/*.go app/pgcluster/pgrun/*.go)
+	go build -o bin/pgrun ./app/pgcluster/pgrun
+
+vet:
+	go vet ./...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
+
+## generate: regenerate sqlc queries and templ components
+generate:
+	$(SQLC) generate
+	$(TEMPL) generate -path views
+
+## check-generated: fail if committed generated code is not current
+check-generated: generate
+	@git diff --exit-code -- queries views || { echo "generated code is stale: run make generate and commit"; exit 1; }
+	@test -z "$$(git status --porcelain --untracked-files=all -- queries views)" || { echo "generated files not committed:"; git status --porcelain -- queries views; exit 1; }
+
+## bench: the benchmark suite against its own Postgres
+bench: pg-deps bin/pgrun
+	bin/pgrun -- go test -run '^$$' -bench . -benchtime 1x ./...
+
+pg-deps:
+	@command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || \
+		{ echo "installing PostgreSQL"; $(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql; }
+
+browser-deps:
+	@command -v chromium >/dev/null 2>&1 || \
+		{ echo "installing Chromium"; $(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+
+clean:
+	rm -rf bin

@@ -1,0 +1,94 @@
+package config
+
+import (
+	"errors"
+	"flag"
+	"io"
+	"testing"
+)
+
+func load(t *testing.T, env map[string]string, args ...string) (Config, error) {
+	t.Helper()
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	cfg, _, err := Load(fs, args, func(k string) string { return env[k] }, "127.0.0.1:8080")
+	return cfg, err
+}
+
+func TestLoadDefaults(t *testing.T) {
+	t.Parallel()
+	cfg, err := load(t, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Addr != "127.0.0.1:8080" || len(cfg.Roles) != 4 || cfg.DatabaseURL != "" {
+		t.Fatalf("defaults = %+v", cfg)
+	}
+}
+
+func TestFlagsOverrideEnvironment(t *testing.T) {
+	t.Parallel()
+	cfg, err := load(t, map[string]string{"DUCTOR_ADDR": "127.0.0.1:1"}, "--addr", "127.0.0.1:2", "--roles", "api,steps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Addr != "127.0.0.1:2" {
+		t.Errorf("addr = %q, want the flag's", cfg.Addr)
+	}
+	if !cfg.Roles.Has(RoleAPI) || cfg.Roles.Has(RoleWeb) || !cfg.Roles.Works() {
+		t.Errorf("roles = %v", cfg.Roles)
+	}
+}
+
+func TestBadSettingNamesIt(t *testing.T) {
+	t.Parallel()
+	cases := map[string]map[string]string{
+		"DATABASE_URL":      {"DATABASE_URL": "mysql://x"},
+		"DUCTOR_ADDR":       {"DUCTOR_ADDR": "nohostport"},
+		"DUCTOR_BASE_URL":   {"DUCTOR_BASE_URL": "ftp://x"},
+		"OIDC_ISSUER":       {"OIDC_ISSUER": "not a url"},
+		"DUCTOR_SECRET_KEY": {"DUCTOR_SECRET_KEY": "short"},
+		"DUCTOR_HTTP_ALLOW": {"DUCTOR_HTTP_ALLOW": "10.0.0.0/8, nonsense"},
+		"DUCTOR_LOG_LEVEL":  {"DUCTOR_LOG_LEVEL": "loud"},
+		"DUCTOR_ROLES":      {"DUCTOR_ROLES": "web,chef"},
+	}
+	for setting, env := range cases {
+		_, err := load(t, env)
+		var ce *Error
+		if !errors.As(err, &ce) || ce.Setting != setting {
+			t.Errorf("%s: err = %v, want a config error naming it", setting, err)
+		}
+	}
+}
+
+func TestHTTPAllowParsesCIDRs(t *testing.T) {
+	t.Parallel()
+	cfg, err := load(t, map[string]string{"DUCTOR_HTTP_ALLOW": "10.1.2.3/8, 127.0.0.1/32"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.HTTPAllow) != 2 || cfg.HTTPAllow[0].String() != "10.0.0.0/8" {
+		t.Fatalf("HTTPAllow = %v", cfg.HTTPAllow)
+	}
+}
+
+func TestRequireForServe(t *testing.T) {
+	t.Parallel()
+	cfg, _ := load(t, nil)
+	var ce *Error
+	if err := cfg.RequireForServe(); !errors.As(err, &ce) || ce.Setting != "DATABASE_URL" {
+		t.Fatalf("no database: %v", err)
+	}
+	cfg, _ = load(t, map[string]string{"DATABASE_URL": "postgres://x/y"})
+	if err := cfg.RequireForServe(); !errors.As(err, &ce) || ce.Setting != "OIDC_ISSUER" {
+		t.Fatalf("web without OIDC: %v", err)
+	}
+	cfg, _ = load(t, map[string]string{"DATABASE_URL": "postgres://x/y", "OIDC_ISSUER": "https://id.example", "OIDC_CLIENT_ID": "c"})
+	if err := cfg.RequireForServe(); !errors.As(err, &ce) || ce.Setting != "DUCTOR_SECRET_KEY" {
+		t.Fatalf("web without secret: %v", err)
+	}
+	cfg, _ = load(t, map[string]string{"DATABASE_URL": "postgres://x/y", "DUCTOR_ROLES": "api,coordinator"})
+	if err := cfg.RequireForServe(); err != nil {
+		t.Fatalf("api-only serve needs no OIDC: %v", err)
+	}
+}

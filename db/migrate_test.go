@@ -1,0 +1,51 @@
+package db_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/ductor/ductor/app/testdb"
+	"github.com/ductor/ductor/db"
+)
+
+func TestMigrateIsIdempotent(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := testdb.Schema(t) // already migrated once by the helper
+	applied, err := db.Migrate(ctx, pool, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(applied) != 0 {
+		t.Fatalf("second migrate applied %v, want nothing", applied)
+	}
+	if err := db.Check(ctx, pool); err != nil {
+		t.Fatalf("Check after migrate: %v", err)
+	}
+}
+
+func TestCheckReportsPendingMigrations(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := testdb.Schema(t)
+	if _, err := pool.Exec(ctx, "DELETE FROM ductor_migration WHERE version = (SELECT max(version) FROM ductor_migration)"); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Check(ctx, pool); !errors.Is(err, db.ErrNotCurrent) {
+		t.Fatalf("Check with a pending migration = %v, want ErrNotCurrent", err)
+	}
+}
+
+func TestMigrationsAreNumberedAndOrdered(t *testing.T) {
+	t.Parallel()
+	ms, err := db.Migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range ms {
+		if m.Version != i+1 {
+			t.Fatalf("migration %s has version %d, want %d: versions must be 1, 2, 3… with no gaps", m.Name, m.Version, i+1)
+		}
+	}
+}
