@@ -22,10 +22,56 @@ type APIKey struct {
 	RevokedAt  *time.Time
 }
 
+type AppUser struct {
+	ID          uuid.UUID
+	Email       string
+	Name        string
+	OidcIssuer  string
+	OidcSubject string
+	CreatedAt   time.Time
+	LastLoginAt *time.Time
+}
+
+type AuditLog struct {
+	TenantID uuid.UUID
+	ID       int64
+	At       time.Time
+	Actor    string
+	Action   string
+	Target   string
+	Details  []byte
+}
+
+type LoginAttempt struct {
+	TokenHash []byte
+	State     string
+	Nonce     string
+	Verifier  string
+	ReturnTo  string
+	ExpiresAt time.Time
+}
+
+type Membership struct {
+	TenantID  uuid.UUID
+	Email     string
+	Role      string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
 type Tenant struct {
 	ID        uuid.UUID
 	Slug      string
 	Name      string
 	Tier      string
 	CreatedAt time.Time
+}
+
+type WebSession struct {
+	TokenHash []byte
+	UserID    uuid.UUID
+	CsrfToken string
+	IDToken   string
+	CreatedAt time.Time
+	ExpiresAt time.Time
 }
