@@ -51,8 +51,15 @@ type Option func(*Executor)
 // Without it they are not logged (the attempt still records the panic).
 func WithLogger(l *slog.Logger) Option { return func(x *Executor) { x.log = l } }
 
-// WithMaxOutputBytes sets the output cap (default [DefaultMaxOutputBytes]).
-func WithMaxOutputBytes(n int) Option { return func(x *Executor) { x.maxOutput = n } }
+// WithMaxOutputBytes sets the output cap (default [DefaultMaxOutputBytes]);
+// n <= 0 keeps the default.
+func WithMaxOutputBytes(n int) Option {
+	return func(x *Executor) {
+		if n > 0 {
+			x.maxOutput = n
+		}
+	}
+}
 
 // NewExecutor returns an executor running task steps from reg and http
 // steps through an SSRF-guarded client configured by opts.
