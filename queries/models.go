@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 type APIKey struct {
@@ -42,6 +43,29 @@ type AuditLog struct {
 	Details  []byte
 }
 
+type Definition struct {
+	TenantID      uuid.UUID
+	Key           string
+	Name          string
+	Draft         pgtype.Text
+	DraftFormat   pgtype.Text
+	LatestVersion int32
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+}
+
+type DefinitionVersion struct {
+	TenantID      uuid.UUID
+	Key           string
+	Version       int32
+	Manifest      []byte
+	ManifestHash  string
+	Source        string
+	SourceFormat  string
+	PublishedAt   time.Time
+	UnpublishedAt *time.Time
+}
+
 type LoginAttempt struct {
 	TokenHash []byte
 	State     string
@@ -57,6 +81,88 @@ type Membership struct {
 	Role      string
 	CreatedAt time.Time
 	UpdatedAt time.Time
+}
+
+type Run struct {
+	TenantID           uuid.UUID
+	ID                 uuid.UUID
+	DefinitionKey      string
+	DefinitionVersion  int32
+	ManifestHash       string
+	Status             string
+	Reason             pgtype.Text
+	Subject            string
+	SearchAttributes   []byte
+	ParentRunID        uuid.NullUUID
+	RootRunID          uuid.UUID
+	Depth              int32
+	ContinuedFromRunID uuid.NullUUID
+	ContinuedToRunID   uuid.NullUUID
+	IdempotencyKey     pgtype.Text
+	State              []byte
+	TransitionCount    int64
+	RecordVersion      int64
+	TickRequested      bool
+	CreatedAt          time.Time
+	UpdatedAt          time.Time
+	FinishedAt         *time.Time
+}
+
+type RunAttempt struct {
+	TenantID   uuid.UUID
+	RunID      uuid.UUID
+	Node       string
+	Generation int32
+	Attempt    int32
+	StartedAt  *time.Time
+	FinishedAt *time.Time
+	LeaseUntil *time.Time
+	Output     []byte
+	Error      []byte
+}
+
+type RunHistory struct {
+	TenantID   uuid.UUID
+	RunID      uuid.UUID
+	Seq        int64
+	At         time.Time
+	Node       string
+	FromState  string
+	ToState    string
+	Generation int32
+	Attempt    int32
+	Detail     string
+}
+
+type RunInput struct {
+	TenantID   uuid.UUID
+	RunID      uuid.UUID
+	ID         int64
+	Kind       string
+	DedupKey   string
+	Payload    []byte
+	CreatedAt  time.Time
+	ConsumedAt *time.Time
+}
+
+type RunNode struct {
+	TenantID   uuid.UUID
+	RunID      uuid.UUID
+	Node       string
+	Ref        string
+	State      string
+	Scatter    pgtype.Text
+	ChildIndex pgtype.Int4
+	Data       []byte
+	UpdatedAt  time.Time
+}
+
+type RunTimer struct {
+	TenantID uuid.UUID
+	RunID    uuid.UUID
+	TimerID  string
+	Node     string
+	FireAt   time.Time
 }
 
 type Tenant struct {

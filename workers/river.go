@@ -19,6 +19,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/ductor/ductor/app/steps"
 )
 
 // Queue names.
@@ -38,8 +40,10 @@ type Options struct {
 	// MaxWorkers bounds concurrent jobs per queue (default 100).
 	MaxWorkers int
 	Logger     *slog.Logger
-	// Register adds the job workers; it is called once on a fresh bundle.
-	Register func(*river.Workers)
+	// C is the coordinator the workers drive; NewClient hands it the
+	// client. Executor runs step attempts (required with Steps).
+	C        *Coordinator
+	Executor *steps.Executor
 }
 
 // NewClient builds a River client over pool with Ductor's queues and tuning.
@@ -54,19 +58,33 @@ func NewClient(pool *pgxpool.Pool, opts Options) (*river.Client[pgx.Tx], error) 
 		MaxAttempts:                 25,
 	}
 	if opts.Coordinator || opts.Steps {
-		workers := river.NewWorkers()
-		river.AddWorker(workers, &NoopWorker{})
-		if opts.Register != nil {
-			opts.Register(workers)
-		}
-		cfg.Workers = workers
+		cfg.Workers = register(opts)
 		cfg.Queues = queues(opts)
+		if opts.Coordinator {
+			cfg.PeriodicJobs = []*river.PeriodicJob{sweepJob()}
+		}
 	}
 	client, err := river.NewClient(riverpgxv5.New(pool), cfg)
 	if err != nil {
 		return nil, fmt.Errorf("river client: %w", err)
 	}
+	if opts.C != nil {
+		opts.C.SetClient(client)
+	}
 	return client, nil
+}
+
+func register(opts Options) *river.Workers {
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &NoopWorker{})
+	if opts.Coordinator {
+		river.AddWorker(workers, &TickWorker{C: opts.C})
+		river.AddWorker(workers, &SweepWorker{C: opts.C})
+	}
+	if opts.Steps {
+		river.AddWorker(workers, &StepWorker{C: opts.C, Executor: opts.Executor})
+	}
+	return workers
 }
 
 func queues(opts Options) map[string]river.QueueConfig {

@@ -1,0 +1,113 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/ductor/ductor/app/definition"
+	"github.com/ductor/ductor/queries"
+)
+
+// DefinitionVersion is one published, immutable version of a definition.
+type DefinitionVersion struct {
+	TenantID      uuid.UUID
+	Key           string
+	Version       int
+	Manifest      *definition.Manifest
+	ManifestHash  string
+	Source        string
+	SourceFormat  string
+	PublishedAt   time.Time
+	UnpublishedAt *time.Time
+}
+
+// Publication is what DefinitionPublish stores.
+type Publication struct {
+	Manifest     *definition.Manifest
+	ManifestHash string
+	Source       string
+	SourceFormat string // json or yaml
+}
+
+// DefinitionPublish stores a new version, numbered after the latest, unless
+// the latest version has the same manifest hash: then it returns that
+// version and created is false.
+func (s *Store) DefinitionPublish(ctx context.Context, tenantID uuid.UUID, p Publication) (v DefinitionVersion, created bool, err error) {
+	err = s.InTx(ctx, func(tx *Store) error {
+		v, created, err = tx.definitionPublish(ctx, tenantID, p)
+		return err
+	})
+	return v, created, err
+}
+
+func (s *Store) definitionPublish(ctx context.Context, tenantID uuid.UUID, p Publication) (DefinitionVersion, bool, error) {
+	key := p.Manifest.Key
+	if _, err := s.q.DefinitionEnsure(ctx, queries.DefinitionEnsureParams{TenantID: tenantID, Key: key, Name: p.Manifest.Name}); err != nil {
+		return DefinitionVersion{}, false, fmt.Errorf("save definition %s: %w", key, err)
+	}
+	def, err := s.q.DefinitionGetForUpdate(ctx, queries.DefinitionGetForUpdateParams{TenantID: tenantID, Key: key})
+	if err != nil {
+		return DefinitionVersion{}, false, fmt.Errorf("lock definition %s: %w", key, err)
+	}
+	if def.LatestVersion > 0 {
+		latest, err := s.DefinitionVersionGet(ctx, tenantID, key, int(def.LatestVersion))
+		if err != nil {
+			return DefinitionVersion{}, false, err
+		}
+		if latest.ManifestHash == p.ManifestHash && latest.UnpublishedAt == nil {
+			return latest, false, nil
+		}
+	}
+	manifest, err := json.Marshal(p.Manifest)
+	if err != nil {
+		return DefinitionVersion{}, false, fmt.Errorf("encode manifest: %w", err)
+	}
+	row, err := s.q.DefinitionVersionCreate(ctx, queries.DefinitionVersionCreateParams{
+		TenantID: tenantID, Key: key, Version: def.LatestVersion + 1, Manifest: manifest,
+		ManifestHash: p.ManifestHash, Source: p.Source, SourceFormat: p.SourceFormat,
+	})
+	if err != nil {
+		return DefinitionVersion{}, false, fmt.Errorf("store version: %w", err)
+	}
+	if err := s.q.DefinitionSetLatestVersion(ctx, queries.DefinitionSetLatestVersionParams{
+		TenantID: tenantID, Key: key, LatestVersion: row.Version,
+	}); err != nil {
+		return DefinitionVersion{}, false, fmt.Errorf("bump latest version: %w", err)
+	}
+	v, err := versionFromRow(row)
+	return v, true, err
+}
+
+// DefinitionVersionGet returns one version of a tenant's definition.
+func (s *Store) DefinitionVersionGet(ctx context.Context, tenantID uuid.UUID, key string, version int) (DefinitionVersion, error) {
+	row, err := s.q.DefinitionVersionGet(ctx, queries.DefinitionVersionGetParams{TenantID: tenantID, Key: key, Version: int32(version)})
+	if err != nil {
+		return DefinitionVersion{}, notFound(err, fmt.Sprintf("definition %s version %d", key, version))
+	}
+	return versionFromRow(row)
+}
+
+// DefinitionVersionLatest returns the newest version still published.
+func (s *Store) DefinitionVersionLatest(ctx context.Context, tenantID uuid.UUID, key string) (DefinitionVersion, error) {
+	row, err := s.q.DefinitionVersionGetLatestPublished(ctx, queries.DefinitionVersionGetLatestPublishedParams{TenantID: tenantID, Key: key})
+	if err != nil {
+		return DefinitionVersion{}, notFound(err, fmt.Sprintf("published definition %s", key))
+	}
+	return versionFromRow(row)
+}
+
+func versionFromRow(r queries.DefinitionVersion) (DefinitionVersion, error) {
+	var m definition.Manifest
+	if err := json.Unmarshal(r.Manifest, &m); err != nil {
+		return DefinitionVersion{}, fmt.Errorf("decode manifest of %s v%d: %w", r.Key, r.Version, err)
+	}
+	return DefinitionVersion{
+		TenantID: r.TenantID, Key: r.Key, Version: int(r.Version), Manifest: &m,
+		ManifestHash: r.ManifestHash, Source: r.Source, SourceFormat: r.SourceFormat,
+		PublishedAt: r.PublishedAt, UnpublishedAt: r.UnpublishedAt,
+	}, nil
+}

@@ -1,0 +1,270 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/queries"
+)
+
+// Run is a run row: the columns lists filter on, and the engine's state.
+type Run struct {
+	TenantID           uuid.UUID
+	ID                 uuid.UUID
+	DefinitionKey      string
+	DefinitionVersion  int
+	ManifestHash       string
+	Status             engine.RunStatus
+	Reason             string
+	Subject            string
+	SearchAttributes   map[string]any
+	ParentRunID        *uuid.UUID
+	RootRunID          uuid.UUID
+	Depth              int
+	ContinuedFromRunID *uuid.UUID
+	ContinuedToRunID   *uuid.UUID
+	IdempotencyKey     string
+	State              engine.Run
+	TransitionCount    int64
+	RecordVersion      int64
+	CreatedAt          time.Time
+	FinishedAt         *time.Time
+}
+
+// NewRun is what RunCreate stores.
+type NewRun struct {
+	TenantID           uuid.UUID
+	ID                 uuid.UUID
+	DefinitionKey      string
+	DefinitionVersion  int
+	ManifestHash       string
+	Subject            string
+	SearchAttributes   map[string]any
+	ParentRunID        *uuid.UUID
+	RootRunID          uuid.UUID
+	Depth              int
+	ContinuedFromRunID *uuid.UUID
+	IdempotencyKey     string
+	State              engine.Run
+}
+
+// RunCreate inserts a pending run with its wake flag set (the caller
+// enqueues its first tick). A repeated idempotency key returns the run that
+// key already made, with created false.
+func (s *Store) RunCreate(ctx context.Context, n NewRun) (Run, bool, error) {
+	state, err := json.Marshal(n.State)
+	if err != nil {
+		return Run{}, false, fmt.Errorf("encode run state: %w", err)
+	}
+	attrs, err := json.Marshal(orEmpty(n.SearchAttributes))
+	if err != nil {
+		return Run{}, false, fmt.Errorf("encode search attributes: %w", err)
+	}
+	row, err := s.q.RunInsert(ctx, queries.RunInsertParams{
+		TenantID: n.TenantID, ID: n.ID, DefinitionKey: n.DefinitionKey,
+		DefinitionVersion: int32(n.DefinitionVersion), ManifestHash: n.ManifestHash,
+		Status: string(n.State.Status), Subject: n.Subject, SearchAttributes: attrs,
+		ParentRunID: nullUUID(n.ParentRunID), RootRunID: n.RootRunID, Depth: int32(n.Depth),
+		ContinuedFromRunID: nullUUID(n.ContinuedFromRunID), IdempotencyKey: nullText(n.IdempotencyKey),
+		State: state,
+	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return s.runAfterConflict(ctx, n)
+	}
+	if err != nil {
+		return Run{}, false, fmt.Errorf("insert run: %w", err)
+	}
+	r, err := runFromRow(row)
+	return r, true, err
+}
+
+func (s *Store) runAfterConflict(ctx context.Context, n NewRun) (Run, bool, error) {
+	if n.IdempotencyKey == "" {
+		r, err := s.RunGet(ctx, n.TenantID, n.ID)
+		return r, false, err
+	}
+	row, err := s.q.RunGetByIdempotencyKey(ctx, queries.RunGetByIdempotencyKeyParams{
+		TenantID: n.TenantID, DefinitionKey: n.DefinitionKey, IdempotencyKey: pgtype.Text{String: n.IdempotencyKey, Valid: true},
+	})
+	if err != nil {
+		return Run{}, false, notFound(err, "run")
+	}
+	r, err := runFromRow(row)
+	return r, false, err
+}
+
+// RunGet returns a tenant's run.
+func (s *Store) RunGet(ctx context.Context, tenantID, id uuid.UUID) (Run, error) {
+	row, err := s.q.RunGet(ctx, queries.RunGetParams{TenantID: tenantID, ID: id})
+	if err != nil {
+		return Run{}, notFound(err, "run")
+	}
+	return runFromRow(row)
+}
+
+// ErrConflict is returned by RunUpdate when another tick committed first.
+var ErrConflict = errors.New("run changed since it was read")
+
+// RunUpdate writes the engine's run state guarded by the record version
+// that was read; it returns ErrConflict when the guard fails.
+func (s *Store) RunUpdate(ctx context.Context, r Run, st engine.Run) error {
+	state, err := json.Marshal(st)
+	if err != nil {
+		return fmt.Errorf("encode run state: %w", err)
+	}
+	var finished *time.Time
+	if !st.FinishedAt.IsZero() {
+		finished = &st.FinishedAt
+	}
+	var continuedTo uuid.NullUUID
+	if st.ContinuedToRunID != "" {
+		id, err := uuid.Parse(st.ContinuedToRunID)
+		if err != nil {
+			return fmt.Errorf("continued_to_run_id: %w", err)
+		}
+		continuedTo = uuid.NullUUID{UUID: id, Valid: true}
+	}
+	n, err := s.q.RunUpdate(ctx, queries.RunUpdateParams{
+		Status: string(st.Status), Reason: nullText(string(st.Reason)), State: state,
+		TransitionCount: st.TransitionCount, ContinuedToRunID: continuedTo, FinishedAt: finished,
+		TenantID: r.TenantID, ID: r.ID, RecordVersion: r.RecordVersion,
+	})
+	if err != nil {
+		return fmt.Errorf("update run: %w", err)
+	}
+	if n == 0 {
+		return ErrConflict
+	}
+	return nil
+}
+
+// RunRequestTick sets the run's wake flag and reports whether this call
+// flipped it (and so must enqueue the tick).
+func (s *Store) RunRequestTick(ctx context.Context, tenantID, id uuid.UUID) (bool, error) {
+	n, err := s.q.RunRequestTick(ctx, queries.RunRequestTickParams{TenantID: tenantID, ID: id})
+	if err != nil {
+		return false, fmt.Errorf("request tick: %w", err)
+	}
+	return n == 1, nil
+}
+
+// RunClearTick clears the wake flag; a tick does it before reading.
+func (s *Store) RunClearTick(ctx context.Context, tenantID, id uuid.UUID) error {
+	if err := s.q.RunClearTick(ctx, queries.RunClearTickParams{TenantID: tenantID, ID: id}); err != nil {
+		return fmt.Errorf("clear tick flag: %w", err)
+	}
+	return nil
+}
+
+// Now is the database's clock: every deadline is compared with it.
+func (s *Store) Now(ctx context.Context) (time.Time, error) {
+	now, err := s.q.Now(ctx)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("read database clock: %w", err)
+	}
+	return now.UTC(), nil
+}
+
+func runFromRow(r queries.Run) (Run, error) {
+	var st engine.Run
+	if err := json.Unmarshal(r.State, &st); err != nil {
+		return Run{}, fmt.Errorf("decode run %s state: %w", r.ID, err)
+	}
+	var attrs map[string]any
+	if err := json.Unmarshal(r.SearchAttributes, &attrs); err != nil {
+		return Run{}, fmt.Errorf("decode run %s search attributes: %w", r.ID, err)
+	}
+	return Run{
+		TenantID: r.TenantID, ID: r.ID, DefinitionKey: r.DefinitionKey,
+		DefinitionVersion: int(r.DefinitionVersion), ManifestHash: r.ManifestHash,
+		Status: engine.RunStatus(r.Status), Reason: r.Reason.String, Subject: r.Subject,
+		SearchAttributes: attrs, ParentRunID: uuidPtr(r.ParentRunID), RootRunID: r.RootRunID,
+		Depth: int(r.Depth), ContinuedFromRunID: uuidPtr(r.ContinuedFromRunID),
+		ContinuedToRunID: uuidPtr(r.ContinuedToRunID), IdempotencyKey: r.IdempotencyKey.String,
+		State: st, TransitionCount: r.TransitionCount, RecordVersion: r.RecordVersion,
+		CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt,
+	}, nil
+}
+
+func nullUUID(id *uuid.UUID) uuid.NullUUID {
+	if id == nil {
+		return uuid.NullUUID{}
+	}
+	return uuid.NullUUID{UUID: *id, Valid: true}
+}
+
+func uuidPtr(n uuid.NullUUID) *uuid.UUID {
+	if !n.Valid {
+		return nil
+	}
+	return &n.UUID
+}
+
+func nullText(s string) pgtype.Text {
+	return pgtype.Text{String: s, Valid: s != ""}
+}
+
+func orEmpty(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return m
+}
+
+
+// RunFilter narrows RunList; zero fields match everything.
+type RunFilter struct {
+	Status     string
+	Definition string
+	Subject    string
+	ParentID   *uuid.UUID
+	// Attributes must all be present in the run's search attributes.
+	Attributes map[string]any
+	// Before is the cursor: runs strictly older than this (created_at, id).
+	Before *RunCursor
+	Limit  int
+}
+
+// RunCursor is a position in the newest-first run order.
+type RunCursor struct {
+	CreatedAt time.Time
+	ID        uuid.UUID
+}
+
+// RunList lists a tenant's runs newest first, at most f.Limit of them.
+func (s *Store) RunList(ctx context.Context, tenantID uuid.UUID, f RunFilter) ([]Run, error) {
+	p := queries.RunListParams{
+		TenantID: tenantID, Status: nullText(f.Status), DefinitionKey: nullText(f.Definition),
+		Subject: nullText(f.Subject), ParentRunID: nullUUID(f.ParentID), MaxRows: int32(f.Limit),
+	}
+	if len(f.Attributes) > 0 {
+		attrs, err := json.Marshal(f.Attributes)
+		if err != nil {
+			return nil, fmt.Errorf("encode attribute filter: %w", err)
+		}
+		p.Attributes = attrs
+	}
+	if f.Before != nil {
+		p.BeforeCreatedAt = &f.Before.CreatedAt
+		p.BeforeID = uuid.NullUUID{UUID: f.Before.ID, Valid: true}
+	}
+	rows, err := s.q.RunList(ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	out := make([]Run, len(rows))
+	for i, r := range rows {
+		if out[i], err = runFromRow(r); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

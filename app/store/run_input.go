@@ -1,0 +1,158 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/queries"
+)
+
+// Input kinds as stored in run_input.kind.
+const (
+	InputResult         = "result"
+	InputTimer          = "timer"
+	InputCancel         = "cancel"
+	InputRetry          = "retry"
+	InputContinueAsNew  = "continue_as_new"
+	InputTerminate      = "terminate"
+	InputSignal         = "signal"
+	InputEvent          = "event"
+	InputChild          = "child"
+	InputApproval       = "approval"
+	InputCaseStatus     = "case"
+	maxInputsPerTick    = 500
+	inputKindsSupported = "result, timer, cancel, retry, continue_as_new, terminate, signal, event, child, approval, case"
+)
+
+// PendingInputs are a run's undrained inputs, oldest first.
+type PendingInputs struct {
+	IDs    []int64
+	Inputs []engine.Input
+	// More reports inputs beyond this batch.
+	More bool
+}
+
+// RunInputAdd stores an input for the run's next tick. The dedup key makes
+// a repeated delivery insert nothing; added reports whether it was new.
+func (s *Store) RunInputAdd(ctx context.Context, tenantID, runID uuid.UUID, in engine.Input) (added bool, err error) {
+	kind, dedup := inputKey(in)
+	payload, err := json.Marshal(in)
+	if err != nil {
+		return false, fmt.Errorf("encode %s input: %w", kind, err)
+	}
+	n, err := s.q.RunInputInsert(ctx, queries.RunInputInsertParams{
+		TenantID: tenantID, RunID: runID, Kind: kind, DedupKey: dedup, Payload: payload,
+	})
+	if err != nil {
+		return false, fmt.Errorf("store %s input: %w", kind, err)
+	}
+	return n == 1, nil
+}
+
+// RunInputsPending loads up to one tick's worth of undrained inputs.
+func (s *Store) RunInputsPending(ctx context.Context, tenantID, runID uuid.UUID) (PendingInputs, error) {
+	rows, err := s.q.RunInputListPending(ctx, queries.RunInputListPendingParams{
+		TenantID: tenantID, RunID: runID, MaxRows: maxInputsPerTick + 1,
+	})
+	if err != nil {
+		return PendingInputs{}, fmt.Errorf("load inputs: %w", err)
+	}
+	var p PendingInputs
+	if len(rows) > maxInputsPerTick {
+		rows, p.More = rows[:maxInputsPerTick], true
+	}
+	for _, r := range rows {
+		in, err := decodeInput(r.Kind, r.Payload)
+		if err != nil {
+			return PendingInputs{}, fmt.Errorf("input %d: %w", r.ID, err)
+		}
+		p.IDs = append(p.IDs, r.ID)
+		p.Inputs = append(p.Inputs, in)
+	}
+	return p, nil
+}
+
+// RunInputsConsume marks drained inputs consumed.
+func (s *Store) RunInputsConsume(ctx context.Context, tenantID, runID uuid.UUID, ids []int64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	if err := s.q.RunInputConsume(ctx, queries.RunInputConsumeParams{TenantID: tenantID, RunID: runID, Ids: ids}); err != nil {
+		return fmt.Errorf("consume inputs: %w", err)
+	}
+	return nil
+}
+
+// inputKey is an input's kind and its dedup key: results are unique per
+// (node, generation, attempt), controls and signals per request id.
+func inputKey(in engine.Input) (kind, dedup string) {
+	switch v := in.(type) {
+	case engine.StepResult:
+		return InputResult, fmt.Sprintf("result:%s:%d:%d", v.Node, v.Generation, v.Attempt)
+	case engine.TimerFired:
+		return InputTimer, "timer:" + v.TimerID
+	case engine.Cancel:
+		return InputCancel, "cancel:" + v.RequestID
+	case engine.RetryNode:
+		return InputRetry, "retry:" + v.RequestID
+	case engine.ContinueAsNew:
+		return InputContinueAsNew, "can:" + v.RequestID
+	case engine.Terminate:
+		return InputTerminate, "terminate:" + string(v.Reason)
+	case engine.SignalReceived:
+		return InputSignal, "signal:" + v.Signal.RequestID
+	case engine.EventMatched:
+		return InputEvent, "event:" + v.EventID
+	case engine.ChildRunUpdate:
+		return InputChild, fmt.Sprintf("child:%s:%s:%s", v.Node, v.Status, v.Checkpoint)
+	case engine.ApprovalDecided:
+		return InputApproval, fmt.Sprintf("approval:%s:%s", v.Node, v.By)
+	case engine.CaseStatusChanged:
+		return InputCaseStatus, fmt.Sprintf("case:%s:%s", v.Node, v.Status)
+	}
+	panic(fmt.Sprintf("store: unknown input %T", in))
+}
+
+func decodeInput(kind string, payload []byte) (engine.Input, error) {
+	var target engine.Input
+	var err error
+	switch kind {
+	case InputResult:
+		target, err = decodeAs[engine.StepResult](payload)
+	case InputTimer:
+		target, err = decodeAs[engine.TimerFired](payload)
+	case InputCancel:
+		target, err = decodeAs[engine.Cancel](payload)
+	case InputRetry:
+		target, err = decodeAs[engine.RetryNode](payload)
+	case InputContinueAsNew:
+		target, err = decodeAs[engine.ContinueAsNew](payload)
+	case InputTerminate:
+		target, err = decodeAs[engine.Terminate](payload)
+	case InputSignal:
+		target, err = decodeAs[engine.SignalReceived](payload)
+	case InputEvent:
+		target, err = decodeAs[engine.EventMatched](payload)
+	case InputChild:
+		target, err = decodeAs[engine.ChildRunUpdate](payload)
+	case InputApproval:
+		target, err = decodeAs[engine.ApprovalDecided](payload)
+	case InputCaseStatus:
+		target, err = decodeAs[engine.CaseStatusChanged](payload)
+	default:
+		return nil, fmt.Errorf("unknown input kind %q (known: %s)", kind, inputKindsSupported)
+	}
+	return target, err
+}
+
+func decodeAs[T engine.Input](payload []byte) (engine.Input, error) {
+	var v T
+	if err := json.Unmarshal(payload, &v); err != nil {
+		return nil, fmt.Errorf("decode %T: %w", v, err)
+	}
+	return v, nil
+}

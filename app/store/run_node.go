@@ -1,0 +1,85 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/queries"
+)
+
+// RunNodesSteps loads a run's manifest-step nodes (no scatter children).
+func (s *Store) RunNodesSteps(ctx context.Context, tenantID, runID uuid.UUID) ([]*engine.Node, error) {
+	rows, err := s.q.RunNodeListSteps(ctx, queries.RunNodeListStepsParams{TenantID: tenantID, RunID: runID})
+	if err != nil {
+		return nil, fmt.Errorf("load nodes: %w", err)
+	}
+	return nodesFromRows(rows)
+}
+
+// RunNodesByName loads the named nodes of a run.
+func (s *Store) RunNodesByName(ctx context.Context, tenantID, runID uuid.UUID, names []string) ([]*engine.Node, error) {
+	rows, err := s.q.RunNodeListByName(ctx, queries.RunNodeListByNameParams{TenantID: tenantID, RunID: runID, Nodes: names})
+	if err != nil {
+		return nil, fmt.Errorf("load nodes: %w", err)
+	}
+	return nodesFromRows(rows)
+}
+
+// RunNodesChildren loads the children of a scatter with index in [from, to),
+// only the non-terminal ones when live is set.
+func (s *Store) RunNodesChildren(ctx context.Context, tenantID, runID uuid.UUID, need engine.Need) ([]*engine.Node, error) {
+	rows, err := s.q.RunNodeListChildren(ctx, queries.RunNodeListChildrenParams{
+		TenantID: tenantID, RunID: runID, Scatter: pgtype.Text{String: need.Scatter, Valid: true},
+		FromIndex: pgtype.Int4{Int32: int32(need.From), Valid: true},
+		ToIndex:   pgtype.Int4{Int32: int32(need.To), Valid: true}, LiveOnly: need.Live,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("load children of %s: %w", need.Scatter, err)
+	}
+	return nodesFromRows(rows)
+}
+
+// RunNodesUpsert writes changed and new nodes in one statement.
+func (s *Store) RunNodesUpsert(ctx context.Context, tenantID, runID uuid.UUID, nodes []*engine.Node) error {
+	if len(nodes) == 0 {
+		return nil
+	}
+	p := queries.RunNodeUpsertManyParams{TenantID: tenantID, RunID: runID}
+	for _, n := range nodes {
+		data, err := json.Marshal(n)
+		if err != nil {
+			return fmt.Errorf("encode node %s: %w", n.ID, err)
+		}
+		scatter, index := "", int32(-1)
+		if n.Child != nil {
+			scatter, index = n.Child.Scatter, int32(n.Child.Index)
+		}
+		p.Nodes = append(p.Nodes, n.ID)
+		p.Refs = append(p.Refs, n.Ref)
+		p.States = append(p.States, string(n.State))
+		p.Scatters = append(p.Scatters, scatter)
+		p.ChildIndexes = append(p.ChildIndexes, index)
+		p.Datas = append(p.Datas, string(data))
+	}
+	if err := s.q.RunNodeUpsertMany(ctx, p); err != nil {
+		return fmt.Errorf("write nodes: %w", err)
+	}
+	return nil
+}
+
+func nodesFromRows(rows []queries.RunNode) ([]*engine.Node, error) {
+	out := make([]*engine.Node, len(rows))
+	for i, r := range rows {
+		var n engine.Node
+		if err := json.Unmarshal(r.Data, &n); err != nil {
+			return nil, fmt.Errorf("decode node %s: %w", r.Node, err)
+		}
+		out[i] = &n
+	}
+	return out, nil
+}

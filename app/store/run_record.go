@@ -1,0 +1,209 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/queries"
+)
+
+// RunDecisionSave writes what a tick decided about nodes, attempts and
+// history. The caller performs the commands and the guarded run update in
+// the same transaction.
+func (s *Store) RunDecisionSave(ctx context.Context, tenantID, runID uuid.UUID, d *engine.Decision) error {
+	if err := s.RunNodesUpsert(ctx, tenantID, runID, d.Nodes); err != nil {
+		return err
+	}
+	if err := s.runAttemptsUpsert(ctx, tenantID, runID, d.Attempts); err != nil {
+		return err
+	}
+	return s.runHistoryAppend(ctx, tenantID, runID, d.Transitions)
+}
+
+func (s *Store) runAttemptsUpsert(ctx context.Context, tenantID, runID uuid.UUID, attempts []engine.Attempt) error {
+	if len(attempts) == 0 {
+		return nil
+	}
+	p := queries.RunAttemptUpsertManyParams{TenantID: tenantID, RunID: runID}
+	for _, a := range attempts {
+		out, err := jsonOrEmpty(a.Output)
+		if err != nil {
+			return fmt.Errorf("encode output of %s: %w", a.Node, err)
+		}
+		errJSON, err := jsonOrEmpty(a.Error)
+		if err != nil {
+			return fmt.Errorf("encode error of %s: %w", a.Node, err)
+		}
+		p.Nodes = append(p.Nodes, a.Node)
+		p.Generations = append(p.Generations, int32(a.Generation))
+		p.Attempts = append(p.Attempts, int32(a.Attempt))
+		p.StartedAts = append(p.StartedAts, a.StartedAt)
+		p.FinishedAts = append(p.FinishedAts, a.FinishedAt)
+		p.Outputs = append(p.Outputs, out)
+		p.Errors = append(p.Errors, errJSON)
+	}
+	if err := s.q.RunAttemptUpsertMany(ctx, p); err != nil {
+		return fmt.Errorf("write attempts: %w", err)
+	}
+	return nil
+}
+
+func (s *Store) runHistoryAppend(ctx context.Context, tenantID, runID uuid.UUID, ts []engine.Transition) error {
+	if len(ts) == 0 {
+		return nil
+	}
+	p := queries.RunHistoryInsertManyParams{TenantID: tenantID, RunID: runID}
+	for _, t := range ts {
+		p.Seqs = append(p.Seqs, t.Seq)
+		p.Ats = append(p.Ats, t.At)
+		p.Nodes = append(p.Nodes, t.Node)
+		p.FromStates = append(p.FromStates, t.From)
+		p.ToStates = append(p.ToStates, t.To)
+		p.Generations = append(p.Generations, int32(t.Generation))
+		p.Attempts = append(p.Attempts, int32(t.Attempt))
+		p.Details = append(p.Details, t.Detail)
+	}
+	if err := s.q.RunHistoryInsertMany(ctx, p); err != nil {
+		return fmt.Errorf("append history: %w", err)
+	}
+	return nil
+}
+
+// RunHistory returns a run's transitions after seq, oldest first.
+func (s *Store) RunHistory(ctx context.Context, tenantID, runID uuid.UUID, afterSeq int64, limit int) ([]engine.Transition, error) {
+	rows, err := s.q.RunHistoryList(ctx, queries.RunHistoryListParams{
+		TenantID: tenantID, RunID: runID, AfterSeq: afterSeq, MaxRows: int32(limit),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("load history: %w", err)
+	}
+	out := make([]engine.Transition, len(rows))
+	for i, r := range rows {
+		out[i] = engine.Transition{
+			Seq: r.Seq, At: r.At, Node: r.Node, From: r.FromState, To: r.ToState,
+			Generation: int(r.Generation), Attempt: int(r.Attempt), Detail: r.Detail,
+		}
+	}
+	return out, nil
+}
+
+// AttemptRecord is one stored attempt, with its worker lease.
+type AttemptRecord struct {
+	engine.Attempt
+	LeaseUntil *time.Time
+}
+
+// RunAttempts lists a run's attempts by node, generation and attempt.
+func (s *Store) RunAttempts(ctx context.Context, tenantID, runID uuid.UUID) ([]AttemptRecord, error) {
+	rows, err := s.q.RunAttemptList(ctx, queries.RunAttemptListParams{TenantID: tenantID, RunID: runID})
+	if err != nil {
+		return nil, fmt.Errorf("load attempts: %w", err)
+	}
+	out := make([]AttemptRecord, len(rows))
+	for i, r := range rows {
+		a := AttemptRecord{Attempt: engine.Attempt{Node: r.Node, Generation: int(r.Generation), Attempt: int(r.Attempt)}, LeaseUntil: r.LeaseUntil}
+		if r.StartedAt != nil {
+			a.StartedAt = *r.StartedAt
+		}
+		if r.FinishedAt != nil {
+			a.FinishedAt = *r.FinishedAt
+		}
+		if len(r.Output) > 0 {
+			_ = json.Unmarshal(r.Output, &a.Output)
+		}
+		if len(r.Error) > 0 {
+			a.Error = &engine.Error{}
+			_ = json.Unmarshal(r.Error, a.Error)
+		}
+		out[i] = a
+	}
+	return out, nil
+}
+
+// AttemptStart records that a worker took an attempt and leases it for
+// lease; it reports false when the attempt already has a result.
+func (s *Store) AttemptStart(ctx context.Context, tenantID, runID uuid.UUID, node string, generation, attempt int, lease time.Duration) (bool, error) {
+	n, err := s.q.RunAttemptStart(ctx, queries.RunAttemptStartParams{
+		TenantID: tenantID, RunID: runID, Node: node, Generation: int32(generation), Attempt: int32(attempt),
+		LeaseSeconds: lease.Seconds(),
+	})
+	if err != nil {
+		return false, fmt.Errorf("start attempt: %w", err)
+	}
+	return n == 1, nil
+}
+
+// LostAttempt names an attempt whose worker's lease ran out.
+type LostAttempt struct {
+	TenantID, RunID     uuid.UUID
+	Node                string
+	Generation, Attempt int
+}
+
+// AttemptsClaimLost claims up to limit attempts whose lease ran out.
+func (s *Store) AttemptsClaimLost(ctx context.Context, limit int) ([]LostAttempt, error) {
+	rows, err := s.q.RunAttemptClaimLost(ctx, int32(limit))
+	if err != nil {
+		return nil, fmt.Errorf("claim lost attempts: %w", err)
+	}
+	out := make([]LostAttempt, len(rows))
+	for i, r := range rows {
+		out[i] = LostAttempt{TenantID: r.TenantID, RunID: r.RunID, Node: r.Node, Generation: int(r.Generation), Attempt: int(r.Attempt)}
+	}
+	return out, nil
+}
+
+// Timer is a durable timer row.
+type Timer struct {
+	TenantID, RunID uuid.UUID
+	TimerID, Node   string
+	FireAt          time.Time
+}
+
+// TimerSchedule inserts or moves a timer.
+func (s *Store) TimerSchedule(ctx context.Context, t Timer) error {
+	err := s.q.RunTimerUpsert(ctx, queries.RunTimerUpsertParams{
+		TenantID: t.TenantID, RunID: t.RunID, TimerID: t.TimerID, Node: t.Node, FireAt: t.FireAt,
+	})
+	if err != nil {
+		return fmt.Errorf("schedule timer: %w", err)
+	}
+	return nil
+}
+
+// TimerCancel deletes a timer.
+func (s *Store) TimerCancel(ctx context.Context, tenantID, runID uuid.UUID, timerID string) error {
+	if err := s.q.RunTimerDelete(ctx, queries.RunTimerDeleteParams{TenantID: tenantID, RunID: runID, TimerID: timerID}); err != nil {
+		return fmt.Errorf("cancel timer: %w", err)
+	}
+	return nil
+}
+
+// TimersClaimDue removes and returns up to limit due timers.
+func (s *Store) TimersClaimDue(ctx context.Context, limit int) ([]Timer, error) {
+	rows, err := s.q.RunTimerClaimDue(ctx, int32(limit))
+	if err != nil {
+		return nil, fmt.Errorf("claim due timers: %w", err)
+	}
+	out := make([]Timer, len(rows))
+	for i, r := range rows {
+		out[i] = Timer{TenantID: r.TenantID, RunID: r.RunID, TimerID: r.TimerID, Node: r.Node, FireAt: r.FireAt}
+	}
+	return out, nil
+}
+
+func jsonOrEmpty(v any) (string, error) {
+	if v == nil {
+		return "", nil
+	}
+	if e, ok := v.(*engine.Error); ok && e == nil {
+		return "", nil
+	}
+	b, err := json.Marshal(v)
+	return string(b), err
+}

@@ -1,0 +1,55 @@
+-- name: RunInsert :one
+-- A repeated idempotency key inserts nothing and returns no row.
+INSERT INTO run (
+    tenant_id, id, definition_key, definition_version, manifest_hash, status,
+    subject, search_attributes, parent_run_id, root_run_id, depth,
+    continued_from_run_id, idempotency_key, state, tick_requested
+) VALUES (
+    @tenant_id, @id, @definition_key, @definition_version, @manifest_hash, @status,
+    @subject, @search_attributes, sqlc.narg(parent_run_id), @root_run_id, @depth,
+    sqlc.narg(continued_from_run_id), sqlc.narg(idempotency_key), @state, true
+)
+ON CONFLICT DO NOTHING
+RETURNING *;
+
+-- name: RunGet :one
+SELECT * FROM run WHERE tenant_id = @tenant_id AND id = @id;
+
+-- name: RunGetByIdempotencyKey :one
+SELECT * FROM run
+WHERE tenant_id = @tenant_id AND definition_key = @definition_key AND idempotency_key = @idempotency_key;
+
+-- name: RunUpdate :execrows
+-- The tick's final write: zero rows means another tick committed first.
+UPDATE run SET
+    status = @status,
+    reason = sqlc.narg(reason),
+    state = @state,
+    transition_count = @transition_count,
+    continued_to_run_id = sqlc.narg(continued_to_run_id),
+    finished_at = sqlc.narg(finished_at),
+    updated_at = now(),
+    record_version = record_version + 1
+WHERE tenant_id = @tenant_id AND id = @id AND record_version = @record_version;
+
+-- name: RunRequestTick :execrows
+-- Flips the wake flag; only the caller that flips it enqueues a tick.
+UPDATE run SET tick_requested = true
+WHERE tenant_id = @tenant_id AND id = @id AND NOT tick_requested;
+
+-- name: RunClearTick :exec
+UPDATE run SET tick_requested = false
+WHERE tenant_id = @tenant_id AND id = @id AND tick_requested;
+
+-- name: RunList :many
+SELECT * FROM run
+WHERE tenant_id = @tenant_id
+  AND (sqlc.narg(status)::text IS NULL OR status = sqlc.narg(status))
+  AND (sqlc.narg(definition_key)::text IS NULL OR definition_key = sqlc.narg(definition_key))
+  AND (sqlc.narg(subject)::text IS NULL OR subject = sqlc.narg(subject))
+  AND (sqlc.narg(parent_run_id)::uuid IS NULL OR parent_run_id = sqlc.narg(parent_run_id))
+  AND (sqlc.narg(attributes)::jsonb IS NULL OR search_attributes @> sqlc.narg(attributes))
+  AND (sqlc.narg(before_created_at)::timestamptz IS NULL
+       OR (created_at, id) < (sqlc.narg(before_created_at), sqlc.narg(before_id)::uuid))
+ORDER BY created_at DESC, id DESC
+LIMIT @max_rows;

@@ -1,0 +1,44 @@
+-- name: RunAttemptUpsertMany :exec
+INSERT INTO run_attempt (tenant_id, run_id, node, generation, attempt, started_at, finished_at, output, error)
+SELECT @tenant_id, @run_id, a.node, a.generation, a.attempt,
+       NULLIF(a.started_at, '0001-01-01 00:00:00+00'::timestamptz),
+       NULLIF(a.finished_at, '0001-01-01 00:00:00+00'::timestamptz),
+       NULLIF(a.output, '')::jsonb, NULLIF(a.error, '')::jsonb
+FROM (SELECT unnest(@nodes::text[]) AS node,
+             unnest(@generations::integer[]) AS generation,
+             unnest(@attempts::integer[]) AS attempt,
+             unnest(@started_ats::timestamptz[]) AS started_at,
+             unnest(@finished_ats::timestamptz[]) AS finished_at,
+             unnest(@outputs::text[]) AS output,
+             unnest(@errors::text[]) AS error) AS a
+ON CONFLICT (tenant_id, run_id, node, generation, attempt) DO UPDATE
+SET started_at = coalesce(run_attempt.started_at, EXCLUDED.started_at),
+    finished_at = EXCLUDED.finished_at,
+    output = EXCLUDED.output,
+    error = EXCLUDED.error,
+    lease_until = CASE WHEN EXCLUDED.finished_at IS NULL THEN run_attempt.lease_until END;
+
+-- name: RunAttemptStart :execrows
+-- A worker takes an attempt: it must exist and have no result yet.
+INSERT INTO run_attempt (tenant_id, run_id, node, generation, attempt, started_at, lease_until)
+VALUES (@tenant_id, @run_id, @node, @generation, @attempt, now(), now() + make_interval(secs => @lease_seconds::float8))
+ON CONFLICT (tenant_id, run_id, node, generation, attempt) DO UPDATE
+SET started_at = coalesce(run_attempt.started_at, now()), lease_until = EXCLUDED.lease_until
+WHERE run_attempt.finished_at IS NULL;
+
+-- name: RunAttemptList :many
+SELECT * FROM run_attempt
+WHERE tenant_id = @tenant_id AND run_id = @run_id
+ORDER BY node, generation, attempt;
+
+-- name: RunAttemptClaimLost :many
+-- Attempts whose worker stopped answering: their lease ran out with no
+-- result. Claiming clears the lease so each is reported once.
+UPDATE run_attempt SET lease_until = NULL
+WHERE (tenant_id, run_id, node, generation, attempt) IN (
+    SELECT a.tenant_id, a.run_id, a.node, a.generation, a.attempt FROM run_attempt a
+    WHERE a.lease_until < now() AND a.finished_at IS NULL
+    ORDER BY a.lease_until
+    LIMIT @max_rows
+    FOR UPDATE SKIP LOCKED)
+RETURNING tenant_id, run_id, node, generation, attempt;

@@ -1,0 +1,27 @@
+-- name: RunNodeListSteps :many
+-- A run's manifest-step nodes: everything but scatter children.
+SELECT * FROM run_node
+WHERE tenant_id = @tenant_id AND run_id = @run_id AND scatter IS NULL;
+
+-- name: RunNodeListByName :many
+SELECT * FROM run_node
+WHERE tenant_id = @tenant_id AND run_id = @run_id AND node = ANY(@nodes::text[]);
+
+-- name: RunNodeListChildren :many
+SELECT * FROM run_node
+WHERE tenant_id = @tenant_id AND run_id = @run_id AND scatter = @scatter
+  AND child_index >= @from_index AND child_index < @to_index
+  AND (NOT @live_only::boolean OR state NOT IN ('succeeded', 'failed', 'skipped', 'cancelled'))
+ORDER BY child_index;
+
+-- name: RunNodeUpsertMany :exec
+INSERT INTO run_node (tenant_id, run_id, node, ref, state, scatter, child_index, data)
+SELECT @tenant_id, @run_id, n.node, n.ref, n.state, NULLIF(n.scatter, ''), NULLIF(n.child_index, -1), n.data::jsonb
+FROM (SELECT unnest(@nodes::text[]) AS node,
+             unnest(@refs::text[]) AS ref,
+             unnest(@states::text[]) AS state,
+             unnest(@scatters::text[]) AS scatter,
+             unnest(@child_indexes::integer[]) AS child_index,
+             unnest(@datas::text[]) AS data) AS n
+ON CONFLICT (tenant_id, run_id, node) DO UPDATE
+SET state = EXCLUDED.state, data = EXCLUDED.data, updated_at = now();

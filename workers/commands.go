@@ -1,0 +1,100 @@
+package workers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+
+	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/store"
+)
+
+// commandBatch performs a tick's commands in its transaction. Step jobs
+// are inserted together at the end, with one notification per queue.
+type commandBatch struct {
+	c    *Coordinator
+	s    *store.Store
+	tx   pgx.Tx
+	run  store.Run
+	now  time.Time // the database's clock for this tick
+	cmds []engine.Command
+}
+
+func (b *commandBatch) add(cmds []engine.Command) { b.cmds = append(b.cmds, cmds...) }
+
+func (b *commandBatch) perform(ctx context.Context) error {
+	var jobs []river.InsertManyParams
+	for _, cmd := range b.cmds {
+		switch v := cmd.(type) {
+		case engine.DispatchAttempt:
+			p, err := b.stepJob(ctx, v)
+			if err != nil {
+				return err
+			}
+			jobs = append(jobs, p)
+		case engine.ScheduleTimer:
+			if err := b.s.TimerSchedule(ctx, store.Timer{
+				TenantID: b.run.TenantID, RunID: b.run.ID, TimerID: v.TimerID, Node: v.Node, FireAt: v.FireAt,
+			}); err != nil {
+				return err
+			}
+		case engine.CancelTimer:
+			if err := b.s.TimerCancel(ctx, b.run.TenantID, b.run.ID, v.TimerID); err != nil {
+				return err
+			}
+		case engine.CancelAttempt:
+			// The attempt's result, if it still comes, is stale and
+			// discarded by the engine; the worker's lease expires unused.
+		case engine.Warn:
+			b.c.log.WarnContext(ctx, "run warning", "run_id", b.run.ID, "tenant_id", b.run.TenantID, "code", v.Code, "message", v.Message)
+		default:
+			return fmt.Errorf("run %s: command %T is not supported by this version of Ductor", b.run.ID, cmd)
+		}
+	}
+	return b.insertJobs(ctx, jobs)
+}
+
+// stepJob turns a dispatch into a River job on the tenant's tier queue; a
+// retry waiting for its backoff is scheduled for RunAt.
+func (b *commandBatch) stepJob(ctx context.Context, d engine.DispatchAttempt) (river.InsertManyParams, error) {
+	tier, err := b.c.tiers.get(ctx, b.s, b.run.TenantID)
+	if err != nil {
+		return river.InsertManyParams{}, err
+	}
+	opts := &river.InsertOpts{Queue: stepQueue(tier), MaxAttempts: 1}
+	if d.RunAt.Sub(b.now) > 5*time.Millisecond {
+		opts.ScheduledAt = d.RunAt
+	}
+	return river.InsertManyParams{
+		Args: StepArgs{
+			TenantID: b.run.TenantID, RunID: b.run.ID, Node: d.Node, Ref: d.Ref, Type: d.Type,
+			Generation: d.Generation, Attempt: d.Attempt, IdempotencyKey: d.IdempotencyKey,
+			Params: d.Params, TimeoutMS: d.TimeoutMS,
+		},
+		InsertOpts: opts,
+	}, nil
+}
+
+func (b *commandBatch) insertJobs(ctx context.Context, jobs []river.InsertManyParams) error {
+	if len(jobs) == 0 {
+		return nil
+	}
+	if _, err := b.c.river().InsertManyTx(ctx, b.tx, jobs); err != nil {
+		return fmt.Errorf("enqueue %d steps: %w", len(jobs), err)
+	}
+	queues := map[string]bool{}
+	for _, j := range jobs {
+		if j.InsertOpts.ScheduledAt.IsZero() {
+			queues[j.InsertOpts.Queue] = true
+		}
+	}
+	for q := range queues {
+		if err := Notify(ctx, b.tx, q); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,134 @@
+package workers
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+
+	"github.com/ductor/ductor/app/definition"
+	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/expr"
+	"github.com/ductor/ductor/app/store"
+)
+
+// Coordinator is the shell around the engine: it loads a run, calls
+// engine.Decide, and persists the decision in one transaction guarded by
+// the run's record_version. Ticks, step workers and the API share it.
+type Coordinator struct {
+	pool      *pgxpool.Pool
+	engine    *engine.Engine
+	log       *slog.Logger
+	client    atomic.Pointer[river.Client[pgx.Tx]]
+	manifests sync.Map // manifest hash → *definition.Manifest
+	tiers     tierCache
+	// Conflicts counts ticks that lost the record_version race.
+	Conflicts atomic.Int64
+	// RescueWindow is added to a step's timeout to lease its attempt.
+	RescueWindow time.Duration
+}
+
+// NewCoordinator builds a coordinator with a process-wide CEL cache.
+func NewCoordinator(pool *pgxpool.Pool, log *slog.Logger) (*Coordinator, error) {
+	env, err := expr.NewEnv()
+	if err != nil {
+		return nil, fmt.Errorf("CEL environment: %w", err)
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	eval := engine.NewCELEvaluator(expr.NewCache(env, 4096))
+	return &Coordinator{
+		pool: pool, log: log, engine: &engine.Engine{Eval: eval},
+		tiers: tierCache{ttl: 5 * time.Second}, RescueWindow: 30 * time.Second,
+	}, nil
+}
+
+// SetClient gives the coordinator the River client it inserts jobs with.
+func (c *Coordinator) SetClient(client *river.Client[pgx.Tx]) { c.client.Store(client) }
+
+func (c *Coordinator) river() *river.Client[pgx.Tx] {
+	client := c.client.Load()
+	if client == nil {
+		panic("workers: coordinator used before SetClient")
+	}
+	return client
+}
+
+// Wake asks for a tick of the run inside tx. Only the wake that flips the
+// run's flag inserts the tick job, so ticks coalesce; the notification
+// makes the coordinator fetch it as soon as tx commits.
+func (c *Coordinator) Wake(ctx context.Context, tx pgx.Tx, tenantID, runID uuid.UUID) error {
+	flipped, err := store.New(tx).RunRequestTick(ctx, tenantID, runID)
+	if err != nil || !flipped {
+		return err
+	}
+	return c.enqueueTick(ctx, tx, tenantID, runID)
+}
+
+func (c *Coordinator) enqueueTick(ctx context.Context, tx pgx.Tx, tenantID, runID uuid.UUID) error {
+	if _, err := c.river().InsertTx(ctx, tx, TickArgs{TenantID: tenantID, RunID: runID}, nil); err != nil {
+		return fmt.Errorf("enqueue tick: %w", err)
+	}
+	return Notify(ctx, tx, QueueCoordinator)
+}
+
+// manifest returns the run's compiled manifest, cached by hash.
+func (c *Coordinator) manifest(ctx context.Context, s *store.Store, r store.Run) (*definition.Manifest, error) {
+	if m, ok := c.manifests.Load(r.ManifestHash); ok {
+		return m.(*definition.Manifest), nil
+	}
+	v, err := s.DefinitionVersionGet(ctx, r.TenantID, r.DefinitionKey, r.DefinitionVersion)
+	if err != nil {
+		return nil, err
+	}
+	c.manifests.Store(v.ManifestHash, v.Manifest)
+	return v.Manifest, nil
+}
+
+// tierCache remembers tenants' tiers briefly: a tier change reaches step
+// dispatch within ttl.
+type tierCache struct {
+	ttl time.Duration
+	m   sync.Map // tenant id → tierEntry
+}
+
+type tierEntry struct {
+	tier store.Tier
+	at   time.Time
+}
+
+func (t *tierCache) get(ctx context.Context, s *store.Store, tenantID uuid.UUID) (store.Tier, error) {
+	if e, ok := t.m.Load(tenantID); ok && time.Since(e.(tierEntry).at) < t.ttl {
+		return e.(tierEntry).tier, nil
+	}
+	tenant, err := s.TenantGetByID(ctx, tenantID)
+	if err != nil {
+		return "", err
+	}
+	t.m.Store(tenantID, tierEntry{tier: tenant.Tier, at: time.Now()})
+	return tenant.Tier, nil
+}
+
+// stepQueue is the River queue of a tier's step tasks.
+func stepQueue(t store.Tier) string {
+	switch t {
+	case store.TierInteractive:
+		return QueueStepsInteractive
+	case store.TierBulk:
+		return QueueStepsBulk
+	}
+	return QueueStepsStandard
+}
+
+// Manifest returns the compiled manifest a run executes.
+func (c *Coordinator) Manifest(ctx context.Context, r store.Run) (*definition.Manifest, error) {
+	return c.manifest(ctx, store.New(c.pool), r)
+}

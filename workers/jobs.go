@@ -1,0 +1,49 @@
+package workers
+
+import (
+	"github.com/google/uuid"
+	"github.com/riverqueue/river"
+)
+
+// TickArgs is the coordinator tick of one run.
+type TickArgs struct {
+	TenantID uuid.UUID `json:"tenant_id"`
+	RunID    uuid.UUID `json:"run_id"`
+}
+
+// Kind implements river.JobArgs.
+func (TickArgs) Kind() string { return "ductor.tick" }
+
+// InsertOpts puts ticks on the coordinator queue, ahead of step work.
+func (TickArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueCoordinator, MaxAttempts: 25}
+}
+
+// StepArgs is one attempt of one worker step (task or http).
+type StepArgs struct {
+	TenantID       uuid.UUID      `json:"tenant_id"`
+	RunID          uuid.UUID      `json:"run_id"`
+	Node           string         `json:"node"`
+	Ref            string         `json:"ref"`
+	Type           string         `json:"type"`
+	Generation     int            `json:"generation"`
+	Attempt        int            `json:"attempt"`
+	IdempotencyKey string         `json:"idempotency_key"`
+	Params         map[string]any `json:"params"`
+	TimeoutMS      int64          `json:"timeout_ms"`
+}
+
+// Kind implements river.JobArgs.
+func (StepArgs) Kind() string { return "ductor.step" }
+
+// SweepArgs is the periodic job that fires due timers and reports
+// attempts whose worker was lost.
+type SweepArgs struct{}
+
+// Kind implements river.JobArgs.
+func (SweepArgs) Kind() string { return "ductor.sweep" }
+
+// InsertOpts puts sweeps on the coordinator queue.
+func (SweepArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueCoordinator, MaxAttempts: 1}
+}

@@ -1,0 +1,104 @@
+package workers
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/store"
+)
+
+// Trigger asks for a new run.
+type Trigger struct {
+	TenantID         uuid.UUID
+	Definition       string
+	Version          int // 0: the latest published version
+	Input            any
+	Subject          string
+	Context          map[string]any
+	SearchAttributes map[string]any
+	IdempotencyKey   string
+}
+
+// InputValidator checks trigger input against a definition's input schema.
+type InputValidator func(schema []byte, input any) error
+
+// Start creates a run and enqueues its first tick in one transaction. A
+// repeated idempotency key returns the existing run with created false.
+func (c *Coordinator) Start(ctx context.Context, t Trigger, validate InputValidator) (store.Run, bool, error) {
+	s := store.New(c.pool)
+	v, err := c.version(ctx, s, t)
+	if err != nil {
+		return store.Run{}, false, err
+	}
+	if validate != nil && len(v.Manifest.InputSchema) > 0 {
+		if err := validate(v.Manifest.InputSchema, t.Input); err != nil {
+			return store.Run{}, false, err
+		}
+	}
+	c.manifests.Store(v.ManifestHash, v.Manifest)
+	id := uuid.New()
+	n := store.NewRun{
+		TenantID: t.TenantID, ID: id, DefinitionKey: v.Key, DefinitionVersion: v.Version,
+		ManifestHash: v.ManifestHash, Subject: t.Subject, SearchAttributes: t.SearchAttributes,
+		RootRunID: id, IdempotencyKey: t.IdempotencyKey,
+		State: engine.Run{ID: id.String(), Status: engine.RunPending, Input: t.Input, Meta: map[string]any{
+			"id": id.String(), "key": v.Key, "version": v.Version, "subject": t.Subject,
+			"context": orEmpty(t.Context), "search_attributes": orEmpty(t.SearchAttributes),
+			"parent_run_id": "", "root_run_id": id.String(), "depth": 0,
+		}},
+	}
+	var run store.Run
+	var created bool
+	err = pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+		run, created, err = store.New(tx).RunCreate(ctx, n)
+		if err != nil || !created {
+			return err
+		}
+		return c.enqueueTick(ctx, tx, t.TenantID, run.ID)
+	})
+	return run, created, err
+}
+
+func (c *Coordinator) version(ctx context.Context, s *store.Store, t Trigger) (store.DefinitionVersion, error) {
+	if t.Version > 0 {
+		return s.DefinitionVersionGet(ctx, t.TenantID, t.Definition, t.Version)
+	}
+	return s.DefinitionVersionLatest(ctx, t.TenantID, t.Definition)
+}
+
+// Control delivers an operator's control intent (cancel, retry-from-node,
+// continue-as-new) to a run of the tenant, to be drained by its next tick.
+func (c *Coordinator) Control(ctx context.Context, tenantID, runID uuid.UUID, in engine.Input) error {
+	return pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+		if _, err := store.New(tx).RunGet(ctx, tenantID, runID); err != nil {
+			return err
+		}
+		return c.Deliver(ctx, tx, tenantID, runID, in)
+	})
+}
+
+// RetryNode asks a run to retry a failed (or cancelled) node.
+func (c *Coordinator) RetryNode(ctx context.Context, tenantID, runID uuid.UUID, node string) error {
+	nodes, err := store.New(c.pool).RunNodesByName(ctx, tenantID, runID, []string{node})
+	if err != nil {
+		return err
+	}
+	if len(nodes) == 0 {
+		return apperr.New(apperr.NotFound, "run has no node %q", node)
+	}
+	if st := nodes[0].State; st != engine.NodeFailed && st != engine.NodeCancelled {
+		return apperr.New(apperr.Conflict, "node %q is %s: only a failed or cancelled node can be retried", node, st)
+	}
+	return c.Control(ctx, tenantID, runID, engine.RetryNode{RequestID: uuid.NewString(), Node: node})
+}
+
+func orEmpty(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return m
+}

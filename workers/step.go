@@ -1,0 +1,62 @@
+package workers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/steps"
+	"github.com/ductor/ductor/app/store"
+)
+
+// StepWorker executes one attempt of a task or http step and, in one
+// transaction, records its result for the run's next tick, wakes the run
+// and completes its own job.
+type StepWorker struct {
+	river.WorkerDefaults[StepArgs]
+	C        *Coordinator
+	Executor *steps.Executor
+}
+
+// Timeout lets the executor enforce the step's own timeout first; River's
+// is a backstop a little later.
+func (w *StepWorker) Timeout(job *river.Job[StepArgs]) time.Duration {
+	if job.Args.TimeoutMS <= 0 {
+		return -1
+	}
+	return time.Duration(job.Args.TimeoutMS)*time.Millisecond + 10*time.Second
+}
+
+// Work executes the attempt unless it already has a result.
+func (w *StepWorker) Work(ctx context.Context, job *river.Job[StepArgs]) error {
+	a := job.Args
+	s := store.New(w.C.pool)
+	lease := time.Duration(a.TimeoutMS)*time.Millisecond + w.C.RescueWindow
+	fresh, err := s.AttemptStart(ctx, a.TenantID, a.RunID, a.Node, a.Generation, a.Attempt, lease)
+	if err != nil {
+		return err
+	}
+	if !fresh {
+		return nil // a duplicate delivery of an attempt that has its result
+	}
+	out, stepErr := w.Executor.Execute(ctx, steps.Request{
+		TenantID: a.TenantID.String(), RunID: a.RunID.String(), Node: a.Node, Ref: a.Ref, Type: a.Type,
+		Generation: a.Generation, Attempt: a.Attempt, IdempotencyKey: a.IdempotencyKey,
+		Params: a.Params, Timeout: time.Duration(a.TimeoutMS) * time.Millisecond,
+	})
+	result := engine.StepResult{Node: a.Node, Generation: a.Generation, Attempt: a.Attempt, Output: out, Error: stepErr}
+	return pgx.BeginFunc(context.WithoutCancel(ctx), w.C.pool, func(tx pgx.Tx) error {
+		if err := w.C.Deliver(ctx, tx, a.TenantID, a.RunID, result); err != nil {
+			return err
+		}
+		if _, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job); err != nil {
+			return fmt.Errorf("complete step job: %w", err)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,181 @@
+package workers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+
+	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/store"
+)
+
+// maxTickConflicts bounds how often one tick job re-decides after losing
+// the record_version race before it hands over to a fresh tick.
+const maxTickConflicts = 5
+
+// TickWorker runs coordinator ticks.
+type TickWorker struct {
+	river.WorkerDefaults[TickArgs]
+	C *Coordinator
+}
+
+// Work runs one tick of the run.
+func (w *TickWorker) Work(ctx context.Context, job *river.Job[TickArgs]) error {
+	return w.C.Tick(ctx, job.Args.TenantID, job.Args.RunID)
+}
+
+// Tick clears the run's wake flag, then decides and persists until it
+// commits without conflict. A wake that lands after the flag is cleared
+// enqueues the next tick, so no input is left undrained.
+func (c *Coordinator) Tick(ctx context.Context, tenantID, runID uuid.UUID) error {
+	if err := store.New(c.pool).RunClearTick(ctx, tenantID, runID); err != nil {
+		return err
+	}
+	for range maxTickConflicts {
+		err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+			return c.tickTx(ctx, tx, tenantID, runID)
+		})
+		if !errors.Is(err, store.ErrConflict) {
+			return err
+		}
+		c.Conflicts.Add(1)
+	}
+	return pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error { return c.Wake(ctx, tx, tenantID, runID) })
+}
+
+// tickTx is one tick inside tx: load, decide (again while the engine needs
+// more children), persist, perform commands, consume inputs, and write the
+// run guarded by the record_version it read.
+func (c *Coordinator) tickTx(ctx context.Context, tx pgx.Tx, tenantID, runID uuid.UUID) error {
+	s := store.New(tx)
+	run, err := s.RunGet(ctx, tenantID, runID)
+	if err != nil {
+		return err
+	}
+	pending, err := s.RunInputsPending(ctx, tenantID, runID)
+	if err != nil {
+		return err
+	}
+	if run.Status.Terminal() && len(pending.Inputs) == 0 {
+		return nil
+	}
+	state, err := c.loadState(ctx, s, run, pending.Inputs)
+	if err != nil {
+		return err
+	}
+	m, err := c.manifest(ctx, s, run)
+	if err != nil {
+		return err
+	}
+	now, err := s.Now(ctx)
+	if err != nil {
+		return err
+	}
+	tick := engine.Tick{Now: now, Seed: seed(runID, run.RecordVersion), Inputs: pending.Inputs, MorePending: pending.More}
+	cmds := &commandBatch{c: c, s: s, tx: tx, run: run, now: now}
+	for {
+		d, err := c.engine.Decide(ctx, m, state, tick)
+		if err != nil {
+			return fmt.Errorf("decide run %s: %w", runID, err)
+		}
+		if err := s.RunDecisionSave(ctx, tenantID, runID, d); err != nil {
+			return err
+		}
+		cmds.add(d.Commands)
+		state.Apply(d)
+		if len(d.Needs) == 0 {
+			break
+		}
+		if err := c.loadNeeds(ctx, s, run, state, d.Needs); err != nil {
+			return err
+		}
+		tick = engine.Tick{Now: now, Seed: tick.Seed + 1}
+	}
+	if err := cmds.perform(ctx); err != nil {
+		return err
+	}
+	if err := s.RunInputsConsume(ctx, tenantID, runID, pending.IDs); err != nil {
+		return err
+	}
+	if err := s.RunUpdate(ctx, run, state.Run); err != nil {
+		return err
+	}
+	if pending.More {
+		return c.Wake(ctx, tx, tenantID, runID)
+	}
+	return nil
+}
+
+// loadState loads what Decide needs: the run, its step nodes, and the
+// scatter children the inputs name.
+func (c *Coordinator) loadState(ctx context.Context, s *store.Store, run store.Run, inputs []engine.Input) (*engine.State, error) {
+	nodes, err := s.RunNodesSteps(ctx, run.TenantID, run.ID)
+	if err != nil {
+		return nil, err
+	}
+	st := &engine.State{Run: run.State, Nodes: make(map[string]*engine.Node, len(nodes))}
+	for _, n := range nodes {
+		st.Nodes[n.ID] = n
+	}
+	var named []string
+	for _, in := range inputs {
+		if name := inputNode(in); name != "" && st.Nodes[name] == nil {
+			named = append(named, name)
+		}
+	}
+	if len(named) > 0 {
+		children, err := s.RunNodesByName(ctx, run.TenantID, run.ID, named)
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range children {
+			st.Nodes[n.ID] = n
+		}
+	}
+	return st, nil
+}
+
+func (c *Coordinator) loadNeeds(ctx context.Context, s *store.Store, run store.Run, st *engine.State, needs []engine.Need) error {
+	for _, need := range needs {
+		children, err := s.RunNodesChildren(ctx, run.TenantID, run.ID, need)
+		if err != nil {
+			return err
+		}
+		for _, n := range children {
+			st.Nodes[n.ID] = n
+		}
+	}
+	return nil
+}
+
+// inputNode is the node an input is about, if any.
+func inputNode(in engine.Input) string {
+	switch v := in.(type) {
+	case engine.StepResult:
+		return v.Node
+	case engine.TimerFired:
+		return v.Node
+	case engine.ChildRunUpdate:
+		return v.Node
+	case engine.ApprovalDecided:
+		return v.Node
+	case engine.CaseStatusChanged:
+		return v.Node
+	case engine.RetryNode:
+		return v.Node
+	}
+	return ""
+}
+
+// seed derives retry jitter from the run and its version, so a re-executed
+// tick decides the same.
+func seed(runID uuid.UUID, version int64) uint64 {
+	h := fnv.New64a()
+	h.Write(runID[:])
+	return h.Sum64() ^ uint64(version)*0x9e3779b97f4a7c15
+}

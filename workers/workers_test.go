@@ -1,0 +1,182 @@
+package workers_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/ductor/ductor/app/definition"
+	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/steps"
+	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/app/testdb"
+	"github.com/ductor/ductor/workers"
+)
+
+type testBundle struct {
+	ctx    context.Context
+	pool   *pgxpool.Pool
+	store  *store.Store
+	coord  *workers.Coordinator
+	tenant store.Tenant
+}
+
+// setup runs the coordinator and step workers on a schema of their own.
+func setup(t *testing.T) testBundle {
+	t.Helper()
+	ctx := context.Background()
+	pool := testdb.Schema(t)
+	log := slog.New(slog.DiscardHandler)
+	coord, err := workers.NewCoordinator(pool, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := workers.NewClient(pool, workers.Options{
+		Coordinator: true, Steps: true, Logger: log, C: coord,
+		Executor: steps.NewExecutor(steps.NewRegistry(), steps.HTTPOptions{}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := client.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = client.Stop(stopCtx)
+	})
+	s := store.New(pool)
+	return testBundle{ctx: ctx, pool: pool, store: s, coord: coord, tenant: testdb.Tenant(t, s, nil)}
+}
+
+// publish stores a hand-built manifest as the next version of its key.
+func (b testBundle) publish(t *testing.T, m *definition.Manifest) {
+	t.Helper()
+	raw, _ := json.Marshal(m)
+	sum := sha256.Sum256(raw)
+	_, _, err := b.store.DefinitionPublish(b.ctx, b.tenant.ID, store.Publication{
+		Manifest: m, ManifestHash: hex.EncodeToString(sum[:]), Source: string(raw), SourceFormat: "json",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (b testBundle) start(t *testing.T, key string, input any) uuid.UUID {
+	t.Helper()
+	run, created, err := b.coord.Start(b.ctx, workers.Trigger{TenantID: b.tenant.ID, Definition: key, Input: input}, nil)
+	if err != nil || !created {
+		t.Fatalf("start %s: created=%v err=%v", key, created, err)
+	}
+	return run.ID
+}
+
+// waitTerminal polls the run until it ends or the deadline passes.
+func (b testBundle) waitTerminal(t *testing.T, id uuid.UUID) store.Run {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		run, err := b.store.RunGet(b.ctx, b.tenant.ID, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run.Status.Terminal() {
+			return run
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run %s still %s after 30s", id, run.Status)
+		}
+		time.Sleep(5 * time.Millisecond) // poll interval, not a wait for an event
+	}
+}
+
+// step builds a manifest step with the compiler's defaults.
+func step(ref string, typ definition.StepType, with map[string]any) definition.Step {
+	st := definition.Step{Ref: ref, Type: typ, With: with, Join: definition.JoinAll, OnError: definition.OnErrorFail,
+		Retry: definition.RetryPolicy{MaxAttempts: 1}}
+	if typ == definition.TypeTask || typ == definition.TypeHTTP {
+		st.Retry = definition.RetryPolicy{MaxAttempts: 3, InitialIntervalMS: 10, BackoffCoefficient: 2, MaxIntervalMS: 100}
+		st.TimeoutMS = 60_000
+	}
+	return st
+}
+
+func chain(key string, steps ...definition.Step) *definition.Manifest {
+	m := &definition.Manifest{Key: key, Steps: steps, Entrypoints: []string{steps[0].Ref}}
+	for i, st := range steps {
+		m.Order = append(m.Order, st.Ref)
+		if i > 0 {
+			m.Edges = append(m.Edges, definition.Edge{From: steps[i-1].Ref, To: st.Ref, On: definition.OutcomeSuccess})
+		}
+	}
+	return m
+}
+
+func TestChainOfTasksSucceeds(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.publish(t, chain("echo-chain",
+		step("a", definition.TypeTask, map[string]any{"handler": "builtin.echo"}),
+		step("b", definition.TypeTransform, map[string]any{"expr": `{"doubled": steps.a.output.n * 2.0}`}),
+		step("c", definition.TypeTask, map[string]any{"handler": "builtin.noop"}),
+	))
+	id := b.start(t, "echo-chain", map[string]any{"n": 21})
+	run := b.waitTerminal(t, id)
+	if run.Status != engine.RunSucceeded {
+		t.Fatalf("status %s, error %+v", run.Status, run.State.Error)
+	}
+	nodes, err := b.store.RunNodesSteps(b.ctx, b.tenant.ID, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]any{}
+	for _, n := range nodes {
+		got[n.ID] = n.Output
+		if n.State != engine.NodeSucceeded {
+			t.Errorf("node %s is %s", n.ID, n.State)
+		}
+	}
+	if b2, _ := json.Marshal(got["b"]); string(b2) != `{"doubled":42}` {
+		t.Errorf("b output = %s", b2)
+	}
+	history, err := b.store.RunHistory(b.ctx, b.tenant.ID, id, 0, 500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if int64(len(history)) != run.TransitionCount || history[len(history)-1].Seq != run.TransitionCount {
+		t.Fatalf("history has %d entries, run counts %d transitions", len(history), run.TransitionCount)
+	}
+}
+
+func TestFailingTaskRetriesThenFailsRun(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.publish(t, chain("always-fails",
+		step("boom", definition.TypeTask, map[string]any{"handler": "builtin.fail", "input": map[string]any{"message": "nope", "retryable": true}}),
+	))
+	id := b.start(t, "always-fails", nil)
+	run := b.waitTerminal(t, id)
+	if run.Status != engine.RunFailed {
+		t.Fatalf("status %s, want failed", run.Status)
+	}
+	attempts, err := b.store.RunAttempts(b.ctx, b.tenant.ID, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(attempts) != 3 {
+		t.Fatalf("%d attempts recorded, want 3 (max_attempts)", len(attempts))
+	}
+	for _, a := range attempts {
+		if a.Error == nil || a.FinishedAt.IsZero() {
+			t.Errorf("attempt %d: %+v", a.Attempt.Attempt, a)
+		}
+	}
+}
