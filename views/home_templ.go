@@ -9,7 +9,8 @@ package views
 import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
-// Home is the landing page of a running server.
+// Home is the landing page of a running server for a visitor who is not
+// signed in.
 func Home() templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
@@ -39,13 +40,13 @@ func Home() templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<h1>Ductor is running</h1><p>Durable workflows on Postgres. The API lives under <code>/api/v1</code>; authenticate with <code>Authorization: Bearer dk_…</code>.</p><ul><li><a href=\"/healthz\">/healthz</a> — the process is up</li><li><a href=\"/readyz\">/readyz</a> — the database is reachable and migrated</li><li><a href=\"/metrics\">/metrics</a> — Prometheus metrics</li></ul>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<h1>Ductor is running</h1><p>Durable workflows on Postgres. <a href=\"/login\" id=\"sign-in\">Sign in</a> to the dashboard.</p><p>The API lives under <code>/api/v1</code>; authenticate with <code>Authorization: Bearer dk_…</code>.</p><ul><li><a href=\"/healthz\">/healthz</a> — the process is up</li><li><a href=\"/readyz\">/readyz</a> — the database is reachable and migrated</li><li><a href=\"/metrics\">/metrics</a> — Prometheus metrics</li></ul>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			return nil
 		})
-		templ_7745c5c3_Err = Layout("Home").Render(templ.WithChildren(ctx, templ_7745c5c3_Var2), templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = PublicPage("Home", false).Render(templ.WithChildren(ctx, templ_7745c5c3_Var2), templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

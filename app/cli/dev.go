@@ -63,7 +63,7 @@ func runDev(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "Ductor dev: http://%s (Ctrl-C stops everything)\n", cfg.Addr)
-	return process{cfg: cfg, pool: pool, log: log, env: env}.run(ctx)
+	return process{cfg: cfg, pool: pool, log: log, env: env, dev: true}.run(ctx)
 }
 
 // requireLoopback keeps dev (and its dev login) off the network.
@@ -82,12 +82,12 @@ func requireLoopback(addr string) error {
 // The key is printed then; with dev's own database it is also saved in
 // keyFile (mode 0600) and printed again at later starts.
 func ensureDevTenant(ctx context.Context, env Env, s *store.Store, keyFile string) error {
-	_, err := s.TenantGetBySlug(ctx, "dev")
+	existing, err := s.TenantGetBySlug(ctx, "dev")
 	if err == nil {
 		if b, err := os.ReadFile(keyFile); keyFile != "" && err == nil {
 			fmt.Fprintf(env.Stdout, "Dev API key (tenant dev): %s\n", strings.TrimSpace(string(b)))
 		}
-		return nil
+		return ensureDevUser(ctx, s, existing)
 	}
 	if !apperr.Is(err, apperr.NotFound) {
 		return err
@@ -100,6 +100,9 @@ func ensureDevTenant(ctx context.Context, env Env, s *store.Store, keyFile strin
 	if err != nil {
 		return err
 	}
+	if err := ensureDevUser(ctx, s, tenant); err != nil {
+		return err
+	}
 	fmt.Fprintf(env.Stdout, "Dev API key (tenant dev): %s\n", secret)
 	if keyFile == "" {
 		return nil
@@ -108,4 +111,18 @@ func ensureDevTenant(ctx context.Context, env Env, s *store.Store, keyFile strin
 		return fmt.Errorf("save the dev key: %w", err)
 	}
 	return os.WriteFile(keyFile, []byte(secret+"\n"), 0o600)
+}
+
+// ensureDevUser makes the dev user (whom the dev login signs in as) an
+// owner of the dev tenant, unless they already belong to it.
+func ensureDevUser(ctx context.Context, s *store.Store, tenant store.Tenant) error {
+	if _, err := s.UserEnsure(ctx, store.DevUserEmail, "Dev user"); err != nil {
+		return err
+	}
+	_, err := s.MemberGet(ctx, tenant.ID, store.DevUserEmail)
+	if !apperr.Is(err, apperr.NotFound) {
+		return err
+	}
+	_, err = s.MemberSet(ctx, tenant.ID, store.DevUserEmail, auth.RoleOwner)
+	return err
 }

@@ -25,6 +25,7 @@ type process struct {
 	pool *pgxpool.Pool
 	log  *slog.Logger
 	env  Env
+	dev  bool // `ductor dev`: may offer the dev login
 }
 
 func (p process) run(ctx context.Context) error {
@@ -49,7 +50,12 @@ func (p process) run(ctx context.Context) error {
 	if p.env.Ready != nil {
 		p.env.Ready(ln.Addr().String())
 	}
+	web, err := p.web(ctx, ln.Addr().String())
+	if err != nil {
+		return err
+	}
 	srv := server.New(server.Deps{
+		Login: web.Login, DevLogin: web.DevLogin, BaseURL: web.BaseURL,
 		Pool: p.pool, Store: store.New(p.pool), Logger: p.log, Registry: reg,
 		API: p.cfg.Roles.Has(config.RoleAPI), Web: p.cfg.Roles.Has(config.RoleWeb),
 	})

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/views"
 )
 
 // statusOf maps an error code to its HTTP status. This is the only place
@@ -68,7 +69,7 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 			return
 		}
 		if wantsHTML(c) {
-			_ = c.String(status, body.Error.Message)
+			_ = render(c, status, views.ErrorPage(status, body.Error.Message))
 			return
 		}
 		_ = c.JSON(status, body)
@@ -98,4 +99,15 @@ func toBody(err error) (int, ErrorBody) {
 func wantsHTML(c echo.Context) bool {
 	return !strings.HasPrefix(c.Request().URL.Path, "/api/") &&
 		strings.Contains(c.Request().Header.Get("Accept"), "text/html")
+}
+
+// formError answers a client error in a form by showing the form's page
+// again with the message, with the status the error's code maps to;
+// anything else goes to the error handler.
+func formError(c echo.Context, err error, page func(status int, message string) error) error {
+	status, body := toBody(err)
+	if status >= 500 {
+		return err
+	}
+	return page(status, body.Error.Message)
 }

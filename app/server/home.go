@@ -5,14 +5,25 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/views"
 )
 
-// handleHome renders the landing page.
-func handleHome() echo.HandlerFunc {
+// handleHome sends a signed-in person to their first tenant, and shows
+// everyone else the landing page.
+func handleHome(s *store.Store) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
-		c.Response().WriteHeader(http.StatusOK)
-		return views.Home().Render(c.Request().Context(), c.Response())
+		sess, ok := sessionOf(c)
+		if !ok {
+			return render(c, http.StatusOK, views.Home())
+		}
+		ms, err := s.MembershipsOf(c.Request().Context(), sess.User.Email)
+		if err != nil {
+			return err
+		}
+		if len(ms) == 0 {
+			return render(c, http.StatusOK, views.NoTenants(sess.User.Email, sess.CSRFToken, siteOf(c).DevLogin))
+		}
+		return c.Redirect(http.StatusSeeOther, "/t/"+ms[0].Tenant.Slug+"/runs")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/ductor/ductor/app/auth"
 	"github.com/ductor/ductor/static"
 )
 
@@ -34,7 +35,33 @@ func apiRoutes(api *echo.Group, d Deps) {
 	api.GET("/whoami", handleWhoami())
 }
 
-// webRoutes lists the dashboard's pages.
+// webRoutes lists the dashboard's pages. Every route loads the session
+// and refuses cross-site state changes; pages under /t/{tenant} also need
+// a login and a membership of the tenant (or answer 404), and each names
+// the permission its role check needs.
 func webRoutes(e *echo.Echo, d Deps) {
-	e.GET("/", handleHome())
+	st := site{DevLogin: d.DevLogin, SecureCookies: d.secureCookies()}
+	web := []echo.MiddlewareFunc{bodyLimit(MaxFormBytes), loadSession(d.Store, st), csrfProtect}
+	e.GET("/", handleHome(d.Store), web...)
+	e.GET("/login", handleLoginPage(d.Login), web...)
+	e.GET("/login/oidc", handleLoginStart(d.Store, d.Login), web...)
+	e.GET("/auth/callback", handleLoginCallback(d.Store, d.Login), web...)
+	e.POST("/login/dev", handleDevLogin(d.Store), web...)
+	e.POST("/logout", handleLogout(d.Store, d.Login, d.BaseURL), web...)
+
+	t := e.Group("/t/:tenant", append(web, requireLogin, tenantAccess(d.Store))...)
+	t.GET("", handleTenantHome(), need(auth.PermView))
+	t.GET("/definitions", handlePlaceholder("Definitions", "definitions", "No definitions yet."), need(auth.PermView))
+	t.GET("/runs", handlePlaceholder("Runs", "runs", "No runs yet."), need(auth.PermView))
+	t.GET("/inbox", handlePlaceholder("Inbox", "inbox", "Nothing waiting for you."), need(auth.PermView))
+	t.GET("/settings", handleSettings(), need(auth.PermView))
+	t.POST("/settings/tier", handleTierSet(d.Store), need(auth.PermTierManage))
+	t.GET("/settings/keys", handleKeys(d.Store), need(auth.PermKeysManage))
+	t.POST("/settings/keys", handleKeyCreate(d.Store), need(auth.PermKeysManage))
+	t.POST("/settings/keys/:id/revoke", handleKeyRevoke(d.Store), need(auth.PermKeysManage))
+	t.GET("/settings/members", handleMembers(d.Store), need(auth.PermMembersManage))
+	t.POST("/settings/members", handleMemberChange(d.Store, memberAdd), need(auth.PermMembersManage))
+	t.POST("/settings/members/role", handleMemberChange(d.Store, memberSet), need(auth.PermMembersManage))
+	t.POST("/settings/members/remove", handleMemberChange(d.Store, memberDel), need(auth.PermMembersManage))
+	t.GET("/settings/audit", handleAudit(d.Store), need(auth.PermAuditRead))
 }

@@ -11,18 +11,23 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/ductor/ductor/app/login"
 	"github.com/ductor/ductor/app/store"
 )
 
 // MaxBodyBytes bounds every request body: definitions are at most 1 MiB,
 // so 2 MiB leaves room for the JSON around them.
 const MaxBodyBytes = 2 << 20
+
+// MaxFormBytes bounds dashboard form posts.
+const MaxFormBytes = 64 << 10
 
 // Deps is what the server needs from the rest of the process.
 type Deps struct {
@@ -32,7 +37,18 @@ type Deps struct {
 	Registry *prometheus.Registry
 	// API and Web choose which halves of the server are mounted.
 	API, Web bool
+	// Login is the OIDC provider people sign in with; nil when none is
+	// configured.
+	Login *login.Provider
+	// DevLogin offers the clearly marked dev login: only `ductor dev` on a
+	// loopback address without OIDC settings sets it.
+	DevLogin bool
+	// BaseURL is the dashboard's public URL (DUCTOR_BASE_URL); cookies are
+	// Secure when it is https.
+	BaseURL string
 }
+
+func (d Deps) secureCookies() bool { return strings.HasPrefix(d.BaseURL, "https://") }
 
 // Server is an http.Handler with graceful start and stop.
 type Server struct {

@@ -80,3 +80,7 @@ func (s *Store) UserGetByID(ctx context.Context, id uuid.UUID) (User, error) {
 func userFromRow(r queries.AppUser) User {
 	return User{ID: r.ID, Email: r.Email, Name: r.Name, CreatedAt: r.CreatedAt, LastLoginAt: r.LastLoginAt}
 }
+
+// DevUserEmail is the person `ductor dev` signs in with its dev login; dev
+// makes them owner of the dev tenant.
+const DevUserEmail = "dev@localhost"

@@ -1,0 +1,89 @@
+package server
+
+import (
+	"net/http"
+	"net/url"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/app/auth"
+)
+
+// csrfField is the form field (and csrfHeader the header) that carries the
+// CSRF token.
+const (
+	csrfField  = "csrf"
+	csrfHeader = "X-CSRF-Token"
+)
+
+// csrfProtect refuses state-changing requests that come from another
+// site, by two independent checks: Fetch Metadata (Sec-Fetch-Site, or
+// Origin from browsers that send no Fetch Metadata) and a token bound to
+// the session (or, before login, to the pre-session cookie).
+func csrfProtect(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if isSafeMethod(c.Request().Method) {
+			return next(c)
+		}
+		if !sameOrigin(c.Request()) {
+			return apperr.New(apperr.Forbidden, "cross-site request refused")
+		}
+		sent := c.Request().Header.Get(csrfHeader)
+		if sent == "" {
+			sent = c.FormValue(csrfField)
+		}
+		if !auth.TokensEqual(sent, expectedCSRF(c)) {
+			return apperr.New(apperr.Forbidden, "missing or stale form token: reload the page and try again")
+		}
+		return next(c)
+	}
+}
+
+func isSafeMethod(m string) bool {
+	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
+}
+
+// sameOrigin reads Fetch Metadata: only same-origin requests and ones the
+// user typed (none) pass. Without it, an Origin header must name this host.
+func sameOrigin(r *http.Request) bool {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "same-origin", "none":
+		return true
+	case "":
+	default:
+		return false
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return true // not a browser, or one too old to say: the token decides
+	}
+	u, err := url.Parse(origin)
+	return err == nil && u.Host == r.Host
+}
+
+// expectedCSRF is the token forms of this request's browser carry.
+func expectedCSRF(c echo.Context) string {
+	if s, ok := sessionOf(c); ok {
+		return s.CSRFToken
+	}
+	if ck, err := c.Cookie(preSessionCookie); err == nil {
+		return ck.Value
+	}
+	return ""
+}
+
+// csrfToken is the token to put in this request's forms, creating the
+// pre-session cookie for a browser that is not logged in.
+func csrfToken(c echo.Context) string {
+	if t := expectedCSRF(c); t != "" {
+		return t
+	}
+	if t, ok := c.Get(preSessionCookie).(string); ok {
+		return t
+	}
+	t := auth.NewToken()
+	setCookie(c, preSessionCookie, t, 0)
+	c.Set(preSessionCookie, t)
+	return t
+}

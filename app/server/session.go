@@ -1,0 +1,107 @@
+package server
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/app/store"
+)
+
+// Cookie names. The session cookie carries a random token whose hash keys
+// the web_session row; the login cookie does the same for a login in
+// flight; the pre-session cookie is the CSRF token of forms shown before
+// login (the dev login).
+const (
+	sessionCookie    = "ductor_session"
+	loginCookie      = "ductor_login"
+	preSessionCookie = "ductor_csrf"
+)
+
+const (
+	sessionKey = "ductor.session"
+	siteKey    = "ductor.site"
+)
+
+// site is what every dashboard page may need to know about the process.
+type site struct {
+	DevLogin      bool // offer the clearly marked dev login
+	SecureCookies bool // the dashboard is served over https
+}
+
+// webSession is the logged-in browser of a request.
+type webSession struct {
+	store.Session
+	Token string
+}
+
+func sessionOf(c echo.Context) (webSession, bool) {
+	s, ok := c.Get(sessionKey).(webSession)
+	return s, ok
+}
+
+func siteOf(c echo.Context) site {
+	s, _ := c.Get(siteKey).(site)
+	return s
+}
+
+// loadSession attaches the request's live session, if any. A cookie that
+// names no live session is cleared.
+func loadSession(s *store.Store, st site) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			c.Set(siteKey, st)
+			ck, err := c.Cookie(sessionCookie)
+			if err != nil || ck.Value == "" {
+				return next(c)
+			}
+			sess, err := s.SessionGet(c.Request().Context(), ck.Value)
+			switch {
+			case err == nil:
+				c.Set(sessionKey, webSession{Session: sess, Token: ck.Value})
+			case apperr.Is(err, apperr.Unauthorized):
+				clearCookie(c, sessionCookie)
+			default:
+				return err
+			}
+			return next(c)
+		}
+	}
+}
+
+// requireLogin sends a browser without a session to the login page, and
+// refuses other requests.
+func requireLogin(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if _, ok := sessionOf(c); ok {
+			return next(c)
+		}
+		r := c.Request()
+		if r.Method == http.MethodGet || r.Method == http.MethodHead {
+			return c.Redirect(http.StatusSeeOther, "/login?next="+url.QueryEscape(r.URL.RequestURI()))
+		}
+		return apperr.New(apperr.Unauthorized, "not logged in")
+	}
+}
+
+// setCookie sets an HttpOnly, SameSite=Lax cookie, Secure on https.
+func setCookie(c echo.Context, name, value string, maxAge int) {
+	c.SetCookie(&http.Cookie{
+		Name: name, Value: value, Path: "/", MaxAge: maxAge,
+		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: siteOf(c).SecureCookies,
+	})
+}
+
+func clearCookie(c echo.Context, name string) { setCookie(c, name, "", -1) }
+
+// safeNext keeps a post-login destination on this site: a local path, not
+// //host or a scheme.
+func safeNext(next string) string {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+		return "/"
+	}
+	return next
+}

@@ -1,0 +1,46 @@
+package views
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/ductor/ductor/app/auth"
+)
+
+func queryEscape(s string) string { return url.QueryEscape(s) }
+
+func statusText(status int) string { return http.StatusText(status) }
+
+// when formats a time for tables; nil is "never".
+func when(t *time.Time) string {
+	if t == nil {
+		return "never"
+	}
+	return t.UTC().Format("2006-01-02 15:04 UTC")
+}
+
+func at(t time.Time) string { return when(&t) }
+
+func join(s []string) string { return strings.Join(s, ", ") }
+
+func scopeList(s []auth.Scope) string {
+	names := make([]string, len(s))
+	for i, v := range s {
+		names[i] = string(v)
+	}
+	return join(names)
+}
+
+func detailsText(d map[string]any) string {
+	if len(d) == 0 {
+		return ""
+	}
+	b, err := json.Marshal(d)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
