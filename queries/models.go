@@ -121,6 +121,17 @@ type RunAttempt struct {
 	Error      []byte
 }
 
+type RunDispatch struct {
+	TenantID   uuid.UUID
+	RunID      uuid.UUID
+	Node       string
+	Generation int32
+	Attempt    int32
+	FireAt     time.Time
+	Queue      string
+	Args       []byte
+}
+
 type RunHistory struct {
 	TenantID   uuid.UUID
 	RunID      uuid.UUID

@@ -2,6 +2,7 @@ package workers
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -34,7 +35,9 @@ func (b *commandBatch) perform(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			jobs = append(jobs, p)
+			if p != nil {
+				jobs = append(jobs, *p)
+			}
 		case engine.ScheduleTimer:
 			if err := b.s.TimerSchedule(ctx, store.Timer{
 				TenantID: b.run.TenantID, RunID: b.run.ID, TimerID: v.TimerID, Node: v.Node, FireAt: v.FireAt,
@@ -57,42 +60,57 @@ func (b *commandBatch) perform(ctx context.Context) error {
 	return b.insertJobs(ctx, jobs)
 }
 
-// stepJob turns a dispatch into a River job on the tenant's tier queue; a
-// retry waiting for its backoff is scheduled for RunAt.
-func (b *commandBatch) stepJob(ctx context.Context, d engine.DispatchAttempt) (river.InsertManyParams, error) {
+// stepJob turns a dispatch into a River job on the tenant's tier queue. A
+// retry waiting out its backoff is stored instead and enqueued by the sweep
+// when due (River's own scheduled jobs are promoted only every few seconds).
+func (b *commandBatch) stepJob(ctx context.Context, d engine.DispatchAttempt) (*river.InsertManyParams, error) {
 	tier, err := b.c.tiers.get(ctx, b.s, b.run.TenantID)
 	if err != nil {
-		return river.InsertManyParams{}, err
+		return nil, err
 	}
-	opts := &river.InsertOpts{Queue: stepQueue(tier), MaxAttempts: 1}
-	if d.RunAt.Sub(b.now) > 5*time.Millisecond {
-		opts.ScheduledAt = d.RunAt
+	args := StepArgs{
+		TenantID: b.run.TenantID, RunID: b.run.ID, Node: d.Node, Ref: d.Ref, Type: d.Type,
+		Generation: d.Generation, Attempt: d.Attempt, IdempotencyKey: d.IdempotencyKey,
+		Params: d.Params, TimeoutMS: d.TimeoutMS,
 	}
-	return river.InsertManyParams{
-		Args: StepArgs{
-			TenantID: b.run.TenantID, RunID: b.run.ID, Node: d.Node, Ref: d.Ref, Type: d.Type,
-			Generation: d.Generation, Attempt: d.Attempt, IdempotencyKey: d.IdempotencyKey,
-			Params: d.Params, TimeoutMS: d.TimeoutMS,
-		},
-		InsertOpts: opts,
-	}, nil
+	queue := stepQueue(tier)
+	if d.RunAt.Sub(b.now) <= time.Millisecond {
+		return &river.InsertManyParams{Args: args, InsertOpts: stepOpts(queue)}, nil
+	}
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return nil, fmt.Errorf("encode step job: %w", err)
+	}
+	return nil, b.s.DispatchDelay(ctx, store.Dispatch{
+		TenantID: b.run.TenantID, RunID: b.run.ID, Node: d.Node, Generation: d.Generation,
+		Attempt: d.Attempt, FireAt: d.RunAt, Queue: queue, Args: raw,
+	})
+}
+
+// stepOpts are a step job's insert options: one River attempt, since
+// Ductor decides retries itself.
+func stepOpts(queue string) *river.InsertOpts {
+	return &river.InsertOpts{Queue: queue, MaxAttempts: 1}
 }
 
 func (b *commandBatch) insertJobs(ctx context.Context, jobs []river.InsertManyParams) error {
+	return b.c.insertSteps(ctx, b.tx, jobs)
+}
+
+// insertSteps enqueues step jobs in tx and wakes each queue they went to.
+func (c *Coordinator) insertSteps(ctx context.Context, tx pgx.Tx, jobs []river.InsertManyParams) error {
 	if len(jobs) == 0 {
 		return nil
 	}
-	if _, err := b.c.river().InsertManyTx(ctx, b.tx, jobs); err != nil {
+	if _, err := c.river().InsertManyTx(ctx, tx, jobs); err != nil {
 		return fmt.Errorf("enqueue %d steps: %w", len(jobs), err)
 	}
 	queues := map[string]bool{}
 	for _, j := range jobs {
-		if j.InsertOpts.ScheduledAt.IsZero() {
-			queues[j.InsertOpts.Queue] = true
-		}
+		queues[j.InsertOpts.Queue] = true
 	}
 	for q := range queues {
-		if err := Notify(ctx, b.tx, q); err != nil {
+		if err := Notify(ctx, tx, q); err != nil {
 			return err
 		}
 	}

@@ -35,15 +35,3 @@ type StepArgs struct {
 
 // Kind implements river.JobArgs.
 func (StepArgs) Kind() string { return "ductor.step" }
-
-// SweepArgs is the periodic job that fires due timers and reports
-// attempts whose worker was lost.
-type SweepArgs struct{}
-
-// Kind implements river.JobArgs.
-func (SweepArgs) Kind() string { return "ductor.sweep" }
-
-// InsertOpts puts sweeps on the coordinator queue.
-func (SweepArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: QueueCoordinator, MaxAttempts: 1}
-}

@@ -60,9 +60,6 @@ func NewClient(pool *pgxpool.Pool, opts Options) (*river.Client[pgx.Tx], error) 
 	if opts.Coordinator || opts.Steps {
 		cfg.Workers = register(opts)
 		cfg.Queues = queues(opts)
-		if opts.Coordinator {
-			cfg.PeriodicJobs = []*river.PeriodicJob{sweepJob()}
-		}
 	}
 	client, err := river.NewClient(riverpgxv5.New(pool), cfg)
 	if err != nil {
@@ -79,7 +76,6 @@ func register(opts Options) *river.Workers {
 	river.AddWorker(workers, &NoopWorker{})
 	if opts.Coordinator {
 		river.AddWorker(workers, &TickWorker{C: opts.C})
-		river.AddWorker(workers, &SweepWorker{C: opts.C})
 	}
 	if opts.Steps {
 		river.AddWorker(workers, &StepWorker{C: opts.C, Executor: opts.Executor})

@@ -2,6 +2,7 @@ package workers
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -12,70 +13,103 @@ import (
 	"github.com/ductor/ductor/app/store"
 )
 
-// sweepBatch bounds the timers and lost attempts one sweep handles; a
-// sweep that fills a batch goes round again.
-const sweepBatch = 500
+const (
+	// sweepBatch bounds what one sweep transaction claims; a full batch
+	// goes round again at once.
+	sweepBatch = 500
+	// SweepEvery is how often a coordinator process looks for due timers,
+	// due retries and lost attempts: the granularity of Ductor's timers.
+	SweepEvery = 100 * time.Millisecond
+)
 
-// SweepWorker fires due timers and reports attempts whose worker died
-// (lease expired without a result) as a retryable failure, so the engine
-// retries them within the step's timeout plus the rescue window.
-type SweepWorker struct {
-	river.WorkerDefaults[SweepArgs]
-	C *Coordinator
-}
-
-// Timeout bounds one sweep.
-func (w *SweepWorker) Timeout(*river.Job[SweepArgs]) time.Duration { return 30 * time.Second }
-
-// Work drains due timers and lost attempts in batches.
-func (w *SweepWorker) Work(ctx context.Context, _ *river.Job[SweepArgs]) error {
+// Sweep fires due timers, enqueues retries whose backoff is over, and
+// reports attempts whose worker died (lease expired without a result) as a
+// retryable failure, until ctx ends. Every coordinator process runs it;
+// SKIP LOCKED lets replicas share the work, and the database's clock
+// decides what is due.
+func (c *Coordinator) Sweep(ctx context.Context) {
+	t := time.NewTicker(SweepEvery)
+	defer t.Stop()
 	for {
-		n, err := w.C.sweepOnce(ctx)
-		if err != nil || n < sweepBatch {
-			return err
+		for {
+			n, err := c.SweepOnce(ctx)
+			if err != nil && ctx.Err() == nil {
+				c.log.ErrorContext(ctx, "sweep", "err", err)
+			}
+			if err != nil || n < sweepBatch {
+				break
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
 		}
 	}
 }
 
-// sweepOnce handles one batch in one transaction and returns how many
-// timers and attempts it claimed.
-func (c *Coordinator) sweepOnce(ctx context.Context) (int, error) {
+// SweepOnce handles one batch in one transaction and returns the largest
+// number of rows it claimed of any kind.
+func (c *Coordinator) SweepOnce(ctx context.Context) (int, error) {
 	var claimed int
 	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
 		s := store.New(tx)
-		timers, err := s.TimersClaimDue(ctx, sweepBatch)
+		timers, err := c.fireTimers(ctx, tx, s)
 		if err != nil {
 			return err
 		}
-		for _, t := range timers {
-			if err := c.Deliver(ctx, tx, t.TenantID, t.RunID, engine.TimerFired{TimerID: t.TimerID, Node: t.Node}); err != nil {
-				return err
-			}
-		}
-		lost, err := s.AttemptsClaimLost(ctx, sweepBatch)
+		lost, err := c.reportLost(ctx, tx, s)
 		if err != nil {
 			return err
 		}
-		for _, a := range lost {
-			res := engine.StepResult{Node: a.Node, Generation: a.Generation, Attempt: a.Attempt, Error: &engine.Error{
-				Code: "worker_lost", Message: fmt.Sprintf("the worker of attempt %d stopped answering", a.Attempt), Retryable: true,
-			}}
-			if err := c.Deliver(ctx, tx, a.TenantID, a.RunID, res); err != nil {
-				return err
-			}
-		}
-		claimed = max(len(timers), len(lost))
-		return nil
+		due, err := c.enqueueDue(ctx, tx, s)
+		claimed = max(timers, lost, due)
+		return err
 	})
 	return claimed, err
 }
 
-// SweepEvery is how often the sweep runs: the granularity of timers.
-const SweepEvery = time.Second
+func (c *Coordinator) fireTimers(ctx context.Context, tx pgx.Tx, s *store.Store) (int, error) {
+	timers, err := s.TimersClaimDue(ctx, sweepBatch)
+	if err != nil {
+		return 0, err
+	}
+	for _, t := range timers {
+		if err := c.Deliver(ctx, tx, t.TenantID, t.RunID, engine.TimerFired{TimerID: t.TimerID, Node: t.Node}); err != nil {
+			return 0, err
+		}
+	}
+	return len(timers), nil
+}
 
-// sweepJob is the periodic job that drives SweepWorker on the leader.
-func sweepJob() *river.PeriodicJob {
-	return river.NewPeriodicJob(river.PeriodicInterval(SweepEvery),
-		func() (river.JobArgs, *river.InsertOpts) { return SweepArgs{}, nil },
-		&river.PeriodicJobOpts{RunOnStart: true})
+func (c *Coordinator) reportLost(ctx context.Context, tx pgx.Tx, s *store.Store) (int, error) {
+	lost, err := s.AttemptsClaimLost(ctx, sweepBatch)
+	if err != nil {
+		return 0, err
+	}
+	for _, a := range lost {
+		res := engine.StepResult{Node: a.Node, Generation: a.Generation, Attempt: a.Attempt, Error: &engine.Error{
+			Code: "worker_lost", Message: fmt.Sprintf("the worker of attempt %d stopped answering", a.Attempt), Retryable: true,
+		}}
+		if err := c.Deliver(ctx, tx, a.TenantID, a.RunID, res); err != nil {
+			return 0, err
+		}
+	}
+	return len(lost), nil
+}
+
+func (c *Coordinator) enqueueDue(ctx context.Context, tx pgx.Tx, s *store.Store) (int, error) {
+	due, err := s.DispatchesClaimDue(ctx, sweepBatch)
+	if err != nil {
+		return 0, err
+	}
+	jobs := make([]river.InsertManyParams, len(due))
+	for i, d := range due {
+		var args StepArgs
+		if err := json.Unmarshal(d.Args, &args); err != nil {
+			return 0, fmt.Errorf("decode delayed step: %w", err)
+		}
+		jobs[i] = river.InsertManyParams{Args: args, InsertOpts: stepOpts(d.Queue)}
+	}
+	return len(due), c.insertSteps(ctx, tx, jobs)
 }

@@ -48,7 +48,15 @@ func setup(t *testing.T) testBundle {
 	if err := client.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
+	sweepCtx, stopSweep := context.WithCancel(ctx)
+	swept := make(chan struct{})
+	go func() {
+		defer close(swept)
+		coord.Sweep(sweepCtx)
+	}()
 	t.Cleanup(func() {
+		stopSweep()
+		<-swept
 		stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		_ = client.Stop(stopCtx)

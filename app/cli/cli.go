@@ -36,6 +36,7 @@ func commands() []command {
 		{"migrate", "apply River's and Ductor's migrations", runMigrate},
 		{"tenant", "tenant create SLUG [--tier standard] [--name NAME]", runTenant},
 		{"apikey", "apikey create --tenant SLUG [--scope S]... [--name N]", runAPIKey},
+		{"run", "run start KEY [--input JSON] [--wait] | run get ID | run list (uses DUCTOR_URL, DUCTOR_API_KEY)", runRun},
 		{"member", "member add --tenant SLUG --email EMAIL --role ROLE", runMember},
 	}
 }

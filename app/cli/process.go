@@ -14,6 +14,7 @@ import (
 
 	"github.com/ductor/ductor/app/config"
 	"github.com/ductor/ductor/app/server"
+	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/workers"
 )
@@ -32,7 +33,11 @@ func (p process) run(ctx context.Context) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
-	stopWorkers, err := p.startWorkers(ctx)
+	coord, err := workers.NewCoordinator(p.pool, p.log)
+	if err != nil {
+		return err
+	}
+	stopWorkers, err := p.startWorkers(ctx, coord)
 	if err != nil {
 		return err
 	}
@@ -56,30 +61,43 @@ func (p process) run(ctx context.Context) error {
 	}
 	srv := server.New(server.Deps{
 		Login: web.Login, DevLogin: web.DevLogin, BaseURL: web.BaseURL,
-		Pool: p.pool, Store: store.New(p.pool), Logger: p.log, Registry: reg,
+		Pool: p.pool, Store: store.New(p.pool), Logger: p.log, Registry: reg, Runs: coord,
 		API: p.cfg.Roles.Has(config.RoleAPI), Web: p.cfg.Roles.Has(config.RoleWeb),
 	})
 	return srv.Serve(ctx, ln)
 }
 
-// startWorkers starts River for the coordinator and steps roles and returns
-// a function that stops it, letting running jobs finish for a while.
-func (p process) startWorkers(ctx context.Context) (func(), error) {
-	if !p.cfg.Roles.Works() {
-		return func() {}, nil
-	}
+// startWorkers builds the River client the coordinator enqueues with and,
+// for the coordinator and steps roles, starts it. The returned function
+// stops it, letting running jobs finish for a while.
+func (p process) startWorkers(ctx context.Context, coord *workers.Coordinator) (func(), error) {
 	client, err := workers.NewClient(p.pool, workers.Options{
 		Coordinator: p.cfg.Roles.Has(config.RoleCoordinator),
 		Steps:       p.cfg.Roles.Has(config.RoleSteps),
 		Logger:      p.log,
+		C:           coord,
+		Executor:    steps.NewExecutor(steps.NewRegistry(), steps.HTTPOptions{Allow: p.cfg.HTTPAllow}, steps.WithLogger(p.log)),
 	})
 	if err != nil {
 		return nil, err
 	}
+	if !p.cfg.Roles.Works() {
+		return func() {}, nil
+	}
 	if err := client.Start(context.WithoutCancel(ctx)); err != nil {
 		return nil, fmt.Errorf("start workers: %w", err)
 	}
+	sweepCtx, stopSweep := context.WithCancel(context.WithoutCancel(ctx))
+	swept := make(chan struct{})
+	go func() {
+		defer close(swept)
+		if p.cfg.Roles.Has(config.RoleCoordinator) {
+			coord.Sweep(sweepCtx)
+		}
+	}()
 	return func() {
+		stopSweep()
+		<-swept
 		stopCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		defer cancel()
 		if err := client.Stop(stopCtx); err != nil && !errors.Is(err, context.Canceled) {

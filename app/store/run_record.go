@@ -207,3 +207,38 @@ func jsonOrEmpty(v any) (string, error) {
 	b, err := json.Marshal(v)
 	return string(b), err
 }
+
+// Dispatch is a step job waiting for its retry backoff.
+type Dispatch struct {
+	TenantID, RunID     uuid.UUID
+	Node                string
+	Generation, Attempt int
+	FireAt              time.Time
+	Queue               string
+	Args                []byte
+}
+
+// DispatchDelay stores a step job to enqueue at d.FireAt.
+func (s *Store) DispatchDelay(ctx context.Context, d Dispatch) error {
+	err := s.q.RunDispatchInsert(ctx, queries.RunDispatchInsertParams{
+		TenantID: d.TenantID, RunID: d.RunID, Node: d.Node, Generation: int32(d.Generation),
+		Attempt: int32(d.Attempt), FireAt: d.FireAt, Queue: d.Queue, Args: d.Args,
+	})
+	if err != nil {
+		return fmt.Errorf("delay dispatch: %w", err)
+	}
+	return nil
+}
+
+// DispatchesClaimDue removes and returns up to limit due dispatches.
+func (s *Store) DispatchesClaimDue(ctx context.Context, limit int) ([]Dispatch, error) {
+	rows, err := s.q.RunDispatchClaimDue(ctx, int32(limit))
+	if err != nil {
+		return nil, fmt.Errorf("claim due dispatches: %w", err)
+	}
+	out := make([]Dispatch, len(rows))
+	for i, r := range rows {
+		out[i] = Dispatch{Queue: r.Queue, Args: r.Args}
+	}
+	return out, nil
+}

@@ -126,3 +126,20 @@ CREATE TABLE run_timer (
 );
 
 CREATE INDEX run_timer_due_idx ON run_timer (fire_at);
+
+-- run_dispatch holds step attempts waiting out a retry backoff; the sweep
+-- enqueues each when it is due.
+CREATE TABLE run_dispatch (
+    tenant_id  uuid        NOT NULL,
+    run_id     uuid        NOT NULL,
+    node       text        NOT NULL,
+    generation integer     NOT NULL,
+    attempt    integer     NOT NULL,
+    fire_at    timestamptz NOT NULL,
+    queue      text        NOT NULL,
+    args       jsonb       NOT NULL,
+    PRIMARY KEY (tenant_id, run_id, node, generation, attempt),
+    FOREIGN KEY (tenant_id, run_id) REFERENCES run (tenant_id, id) ON DELETE CASCADE
+);
+
+CREATE INDEX run_dispatch_due_idx ON run_dispatch (fire_at);

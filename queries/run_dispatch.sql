@@ -1,0 +1,14 @@
+-- name: RunDispatchInsert :exec
+INSERT INTO run_dispatch (tenant_id, run_id, node, generation, attempt, fire_at, queue, args)
+VALUES (@tenant_id, @run_id, @node, @generation, @attempt, @fire_at, @queue, @args)
+ON CONFLICT DO NOTHING;
+
+-- name: RunDispatchClaimDue :many
+DELETE FROM run_dispatch
+WHERE (tenant_id, run_id, node, generation, attempt) IN (
+    SELECT d.tenant_id, d.run_id, d.node, d.generation, d.attempt FROM run_dispatch d
+    WHERE d.fire_at <= now()
+    ORDER BY d.fire_at
+    LIMIT @max_rows
+    FOR UPDATE SKIP LOCKED)
+RETURNING queue, args;
