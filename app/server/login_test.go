@@ -1,0 +1,212 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/oauth2-proxy/mockoidc"
+
+)
+
+// startLogin follows /login/oidc to the provider and stops at the
+// provider's redirect back: the callback URL the browser would open.
+func (b webBundle) startLogin(t *testing.T, br *browser) *url.URL {
+	t.Helper()
+	a := br.get(b.srv.URL + "/login/oidc?next=/t/x/runs")
+	if a.status != http.StatusFound || !strings.HasPrefix(a.location, b.oidc.AuthorizationEndpoint()) {
+		t.Fatalf("GET /login/oidc = %d to %q", a.status, a.location)
+	}
+	auth, _ := url.Parse(a.location)
+	q := auth.Query()
+	if q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" || q.Get("nonce") == "" || q.Get("state") == "" {
+		t.Fatalf("authorization request lacks PKCE S256, nonce or state: %s", a.location)
+	}
+	a = br.get(a.location)
+	cb, err := url.Parse(a.location)
+	if a.status != http.StatusFound || err != nil || cb.Path != "/auth/callback" {
+		t.Fatalf("provider answered %d to %q", a.status, a.location)
+	}
+	return cb
+}
+
+func (b webBundle) assertNoSession(t *testing.T, br *browser, a answer, want int) {
+	t.Helper()
+	if a.status != want {
+		t.Errorf("callback = %d, want %d: %s", a.status, want, a.body)
+	}
+	if br.cookie(b.srv.URL, sessionCookie) != "" {
+		t.Errorf("the browser got a session cookie")
+	}
+	if n := b.sessions(t); n != 0 {
+		t.Errorf("%d sessions exist, want none", n)
+	}
+}
+
+func TestOIDCLoginCreatesUserAndSession(t *testing.T) {
+	t.Parallel()
+	b := setupWeb(t, webOpts{})
+	b.oidc.QueueUser(&mockoidc.MockUser{Subject: "s-1", Email: "Alice@Example.com", EmailVerified: true})
+	br := newBrowserClient(t)
+	a := br.get(b.startLogin(t, br).String())
+	if a.status != http.StatusSeeOther || a.location != "/t/x/runs" {
+		t.Fatalf("callback = %d to %q, want 303 to the page asked for", a.status, a.location)
+	}
+	set := strings.Join(a.header.Values("Set-Cookie"), "\n")
+	if !strings.Contains(set, sessionCookie+"=") || !strings.Contains(set, "HttpOnly") || !strings.Contains(set, "SameSite=Lax") {
+		t.Fatalf("session cookie attributes: %s", set)
+	}
+	if strings.Contains(set, "Secure") {
+		t.Errorf("cookie is Secure on plain http: %s", set)
+	}
+	if page := br.get(b.srv.URL + "/"); !strings.Contains(page.body, "alice@example.com") {
+		t.Fatalf("home after login (%d) does not show the user: %s", page.status, page.body)
+	}
+	var token string
+	if err := b.pool.QueryRow(context.Background(), "SELECT encode(token_hash, 'hex') FROM web_session").Scan(&token); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(token, br.cookie(b.srv.URL, sessionCookie)) {
+		t.Fatalf("the session token is stored in clear")
+	}
+}
+
+// Logging in again in the same browser ends the old session: the id
+// rotates at login.
+func TestLoginRotatesTheSession(t *testing.T) {
+	t.Parallel()
+	b := setupWeb(t, webOpts{})
+	br := newBrowserClient(t)
+	br.get(b.startLogin(t, br).String())
+	first := br.cookie(b.srv.URL, sessionCookie)
+	br.get(b.startLogin(t, br).String())
+	second := br.cookie(b.srv.URL, sessionCookie)
+	if first == "" || second == "" || first == second {
+		t.Fatalf("session tokens %q then %q, want two different ones", first, second)
+	}
+	if _, err := b.store.SessionGet(context.Background(), first); err == nil {
+		t.Fatalf("the first session still works after the second login")
+	}
+	if n := b.sessions(t); n != 1 {
+		t.Fatalf("%d sessions, want 1", n)
+	}
+}
+
+func TestLoginWithTamperedStateFails(t *testing.T) {
+	t.Parallel()
+	b := setupWeb(t, webOpts{})
+	br := newBrowserClient(t)
+	cb := b.startLogin(t, br)
+	q := cb.Query()
+	q.Set("state", q.Get("state")+"x")
+	cb.RawQuery = q.Encode()
+	b.assertNoSession(t, br, br.get(cb.String()), http.StatusUnauthorized)
+}
+
+func TestLoginWithReplayedCodeFails(t *testing.T) {
+	t.Parallel()
+	b := setupWeb(t, webOpts{})
+	victim := newBrowserClient(t)
+	cb := b.startLogin(t, victim)
+	if a := victim.get(cb.String()); a.status != http.StatusSeeOther {
+		t.Fatalf("first use of the code = %d", a.status)
+	}
+	// The same callback again: the login attempt was used up.
+	again := victim.get(cb.String())
+	if again.status != http.StatusUnauthorized {
+		t.Errorf("replayed callback = %d, want 401", again.status)
+	}
+	// Another browser with its own attempt and the used code: the provider
+	// refuses the code, and the state does not match either.
+	attacker := newBrowserClient(t)
+	own := b.startLogin(t, attacker)
+	q := own.Query()
+	q.Set("code", cb.Query().Get("code"))
+	own.RawQuery = q.Encode()
+	a := attacker.get(own.String())
+	if a.status != http.StatusUnauthorized || attacker.cookie(b.srv.URL, sessionCookie) != "" {
+		t.Errorf("replayed code in another browser = %d", a.status)
+	}
+	if n := b.sessions(t); n != 1 {
+		t.Errorf("%d sessions, want only the victim's", n)
+	}
+}
+
+func TestLoginWithWrongNonceFails(t *testing.T) {
+	t.Parallel()
+	b := setupWeb(t, webOpts{})
+	b.forgeNonce.Store(true)
+	br := newBrowserClient(t)
+	a := br.get(b.startLogin(t, br).String())
+	b.assertNoSession(t, br, a, http.StatusUnauthorized)
+	if !strings.Contains(a.body, "nonce") {
+		t.Errorf("refused for another reason than the nonce: %s", a.body)
+	}
+}
+
+func TestLoginWithoutVerifierFails(t *testing.T) {
+	t.Parallel()
+	b := setupWeb(t, webOpts{})
+	b.dropVerifier.Store(true)
+	br := newBrowserClient(t)
+	b.assertNoSession(t, br, br.get(b.startLogin(t, br).String()), http.StatusUnauthorized)
+}
+
+func TestCallbackWithoutLoginCookieFails(t *testing.T) {
+	t.Parallel()
+	b := setupWeb(t, webOpts{})
+	br := newBrowserClient(t)
+	cb := b.startLogin(t, br)
+	stranger := newBrowserClient(t)
+	b.assertNoSession(t, stranger, stranger.get(cb.String()), http.StatusUnauthorized)
+}
+
+func TestLoginRefusesUnverifiedEmail(t *testing.T) {
+	t.Parallel()
+	b := setupWeb(t, webOpts{})
+	b.oidc.QueueUser(&mockoidc.MockUser{Subject: "s-2", Email: "eve@example.com", EmailVerified: false})
+	br := newBrowserClient(t)
+	b.assertNoSession(t, br, br.get(b.startLogin(t, br).String()), http.StatusUnauthorized)
+}
+
+func TestLogoutEndsTheSessionAtTheProvider(t *testing.T) {
+	t.Parallel()
+	b := setupWeb(t, webOpts{endSession: true})
+	br := newBrowserClient(t)
+	br.get(b.startLogin(t, br).String())
+	token := br.cookie(b.srv.URL, sessionCookie)
+	sess, err := b.store.SessionGet(context.Background(), token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := br.post(b.srv.URL+"/logout", url.Values{"csrf": {sess.CSRFToken}}, nil)
+	if a.status != http.StatusSeeOther || !strings.HasPrefix(a.location, b.oidc.Addr()+"/oidc/logout?") ||
+		!strings.Contains(a.location, "id_token_hint=") {
+		t.Fatalf("logout = %d to %q, want the provider's end_session_endpoint", a.status, a.location)
+	}
+	if _, err := b.store.SessionGet(context.Background(), token); err == nil || b.sessions(t) != 0 {
+		t.Fatalf("the session survived logout")
+	}
+}
+
+func TestDevLoginOnlyWhenEnabled(t *testing.T) {
+	t.Parallel()
+	for _, enabled := range []bool{false, true} {
+		b := setupWeb(t, webOpts{devLogin: enabled})
+		br := newBrowserClient(t)
+		page := br.get(b.srv.URL + "/login")
+		if got := strings.Contains(page.body, "Development login"); got != enabled {
+			t.Errorf("dev login %v: banner shown = %v", enabled, got)
+		}
+		a := br.post(b.srv.URL+"/login/dev", url.Values{"csrf": {br.cookie(b.srv.URL, preSessionCookie)}}, nil)
+		want := map[bool]int{false: http.StatusNotFound, true: http.StatusSeeOther}[enabled]
+		if a.status != want {
+			t.Errorf("dev login %v: POST /login/dev = %d, want %d", enabled, a.status, want)
+		}
+		if enabled && br.cookie(b.srv.URL, sessionCookie) == "" {
+			t.Errorf("dev login gave no session")
+		}
+	}
+}
