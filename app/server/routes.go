@@ -33,6 +33,14 @@ func routes(e *echo.Echo, d Deps) {
 // by an API key and confined to the key's tenant.
 func apiRoutes(api *echo.Group, d Deps) {
 	api.GET("/whoami", handleWhoami())
+
+	read, write := requireScope(auth.ScopeRunsRead), requireScope(auth.ScopeRunsWrite)
+	api.POST("/runs", handleRunStart(d.Runs, d.ValidateInput), write)
+	api.GET("/runs", handleRunList(d.Store), read)
+	api.GET("/runs/:id", handleRunGet(d.Store, d.Runs), read)
+	api.GET("/runs/:id/history", handleRunHistory(d.Store), read)
+	api.POST("/runs/:id/cancel", handleRunCancel(d.Runs), write)
+	api.POST("/runs/:id/nodes/:node/retry", handleNodeRetry(d.Runs), write)
 }
 
 // webRoutes lists the dashboard's pages. Every route loads the session

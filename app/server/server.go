@@ -20,6 +20,7 @@ import (
 
 	"github.com/ductor/ductor/app/login"
 	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/workers"
 )
 
 // MaxBodyBytes bounds every request body: definitions are at most 1 MiB,
@@ -35,6 +36,10 @@ type Deps struct {
 	Store    *store.Store
 	Logger   *slog.Logger
 	Registry *prometheus.Registry
+	// Runs starts runs and delivers controls to them.
+	Runs *workers.Coordinator
+	// ValidateInput checks trigger input against a definition's schema.
+	ValidateInput workers.InputValidator
 	// API and Web choose which halves of the server are mounted.
 	API, Web bool
 	// Login is the OIDC provider people sign in with; nil when none is

@@ -1,0 +1,224 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/app/definition"
+	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/workers"
+)
+
+// RunJSON is a run as the API shows it.
+type RunJSON struct {
+	ID                 string         `json:"id"`
+	Definition         string         `json:"definition"`
+	Version            int            `json:"version"`
+	Status             string         `json:"status"`
+	Reason             string         `json:"reason,omitempty"`
+	Input              any            `json:"input"`
+	Output             any            `json:"output"`
+	Error              *engine.Error  `json:"error"`
+	Subject            string         `json:"subject"`
+	Context            any            `json:"context"`
+	SearchAttributes   map[string]any `json:"search_attributes"`
+	ParentRunID        *uuid.UUID     `json:"parent_run_id"`
+	RootRunID          uuid.UUID      `json:"root_run_id"`
+	Depth              int            `json:"depth"`
+	ContinuedFromRunID *uuid.UUID     `json:"continued_from_run_id"`
+	ContinuedToRunID   *uuid.UUID     `json:"continued_to_run_id"`
+	TransitionCount    int64          `json:"transition_count"`
+	RecordVersion      int64          `json:"record_version"`
+	CreatedAt          time.Time      `json:"created_at"`
+	FinishedAt         *time.Time     `json:"finished_at"`
+	Nodes              []NodeJSON     `json:"nodes,omitempty"`
+}
+
+// NodeJSON is one node of a run.
+type NodeJSON struct {
+	Node       string          `json:"node"`
+	Ref        string          `json:"ref"`
+	Type       string          `json:"type"`
+	State      string          `json:"state"`
+	Waiting    *engine.Waiting `json:"waiting,omitempty"`
+	Attempt    int             `json:"attempt"`
+	Generation int             `json:"generation"`
+	Output     any             `json:"output"`
+	Error      *engine.Error   `json:"error"`
+	StartedAt  *time.Time      `json:"started_at"`
+	FinishedAt *time.Time      `json:"finished_at"`
+}
+
+func runJSON(r store.Run) RunJSON {
+	return RunJSON{
+		ID: r.ID.String(), Definition: r.DefinitionKey, Version: r.DefinitionVersion,
+		Status: string(r.Status), Reason: r.Reason, Input: r.State.Input, Output: r.State.Output,
+		Error: r.State.Error, Subject: r.Subject, Context: r.State.Meta["context"],
+		SearchAttributes: r.SearchAttributes, ParentRunID: r.ParentRunID, RootRunID: r.RootRunID,
+		Depth: r.Depth, ContinuedFromRunID: r.ContinuedFromRunID, ContinuedToRunID: r.ContinuedToRunID,
+		TransitionCount: r.TransitionCount, RecordVersion: r.RecordVersion,
+		CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt,
+	}
+}
+
+func nodeJSON(n *engine.Node, types map[string]definition.StepType) NodeJSON {
+	return NodeJSON{
+		Node: n.ID, Ref: n.Ref, Type: string(types[n.Ref]), State: string(n.State), Waiting: n.Waiting,
+		Attempt: n.Attempt, Generation: n.Generation, Output: n.Output, Error: n.Error,
+		StartedAt: timePtr(n.StartedAt), FinishedAt: timePtr(n.FinishedAt),
+	}
+}
+
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+type startRunRequest struct {
+	Definition       string         `json:"definition"`
+	Version          int            `json:"version"`
+	Input            any            `json:"input"`
+	Subject          string         `json:"subject"`
+	Context          map[string]any `json:"context"`
+	SearchAttributes map[string]any `json:"search_attributes"`
+	IdempotencyKey   string         `json:"idempotency_key"`
+}
+
+// handleRunStart triggers a run: 201 when created, 200 with the existing
+// run for a repeated idempotency key.
+func handleRunStart(runs *workers.Coordinator, validate workers.InputValidator) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		var req startRunRequest
+		if err := bindJSON(c, &req); err != nil {
+			return err
+		}
+		if req.Definition == "" {
+			return apperr.New(apperr.Invalid, "definition is required")
+		}
+		run, created, err := runs.Start(c.Request().Context(), workers.Trigger{
+			TenantID: tenantOf(c), Definition: req.Definition, Version: req.Version,
+			Input: req.Input, Subject: req.Subject, Context: req.Context,
+			SearchAttributes: req.SearchAttributes, IdempotencyKey: req.IdempotencyKey,
+		}, validate)
+		if err != nil {
+			return err
+		}
+		status := http.StatusCreated
+		if !created {
+			status = http.StatusOK
+		}
+		return c.JSON(status, map[string]string{"id": run.ID.String(), "status": string(run.Status)})
+	}
+}
+
+// handleRunGet shows a run with its step nodes.
+func handleRunGet(s *store.Store, runs *workers.Coordinator) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ctx := c.Request().Context()
+		run, err := loadRun(c, s)
+		if err != nil {
+			return err
+		}
+		out, err := runWithNodes(ctx, s, runs, run)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, out)
+	}
+}
+
+func runWithNodes(ctx context.Context, s *store.Store, runs *workers.Coordinator, run store.Run) (RunJSON, error) {
+	out := runJSON(run)
+	m, err := runs.Manifest(ctx, run)
+	if err != nil {
+		return out, err
+	}
+	types := map[string]definition.StepType{}
+	for _, st := range m.Steps {
+		types[st.Ref] = st.Type
+	}
+	nodes, err := s.RunNodesSteps(ctx, run.TenantID, run.ID)
+	if err != nil {
+		return out, err
+	}
+	byID := map[string]*engine.Node{}
+	for _, n := range nodes {
+		byID[n.ID] = n
+	}
+	for _, ref := range m.Order {
+		if n := byID[ref]; n != nil {
+			out.Nodes = append(out.Nodes, nodeJSON(n, types))
+		}
+	}
+	return out, nil
+}
+
+func loadRun(c echo.Context, s *store.Store) (store.Run, error) {
+	id, err := pathUUID(c, "id", "run")
+	if err != nil {
+		return store.Run{}, err
+	}
+	return s.RunGet(c.Request().Context(), tenantOf(c), id)
+}
+
+// handleRunHistory lists a run's transitions, oldest first.
+func handleRunHistory(s *store.Store) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		run, err := loadRun(c, s)
+		if err != nil {
+			return err
+		}
+		after, limit, err := pageParams(c)
+		if err != nil {
+			return err
+		}
+		ts, err := s.RunHistory(c.Request().Context(), run.TenantID, run.ID, after, limit)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, map[string]any{"transitions": ts})
+	}
+}
+
+// handleRunCancel asks a run to cancel.
+func handleRunCancel(runs *workers.Coordinator) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		var req struct {
+			Reason string `json:"reason"`
+		}
+		if err := bindJSON(c, &req); err != nil {
+			return err
+		}
+		id, err := pathUUID(c, "id", "run")
+		if err != nil {
+			return err
+		}
+		in := engine.Cancel{RequestID: uuid.NewString(), Reason: req.Reason}
+		if err := runs.Control(c.Request().Context(), tenantOf(c), id, in); err != nil {
+			return err
+		}
+		return c.JSON(http.StatusAccepted, map[string]string{"status": "accepted"})
+	}
+}
+
+// handleNodeRetry retries a failed node and resumes its run.
+func handleNodeRetry(runs *workers.Coordinator) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id, err := pathUUID(c, "id", "run")
+		if err != nil {
+			return err
+		}
+		if err := runs.RetryNode(c.Request().Context(), tenantOf(c), id, c.Param("node")); err != nil {
+			return err
+		}
+		return c.JSON(http.StatusAccepted, map[string]string{"status": "accepted"})
+	}
+}
