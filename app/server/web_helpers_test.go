@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
@@ -25,6 +26,7 @@ import (
 // provider whose misbehaviour the test can switch on.
 type webBundle struct {
 	testBundle
+	app  *Server
 	oidc *mockoidc.MockOIDC
 	// forgeNonce makes the provider put another nonce in the ID token;
 	// dropVerifier removes the PKCE verifier from the token request.
@@ -53,7 +55,11 @@ func setupWeb(t *testing.T, o webOpts) webBundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewUnstartedServer(New(Deps{Pool: pool, Store: s, API: true, Web: true, Login: lp, DevLogin: o.devLogin}))
+	b.app = New(Deps{
+		Pool: pool, Store: s, API: true, Web: true, Login: lp, DevLogin: o.devLogin,
+		Logger: slog.New(slog.DiscardHandler),
+	})
+	srv := httptest.NewUnstartedServer(b.app)
 	srv.Listener.Close()
 	srv.Listener = ln
 	srv.Start()

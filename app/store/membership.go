@@ -59,8 +59,10 @@ func (s *Store) MemberRemove(ctx context.Context, tenantID uuid.UUID, email stri
 		return err
 	}
 	return s.changeMembers(ctx, tenantID, func(tx *Store) error {
-		_, err := tx.q.MembershipDelete(ctx, queries.MembershipDeleteParams{TenantID: tenantID, Email: e})
-		return notFound(err, "member")
+		if _, err := tx.q.MembershipDelete(ctx, queries.MembershipDeleteParams{TenantID: tenantID, Email: e}); err != nil {
+			return notFound(err, "member")
+		}
+		return nil
 	})
 }
 

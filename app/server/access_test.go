@@ -1,0 +1,237 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ductor/ductor/app/auth"
+	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/app/testdb"
+)
+
+// twoTenants is tenant A (owner alice, viewer victor, editor walt, a key)
+// and tenant B (owner bert), each person signed in in their own browser.
+type twoTenants struct {
+	webBundle
+	a, b                store.Tenant
+	keyA                store.APIKey
+	alice, victor, bert *browser
+	csrf                map[*browser]string
+}
+
+const (
+	alice  = "alice@a.example"
+	victor = "victor@a.example"
+	walt   = "walt@a.example"
+	bert   = "bert@b.example"
+)
+
+func setupTwoTenants(t *testing.T) twoTenants {
+	t.Helper()
+	w := setupWeb(t, webOpts{})
+	ctx := context.Background()
+	f := twoTenants{webBundle: w, csrf: map[*browser]string{}}
+	f.a = testdb.Tenant(t, w.store, nil)
+	f.b = testdb.Tenant(t, w.store, nil)
+	f.keyA, _ = testdb.APIKey(t, w.store, f.a, nil)
+	for _, m := range []struct {
+		tenant store.Tenant
+		email  string
+		role   auth.Role
+	}{{f.a, alice, auth.RoleOwner}, {f.a, victor, auth.RoleViewer}, {f.a, walt, auth.RoleEditor}, {f.b, bert, auth.RoleOwner}} {
+		if _, err := w.store.MemberSet(ctx, m.tenant.ID, m.email, m.role); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.alice, f.victor, f.bert = newBrowserClient(t), newBrowserClient(t), newBrowserClient(t)
+	f.csrf[f.alice] = w.signIn(t, f.alice, alice)
+	f.csrf[f.victor] = w.signIn(t, f.victor, victor)
+	f.csrf[f.bert] = w.signIn(t, f.bert, bert)
+	return f
+}
+
+// request sends a route's request as the browser, with its CSRF token.
+func (f twoTenants) request(br *browser, method, path string, form url.Values, headers map[string]string) answer {
+	if method == http.MethodGet {
+		return br.get(f.srv.URL + path)
+	}
+	body := url.Values{"csrf": {f.csrf[br]}}
+	for k, v := range form {
+		body[k] = v
+	}
+	return br.post(f.srv.URL+path, body, headers)
+}
+
+// routeCase says how to call a dashboard route on tenant A's objects.
+type routeCase struct {
+	public bool              // outside any tenant: nothing to isolate
+	params map[string]string // path parameters besides :tenant
+	form   url.Values
+}
+
+// routeCases has a case for every dashboard route. A route added without
+// one fails TestTenantIsolationCoversEveryRoute.
+func (f twoTenants) routeCases() map[string]routeCase {
+	return map[string]routeCase{
+		"GET /":                                    {public: true},
+		"GET /healthz":                             {public: true},
+		"GET /readyz":                              {public: true},
+		"GET /metrics":                             {public: true},
+		"GET /static/*":                            {public: true},
+		"GET /login":                               {public: true},
+		"GET /login/oidc":                          {public: true},
+		"GET /auth/callback":                       {public: true},
+		"POST /login/dev":                          {public: true},
+		"POST /logout":                             {public: true},
+		"GET /t/:tenant":                           {},
+		"GET /t/:tenant/definitions":               {},
+		"GET /t/:tenant/runs":                      {},
+		"GET /t/:tenant/inbox":                     {},
+		"GET /t/:tenant/settings":                  {},
+		"POST /t/:tenant/settings/tier":            {form: url.Values{"tier": {"bulk"}}},
+		"GET /t/:tenant/settings/keys":             {},
+		"POST /t/:tenant/settings/keys":            {form: url.Values{"name": {"stolen"}, "scope": {"admin"}}},
+		"POST /t/:tenant/settings/keys/:id/revoke": {params: map[string]string{"id": f.keyA.ID.String()}},
+		"GET /t/:tenant/settings/members":          {},
+		"POST /t/:tenant/settings/members":         {form: url.Values{"email": {"mallory@b.example"}, "role": {"owner"}}},
+		"POST /t/:tenant/settings/members/role":    {form: url.Values{"email": {victor}, "role": {"admin"}}},
+		"POST /t/:tenant/settings/members/remove":  {form: url.Values{"email": {walt}}},
+		"GET /t/:tenant/settings/audit":            {},
+	}
+}
+
+// dashboardRoutes lists the registered routes outside the API.
+func (f twoTenants) dashboardRoutes() []*echo.Route {
+	var out []*echo.Route
+	for _, r := range f.app.echo.Routes() {
+		if r.Method == echo.RouteNotFound || strings.HasPrefix(r.Path, "/api/") {
+			continue
+		}
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(x, y *echo.Route) int { return strings.Compare(x.Path+x.Method, y.Path+y.Method) })
+	return out
+}
+
+func (f twoTenants) pathFor(r *echo.Route, tenant string, c routeCase) string {
+	p := strings.Replace(r.Path, ":tenant", tenant, 1)
+	for k, v := range c.params {
+		p = strings.Replace(p, ":"+k, v, 1)
+	}
+	return p
+}
+
+// Tenant B's owner gets 404 and none of A's data on every tenant route
+// with A's slug and A's object ids, and changes nothing; A's owner, on the
+// same requests, does not get 404 (so each case really names A's objects).
+func TestTenantIsolationCoversEveryRoute(t *testing.T) {
+	t.Parallel()
+	f := setupTwoTenants(t)
+	cases := f.routeCases()
+	var tenantRoutes []*echo.Route
+	for _, r := range f.dashboardRoutes() {
+		c, ok := cases[r.Method+" "+r.Path]
+		switch {
+		case !ok:
+			t.Errorf("route %s %s has no case in routeCases: add one", r.Method, r.Path)
+		case !c.public:
+			tenantRoutes = append(tenantRoutes, r)
+		}
+	}
+	for _, r := range tenantRoutes {
+		c := cases[r.Method+" "+r.Path]
+		a := f.request(f.bert, r.Method, f.pathFor(r, f.a.Slug, c), c.form, nil)
+		if a.status != http.StatusNotFound {
+			t.Errorf("B's owner: %s %s = %d, want 404", r.Method, r.Path, a.status)
+		}
+		for _, secret := range []string{alice, victor, walt, f.keyA.Prefix, f.a.ID.String()} {
+			if strings.Contains(a.body, secret) {
+				t.Errorf("B's owner: %s %s shows A's %q", r.Method, r.Path, secret)
+			}
+		}
+	}
+	f.assertTenantAUntouched(t)
+	for _, r := range tenantRoutes {
+		c := cases[r.Method+" "+r.Path]
+		if a := f.request(f.alice, r.Method, f.pathFor(r, f.a.Slug, c), c.form, nil); a.status >= 400 {
+			t.Errorf("A's owner: %s %s = %d: the case does not name A's objects: %s", r.Method, r.Path, a.status, a.body)
+		}
+	}
+}
+
+func (f twoTenants) assertTenantAUntouched(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	keys, _ := f.store.APIKeyList(ctx, f.a.ID)
+	members, _ := f.store.MemberList(ctx, f.a.ID)
+	tenant, _ := f.store.TenantGetByID(ctx, f.a.ID)
+	audit, _ := f.store.AuditList(ctx, f.a.ID, 10)
+	if len(keys) != 1 || keys[0].RevokedAt != nil || len(members) != 3 || tenant.Tier != f.a.Tier || len(audit) != 0 {
+		t.Errorf("tenant A changed: keys %+v, members %+v, tier %s, audit %+v", keys, members, tenant.Tier, audit)
+	}
+}
+
+// Every state-changing dashboard route refuses a cross-site request, and
+// one without the session's token, even from A's own owner.
+func TestCrossSiteRequestsAreRefused(t *testing.T) {
+	t.Parallel()
+	f := setupTwoTenants(t)
+	cases := f.routeCases()
+	refusals := []struct {
+		name    string
+		headers map[string]string
+		token   string
+	}{
+		{"cross-site", map[string]string{"Sec-Fetch-Site": "cross-site"}, f.csrf[f.alice]},
+		{"same-site", map[string]string{"Sec-Fetch-Site": "same-site"}, f.csrf[f.alice]},
+		{"foreign origin", map[string]string{"Sec-Fetch-Site": "", "Origin": "https://evil.example"}, f.csrf[f.alice]},
+		{"no token", nil, ""},
+		{"another session's token", nil, f.csrf[f.bert]},
+	}
+	for _, r := range f.dashboardRoutes() {
+		if isSafeMethod(r.Method) {
+			continue
+		}
+		c := cases[r.Method+" "+r.Path]
+		for _, x := range refusals {
+			form := url.Values{"csrf": {x.token}}
+			for k, v := range c.form {
+				form[k] = v
+			}
+			a := f.alice.post(f.srv.URL+f.pathFor(r, f.a.Slug, c), form, x.headers)
+			if a.status != http.StatusForbidden {
+				t.Errorf("%s %s %s = %d, want 403", x.name, r.Method, r.Path, a.status)
+			}
+		}
+	}
+	f.assertTenantAUntouched(t)
+	if f.sessions(t) != 3 {
+		t.Errorf("a refused logout ended a session")
+	}
+}
+
+func TestViewerCannotManageKeys(t *testing.T) {
+	t.Parallel()
+	f := setupTwoTenants(t)
+	base := "/t/" + f.a.Slug
+	if a := f.request(f.victor, "POST", base+"/settings/keys", url.Values{"name": {"x"}, "scope": {"admin"}}, nil); a.status != http.StatusForbidden {
+		t.Errorf("viewer creating a key = %d, want 403", a.status)
+	}
+	if a := f.request(f.victor, "POST", base+"/settings/keys/"+f.keyA.ID.String()+"/revoke", nil, nil); a.status != http.StatusForbidden {
+		t.Errorf("viewer revoking a key = %d, want 403", a.status)
+	}
+	if a := f.request(f.victor, "GET", base+"/settings/keys", nil, nil); a.status != http.StatusForbidden {
+		t.Errorf("viewer listing keys = %d, want 403", a.status)
+	}
+	a := f.request(f.victor, "GET", base+"/settings", nil, nil)
+	if a.status != http.StatusOK || strings.Contains(a.body, "/settings/keys") {
+		t.Errorf("viewer's settings page = %d, offers keys: %v", a.status, strings.Contains(a.body, "/settings/keys"))
+	}
+	f.assertTenantAUntouched(t)
+}
