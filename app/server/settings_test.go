@@ -1,0 +1,111 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/ductor/ductor/app/auth"
+)
+
+func TestKeysFromTheDashboardWorkOnTheAPI(t *testing.T) {
+	t.Parallel()
+	f := setupTwoTenants(t)
+	base := "/t/" + f.a.Slug + "/settings/keys"
+	a := f.request(f.alice, "POST", base, url.Values{"name": {"ci"}, "scope": {"runs:read"}}, nil)
+	secret := regexp.MustCompile(`<code id="new-key">(dk_\w+)</code>`).FindStringSubmatch(a.body)
+	if a.status != http.StatusCreated || secret == nil {
+		t.Fatalf("create key = %d, no secret shown: %s", a.status, a.body)
+	}
+	if code, body := f.do(t, "GET", "/api/v1/whoami", secret[1], nil); code != 200 || !strings.Contains(string(body), f.a.ID.String()) {
+		t.Fatalf("whoami with the new key = %d %s", code, body)
+	}
+	if list := f.request(f.alice, "GET", base, nil, nil); strings.Contains(list.body, secret[1]) {
+		t.Fatalf("the key list shows the secret again")
+	}
+	if a := f.request(f.alice, "POST", base, url.Values{"name": {"none"}}, nil); a.status != http.StatusBadRequest || !strings.Contains(a.body, "at least one scope") {
+		t.Errorf("key without scopes = %d", a.status)
+	}
+}
+
+func TestMemberChangesKeepAnOwnerAndAreAudited(t *testing.T) {
+	t.Parallel()
+	f := setupTwoTenants(t)
+	base := "/t/" + f.a.Slug + "/settings/members"
+	steps := []struct {
+		path   string
+		form   url.Values
+		status int
+	}{
+		{"/role", url.Values{"email": {alice}, "role": {"admin"}}, http.StatusConflict},        // the last owner
+		{"/remove", url.Values{"email": {alice}}, http.StatusConflict},                         // the last owner
+		{"", url.Values{"email": {"Carol@C.example"}, "role": {"admin"}}, http.StatusSeeOther}, // before her first login
+		{"", url.Values{"email": {"carol@c.example"}, "role": {"viewer"}}, http.StatusConflict},
+		{"/role", url.Values{"email": {victor}, "role": {"operator"}}, http.StatusSeeOther},
+		{"/role", url.Values{"email": {"nobody@x.example"}, "role": {"viewer"}}, http.StatusNotFound},
+		{"/remove", url.Values{"email": {walt}}, http.StatusSeeOther},
+		{"/role", url.Values{"email": {victor}, "role": {"root"}}, http.StatusBadRequest},
+	}
+	for _, s := range steps {
+		if a := f.request(f.alice, "POST", base+s.path, s.form, nil); a.status != s.status {
+			t.Errorf("POST members%s %v = %d, want %d", s.path, s.form, a.status, s.status)
+		}
+	}
+	// Carol, an admin now, may not make herself or anyone an owner.
+	carol := newBrowserClient(t)
+	f.csrf[carol] = f.signIn(t, carol, "carol@c.example")
+	if a := f.request(carol, "POST", base+"/role", url.Values{"email": {victor}, "role": {"owner"}}, nil); a.status != http.StatusForbidden {
+		t.Errorf("admin granting owner = %d, want 403", a.status)
+	}
+	if a := f.request(carol, "POST", base+"/remove", url.Values{"email": {alice}}, nil); a.status != http.StatusForbidden {
+		t.Errorf("admin removing an owner = %d, want 403", a.status)
+	}
+	entries, err := f.store.AuditList(context.Background(), f.a.ID, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Action+" "+e.Target+" by "+e.Actor)
+	}
+	want := []string{
+		"member.remove walt@a.example by user:alice@a.example",
+		"member.role victor@a.example by user:alice@a.example",
+		"member.add carol@c.example by user:alice@a.example",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("audit log:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestTierChangeIsForOwnersAndAudited(t *testing.T) {
+	t.Parallel()
+	f := setupTwoTenants(t)
+	ctx := context.Background()
+	if _, err := f.store.MemberSet(ctx, f.a.ID, walt, auth.RoleAdmin); err != nil {
+		t.Fatal(err)
+	}
+	waltB := newBrowserClient(t)
+	f.csrf[waltB] = f.signIn(t, waltB, walt)
+	path := "/t/" + f.a.Slug + "/settings/tier"
+	if a := f.request(waltB, "POST", path, url.Values{"tier": {"bulk"}}, nil); a.status != http.StatusForbidden {
+		t.Errorf("admin changing the tier = %d, want 403", a.status)
+	}
+	if a := f.request(f.alice, "POST", path, url.Values{"tier": {"gold"}}, nil); a.status != http.StatusBadRequest {
+		t.Errorf("unknown tier = %d, want 400", a.status)
+	}
+	if a := f.request(f.alice, "POST", path, url.Values{"tier": {"bulk"}}, nil); a.status != http.StatusSeeOther {
+		t.Fatalf("owner changing the tier = %d", a.status)
+	}
+	tenant, _ := f.store.TenantGetByID(ctx, f.a.ID)
+	audit := f.request(f.alice, "GET", "/t/"+f.a.Slug+"/settings/audit", nil, nil)
+	if tenant.Tier != "bulk" || !strings.Contains(audit.body, "tenant.tier") {
+		t.Fatalf("tier %s; audit page %d: %s", tenant.Tier, audit.status, audit.body)
+	}
+	if a := f.request(f.victor, "GET", "/t/"+f.a.Slug+"/settings/audit", nil, nil); a.status != http.StatusForbidden {
+		t.Errorf("viewer reading the audit log = %d, want 403", a.status)
+	}
+}
