@@ -33,6 +33,25 @@ type Coordinator struct {
 	Conflicts atomic.Int64
 	// RescueWindow is added to a step's timeout to lease its attempt.
 	RescueWindow time.Duration
+	// Fault, when set, is called at each named point of a tick; an error
+	// aborts the tick there, as a crash would. Tests use it.
+	Fault func(point string) error
+}
+
+// Points of a tick where Fault can abort it.
+const (
+	FaultBeforeDecide = "before_decide"
+	FaultAfterSave    = "after_save"
+	FaultAfterEnqueue = "after_enqueue"
+	FaultAfterUpdate  = "after_update"
+	FaultAfterCommit  = "after_commit"
+)
+
+func (c *Coordinator) fault(point string) error {
+	if c.Fault == nil {
+		return nil
+	}
+	return c.Fault(point)
 }
 
 // NewCoordinator builds a coordinator with a process-wide CEL cache.

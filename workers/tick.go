@@ -40,6 +40,9 @@ func (c *Coordinator) Tick(ctx context.Context, tenantID, runID uuid.UUID) error
 		err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
 			return c.tickTx(ctx, tx, tenantID, runID)
 		})
+		if err == nil {
+			return c.fault(FaultAfterCommit)
+		}
 		if !errors.Is(err, store.ErrConflict) {
 			return err
 		}
@@ -76,6 +79,9 @@ func (c *Coordinator) tickTx(ctx context.Context, tx pgx.Tx, tenantID, runID uui
 	if err != nil {
 		return err
 	}
+	if err := c.fault(FaultBeforeDecide); err != nil {
+		return err
+	}
 	tick := engine.Tick{Now: now, Seed: seed(runID, run.RecordVersion), Inputs: pending.Inputs, MorePending: pending.More}
 	cmds := &commandBatch{c: c, s: s, tx: tx, run: run, now: now}
 	for {
@@ -96,13 +102,22 @@ func (c *Coordinator) tickTx(ctx context.Context, tx pgx.Tx, tenantID, runID uui
 		}
 		tick = engine.Tick{Now: now, Seed: tick.Seed + 1}
 	}
+	if err := c.fault(FaultAfterSave); err != nil {
+		return err
+	}
 	if err := cmds.perform(ctx); err != nil {
+		return err
+	}
+	if err := c.fault(FaultAfterEnqueue); err != nil {
 		return err
 	}
 	if err := s.RunInputsConsume(ctx, tenantID, runID, pending.IDs); err != nil {
 		return err
 	}
 	if err := s.RunUpdate(ctx, run, state.Run); err != nil {
+		return err
+	}
+	if err := c.fault(FaultAfterUpdate); err != nil {
 		return err
 	}
 	if pending.More {

@@ -28,19 +28,38 @@ type testBundle struct {
 	tenant store.Tenant
 }
 
-// setup runs the coordinator and step workers on a schema of their own.
-func setup(t *testing.T) testBundle {
+// setup runs the coordinator and step workers on a schema of their own,
+// with the built-in handlers plus the test's.
+func setup(t *testing.T, handlers ...map[string]steps.Handler) testBundle {
+	t.Helper()
+	pool := testdb.Schema(t)
+	b := testBundle{ctx: context.Background(), pool: pool, store: store.New(pool)}
+	b.coord = startCoordinator(t, pool, handlers...)
+	b.tenant = testdb.Tenant(t, b.store, nil)
+	return b
+}
+
+// startCoordinator runs a coordinator, its River client and its sweep on
+// pool until the test ends.
+func startCoordinator(t *testing.T, pool *pgxpool.Pool, handlers ...map[string]steps.Handler) *workers.Coordinator {
 	t.Helper()
 	ctx := context.Background()
-	pool := testdb.Schema(t)
 	log := slog.New(slog.DiscardHandler)
 	coord, err := workers.NewCoordinator(pool, log)
 	if err != nil {
 		t.Fatal(err)
 	}
+	reg := steps.NewRegistry()
+	for _, hs := range handlers {
+		for name, h := range hs {
+			if err := reg.Register(name, h); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	client, err := workers.NewClient(pool, workers.Options{
 		Coordinator: true, Steps: true, Logger: log, C: coord,
-		Executor: steps.NewExecutor(steps.NewRegistry(), steps.HTTPOptions{}),
+		Executor: steps.NewExecutor(reg, steps.HTTPOptions{}),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -61,8 +80,7 @@ func setup(t *testing.T) testBundle {
 		defer cancel()
 		_ = client.Stop(stopCtx)
 	})
-	s := store.New(pool)
-	return testBundle{ctx: ctx, pool: pool, store: s, coord: coord, tenant: testdb.Tenant(t, s, nil)}
+	return coord
 }
 
 // publish stores a hand-built manifest as the next version of its key.
@@ -186,5 +204,25 @@ func TestFailingTaskRetriesThenFailsRun(t *testing.T) {
 		if a.Error == nil || a.FinishedAt.IsZero() {
 			t.Errorf("attempt %d: %+v", a.Attempt.Attempt, a)
 		}
+	}
+}
+
+// waitTerminalAfter waits until the run leaves status from (after an
+// operator action) and ends again.
+func (b testBundle) waitTerminalAfter(t *testing.T, id uuid.UUID, from engine.RunStatus) store.Run {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		run, err := b.store.RunGet(b.ctx, b.tenant.ID, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run.Status.Terminal() && run.Status != from {
+			return run
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run %s still %s after 30s", id, run.Status)
+		}
+		time.Sleep(5 * time.Millisecond) // poll interval
 	}
 }
