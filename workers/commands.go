@@ -49,8 +49,9 @@ func (b *commandBatch) perform(ctx context.Context) error {
 				return err
 			}
 		case engine.CancelAttempt:
-			// The attempt's result, if it still comes, is stale and
-			// discarded by the engine; the worker's lease expires unused.
+			if err := b.cancelAttempt(ctx, v); err != nil {
+				return err
+			}
 		case engine.Warn:
 			b.c.log.WarnContext(ctx, "run warning", "run_id", b.run.ID, "tenant_id", b.run.TenantID, "code", v.Code, "message", v.Message)
 		default:
@@ -112,6 +113,22 @@ func (c *Coordinator) insertSteps(ctx context.Context, tx pgx.Tx, jobs []river.I
 	for q := range queues {
 		if err := Notify(ctx, tx, q); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// cancelAttempt asks River to cancel the job running the attempt; its
+// worker's context ends when the transaction commits. A result that still
+// arrives is stale and the engine discards it.
+func (b *commandBatch) cancelAttempt(ctx context.Context, a engine.CancelAttempt) error {
+	ids, err := b.s.StepJobsRunning(ctx, b.run.TenantID, b.run.ID, a.Node, a.Generation, a.Attempt)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if _, err := b.c.river().JobCancelTx(ctx, b.tx, id); err != nil {
+			return fmt.Errorf("cancel step job %d: %w", id, err)
 		}
 	}
 	return nil
