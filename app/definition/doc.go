@@ -1,0 +1,54 @@
+// Package definition compiles workflow definition documents into
+// manifests: the immutable, hashed plans that runs execute.
+//
+// A definition is authored as JSON, YAML (same schema) or Go values
+// ([Definition], which marshal to that JSON). Compilation is a pure
+// function: no I/O, no clock, no database.
+//
+//	doc ──parse──▶ tree ──check──▶ steps, edges, limits ──graph──▶ order
+//	                                     │                          │
+//	                              CEL expressions ──compile──▶ problems or Manifest + hash
+//
+// # Checks
+//
+// Parsing reads JSON (strictly: valid UTF-8, no duplicate names) or YAML
+// (one document, no duplicate keys, aliases bounded) up to
+// [MaxDocumentBytes]. The checker then walks the whole document once and
+// records every problem with its path ("steps[3].with.items_expr") and
+// step ref, never stopping at the first: unknown fields, key and ref
+// formats, unique refs, canonical step types (an alias such as "sleep" is
+// rejected with the canonical name), each type's required and exclusive
+// `with` settings and enums, durations (Go style or ISO-8601), cron
+// expressions and timezones, JSON Schemas, edge endpoints and outcomes,
+// choice groups, duplicate edges and self-loops, limits. The graph stage
+// sorts the steps (Kahn, ties broken by ref), names the steps of every
+// cycle, and checks each gather's scatter_ref is an ancestor. Finally every
+// CEL expression is compiled once through package expr, in parallel.
+// Problems come back together as an [*InvalidError].
+//
+// # The manifest
+//
+// A [Manifest] has steps sorted by ref, edges sorted by (from, to, on,
+// choice index), every default explicit (retry, timeouts, join, on_error,
+// each type's `with` defaults) and every duration in milliseconds (fields
+// suffixed _ms). Its hash is the hex SHA-256 of its RFC 8785 canonical
+// JSON ([CanonicalJSON]), so a definition hashes the same whatever its
+// format, key order, step order, duration spelling, or whether it spells
+// out defaults; any change of meaning changes the hash.
+//
+// # Decisions the contract leaves open
+//
+//   - retry and a per-attempt timeout apply only to task and http steps
+//     (and scatter templates of those types); on other types they are an
+//     error rather than silently ignored.
+//   - A choice group's default branch must come last, and a source's
+//     choice edges count as success edges for duplicate detection.
+//   - limits.max_inline_children is the default bound of the definition's
+//     inline scatters; a scatter may set its own (at most 10,000). Both
+//     are clamped to the server's maximum ([Options]).
+//   - Optional settings without a value (0) are emitted explicitly:
+//     concurrency 0 (unbounded), version 0 (latest), timeout_ms 0 (none),
+//     max_items 0 (no cap), n 0 (not a quorum policy).
+//   - Wait times given as `until` are normalised to UTC; a cron's timezone
+//     defaults to UTC.
+package definition

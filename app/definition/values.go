@@ -1,0 +1,126 @@
+package definition
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"regexp"
+	"sort"
+	"strconv"
+	"time"
+)
+
+var (
+	keyPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
+	refPattern = regexp.MustCompile(`^[a-z][a-z0-9_]{0,62}$`)
+)
+
+// jsonType names a decoded value's JSON type for messages.
+func jsonType(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case string:
+		return "a string"
+	case json.Number, float64, int, int64:
+		return "a number"
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// asInt reads an integral number.
+func asInt(v any) (int64, bool) {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return i, true
+		}
+		f, err := x.Float64()
+		if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+			return 0, false
+		}
+		return int64(f), true
+	case float64:
+		if x != math.Trunc(x) || math.Abs(x) > 1<<53 {
+			return 0, false
+		}
+		return int64(x), true
+	case int:
+		return int64(x), true
+	case int64:
+		return x, true
+	}
+	return 0, false
+}
+
+// asFloat reads any number.
+func asFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case json.Number:
+		f, err := x.Float64()
+		return f, err == nil
+	case float64:
+		return x, true
+	case int:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	}
+	return 0, false
+}
+
+// sortedKeys returns m's keys in order, so problems come out in a stable
+// order.
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// ParseDuration reads a Go-style ("90s", "1h30m") or ISO-8601 ("PT90S",
+// "P1DT2H") duration. ISO days are 24 hours; years and months are
+// refused, their length varies.
+func ParseDuration(s string) (time.Duration, error) {
+	if len(s) > 0 && (s[0] == 'P' || s[0] == 'p') {
+		return parseISODuration(s)
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("invalid duration %q: want Go style (90s, 1h30m) or ISO-8601 (PT90S)", s)
+	}
+	return d, nil
+}
+
+var isoDuration = regexp.MustCompile(`^[Pp](?:(\d+(?:\.\d+)?)[Ww])?(?:(\d+(?:\.\d+)?)[Dd])?(?:[Tt](?:(\d+(?:\.\d+)?)[Hh])?(?:(\d+(?:\.\d+)?)[Mm])?(?:(\d+(?:\.\d+)?)[Ss])?)?$`)
+
+func parseISODuration(s string) (time.Duration, error) {
+	m := isoDuration.FindStringSubmatch(s)
+	if m == nil || s == "P" || s == "PT" || s[len(s)-1] == 'T' || s[len(s)-1] == 't' {
+		return 0, fmt.Errorf("invalid ISO-8601 duration %q (years and months are not supported)", s)
+	}
+	units := []time.Duration{7 * 24 * time.Hour, 24 * time.Hour, time.Hour, time.Minute, time.Second}
+	var total float64
+	for i, u := range units {
+		if m[i+1] == "" {
+			continue
+		}
+		f, err := strconv.ParseFloat(m[i+1], 64)
+		if err != nil {
+			return 0, fmt.Errorf("invalid ISO-8601 duration %q", s)
+		}
+		total += f * float64(u)
+	}
+	if total > math.MaxInt64 {
+		return 0, fmt.Errorf("duration %q is too long", s)
+	}
+	return time.Duration(total), nil
+}
