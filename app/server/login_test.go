@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/oauth2-proxy/mockoidc"
-
 )
 
 // startLogin follows /login/oidc to the provider and stops at the
