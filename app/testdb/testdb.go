@@ -127,3 +127,14 @@ func randomHex(n int) string {
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }
+
+// SearchPathURL returns a URL selecting the schema pool's connections use,
+// for opening a second, independent pool on the same schema.
+func SearchPathURL(tb testing.TB, pool *pgxpool.Pool) string {
+	tb.Helper()
+	schema := pool.Config().ConnConfig.RuntimeParams["search_path"]
+	if schema == "" {
+		return URL(tb)
+	}
+	return withSearchPath(URL(tb), schema)
+}
