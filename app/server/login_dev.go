@@ -15,7 +15,9 @@ func handleDevLogin(s *store.Store) echo.HandlerFunc {
 		if !siteOf(c).DevLogin {
 			return apperr.New(apperr.NotFound, "page not found")
 		}
-		user, err := s.UserEnsure(c.Request().Context(), store.DevUserEmail, "Dev user")
+		user, err := s.UserLogin(c.Request().Context(), store.Identity{
+			Issuer: "ductor-dev", Subject: "dev", Email: store.DevUserEmail, Name: "Dev user",
+		})
 		if err != nil {
 			return err
 		}
