@@ -14,7 +14,7 @@ type checker struct {
 	opts  Options
 	exprs []exprJob
 
-	m     Manifest
+	m       Manifest
 	refs    map[string]int // ref → index in the document's steps
 	types   map[string]StepType
 	paths   map[string]path

@@ -21,7 +21,7 @@ var stepFields = []string{"ref", "type", "name", "with", "run_if", "for_each", "
 
 func (c *checker) steps(o object) {
 	list := o.list("steps", true)
-	if len(list) == 0 && o.has("steps") {
+	if l, isList := o.m["steps"].([]any); isList && len(l) == 0 {
 		o.problem("steps", "a definition needs at least one step")
 	}
 	if len(list) > MaxSteps {

@@ -54,20 +54,13 @@ func scatterChildren(o object, out map[string]any) {
 	o.exprInto(out, "input_expr", expr.KindAny)
 }
 
-// forbid reports fields that do not apply in mode.
-func forbid(o object, mode string, keys ...string) {
+// forbid reports fields that apply only in the other mode, onlyIn.
+func forbid(o object, onlyIn string, keys ...string) {
 	for _, k := range keys {
 		if o.has(k) {
-			o.problem(k, "applies only in %s mode", other(mode))
+			o.problem(k, "applies only in %s mode", onlyIn)
 		}
 	}
-}
-
-func other(mode string) string {
-	if mode == "inline" {
-		return "child_workflow"
-	}
-	return "inline"
 }
 
 func workflowKey(o object) string {
