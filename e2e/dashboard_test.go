@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	"github.com/oauth2-proxy/mockoidc"
 
 	"github.com/ductor/ductor/app/cli"
@@ -164,4 +165,7 @@ func TestDevLoginInChromium(t *testing.T) {
 	if got := text(t, ctx, ".dev-banner"); !strings.Contains(got, "Development login") {
 		t.Errorf("banner = %q", got)
 	}
+	// The menus open from the keyboard.
+	run(t, ctx, "open the user menu with Enter", chromedp.SendKeys(chromedp.CSS(".user-menu summary"), kb.Enter),
+		chromedp.WaitVisible(chromedp.CSS("button.logout")))
 }
