@@ -1,0 +1,280 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/app/auth"
+	"github.com/ductor/ductor/app/definition"
+	"github.com/ductor/ductor/app/steps"
+	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/app/testdb"
+	"github.com/ductor/ductor/workers"
+)
+
+// apiBundle is a server with running workers and two tenants, each with
+// an admin key.
+type apiBundle struct {
+	srv        *httptest.Server
+	store      *store.Store
+	tenantA    store.Tenant
+	keyA, keyB string
+	echoRoutes []string
+	runs       *workers.Coordinator
+}
+
+func setupAPI(t *testing.T) *apiBundle {
+	t.Helper()
+	ctx := context.Background()
+	pool := testdb.Schema(t)
+	log := slog.New(slog.DiscardHandler)
+	coord, err := workers.NewCoordinator(pool, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := workers.NewClient(pool, workers.Options{Coordinator: true, Steps: true, Logger: log, C: coord,
+		Executor: steps.NewExecutor(steps.NewRegistry(), steps.HTTPOptions{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := client.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = client.StopAndCancel(stopCtx)
+	})
+	s := store.New(pool)
+	server := New(Deps{Pool: pool, Store: s, Logger: log, API: true, Runs: coord})
+	srv := httptest.NewServer(server)
+	t.Cleanup(srv.Close)
+	b := &apiBundle{srv: srv, store: s, runs: coord}
+	b.tenantA = testdb.Tenant(t, s, nil)
+	_, b.keyA = testdb.APIKey(t, s, b.tenantA, nil)
+	_, b.keyB = testdb.APIKey(t, s, testdb.Tenant(t, s, nil), nil)
+	for _, r := range server.echo.Routes() {
+		if strings.HasPrefix(r.Path, "/api/v1/") && !strings.HasSuffix(r.Path, "*") {
+			b.echoRoutes = append(b.echoRoutes, r.Method+" "+r.Path)
+		}
+	}
+	return b
+}
+
+func (b *apiBundle) publish(t *testing.T, m *definition.Manifest) {
+	t.Helper()
+	raw, _ := json.Marshal(m)
+	sum := sha256.Sum256(raw)
+	_, _, err := b.store.DefinitionPublish(context.Background(), b.tenantA.ID, store.Publication{
+		Manifest: m, ManifestHash: hex.EncodeToString(sum[:]), Source: string(raw), SourceFormat: "json",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (b *apiBundle) call(t *testing.T, method, path, key, body string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(method, b.srv.URL+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	var out map[string]any
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &out); err != nil {
+			t.Fatalf("%s %s: body %s is not a JSON object", method, path, raw)
+		}
+	}
+	return res.StatusCode, out
+}
+
+func noopManifest(key string, refs ...string) *definition.Manifest {
+	m := &definition.Manifest{Key: key, Entrypoints: refs[:1]}
+	for i, ref := range refs {
+		m.Steps = append(m.Steps, definition.Step{Ref: ref, Type: definition.TypeTask, With: map[string]any{"handler": "builtin.noop"},
+			Join: definition.JoinAll, OnError: definition.OnErrorFail, Retry: definition.RetryPolicy{MaxAttempts: 1}, TimeoutMS: 60000})
+		m.Order = append(m.Order, ref)
+		if i > 0 {
+			m.Edges = append(m.Edges, definition.Edge{From: refs[i-1], To: ref, On: definition.OutcomeSuccess})
+		}
+	}
+	return m
+}
+
+// waitStatus polls the run through the API until it is terminal.
+func (b *apiBundle) waitStatus(t *testing.T, id string) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		_, run := b.call(t, "GET", "/api/v1/runs/"+id, b.keyA, "")
+		switch run["status"] {
+		case "succeeded", "failed", "cancelled", "timed_out", "terminated":
+			return run
+		}
+		time.Sleep(5 * time.Millisecond) // poll interval
+	}
+	t.Fatalf("run %s did not end", id)
+	return nil
+}
+
+func TestRunsAPI(t *testing.T) {
+	t.Parallel()
+	b := setupAPI(t)
+	b.publish(t, noopManifest("two", "first", "second"))
+
+	code, body := b.call(t, "POST", "/api/v1/runs", b.keyA, `{"definition": "two", "input": {"x": 1}, "subject": "order-1", "search_attributes": {"customer": "c7"}, "idempotency_key": "k1"}`)
+	if code != 201 || body["status"] != "pending" {
+		t.Fatalf("start = %d %v", code, body)
+	}
+	id := body["id"].(string)
+	code, again := b.call(t, "POST", "/api/v1/runs", b.keyA, `{"definition": "two", "idempotency_key": "k1"}`)
+	if code != 200 || again["id"] != id {
+		t.Fatalf("repeated idempotency key = %d %v, want 200 with %s", code, again, id)
+	}
+	run := b.waitStatus(t, id)
+	nodes, _ := run["nodes"].([]any)
+	if run["status"] != "succeeded" || len(nodes) != 2 || run["subject"] != "order-1" {
+		t.Fatalf("run = %v", run)
+	}
+	first := nodes[0].(map[string]any)
+	if first["node"] != "first" || first["type"] != "task" || first["state"] != "succeeded" || first["attempt"] != 1.0 {
+		t.Fatalf("first node = %v", first)
+	}
+	code, hist := b.call(t, "GET", "/api/v1/runs/"+id+"/history", b.keyA, "")
+	if ts, _ := hist["transitions"].([]any); code != 200 || float64(len(ts)) != run["transition_count"] {
+		t.Fatalf("history = %d, %d entries for %v transitions", code, len(ts), run["transition_count"])
+	}
+	for query, want := range map[string]int{
+		"?status=succeeded": 1, "?status=failed": 0, "?definition=two": 1, "?subject=order-1": 1,
+		"?attr.customer=c7": 1, "?attr.customer=c8": 0,
+	} {
+		_, list := b.call(t, "GET", "/api/v1/runs"+query, b.keyA, "")
+		if got, _ := list["runs"].([]any); len(got) != want {
+			t.Errorf("list %s: %d runs, want %d", query, len(got), want)
+		}
+	}
+}
+
+func TestRunsAPIPagination(t *testing.T) {
+	t.Parallel()
+	b := setupAPI(t)
+	b.publish(t, noopManifest("one", "only"))
+	for range 5 {
+		if code, body := b.call(t, "POST", "/api/v1/runs", b.keyA, `{"definition": "one"}`); code != 201 {
+			t.Fatalf("start = %d %v", code, body)
+		}
+	}
+	seen := map[string]bool{}
+	path := "/api/v1/runs?limit=2"
+	for pages := 0; ; pages++ {
+		_, page := b.call(t, "GET", path, b.keyA, "")
+		for _, r := range page["runs"].([]any) {
+			seen[r.(map[string]any)["id"].(string)] = true
+		}
+		next, ok := page["next_cursor"].(string)
+		if !ok {
+			break
+		}
+		if pages > 5 {
+			t.Fatal("pagination does not end")
+		}
+		path = "/api/v1/runs?limit=2&cursor=" + next
+	}
+	if len(seen) != 5 {
+		t.Fatalf("paged through %d distinct runs, want 5", len(seen))
+	}
+}
+
+func TestRunsAPIErrors(t *testing.T) {
+	t.Parallel()
+	b := setupAPI(t)
+	b.publish(t, noopManifest("one", "only"))
+	_, reader := testdb.APIKey(t, b.store, b.tenantA, &testdb.APIKeyOpts{Scopes: []auth.Scope{auth.ScopeRunsRead}})
+	cases := []struct {
+		method, path, key, body string
+		status                  int
+		code                    apperr.Code
+	}{
+		{"POST", "/api/v1/runs", b.keyA, `{"definition": "nope"}`, 404, apperr.NotFound},
+		{"POST", "/api/v1/runs", b.keyA, `{}`, 400, apperr.Invalid},
+		{"POST", "/api/v1/runs", b.keyA, `{"definition": "one", "bogus": 1}`, 400, apperr.Invalid},
+		{"POST", "/api/v1/runs", b.keyA, `{"definition": `, 400, apperr.Invalid},
+		{"POST", "/api/v1/runs", reader, `{"definition": "one"}`, 403, apperr.Forbidden},
+		{"GET", "/api/v1/runs/not-a-uuid", b.keyA, ``, 404, apperr.NotFound},
+		{"GET", "/api/v1/runs/" + uuid.NewString(), b.keyA, ``, 404, apperr.NotFound},
+		{"GET", "/api/v1/runs?limit=0", b.keyA, ``, 400, apperr.Invalid},
+		{"GET", "/api/v1/runs?cursor=zzz", b.keyA, ``, 400, apperr.Invalid},
+	}
+	for _, tc := range cases {
+		code, body := b.call(t, tc.method, tc.path, tc.key, tc.body)
+		errObj, _ := body["error"].(map[string]any)
+		if code != tc.status || errObj["code"] != string(tc.code) {
+			t.Errorf("%s %s %s = %d %v, want %d %s", tc.method, tc.path, tc.body, code, body, tc.status, tc.code)
+		}
+	}
+	_, started := b.call(t, "POST", "/api/v1/runs", b.keyA, `{"definition": "one"}`)
+	id := started["id"].(string)
+	b.waitStatus(t, id)
+	if code, _ := b.call(t, "POST", "/api/v1/runs/"+id+"/nodes/only/retry", b.keyA, ``); code != 409 {
+		t.Errorf("retrying a succeeded node = %d, want 409", code)
+	}
+	if code, _ := b.call(t, "POST", "/api/v1/runs/"+id+"/nodes/ghost/retry", b.keyA, ``); code != 404 {
+		t.Errorf("retrying a missing node = %d, want 404", code)
+	}
+}
+
+// Tenant B's key on tenant A's objects gets 404 and none of A's data, on
+// every API route. A new route without a case here fails the test.
+func TestAPITenantIsolation(t *testing.T) {
+	t.Parallel()
+	b := setupAPI(t)
+	b.publish(t, noopManifest("secret", "only"))
+	_, started := b.call(t, "POST", "/api/v1/runs", b.keyA, `{"definition": "secret"}`)
+	id := started["id"].(string)
+	b.waitStatus(t, id)
+
+	cases := map[string]struct {
+		path, body string
+		status     int
+	}{
+		"GET /api/v1/whoami":                      {"/api/v1/whoami", "", 200},
+		"POST /api/v1/runs":                       {"/api/v1/runs", `{"definition": "secret"}`, 404},
+		"GET /api/v1/runs":                        {"/api/v1/runs", "", 200},
+		"GET /api/v1/runs/:id":                    {"/api/v1/runs/" + id, "", 404},
+		"GET /api/v1/runs/:id/history":            {"/api/v1/runs/" + id + "/history", "", 404},
+		"POST /api/v1/runs/:id/cancel":            {"/api/v1/runs/" + id + "/cancel", "", 404},
+		"POST /api/v1/runs/:id/nodes/:node/retry": {"/api/v1/runs/" + id + "/nodes/only/retry", "", 404},
+	}
+	for _, route := range b.echoRoutes {
+		tc, ok := cases[route]
+		if !ok {
+			t.Errorf("route %s has no tenant-isolation case", route)
+			continue
+		}
+		method := strings.SplitN(route, " ", 2)[0]
+		code, body := b.call(t, method, tc.path, b.keyB, tc.body)
+		if code != tc.status {
+			t.Errorf("%s as tenant B = %d %v, want %d", route, code, body, tc.status)
+		}
+		if raw, _ := json.Marshal(body); strings.Contains(string(raw), id) || strings.Contains(string(raw), b.tenantA.ID.String()) {
+			t.Errorf("%s as tenant B leaks tenant A's data: %s", route, raw)
+		}
+	}
+}
