@@ -77,12 +77,9 @@ func startDuctor(b *testing.B, pool *pgxpool.Pool) *ductor {
 		defer cancel()
 		_ = client.Stop(stopCtx)
 	})
-	s := store.New(pool)
-	tenant, err := s.TenantCreate(ctx, "bench-"+randomHex(4), "", store.TierStandard)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return &ductor{ctx: ctx, pool: pool, store: s, coord: coord, client: client, tenant: tenant}
+	d := &ductor{ctx: ctx, pool: pool, store: store.New(pool), coord: coord, client: client}
+	d.tenant = d.newTenant(b)
+	return d
 }
 
 // publish stores a hand-built manifest as the next version of its key.
@@ -181,4 +178,16 @@ func (d *ductor) startMany(b *testing.B, key string, n int) {
 	for err := range errs {
 		b.Fatal(err)
 	}
+}
+
+func storeOf(pool *pgxpool.Pool) *store.Store { return store.New(pool) }
+
+// newTenant creates another tenant of the standard tier.
+func (d *ductor) newTenant(b *testing.B) store.Tenant {
+	b.Helper()
+	t, err := d.store.TenantCreate(d.ctx, "bench-"+randomHex(4), "", store.TierStandard)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return t
 }

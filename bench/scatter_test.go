@@ -1,0 +1,131 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/ductor/ductor/app/engine"
+)
+
+// BenchmarkScatter runs one run with an inline scatter of no-op tasks
+// (10,000 children; -short 1,000) and reports children per second against
+// River's raw rate (goal ≥ 0.7×: ticks coalesce) and the process's peak
+// memory (goal ≤ 300 MiB).
+func BenchmarkScatter(b *testing.B) {
+	baseline := riverRate(b)
+	n := size("BENCH_SCATTER", 10_000, 1_000)
+	d := startDuctor(b, schema(b))
+	d.publish(b, scatter("fan", n))
+	input := map[string]any{"items": items(n)}
+	var rates, rsss, ticks []float64
+	b.ResetTimer()
+	for range b.N {
+		mem := sampleMemory()
+		start := time.Now()
+		id, err := d.start("fan", input)
+		if err != nil {
+			b.Fatal(err)
+		}
+		run := d.waitRun(b, id, 10*time.Minute)
+		rates = append(rates, float64(n)/time.Since(start).Seconds())
+		_, rss := mem.finish()
+		rsss, ticks = append(rsss, rss), append(ticks, float64(run.RecordVersion))
+	}
+	b.StopTimer()
+	rate, rss, t := spreadOf(rates), spreadOf(rsss), spreadOf(ticks)
+	ratio := rate.median / baseline
+	b.ReportMetric(rate.median, "steps/s")
+	b.ReportMetric(ratio, "x-river")
+	b.ReportMetric(rss.median, "peak-rss-MiB")
+	b.ReportMetric(t.median, "ticks")
+	record(b, "scatter", "scatter: %s steps/s = %.2f× River raw (goal ≥ 0.7×: %s; one run, %d-way inline scatter, %s ticks)",
+		rate, ratio, verdict(ratio >= 0.7), n, t)
+	record(b, "scatter-memory", "scatter memory: peak RSS %s MiB (goal ≤ 300 MiB: %s; %d-way scatter)", rss, verdict(rss.max <= 300), n)
+}
+
+// BenchmarkScatterTickCost times single ticks, each applying one child's
+// result, in a scatter of 100 children and in one of 10,000 (-short
+// 2,000): the tick should load and write what changed, not the whole run
+// (goal ≤ 2×). Ticks run directly, with no worker, so nothing else runs.
+func BenchmarkScatterTickCost(b *testing.B) {
+	const samples = 30
+	large := size("BENCH_SCATTER", 10_000, 2_000)
+	pool := schema(b)
+	coord, client := newClient(b, pool) // inserts only: never started
+	d := &ductor{ctx: context.Background(), pool: pool, coord: coord, client: client}
+	d.store = storeOf(pool)
+	d.tenant = d.newTenant(b)
+	var small, big []time.Duration
+	b.ResetTimer()
+	for range b.N {
+		small = append(small, d.childTicks(b, 100, samples)...)
+		big = append(big, d.childTicks(b, large, samples)...)
+	}
+	b.StopTimer()
+	s, l := latencyOf(small), latencyOf(big)
+	ratio := l.p50 / s.p50
+	b.ReportMetric(s.p50, "tick-100-ms")
+	b.ReportMetric(l.p50, fmt.Sprintf("tick-%d-ms", large))
+	b.ReportMetric(ratio, "x-tick")
+	record(b, "tick-cost", "tick per child completion: %.1f ms at %d children vs %.1f ms at 100 = %.1f× (goal ≤ 2×: %s)",
+		l.p50, large, s.p50, ratio, verdict(ratio <= 2))
+}
+
+// childTicks starts an n-way scatter with one tick, then delivers results
+// of k children one at a time and times the tick that applies each.
+func (d *ductor) childTicks(b *testing.B, n, k int) []time.Duration {
+	b.Helper()
+	key := fmt.Sprintf("fan%d", n)
+	d.publish(b, scatter(key, n))
+	id, err := d.start(key, map[string]any{"items": items(n)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := d.coord.Tick(d.ctx, d.tenant.ID, id); err != nil {
+		b.Fatal(err)
+	}
+	var out []time.Duration
+	for i := range k {
+		node := fmt.Sprintf("fan[%d]", i*(n/k))
+		d.deliver(b, id, node)
+		start := time.Now()
+		if err := d.coord.Tick(d.ctx, d.tenant.ID, id); err != nil {
+			b.Fatal(err)
+		}
+		out = append(out, time.Since(start))
+	}
+	return out
+}
+
+// deliver stores a successful result for a running child, as its worker would.
+func (d *ductor) deliver(b *testing.B, runID uuid.UUID, node string) {
+	b.Helper()
+	nodes, err := d.store.RunNodesByName(d.ctx, d.tenant.ID, runID, []string{node})
+	if err != nil || len(nodes) != 1 {
+		b.Fatalf("node %s: %v (%d found)", node, err, len(nodes))
+	}
+	n := nodes[0]
+	if n.State != engine.NodeRunning {
+		b.Fatalf("node %s is %s, want running", node, n.State)
+	}
+	res := engine.StepResult{Node: node, Generation: n.Generation, Attempt: n.Attempt, Output: map[string]any{}}
+	err = pgx.BeginFunc(d.ctx, d.pool, func(tx pgx.Tx) error {
+		return d.coord.Deliver(d.ctx, tx, d.tenant.ID, runID, res)
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+}
+
+func items(n int) []any {
+	out := make([]any, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
