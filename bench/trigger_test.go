@@ -17,16 +17,7 @@ func BenchmarkTrigger(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		for range n {
-			id, err := d.start("single", nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			run := d.waitRun(b, id, time.Minute)
-			attempts, err := d.store.RunAttempts(d.ctx, d.tenant.ID, id)
-			if err != nil || len(attempts) == 0 {
-				b.Fatalf("attempts of %s: %v (%d)", id, err, len(attempts))
-			}
-			waits = append(waits, attempts[0].StartedAt.Sub(run.CreatedAt))
+			waits = append(waits, d.triggerWait(b, "single"))
 		}
 	}
 	b.StopTimer()
