@@ -7,15 +7,61 @@ package queries
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
 )
+
+const definitionDraftSave = `-- name: DefinitionDraftSave :one
+INSERT INTO definition (tenant_id, key, name, draft, draft_format, draft_hash, draft_saved_at)
+VALUES ($1, $2, $3, $4, $5, $6, now())
+ON CONFLICT (tenant_id, key) DO UPDATE SET
+    name = EXCLUDED.name, draft = EXCLUDED.draft, draft_format = EXCLUDED.draft_format,
+    draft_hash = EXCLUDED.draft_hash, draft_saved_at = now(), updated_at = now()
+RETURNING tenant_id, key, name, draft, draft_format, latest_version, created_at, updated_at, draft_hash, draft_saved_at
+`
+
+type DefinitionDraftSaveParams struct {
+	TenantID    uuid.UUID
+	Key         string
+	Name        string
+	Draft       pgtype.Text
+	DraftFormat pgtype.Text
+	DraftHash   pgtype.Text
+}
+
+// Saves the draft, creating the definition on first save.
+func (q *Queries) DefinitionDraftSave(ctx context.Context, arg DefinitionDraftSaveParams) (Definition, error) {
+	row := q.db.QueryRow(ctx, definitionDraftSave,
+		arg.TenantID,
+		arg.Key,
+		arg.Name,
+		arg.Draft,
+		arg.DraftFormat,
+		arg.DraftHash,
+	)
+	var i Definition
+	err := row.Scan(
+		&i.TenantID,
+		&i.Key,
+		&i.Name,
+		&i.Draft,
+		&i.DraftFormat,
+		&i.LatestVersion,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.DraftHash,
+		&i.DraftSavedAt,
+	)
+	return i, err
+}
 
 const definitionEnsure = `-- name: DefinitionEnsure :one
 INSERT INTO definition (tenant_id, key, name)
 VALUES ($1, $2, $3)
 ON CONFLICT (tenant_id, key) DO UPDATE SET name = EXCLUDED.name, updated_at = now()
-RETURNING tenant_id, key, name, draft, draft_format, latest_version, created_at, updated_at
+RETURNING tenant_id, key, name, draft, draft_format, latest_version, created_at, updated_at, draft_hash, draft_saved_at
 `
 
 type DefinitionEnsureParams struct {
@@ -37,12 +83,62 @@ func (q *Queries) DefinitionEnsure(ctx context.Context, arg DefinitionEnsurePara
 		&i.LatestVersion,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.DraftHash,
+		&i.DraftSavedAt,
+	)
+	return i, err
+}
+
+const definitionGet = `-- name: DefinitionGet :one
+SELECT d.tenant_id, d.key, d.name, d.draft, d.draft_format, d.draft_hash, d.draft_saved_at,
+       d.latest_version, d.created_at, d.updated_at,
+       coalesce((SELECT max(v.version) FROM definition_version v
+                 WHERE v.tenant_id = d.tenant_id AND v.key = d.key AND v.unpublished_at IS NULL), 0)::int
+           AS published_version
+FROM definition d
+WHERE d.tenant_id = $1 AND d.key = $2
+`
+
+type DefinitionGetParams struct {
+	TenantID uuid.UUID
+	Key      string
+}
+
+type DefinitionGetRow struct {
+	TenantID         uuid.UUID
+	Key              string
+	Name             string
+	Draft            pgtype.Text
+	DraftFormat      pgtype.Text
+	DraftHash        pgtype.Text
+	DraftSavedAt     *time.Time
+	LatestVersion    int32
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
+	PublishedVersion int32
+}
+
+func (q *Queries) DefinitionGet(ctx context.Context, arg DefinitionGetParams) (DefinitionGetRow, error) {
+	row := q.db.QueryRow(ctx, definitionGet, arg.TenantID, arg.Key)
+	var i DefinitionGetRow
+	err := row.Scan(
+		&i.TenantID,
+		&i.Key,
+		&i.Name,
+		&i.Draft,
+		&i.DraftFormat,
+		&i.DraftHash,
+		&i.DraftSavedAt,
+		&i.LatestVersion,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.PublishedVersion,
 	)
 	return i, err
 }
 
 const definitionGetForUpdate = `-- name: DefinitionGetForUpdate :one
-SELECT tenant_id, key, name, draft, draft_format, latest_version, created_at, updated_at FROM definition WHERE tenant_id = $1 AND key = $2 FOR UPDATE
+SELECT tenant_id, key, name, draft, draft_format, latest_version, created_at, updated_at, draft_hash, draft_saved_at FROM definition WHERE tenant_id = $1 AND key = $2 FOR UPDATE
 `
 
 type DefinitionGetForUpdateParams struct {
@@ -62,8 +158,76 @@ func (q *Queries) DefinitionGetForUpdate(ctx context.Context, arg DefinitionGetF
 		&i.LatestVersion,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.DraftHash,
+		&i.DraftSavedAt,
 	)
 	return i, err
+}
+
+const definitionList = `-- name: DefinitionList :many
+SELECT d.tenant_id, d.key, d.name, (d.draft IS NOT NULL)::bool AS has_draft, d.draft_format, d.draft_hash,
+       d.draft_saved_at,
+       d.latest_version, d.created_at, d.updated_at,
+       coalesce((SELECT max(v.version) FROM definition_version v
+                 WHERE v.tenant_id = d.tenant_id AND v.key = d.key AND v.unpublished_at IS NULL), 0)::int
+           AS published_version
+FROM definition d
+WHERE d.tenant_id = $1 AND d.key > $2
+ORDER BY d.key
+LIMIT $3
+`
+
+type DefinitionListParams struct {
+	TenantID uuid.UUID
+	After    string
+	Max      int32
+}
+
+type DefinitionListRow struct {
+	TenantID         uuid.UUID
+	Key              string
+	Name             string
+	HasDraft         bool
+	DraftFormat      pgtype.Text
+	DraftHash        pgtype.Text
+	DraftSavedAt     *time.Time
+	LatestVersion    int32
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
+	PublishedVersion int32
+}
+
+// A page of the tenant's definitions by key, after the key @after.
+func (q *Queries) DefinitionList(ctx context.Context, arg DefinitionListParams) ([]DefinitionListRow, error) {
+	rows, err := q.db.Query(ctx, definitionList, arg.TenantID, arg.After, arg.Max)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []DefinitionListRow{}
+	for rows.Next() {
+		var i DefinitionListRow
+		if err := rows.Scan(
+			&i.TenantID,
+			&i.Key,
+			&i.Name,
+			&i.HasDraft,
+			&i.DraftFormat,
+			&i.DraftHash,
+			&i.DraftSavedAt,
+			&i.LatestVersion,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.PublishedVersion,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const definitionSetLatestVersion = `-- name: DefinitionSetLatestVersion :exec
@@ -165,6 +329,84 @@ type DefinitionVersionGetLatestPublishedParams struct {
 
 func (q *Queries) DefinitionVersionGetLatestPublished(ctx context.Context, arg DefinitionVersionGetLatestPublishedParams) (DefinitionVersion, error) {
 	row := q.db.QueryRow(ctx, definitionVersionGetLatestPublished, arg.TenantID, arg.Key)
+	var i DefinitionVersion
+	err := row.Scan(
+		&i.TenantID,
+		&i.Key,
+		&i.Version,
+		&i.Manifest,
+		&i.ManifestHash,
+		&i.Source,
+		&i.SourceFormat,
+		&i.PublishedAt,
+		&i.UnpublishedAt,
+	)
+	return i, err
+}
+
+const definitionVersionList = `-- name: DefinitionVersionList :many
+SELECT version, manifest_hash, source_format, published_at, unpublished_at
+FROM definition_version
+WHERE tenant_id = $1 AND key = $2
+ORDER BY version DESC
+`
+
+type DefinitionVersionListParams struct {
+	TenantID uuid.UUID
+	Key      string
+}
+
+type DefinitionVersionListRow struct {
+	Version       int32
+	ManifestHash  string
+	SourceFormat  string
+	PublishedAt   time.Time
+	UnpublishedAt *time.Time
+}
+
+// A definition's versions newest first, without their manifests and sources.
+func (q *Queries) DefinitionVersionList(ctx context.Context, arg DefinitionVersionListParams) ([]DefinitionVersionListRow, error) {
+	rows, err := q.db.Query(ctx, definitionVersionList, arg.TenantID, arg.Key)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []DefinitionVersionListRow{}
+	for rows.Next() {
+		var i DefinitionVersionListRow
+		if err := rows.Scan(
+			&i.Version,
+			&i.ManifestHash,
+			&i.SourceFormat,
+			&i.PublishedAt,
+			&i.UnpublishedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const definitionVersionUnpublish = `-- name: DefinitionVersionUnpublish :one
+UPDATE definition_version SET unpublished_at = now()
+WHERE tenant_id = $1 AND key = $2 AND version = $3 AND unpublished_at IS NULL
+RETURNING tenant_id, key, version, manifest, manifest_hash, source, source_format, published_at, unpublished_at
+`
+
+type DefinitionVersionUnpublishParams struct {
+	TenantID uuid.UUID
+	Key      string
+	Version  int32
+}
+
+// Marks a published version unpublished; no row when it is missing or
+// already unpublished.
+func (q *Queries) DefinitionVersionUnpublish(ctx context.Context, arg DefinitionVersionUnpublishParams) (DefinitionVersion, error) {
+	row := q.db.QueryRow(ctx, definitionVersionUnpublish, arg.TenantID, arg.Key, arg.Version)
 	var i DefinitionVersion
 	err := row.Scan(
 		&i.TenantID,

@@ -81,6 +81,8 @@ type Membership struct {
 	Role      string
 	CreatedAt time.Time
 	UpdatedAt time.Time
+	DraftHash     pgtype.Text
+	DraftSavedAt  *time.Time
 }
 
 type Run struct {

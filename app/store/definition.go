@@ -3,10 +3,12 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/queries"
@@ -31,7 +33,15 @@ type Publication struct {
 	ManifestHash string
 	Source       string
 	SourceFormat string // json or yaml
+	// Actor, when set, is recorded in the audit log for a new version.
+	Actor string
 }
+
+// Audit actions on definitions.
+const (
+	AuditDefinitionPublish   = "definition.publish"
+	AuditDefinitionUnpublish = "definition.unpublish"
+)
 
 // DefinitionPublish stores a new version, numbered after the latest, unless
 // the latest version has the same manifest hash: then it returns that
@@ -78,6 +88,12 @@ func (s *Store) definitionPublish(ctx context.Context, tenantID uuid.UUID, p Pub
 	}); err != nil {
 		return DefinitionVersion{}, false, fmt.Errorf("bump latest version: %w", err)
 	}
+	if p.Actor != "" {
+		details := map[string]any{"version": row.Version, "manifest_hash": row.ManifestHash}
+		if err := s.AuditRecord(ctx, tenantID, p.Actor, AuditDefinitionPublish, key, details); err != nil {
+			return DefinitionVersion{}, false, err
+		}
+	}
 	v, err := versionFromRow(row)
 	return v, true, err
 }
@@ -98,6 +114,36 @@ func (s *Store) DefinitionVersionLatest(ctx context.Context, tenantID uuid.UUID,
 		return DefinitionVersion{}, notFound(err, fmt.Sprintf("published definition %s", key))
 	}
 	return versionFromRow(row)
+}
+
+// DefinitionVersionUnpublish unpublishes a version: runs on it keep going,
+// new runs by key start the newest version still published. Unpublishing
+// it again changes nothing and returns changed false; actor, when set, is
+// recorded in the audit log for a change.
+func (s *Store) DefinitionVersionUnpublish(ctx context.Context, tenantID uuid.UUID, key string, version int, actor string) (v DefinitionVersion, changed bool, err error) {
+	err = s.InTx(ctx, func(tx *Store) error {
+		v, changed, err = tx.definitionVersionUnpublish(ctx, tenantID, key, version, actor)
+		return err
+	})
+	return v, changed, err
+}
+
+func (s *Store) definitionVersionUnpublish(ctx context.Context, tenantID uuid.UUID, key string, version int, actor string) (DefinitionVersion, bool, error) {
+	row, err := s.q.DefinitionVersionUnpublish(ctx, queries.DefinitionVersionUnpublishParams{TenantID: tenantID, Key: key, Version: int32(version)})
+	if errors.Is(err, pgx.ErrNoRows) {
+		v, err := s.DefinitionVersionGet(ctx, tenantID, key, version)
+		return v, false, err
+	}
+	if err != nil {
+		return DefinitionVersion{}, false, fmt.Errorf("unpublish %s v%d: %w", key, version, err)
+	}
+	if actor != "" {
+		if err := s.AuditRecord(ctx, tenantID, actor, AuditDefinitionUnpublish, key, map[string]any{"version": version}); err != nil {
+			return DefinitionVersion{}, false, err
+		}
+	}
+	v, err := versionFromRow(row)
+	return v, true, err
 }
 
 func versionFromRow(r queries.DefinitionVersion) (DefinitionVersion, error) {
