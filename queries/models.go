@@ -52,6 +52,8 @@ type Definition struct {
 	LatestVersion int32
 	CreatedAt     time.Time
 	UpdatedAt     time.Time
+	DraftHash     pgtype.Text
+	DraftSavedAt  *time.Time
 }
 
 type DefinitionVersion struct {
@@ -81,8 +83,6 @@ type Membership struct {
 	Role      string
 	CreatedAt time.Time
 	UpdatedAt time.Time
-	DraftHash     pgtype.Text
-	DraftSavedAt  *time.Time
 }
 
 type Run struct {
