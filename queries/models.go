@@ -33,6 +33,30 @@ type AppUser struct {
 	LastLoginAt *time.Time
 }
 
+type Approval struct {
+	TenantID     uuid.UUID
+	ID           uuid.UUID
+	RunID        uuid.UUID
+	Node         string
+	Title        string
+	Description  string
+	Approvers    []string
+	MinApprovals int32
+	Status       string
+	ExpiresAt    *time.Time
+	CreatedAt    time.Time
+	DecidedAt    *time.Time
+}
+
+type ApprovalDecision struct {
+	TenantID   uuid.UUID
+	ApprovalID uuid.UUID
+	DecidedBy  string
+	Approved   bool
+	Comment    string
+	DecidedAt  time.Time
+}
+
 type AuditLog struct {
 	TenantID uuid.UUID
 	ID       int64
@@ -41,6 +65,11 @@ type AuditLog struct {
 	Action   string
 	Target   string
 	Details  []byte
+}
+
+type ClockShift struct {
+	Singleton bool
+	Shift     pgtype.Interval
 }
 
 type Definition struct {
@@ -66,6 +95,31 @@ type DefinitionVersion struct {
 	SourceFormat  string
 	PublishedAt   time.Time
 	UnpublishedAt *time.Time
+}
+
+type Event struct {
+	TenantID       uuid.UUID
+	ID             uuid.UUID
+	Name           string
+	Data           []byte
+	IdempotencyKey pgtype.Text
+	CreatedAt      time.Time
+}
+
+type EventUse struct {
+	TenantID   uuid.UUID
+	RunID      uuid.UUID
+	Node       string
+	EventID    uuid.UUID
+	ConsumedAt time.Time
+}
+
+type EventWait struct {
+	TenantID  uuid.UUID
+	Name      string
+	RunID     uuid.UUID
+	Node      string
+	CreatedAt time.Time
 }
 
 type LoginAttempt struct {
@@ -123,6 +177,22 @@ type RunAttempt struct {
 	Error      []byte
 }
 
+type RunCase struct {
+	TenantID       uuid.UUID
+	ID             uuid.UUID
+	RunID          uuid.UUID
+	Node           string
+	Title          string
+	Assignees      []string
+	Fields         []byte
+	AwaitingStatus string
+	Status         string
+	Data           []byte
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+	ClosedAt       *time.Time
+}
+
 type RunDispatch struct {
 	TenantID   uuid.UUID
 	RunID      uuid.UUID
@@ -167,6 +237,20 @@ type RunNode struct {
 	Scatter    pgtype.Text
 	ChildIndex pgtype.Int4
 	Data       []byte
+	UpdatedAt  time.Time
+}
+
+type RunSignal struct {
+	TenantID   uuid.UUID
+	ChainRunID uuid.UUID
+	RequestID  string
+	RunID      uuid.UUID
+	Seq        pgtype.Int8
+	Name       string
+	Payload    []byte
+	Status     string
+	Node       string
+	CreatedAt  time.Time
 	UpdatedAt  time.Time
 }
 

@@ -11,11 +11,12 @@ DELETE FROM run_timer WHERE tenant_id = @tenant_id AND run_id = @run_id AND time
 DELETE FROM run_timer
 WHERE (tenant_id, run_id, timer_id) IN (
     SELECT t.tenant_id, t.run_id, t.timer_id FROM run_timer t
-    WHERE t.fire_at <= now()
+    WHERE t.fire_at <= ductor_now()
     ORDER BY t.fire_at
     LIMIT @max_rows
     FOR UPDATE SKIP LOCKED)
 RETURNING *;
 
 -- name: Now :one
-SELECT now()::timestamptz AS now;
+-- The database's clock, moved by the clock shift tests set.
+SELECT ductor_now()::timestamptz AS now;

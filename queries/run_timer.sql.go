@@ -13,9 +13,10 @@ import (
 )
 
 const now = `-- name: Now :one
-SELECT now()::timestamptz AS now
+SELECT ductor_now()::timestamptz AS now
 `
 
+// The database's clock, moved by the clock shift tests set.
 func (q *Queries) Now(ctx context.Context) (time.Time, error) {
 	row := q.db.QueryRow(ctx, now)
 	var now time.Time
@@ -27,7 +28,7 @@ const runTimerClaimDue = `-- name: RunTimerClaimDue :many
 DELETE FROM run_timer
 WHERE (tenant_id, run_id, timer_id) IN (
     SELECT t.tenant_id, t.run_id, t.timer_id FROM run_timer t
-    WHERE t.fire_at <= now()
+    WHERE t.fire_at <= ductor_now()
     ORDER BY t.fire_at
     LIMIT $1
     FOR UPDATE SKIP LOCKED)

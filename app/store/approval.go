@@ -1,0 +1,238 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/queries"
+)
+
+// Approval statuses.
+const (
+	ApprovalPending  = "pending"
+	ApprovalApproved = "approved"
+	ApprovalRejected = "rejected"
+	// ApprovalClosed: the node stopped waiting (timeout, cancellation).
+	ApprovalClosed = "closed"
+)
+
+// interactionNamespace is the UUIDv5 namespace of approval and case ids.
+var interactionNamespace = uuid.MustParse("5b0e4c1e-7a53-4a9b-9d0e-3c6f1f2a8d41")
+
+// ApprovalID is the id of the approval a node opens under key (its
+// idempotency key): a re-executed tick opens the same one.
+func ApprovalID(key string) uuid.UUID { return uuid.NewSHA1(interactionNamespace, []byte("approval:"+key)) }
+
+// CaseID is the id of the case a human_loop node opens under key.
+func CaseID(key string) uuid.UUID { return uuid.NewSHA1(interactionNamespace, []byte("case:"+key)) }
+
+// Approval is an approval request and the decisions taken on it.
+type Approval struct {
+	TenantID     uuid.UUID          `json:"-"`
+	ID           uuid.UUID          `json:"id"`
+	RunID        uuid.UUID          `json:"run_id"`
+	Node         string             `json:"node"`
+	Title        string             `json:"title"`
+	Description  string             `json:"description"`
+	Approvers    []string           `json:"approvers"`
+	MinApprovals int                `json:"min_approvals"`
+	Status       string             `json:"status"`
+	ExpiresAt    *time.Time         `json:"expires_at"`
+	CreatedAt    time.Time          `json:"created_at"`
+	DecidedAt    *time.Time         `json:"decided_at"`
+	Decisions    []ApprovalDecision `json:"decisions"`
+}
+
+// ApprovalDecision is one person's decision.
+type ApprovalDecision struct {
+	By       string    `json:"by"`
+	Approved bool      `json:"approved"`
+	Comment  string    `json:"comment,omitempty"`
+	At       time.Time `json:"at"`
+}
+
+// ApprovalOpen stores a new approval; opening the same id again does
+// nothing.
+func (s *Store) ApprovalOpen(ctx context.Context, a Approval) error {
+	err := s.q.ApprovalInsert(ctx, queries.ApprovalInsertParams{
+		TenantID: a.TenantID, ID: a.ID, RunID: a.RunID, Node: a.Node, Title: a.Title,
+		Description: a.Description, Approvers: orNone(a.Approvers), MinApprovals: int32(max(a.MinApprovals, 1)),
+		ExpiresAt: a.ExpiresAt,
+	})
+	if err != nil {
+		return fmt.Errorf("open approval: %w", err)
+	}
+	return nil
+}
+
+// ApprovalClose withdraws a pending approval whose node stopped waiting.
+func (s *Store) ApprovalClose(ctx context.Context, tenantID, id uuid.UUID) error {
+	if err := s.q.ApprovalClose(ctx, queries.ApprovalCloseParams{TenantID: tenantID, ID: id}); err != nil {
+		return fmt.Errorf("close approval: %w", err)
+	}
+	return nil
+}
+
+// ApprovalGet returns an approval with its decisions.
+func (s *Store) ApprovalGet(ctx context.Context, tenantID, id uuid.UUID) (Approval, error) {
+	row, err := s.q.ApprovalGet(ctx, queries.ApprovalGetParams{TenantID: tenantID, ID: id})
+	if err != nil {
+		return Approval{}, notFound(err, "approval")
+	}
+	out, err := s.withDecisions(ctx, tenantID, []queries.Approval{row})
+	if err != nil {
+		return Approval{}, err
+	}
+	return out[0], nil
+}
+
+// ApprovalFilter narrows ApprovalList.
+type ApprovalFilter struct {
+	Status string
+	// Who, when set, keeps approvals addressed to any entry: an email or
+	// role:NAME (see Audience). Empty: all of the tenant's.
+	Who   []string
+	Limit int
+}
+
+// Audience is who a person is to approvals and cases: their email and
+// role:NAME for each of their roles.
+func Audience(email string, roles ...string) []string {
+	who := []string{email}
+	for _, r := range roles {
+		who = append(who, "role:"+r)
+	}
+	return who
+}
+
+// ApprovalList returns the tenant's approvals matching f, newest first.
+func (s *Store) ApprovalList(ctx context.Context, tenantID uuid.UUID, f ApprovalFilter) ([]Approval, error) {
+	rows, err := s.q.ApprovalList(ctx, queries.ApprovalListParams{
+		TenantID: tenantID, Status: f.Status, Who: orNone(f.Who), MaxRows: int32(limitOr(f.Limit)),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list approvals: %w", err)
+	}
+	return s.withDecisions(ctx, tenantID, rows)
+}
+
+// ApprovalsFor is a person's inbox: the tenant's approvals in status
+// (empty: any) addressed to their email or one of their roles.
+func (s *Store) ApprovalsFor(ctx context.Context, tenantID uuid.UUID, email string, roles []string, status string) ([]Approval, error) {
+	return s.ApprovalList(ctx, tenantID, ApprovalFilter{Status: status, Who: Audience(email, roles...)})
+}
+
+// ApprovalsOfRun lists a run's approvals, oldest first.
+func (s *Store) ApprovalsOfRun(ctx context.Context, tenantID, runID uuid.UUID) ([]Approval, error) {
+	rows, err := s.q.ApprovalListByRun(ctx, queries.ApprovalListByRunParams{TenantID: tenantID, RunID: runID})
+	if err != nil {
+		return nil, fmt.Errorf("list approvals of run: %w", err)
+	}
+	return s.withDecisions(ctx, tenantID, rows)
+}
+
+// Decision is a decision to record on an approval.
+type Decision struct {
+	By       string
+	Approved bool
+	Comment  string
+	// Who, when set, must meet the approval's approvers (a person deciding
+	// from the dashboard); nil lets the tenant's API key decide.
+	Who []string
+}
+
+// ApprovalDecide records one person's decision, in the caller's
+// transaction: an approval no longer pending, or a second decision by the
+// same person, is a Conflict. It returns the approval after the decision
+// (approved once min_approvals distinct people approved, rejected at the
+// first rejection).
+func (s *Store) ApprovalDecide(ctx context.Context, tenantID, id uuid.UUID, d Decision) (Approval, error) {
+	row, err := s.q.ApprovalGetForUpdate(ctx, queries.ApprovalGetForUpdateParams{TenantID: tenantID, ID: id})
+	if err != nil {
+		return Approval{}, notFound(err, "approval")
+	}
+	if d.Who != nil && !slices.ContainsFunc(row.Approvers, func(a string) bool { return slices.Contains(d.Who, a) }) {
+		return Approval{}, apperr.New(apperr.Forbidden, "you are not an approver of this approval")
+	}
+	if row.Status != ApprovalPending {
+		return Approval{}, apperr.New(apperr.Conflict, "approval is already %s", row.Status)
+	}
+	n, err := s.q.ApprovalDecisionInsert(ctx, queries.ApprovalDecisionInsertParams{
+		TenantID: tenantID, ApprovalID: id, DecidedBy: d.By, Approved: d.Approved, Comment: d.Comment,
+	})
+	if err != nil {
+		return Approval{}, fmt.Errorf("record decision: %w", err)
+	}
+	if n == 0 {
+		return Approval{}, apperr.New(apperr.Conflict, "%s has already decided on this approval", d.By)
+	}
+	if err := s.approvalSettle(ctx, row, d.Approved); err != nil {
+		return Approval{}, err
+	}
+	return s.ApprovalGet(ctx, tenantID, id)
+}
+
+// approvalSettle marks the approval rejected, or approved once enough
+// distinct people approved.
+func (s *Store) approvalSettle(ctx context.Context, a queries.Approval, approved bool) error {
+	status := ApprovalRejected
+	if approved {
+		n, err := s.q.ApprovalDecisionCountApproved(ctx, queries.ApprovalDecisionCountApprovedParams{TenantID: a.TenantID, ApprovalID: a.ID})
+		if err != nil {
+			return fmt.Errorf("count approvals: %w", err)
+		}
+		if n < int64(a.MinApprovals) {
+			return nil
+		}
+		status = ApprovalApproved
+	}
+	if err := s.q.ApprovalSetStatus(ctx, queries.ApprovalSetStatusParams{Status: status, TenantID: a.TenantID, ID: a.ID}); err != nil {
+		return fmt.Errorf("settle approval: %w", err)
+	}
+	return nil
+}
+
+func (s *Store) withDecisions(ctx context.Context, tenantID uuid.UUID, rows []queries.Approval) ([]Approval, error) {
+	ids := make([]uuid.UUID, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID
+	}
+	ds, err := s.q.ApprovalDecisionList(ctx, queries.ApprovalDecisionListParams{TenantID: tenantID, ApprovalIds: ids})
+	if err != nil {
+		return nil, fmt.Errorf("list decisions: %w", err)
+	}
+	byID := map[uuid.UUID][]ApprovalDecision{}
+	for _, d := range ds {
+		byID[d.ApprovalID] = append(byID[d.ApprovalID], ApprovalDecision{By: d.DecidedBy, Approved: d.Approved, Comment: d.Comment, At: d.DecidedAt})
+	}
+	out := make([]Approval, len(rows))
+	for i, r := range rows {
+		out[i] = Approval{
+			TenantID: r.TenantID, ID: r.ID, RunID: r.RunID, Node: r.Node, Title: r.Title, Description: r.Description,
+			Approvers: r.Approvers, MinApprovals: int(r.MinApprovals), Status: r.Status, ExpiresAt: r.ExpiresAt,
+			CreatedAt: r.CreatedAt, DecidedAt: r.DecidedAt, Decisions: orNone(byID[r.ID]),
+		}
+	}
+	return out, nil
+}
+
+// orNone turns nil into an empty slice (a NOT NULL array, a JSON []).
+func orNone[T any](xs []T) []T {
+	if xs == nil {
+		return []T{}
+	}
+	return xs
+}
+
+// limitOr bounds a list's length: 100 by default, at most 500.
+func limitOr(n int) int {
+	if n <= 0 {
+		return 100
+	}
+	return min(n, 500)
+}

@@ -1,0 +1,34 @@
+-- name: RunCaseInsert :exec
+-- A re-executed tick opens nothing twice: the id derives from the node's key.
+INSERT INTO run_case (tenant_id, id, run_id, node, title, assignees, fields, awaiting_status)
+VALUES (@tenant_id, @id, @run_id, @node, @title, @assignees, @fields, @awaiting_status)
+ON CONFLICT (tenant_id, id) DO NOTHING;
+
+-- name: RunCaseGetForUpdate :one
+SELECT * FROM run_case WHERE tenant_id = @tenant_id AND id = @id FOR UPDATE;
+
+-- name: RunCaseGet :one
+SELECT * FROM run_case WHERE tenant_id = @tenant_id AND id = @id;
+
+-- name: RunCaseList :many
+-- A tenant's cases, newest first; who, when not empty, keeps those
+-- assigned to any of its entries.
+SELECT * FROM run_case
+WHERE tenant_id = @tenant_id
+  AND (@status::text = '' OR status = @status)
+  AND (cardinality(@who::text[]) = 0 OR assignees && @who::text[])
+ORDER BY created_at DESC, id DESC
+LIMIT @max_rows;
+
+-- name: RunCaseListByRun :many
+SELECT * FROM run_case WHERE tenant_id = @tenant_id AND run_id = @run_id ORDER BY created_at;
+
+-- name: RunCaseUpdate :one
+UPDATE run_case SET status = @status, data = @data, updated_at = now(),
+    closed_at = CASE WHEN @close::boolean THEN now() ELSE closed_at END
+WHERE tenant_id = @tenant_id AND id = @id
+RETURNING *;
+
+-- name: RunCaseClose :exec
+UPDATE run_case SET closed_at = now(), updated_at = now()
+WHERE tenant_id = @tenant_id AND id = @id AND closed_at IS NULL;
