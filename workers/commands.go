@@ -48,8 +48,24 @@ func (b *commandBatch) perform(ctx context.Context) error {
 			if err := b.s.TimerCancel(ctx, b.run.TenantID, b.run.ID, v.TimerID); err != nil {
 				return err
 			}
+		case engine.OpenApproval, engine.OpenCase, engine.CloseInteraction:
+			if err := b.interaction(ctx, v); err != nil {
+				return err
+			}
 		case engine.CancelAttempt:
 			if err := b.cancelAttempt(ctx, v); err != nil {
+				return err
+			}
+		case engine.StartChildRun:
+			if err := b.startChild(ctx, v); err != nil {
+				return err
+			}
+		case engine.NotifyParent:
+			if err := b.notifyParent(ctx, v); err != nil {
+				return err
+			}
+		case engine.CancelChildRun:
+			if err := b.cancelChild(ctx, v); err != nil {
 				return err
 			}
 		case engine.Warn:

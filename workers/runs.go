@@ -41,16 +41,8 @@ func (c *Coordinator) Start(ctx context.Context, t Trigger, validate InputValida
 	}
 	c.manifests.Store(v.ManifestHash, v.Manifest)
 	id := uuid.New()
-	n := store.NewRun{
-		TenantID: t.TenantID, ID: id, DefinitionKey: v.Key, DefinitionVersion: v.Version,
-		ManifestHash: v.ManifestHash, Subject: t.Subject, SearchAttributes: t.SearchAttributes,
-		RootRunID: id, IdempotencyKey: t.IdempotencyKey,
-		State: engine.Run{ID: id.String(), Status: engine.RunPending, Input: t.Input, Meta: map[string]any{
-			"id": id.String(), "key": v.Key, "version": v.Version, "subject": t.Subject,
-			"context": orEmpty(t.Context), "search_attributes": orEmpty(t.SearchAttributes),
-			"parent_run_id": "", "root_run_id": id.String(), "depth": 0,
-		}},
-	}
+	n := newRun(v, id, lineage{root: id}, t.Input, t.Subject, t.Context, t.SearchAttributes)
+	n.TenantID, n.IdempotencyKey = t.TenantID, t.IdempotencyKey
 	var run store.Run
 	var created bool
 	err = pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
@@ -101,4 +93,31 @@ func orEmpty(m map[string]any) map[string]any {
 		return map[string]any{}
 	}
 	return m
+}
+
+// lineage places a run among its relatives.
+type lineage struct {
+	parent *uuid.UUID
+	root   uuid.UUID
+	depth  int
+	link   *engine.ParentLink
+	from   *uuid.UUID // ContinueAsNew predecessor
+}
+
+// newRun is a pending run of version v with the engine's view of it.
+func newRun(v store.DefinitionVersion, id uuid.UUID, l lineage, input any, subject string, context, attrs map[string]any) store.NewRun {
+	parent := ""
+	if l.parent != nil {
+		parent = l.parent.String()
+	}
+	return store.NewRun{
+		TenantID: v.TenantID, ID: id, DefinitionKey: v.Key, DefinitionVersion: v.Version,
+		ManifestHash: v.ManifestHash, Subject: subject, SearchAttributes: attrs,
+		ParentRunID: l.parent, RootRunID: l.root, Depth: l.depth, ContinuedFromRunID: l.from,
+		State: engine.Run{ID: id.String(), Status: engine.RunPending, Input: input, Parent: l.link, Meta: map[string]any{
+			"id": id.String(), "key": v.Key, "version": v.Version, "subject": subject,
+			"context": orEmpty(context), "search_attributes": orEmpty(attrs),
+			"parent_run_id": parent, "root_run_id": l.root.String(), "depth": l.depth,
+		}},
+	}
 }

@@ -92,6 +92,9 @@ func (c *Coordinator) tickTx(ctx context.Context, tx pgx.Tx, tenantID, runID uui
 		if err := s.RunDecisionSave(ctx, tenantID, runID, d); err != nil {
 			return err
 		}
+		if err := saveWaiting(ctx, s, run, m, d); err != nil {
+			return err
+		}
 		cmds.add(d.Commands)
 		state.Apply(d)
 		if len(d.Needs) == 0 {
@@ -136,6 +139,9 @@ func (c *Coordinator) loadState(ctx context.Context, s *store.Store, run store.R
 	st := &engine.State{Run: run.State, Nodes: make(map[string]*engine.Node, len(nodes))}
 	for _, n := range nodes {
 		st.Nodes[n.ID] = n
+	}
+	if err := loadSignals(ctx, s, run, st); err != nil {
+		return nil, err
 	}
 	var named []string
 	for _, in := range inputs {

@@ -78,7 +78,7 @@ func startCoordinator(t *testing.T, pool *pgxpool.Pool, handlers ...map[string]s
 		<-swept
 		stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		_ = client.Stop(stopCtx)
+		_ = client.StopAndCancel(stopCtx)
 	})
 	return coord
 }
@@ -222,6 +222,18 @@ func (b testBundle) waitTerminalAfter(t *testing.T, id uuid.UUID, from engine.Ru
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("run %s still %s after 30s", id, run.Status)
+		}
+		time.Sleep(5 * time.Millisecond) // poll interval
+	}
+}
+
+// poll waits for cond with a deadline.
+func (b testBundle) poll(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 20s")
 		}
 		time.Sleep(5 * time.Millisecond) // poll interval
 	}

@@ -151,7 +151,7 @@ func (d *decider) parkChild(n *Node, w with) {
 		Input: input, Sync: sync, WaitFor: w.strOr("wait_for", "terminal"),
 	})
 	if !sync {
-		d.succeed(n, definition.OutcomeSuccess, map[string]any{"child_key": key})
+		d.succeed(n, definition.OutcomeSuccess, map[string]any{"child_key": key, "child_run_id": ChildRunID(key)})
 		return
 	}
 	d.wait(n, &Waiting{Type: WaitChild, ChildKey: key}, "timeout", d.timeoutAt(w))
