@@ -176,7 +176,10 @@ func TestRetryFromFailedNodeKeepsUpstream(t *testing.T) {
 	var healed atomic.Bool
 	var upstreamCalls atomic.Int32
 	b := setup(t, map[string]steps.Handler{
-		"test.count": func(_ context.Context, c steps.Call) (any, error) { upstreamCalls.Add(1); return map[string]any{"n": 7}, nil },
+		"test.count": func(_ context.Context, c steps.Call) (any, error) {
+			upstreamCalls.Add(1)
+			return map[string]any{"n": 7}, nil
+		},
 		"test.flaky": func(_ context.Context, c steps.Call) (any, error) {
 			if !healed.Load() {
 				return nil, steps.Permanent(errors.New("not yet"))

@@ -219,7 +219,6 @@ func orEmpty(m map[string]any) map[string]any {
 	return m
 }
 
-
 // RunFilter narrows RunList; zero fields match everything.
 type RunFilter struct {
 	Status     string
