@@ -11,8 +11,10 @@ SELECT * FROM event WHERE tenant_id = @tenant_id AND idempotency_key = @idempote
 -- name: EventWaitRuns :many
 -- The runs with a node waiting for the event name: an index lookup on
 -- (tenant_id, name), whatever the number of runs.
+-- Ordered, so deliveries lock runs in one order.
 SELECT DISTINCT run_id FROM event_wait
-WHERE tenant_id = @tenant_id AND name = @name;
+WHERE tenant_id = @tenant_id AND name = @name
+ORDER BY run_id;
 
 -- name: EventWaitUpsert :exec
 INSERT INTO event_wait (tenant_id, name, run_id, node)

@@ -147,6 +147,7 @@ func (q *Queries) EventWaitDelete(ctx context.Context, arg EventWaitDeleteParams
 const eventWaitRuns = `-- name: EventWaitRuns :many
 SELECT DISTINCT run_id FROM event_wait
 WHERE tenant_id = $1 AND name = $2
+ORDER BY run_id
 `
 
 type EventWaitRunsParams struct {
@@ -156,6 +157,7 @@ type EventWaitRunsParams struct {
 
 // The runs with a node waiting for the event name: an index lookup on
 // (tenant_id, name), whatever the number of runs.
+// Ordered, so deliveries lock runs in one order.
 func (q *Queries) EventWaitRuns(ctx context.Context, arg EventWaitRunsParams) ([]uuid.UUID, error) {
 	rows, err := q.db.Query(ctx, eventWaitRuns, arg.TenantID, arg.Name)
 	if err != nil {

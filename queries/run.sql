@@ -53,3 +53,9 @@ WHERE tenant_id = @tenant_id
        OR (created_at, id) < (sqlc.narg(before_created_at), sqlc.narg(before_id)::uuid))
 ORDER BY created_at DESC, id DESC
 LIMIT @max_rows;
+
+-- name: RunCountChildrenByStatus :many
+SELECT status, count(*) AS runs FROM run
+WHERE tenant_id = @tenant_id AND parent_run_id = @parent_run_id
+GROUP BY status
+ORDER BY status;

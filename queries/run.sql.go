@@ -28,6 +28,43 @@ func (q *Queries) RunClearTick(ctx context.Context, arg RunClearTickParams) erro
 	return err
 }
 
+const runCountChildrenByStatus = `-- name: RunCountChildrenByStatus :many
+SELECT status, count(*) AS runs FROM run
+WHERE tenant_id = $1 AND parent_run_id = $2
+GROUP BY status
+ORDER BY status
+`
+
+type RunCountChildrenByStatusParams struct {
+	TenantID    uuid.UUID
+	ParentRunID uuid.NullUUID
+}
+
+type RunCountChildrenByStatusRow struct {
+	Status string
+	Runs   int64
+}
+
+func (q *Queries) RunCountChildrenByStatus(ctx context.Context, arg RunCountChildrenByStatusParams) ([]RunCountChildrenByStatusRow, error) {
+	rows, err := q.db.Query(ctx, runCountChildrenByStatus, arg.TenantID, arg.ParentRunID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []RunCountChildrenByStatusRow{}
+	for rows.Next() {
+		var i RunCountChildrenByStatusRow
+		if err := rows.Scan(&i.Status, &i.Runs); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const runGet = `-- name: RunGet :one
 SELECT tenant_id, id, definition_key, definition_version, manifest_hash, status, reason, subject, search_attributes, parent_run_id, root_run_id, depth, continued_from_run_id, continued_to_run_id, idempotency_key, state, transition_count, record_version, tick_requested, created_at, updated_at, finished_at FROM run WHERE tenant_id = $1 AND id = $2
 `

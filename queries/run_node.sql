@@ -25,3 +25,9 @@ FROM (SELECT unnest(@nodes::text[]) AS node,
              unnest(@datas::text[]) AS data) AS n
 ON CONFLICT (tenant_id, run_id, node) DO UPDATE
 SET state = EXCLUDED.state, data = EXCLUDED.data, updated_at = now();
+
+-- name: RunNodeCountChildrenByState :many
+SELECT state, count(*) AS nodes FROM run_node
+WHERE tenant_id = @tenant_id AND run_id = @run_id AND scatter = @scatter
+GROUP BY state
+ORDER BY state;

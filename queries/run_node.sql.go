@@ -12,6 +12,44 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const runNodeCountChildrenByState = `-- name: RunNodeCountChildrenByState :many
+SELECT state, count(*) AS nodes FROM run_node
+WHERE tenant_id = $1 AND run_id = $2 AND scatter = $3
+GROUP BY state
+ORDER BY state
+`
+
+type RunNodeCountChildrenByStateParams struct {
+	TenantID uuid.UUID
+	RunID    uuid.UUID
+	Scatter  pgtype.Text
+}
+
+type RunNodeCountChildrenByStateRow struct {
+	State string
+	Nodes int64
+}
+
+func (q *Queries) RunNodeCountChildrenByState(ctx context.Context, arg RunNodeCountChildrenByStateParams) ([]RunNodeCountChildrenByStateRow, error) {
+	rows, err := q.db.Query(ctx, runNodeCountChildrenByState, arg.TenantID, arg.RunID, arg.Scatter)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []RunNodeCountChildrenByStateRow{}
+	for rows.Next() {
+		var i RunNodeCountChildrenByStateRow
+		if err := rows.Scan(&i.State, &i.Nodes); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const runNodeListByName = `-- name: RunNodeListByName :many
 SELECT tenant_id, run_id, node, ref, state, scatter, child_index, data, updated_at FROM run_node
 WHERE tenant_id = $1 AND run_id = $2 AND node = ANY($3::text[])

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -254,13 +255,14 @@ func TestAPITenantIsolation(t *testing.T) {
 		path, body string
 		status     int
 	}{
-		"GET /api/v1/whoami":                      {"/api/v1/whoami", "", 200},
-		"POST /api/v1/runs":                       {"/api/v1/runs", `{"definition": "secret"}`, 404},
-		"GET /api/v1/runs":                        {"/api/v1/runs", "", 200},
-		"GET /api/v1/runs/:id":                    {"/api/v1/runs/" + id, "", 404},
-		"GET /api/v1/runs/:id/history":            {"/api/v1/runs/" + id + "/history", "", 404},
-		"POST /api/v1/runs/:id/cancel":            {"/api/v1/runs/" + id + "/cancel", "", 404},
-		"POST /api/v1/runs/:id/nodes/:node/retry": {"/api/v1/runs/" + id + "/nodes/only/retry", "", 404},
+		"GET /api/v1/whoami":                        {"/api/v1/whoami", "", 200},
+		"POST /api/v1/runs":                         {"/api/v1/runs", `{"definition": "secret"}`, 404},
+		"GET /api/v1/runs":                          {"/api/v1/runs", "", 200},
+		"GET /api/v1/runs/:id":                      {"/api/v1/runs/" + id, "", 404},
+		"GET /api/v1/runs/:id/nodes/:node/children": {"/api/v1/runs/" + id + "/nodes/only/children", "", 404},
+		"GET /api/v1/runs/:id/history":              {"/api/v1/runs/" + id + "/history", "", 404},
+		"POST /api/v1/runs/:id/cancel":              {"/api/v1/runs/" + id + "/cancel", "", 404},
+		"POST /api/v1/runs/:id/nodes/:node/retry":   {"/api/v1/runs/" + id + "/nodes/only/retry", "", 404},
 	}
 	for _, route := range b.echoRoutes {
 		tc, ok := cases[route]
@@ -276,5 +278,57 @@ func TestAPITenantIsolation(t *testing.T) {
 		if raw, _ := json.Marshal(body); strings.Contains(string(raw), id) || strings.Contains(string(raw), b.tenantA.ID.String()) {
 			t.Errorf("%s as tenant B leaks tenant A's data: %s", route, raw)
 		}
+	}
+}
+
+func TestScatterChildrenAPI(t *testing.T) {
+	t.Parallel()
+	b := setupAPI(t)
+	c, err := definition.Compile([]byte(`
+key: wide
+limits: {max_inline_children: 500}
+steps:
+  - ref: fan
+    type: scatter
+    with: {items_expr: input.items, max_inline_children: 500, do: {type: transform, with: {expr: item}}}
+`), definition.FormatYAML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.publish(t, c.Manifest)
+	items := make([]int, 120)
+	raw, _ := json.Marshal(map[string]any{"definition": "wide", "input": map[string]any{"items": items}})
+	_, started := b.call(t, "POST", "/api/v1/runs", b.keyA, string(raw))
+	id := started["id"].(string)
+	if run := b.waitStatus(t, id); run["status"] != "succeeded" {
+		t.Fatalf("run = %v", run)
+	}
+	seen, pages := 0, 0
+	path := "/api/v1/runs/" + id + "/nodes/fan/children?limit=50"
+	for {
+		code, page := b.call(t, "GET", path, b.keyA, "")
+		if code != 200 {
+			t.Fatalf("children page = %d %v", code, page)
+		}
+		counts := page["counts"].(map[string]any)
+		if counts["succeeded"] != 120.0 {
+			t.Fatalf("counts = %v", counts)
+		}
+		kids := page["children"].([]any)
+		for i, k := range kids {
+			if k.(map[string]any)["index"] != float64(seen+i) {
+				t.Fatalf("child %d has index %v", seen+i, k.(map[string]any)["index"])
+			}
+		}
+		seen += len(kids)
+		pages++
+		next, ok := page["next_after"].(float64)
+		if !ok {
+			break
+		}
+		path = fmt.Sprintf("/api/v1/runs/%s/nodes/fan/children?limit=50&after=%d", id, int(next))
+	}
+	if seen != 120 || pages != 3 {
+		t.Fatalf("paged %d children in %d pages, want 120 in 3", seen, pages)
 	}
 }

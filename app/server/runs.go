@@ -38,6 +38,8 @@ type RunJSON struct {
 	CreatedAt          time.Time      `json:"created_at"`
 	FinishedAt         *time.Time     `json:"finished_at"`
 	Nodes              []NodeJSON     `json:"nodes,omitempty"`
+	// Children counts the run's child runs by status.
+	Children map[string]int64 `json:"children,omitempty"`
 }
 
 // NodeJSON is one node of a run.
@@ -53,6 +55,11 @@ type NodeJSON struct {
 	Error      *engine.Error   `json:"error"`
 	StartedAt  *time.Time      `json:"started_at"`
 	FinishedAt *time.Time      `json:"finished_at"`
+	// Key and Index place a scatter child; Scatter counts a scatter's
+	// children (total, in flight, succeeded, failed).
+	Key     string               `json:"key,omitempty"`
+	Index   *int                 `json:"index,omitempty"`
+	Scatter *engine.ScatterState `json:"scatter,omitempty"`
 }
 
 func runJSON(r store.Run) RunJSON {
@@ -68,11 +75,15 @@ func runJSON(r store.Run) RunJSON {
 }
 
 func nodeJSON(n *engine.Node, types map[string]definition.StepType) NodeJSON {
-	return NodeJSON{
+	out := NodeJSON{
 		Node: n.ID, Ref: n.Ref, Type: string(types[n.Ref]), State: string(n.State), Waiting: n.Waiting,
 		Attempt: n.Attempt, Generation: n.Generation, Output: n.Output, Error: n.Error,
-		StartedAt: timePtr(n.StartedAt), FinishedAt: timePtr(n.FinishedAt),
+		StartedAt: timePtr(n.StartedAt), FinishedAt: timePtr(n.FinishedAt), Scatter: n.Scatter,
 	}
+	if n.Child != nil {
+		out.Key, out.Index = n.Child.Key, &n.Child.Index
+	}
+	return out
 }
 
 func timePtr(t time.Time) *time.Time {
@@ -157,6 +168,9 @@ func runWithNodes(ctx context.Context, s *store.Store, runs *workers.Coordinator
 		if n := byID[ref]; n != nil {
 			out.Nodes = append(out.Nodes, nodeJSON(n, types))
 		}
+	}
+	if out.Children, err = s.RunChildCounts(ctx, run.TenantID, run.ID); err != nil {
+		return out, err
 	}
 	return out, nil
 }

@@ -267,3 +267,18 @@ func (s *Store) RunList(ctx context.Context, tenantID uuid.UUID, f RunFilter) ([
 	}
 	return out, nil
 }
+
+// RunChildCounts counts a run's child runs by status.
+func (s *Store) RunChildCounts(ctx context.Context, tenantID, runID uuid.UUID) (map[string]int64, error) {
+	rows, err := s.q.RunCountChildrenByStatus(ctx, queries.RunCountChildrenByStatusParams{
+		TenantID: tenantID, ParentRunID: uuid.NullUUID{UUID: runID, Valid: true},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("count child runs: %w", err)
+	}
+	out := make(map[string]int64, len(rows))
+	for _, r := range rows {
+		out[r.Status] = r.Runs
+	}
+	return out, nil
+}

@@ -44,11 +44,25 @@ func (s *Store) RunNodesChildren(ctx context.Context, tenantID, runID uuid.UUID,
 	return nodesFromRows(rows)
 }
 
-// RunNodesUpsert writes changed and new nodes in one statement.
+// nodeBatch bounds one upsert statement: a 10,000-way scatter is written
+// in ten.
+const nodeBatch = 1000
+
+// RunNodesUpsert writes changed and new nodes in bounded batches. Node ids
+// are deterministic (REF, REF[KEY]), so a re-executed tick rewrites the same
+// rows and creates none twice.
 func (s *Store) RunNodesUpsert(ctx context.Context, tenantID, runID uuid.UUID, nodes []*engine.Node) error {
-	if len(nodes) == 0 {
-		return nil
+	for len(nodes) > 0 {
+		n := min(len(nodes), nodeBatch)
+		if err := s.runNodesUpsert(ctx, tenantID, runID, nodes[:n]); err != nil {
+			return err
+		}
+		nodes = nodes[n:]
 	}
+	return nil
+}
+
+func (s *Store) runNodesUpsert(ctx context.Context, tenantID, runID uuid.UUID, nodes []*engine.Node) error {
 	p := queries.RunNodeUpsertManyParams{TenantID: tenantID, RunID: runID}
 	for _, n := range nodes {
 		data, err := json.Marshal(n)
@@ -80,6 +94,21 @@ func nodesFromRows(rows []queries.RunNode) ([]*engine.Node, error) {
 			return nil, fmt.Errorf("decode node %s: %w", r.Node, err)
 		}
 		out[i] = &n
+	}
+	return out, nil
+}
+
+// RunChildNodeCounts counts a scatter's children by state.
+func (s *Store) RunChildNodeCounts(ctx context.Context, tenantID, runID uuid.UUID, scatter string) (map[string]int64, error) {
+	rows, err := s.q.RunNodeCountChildrenByState(ctx, queries.RunNodeCountChildrenByStateParams{
+		TenantID: tenantID, RunID: runID, Scatter: pgtype.Text{String: scatter, Valid: true},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("count children of %s: %w", scatter, err)
+	}
+	out := make(map[string]int64, len(rows))
+	for _, r := range rows {
+		out[r.State] = r.Nodes
 	}
 	return out, nil
 }

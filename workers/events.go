@@ -1,0 +1,54 @@
+package workers
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/store"
+)
+
+// Publish stores a tenant event and, in the same transaction, delivers it
+// to every run with a node waiting for its name (found through the
+// (tenant, name) index of waiting nodes, not by looking at runs). Each
+// run's tick evaluates match_expr; a node consumes an event at most once.
+// A repeated idempotency key returns the first event and delivers nothing.
+func (c *Coordinator) Publish(ctx context.Context, e store.Event) (store.Event, bool, error) {
+	if e.Name == "" {
+		return store.Event{}, false, apperr.New(apperr.Invalid, "name is required")
+	}
+	if err := checkPayload("event data", e.Data); err != nil {
+		return store.Event{}, false, err
+	}
+	if e.ID == uuid.Nil {
+		e.ID = uuid.New()
+	}
+	var out store.Event
+	var created bool
+	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+		var err error
+		out, created, err = store.New(tx).EventAdd(ctx, e)
+		if err != nil || !created {
+			return err
+		}
+		return c.deliverEvent(ctx, tx, out)
+	})
+	return out, created, err
+}
+
+func (c *Coordinator) deliverEvent(ctx context.Context, tx pgx.Tx, e store.Event) error {
+	runs, err := store.New(tx).EventWaitingRuns(ctx, e.TenantID, e.Name)
+	if err != nil {
+		return err
+	}
+	in := engine.EventMatched{EventID: e.ID.String(), Name: e.Name, Data: e.Data}
+	for _, runID := range runs {
+		if err := c.Deliver(ctx, tx, e.TenantID, runID, in); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,102 @@
+package workers
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/store"
+)
+
+// MaxPayloadBytes caps a signal's payload and an event's data (encoded).
+const MaxPayloadBytes = 1 << 20
+
+// maxChainHops bounds how far a signal follows ContinueAsNew successors.
+const maxChainHops = 100
+
+// SetMaxBufferedSignals changes the per-run bound on buffered signals
+// (default engine.DefaultMaxBufferedSignals).
+func (c *Coordinator) SetMaxBufferedSignals(n int) { c.engine.MaxBufferedSignals = n }
+
+func (c *Coordinator) maxSignals() int {
+	if n := c.engine.MaxBufferedSignals; n > 0 {
+		return n
+	}
+	return engine.DefaultMaxBufferedSignals
+}
+
+// Signal stores a signal for a run and wakes it, in one transaction. A
+// run that continued as new passes the signal on to its successor. The
+// request id is unique in the run's chain (a repeat is a Conflict, also
+// after a ContinueAsNew); a run holding as many unconsumed signals as the
+// bound refuses more (RateLimited); an ended run refuses any (Conflict).
+// It returns the run that received the signal.
+func (c *Coordinator) Signal(ctx context.Context, tenantID, runID uuid.UUID, sig engine.Signal) (uuid.UUID, error) {
+	if err := checkPayload("signal payload", sig.Payload); err != nil {
+		return uuid.Nil, err
+	}
+	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+		s := store.New(tx)
+		run, err := liveRun(ctx, s, tenantID, runID)
+		if err != nil {
+			return err
+		}
+		runID = run.ID
+		return c.signalTx(ctx, tx, s, run, sig)
+	})
+	return runID, err
+}
+
+func (c *Coordinator) signalTx(ctx context.Context, tx pgx.Tx, s *store.Store, run store.Run, sig engine.Signal) error {
+	chain, err := s.RunChainRoot(ctx, run.TenantID, run.ID)
+	if err != nil {
+		return err
+	}
+	open, err := s.SignalsOpen(ctx, run.TenantID, run.ID)
+	if err != nil {
+		return err
+	}
+	if open >= c.maxSignals() {
+		return apperr.New(apperr.RateLimited, "run %s already holds %d unconsumed signals, the most it keeps", run.ID, open)
+	}
+	added, err := s.SignalAdd(ctx, run.TenantID, chain, run.ID, sig)
+	if err != nil {
+		return err
+	}
+	if !added {
+		return apperr.New(apperr.Conflict, "a signal with request id %q was already sent to this run", sig.RequestID)
+	}
+	return c.Deliver(ctx, tx, run.TenantID, run.ID, engine.SignalReceived{Signal: sig})
+}
+
+// liveRun is the run, or the last of its ContinueAsNew successors; an
+// ended run is a Conflict.
+func liveRun(ctx context.Context, s *store.Store, tenantID, runID uuid.UUID) (store.Run, error) {
+	run, err := s.RunGet(ctx, tenantID, runID)
+	for hops := 0; err == nil && run.ContinuedToRunID != nil && hops < maxChainHops; hops++ {
+		run, err = s.RunGet(ctx, tenantID, *run.ContinuedToRunID)
+	}
+	if err != nil {
+		return store.Run{}, err
+	}
+	if run.Status.Terminal() {
+		return store.Run{}, apperr.New(apperr.Conflict, "run %s has ended (%s)", run.ID, run.Status)
+	}
+	return run, nil
+}
+
+// checkPayload refuses a value whose JSON is over MaxPayloadBytes.
+func checkPayload(what string, v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return apperr.New(apperr.Invalid, "%s is not JSON: %v", what, err)
+	}
+	if len(raw) > MaxPayloadBytes {
+		return apperr.New(apperr.TooLarge, "%s is %d bytes, over the %d-byte limit", what, len(raw), MaxPayloadBytes)
+	}
+	return nil
+}
