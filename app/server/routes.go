@@ -39,6 +39,7 @@ func apiRoutes(api *echo.Group, d Deps) {
 	api.GET("/runs", handleRunList(d.Store), read)
 	api.GET("/runs/:id", handleRunGet(d.Store, d.Runs), read)
 	api.GET("/runs/:id/history", handleRunHistory(d.Store), read)
+	api.GET("/runs/:id/nodes/:node/children", handleScatterChildren(d.Store, d.Runs), read)
 	api.POST("/runs/:id/cancel", handleRunCancel(d.Runs), write)
 	api.POST("/runs/:id/nodes/:node/retry", handleNodeRetry(d.Runs), write)
 }
