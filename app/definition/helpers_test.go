@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/ductor/ductor/app/expr"
 )
 
 // want is one expected problem: exact path and step, message substring.
@@ -89,3 +91,5 @@ func runRules(t *testing.T, cases []ruleCase) {
 		})
 	}
 }
+
+func exprCache(env *expr.Env) *expr.Cache { return expr.NewCache(env, 4096) }

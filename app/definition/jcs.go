@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"slices"
 	"strconv"
@@ -29,16 +28,12 @@ func CanonicalJSON(v any) ([]byte, error) {
 
 // Canonicalize rewrites one JSON text into its RFC 8785 form.
 func Canonicalize(raw []byte) ([]byte, error) {
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
+	v, err := readJSON(raw)
+	if err != nil {
 		return nil, fmt.Errorf("definition: canonical JSON: %w", err)
 	}
-	if _, err := d.Token(); !errors.Is(err, io.EOF) {
-		return nil, errors.New("definition: canonical JSON: data after the value")
-	}
 	var b bytes.Buffer
+	b.Grow(len(raw))
 	if err := writeCanonical(&b, v); err != nil {
 		return nil, err
 	}

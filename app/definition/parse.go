@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/goccy/go-yaml"
 )
 
@@ -59,20 +58,10 @@ func syntaxError(format string, args ...any) error {
 	return &InvalidError{Problems: []Problem{{Message: fmt.Sprintf(format, args...)}}}
 }
 
-// parseJSON validates strictly first (UTF-8, duplicate names, one value),
-// then decodes keeping numbers exact.
+// parseJSON reads strictly: valid UTF-8, no duplicate names, one value.
 func parseJSON(doc []byte) (any, error) {
-	dec := jsontext.NewDecoder(bytes.NewReader(doc))
-	if err := dec.SkipValue(); err != nil {
-		return nil, syntaxError("JSON: %s", strings.TrimPrefix(err.Error(), "jsontext: "))
-	}
-	if _, err := dec.ReadToken(); !errors.Is(err, io.EOF) {
-		return nil, syntaxError("JSON: unexpected data after the document")
-	}
-	d := json.NewDecoder(bytes.NewReader(doc))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
+	v, err := readJSON(doc)
+	if err != nil {
 		return nil, syntaxError("JSON: %v", err)
 	}
 	return v, nil

@@ -25,7 +25,7 @@ func TestParseErrors(t *testing.T) {
 	}{
 		{"JSON syntax", `{"key": "k", "steps": [}`, FormatAuto, "JSON: "},
 		{"JSON duplicate name", `{"key": "k", "key": "j", "steps": []}`, FormatJSON, `duplicate object member name "key"`},
-		{"JSON trailing data", `{"key": "k"} {}`, FormatJSON, "after the document"},
+		{"JSON trailing data", `{"key": "k"} {}`, FormatJSON, "unexpected data after the value"},
 		{"YAML syntax", "key: [k\n", FormatYAML, "YAML: "},
 		{"YAML duplicate key", "key: k\nkey: j\n", FormatYAML, `mapping key "key" already defined`},
 		{"YAML two documents", "key: k\n---\nkey: j\n", FormatYAML, "single document"},
