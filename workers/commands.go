@@ -22,6 +22,10 @@ type commandBatch struct {
 	run  store.Run
 	now  time.Time // the database's clock for this tick
 	cmds []engine.Command
+	// successor is the ContinueAsNew successor this tick created;
+	// cannotContinue reports a CAN with no published version to go to.
+	successor      string
+	cannotContinue bool
 }
 
 func (b *commandBatch) add(cmds []engine.Command) { b.cmds = append(b.cmds, cmds...) }
@@ -66,6 +70,10 @@ func (b *commandBatch) perform(ctx context.Context) error {
 			}
 		case engine.CancelChildRun:
 			if err := b.cancelChild(ctx, v); err != nil {
+				return err
+			}
+		case engine.StartSuccessor:
+			if err := b.startSuccessor(ctx, v); err != nil {
 				return err
 			}
 		case engine.Warn:

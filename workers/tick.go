@@ -111,6 +111,12 @@ func (c *Coordinator) tickTx(ctx context.Context, tx pgx.Tx, tenantID, runID uui
 	if err := cmds.perform(ctx); err != nil {
 		return err
 	}
+	if cmds.successor != "" {
+		state.Run.ContinuedToRunID = cmds.successor
+	}
+	if cmds.cannotContinue {
+		state.Run.Reason = engine.ReasonTransitionLimit
+	}
 	if err := c.fault(FaultAfterEnqueue); err != nil {
 		return err
 	}

@@ -238,3 +238,9 @@ func (b testBundle) poll(t *testing.T, cond func() bool) {
 		time.Sleep(5 * time.Millisecond) // poll interval
 	}
 }
+
+// blockUntilCancelled is a handler that runs until its attempt is cancelled.
+func blockUntilCancelled(ctx context.Context, _ steps.Call) (any, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}

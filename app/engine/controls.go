@@ -284,5 +284,8 @@ func (d *decider) notifyParent() {
 	if p == nil || !p.Sync || !d.runRow.Status.Terminal() || d.st.Run.Status.Terminal() {
 		return
 	}
+	if d.runRow.Reason == ReasonContinuedAsNew {
+		return // the successor inherits the parent link and reports instead
+	}
 	d.emit(NotifyParent{Parent: *p, Status: d.runRow.Status, Output: d.runRow.Output, Error: d.runRow.Error})
 }

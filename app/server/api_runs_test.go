@@ -59,7 +59,7 @@ func setupAPI(t *testing.T) *apiBundle {
 		_ = client.StopAndCancel(stopCtx)
 	})
 	s := store.New(pool)
-	server := New(Deps{Pool: pool, Store: s, Logger: log, API: true, Runs: coord})
+	server := New(Deps{Pool: pool, Store: s, Logger: log, API: true, Runs: coord, ValidateInput: NewInputValidator()})
 	srv := httptest.NewServer(server)
 	t.Cleanup(srv.Close)
 	b := &apiBundle{srv: srv, store: s, runs: coord}
@@ -250,6 +250,12 @@ func TestAPITenantIsolation(t *testing.T) {
 	_, started := b.call(t, "POST", "/api/v1/runs", b.keyA, `{"definition": "secret"}`)
 	id := started["id"].(string)
 	b.waitStatus(t, id)
+	secrets := []string{id, b.tenantA.ID.String()}
+	private := strings.Replace(ordersJSON, `"orders"`, `"private"`, 1)
+	_, pub := b.call(t, "POST", "/api/v1/definitions/private/versions", b.keyA, private)
+	_, draft := b.call(t, "PUT", "/api/v1/definitions/private", b.keyA, strings.Replace(private, "* 2.0", "* 7.0", 1))
+	secrets = append(secrets, pub["manifest_hash"].(string), draft["manifest_hash"].(string))
+	bDraft := `{"key": "secret", "steps": [{"ref": "b", "type": "transform", "with": {"expr": "0"}}]}`
 
 	cases := map[string]struct {
 		path, body string
@@ -261,8 +267,17 @@ func TestAPITenantIsolation(t *testing.T) {
 		"GET /api/v1/runs/:id":                      {"/api/v1/runs/" + id, "", 404},
 		"GET /api/v1/runs/:id/nodes/:node/children": {"/api/v1/runs/" + id + "/nodes/only/children", "", 404},
 		"GET /api/v1/runs/:id/history":              {"/api/v1/runs/" + id + "/history", "", 404},
+		"POST /api/v1/runs/:id/continue-as-new":     {"/api/v1/runs/" + id + "/continue-as-new", `{"request_id": "x"}`, 404},
 		"POST /api/v1/runs/:id/cancel":              {"/api/v1/runs/" + id + "/cancel", "", 404},
 		"POST /api/v1/runs/:id/nodes/:node/retry":   {"/api/v1/runs/" + id + "/nodes/only/retry", "", 404},
+		"POST /api/v1/compile": {"/api/v1/compile", bDraft, 200},
+		"GET /api/v1/definitions": {"/api/v1/definitions", "", 200},
+		"GET /api/v1/definitions/:key": {"/api/v1/definitions/private", "", 404},
+		// B's own draft under a key A also uses; A's stays untouched.
+		"PUT /api/v1/definitions/:key": {"/api/v1/definitions/secret", bDraft, 200},
+		"POST /api/v1/definitions/:key/versions": {"/api/v1/definitions/private/versions", "", 404},
+		"GET /api/v1/definitions/:key/versions/:n": {"/api/v1/definitions/private/versions/1", "", 404},
+		"DELETE /api/v1/definitions/:key/versions/:n": {"/api/v1/definitions/private/versions/1", "", 404},
 	}
 	for _, route := range b.echoRoutes {
 		tc, ok := cases[route]
@@ -275,9 +290,19 @@ func TestAPITenantIsolation(t *testing.T) {
 		if code != tc.status {
 			t.Errorf("%s as tenant B = %d %v, want %d", route, code, body, tc.status)
 		}
-		if raw, _ := json.Marshal(body); strings.Contains(string(raw), id) || strings.Contains(string(raw), b.tenantA.ID.String()) {
-			t.Errorf("%s as tenant B leaks tenant A's data: %s", route, raw)
+		raw, _ := json.Marshal(body)
+		for _, secret := range secrets {
+			if strings.Contains(string(raw), secret) {
+				t.Errorf("%s as tenant B leaks tenant A's data: %s", route, raw)
+			}
 		}
+	}
+	if _, d := b.call(t, "GET", "/api/v1/definitions/private", b.keyA, ""); d["latest_version"] != 1.0 ||
+		d["draft"].(map[string]any)["manifest_hash"] != draft["manifest_hash"] {
+		t.Errorf("tenant B changed tenant A's definition: %v", d)
+	}
+	if _, err := b.store.DefinitionGet(context.Background(), b.tenantA.ID, "secret"); err == nil {
+		t.Error("tenant B's draft landed in tenant A")
 	}
 }
 

@@ -42,6 +42,7 @@ func apiRoutes(api *echo.Group, d Deps) {
 	api.GET("/runs/:id/nodes/:node/children", handleScatterChildren(d.Store, d.Runs), read)
 	api.POST("/runs/:id/cancel", handleRunCancel(d.Runs), write)
 	api.POST("/runs/:id/nodes/:node/retry", handleNodeRetry(d.Runs), write)
+	api.POST("/runs/:id/continue-as-new", handleContinueAsNew(d.Runs), write)
 }
 
 // webRoutes lists the dashboard's pages. Every route loads the session

@@ -236,3 +236,26 @@ func handleNodeRetry(runs *workers.Coordinator) echo.HandlerFunc {
 		return c.JSON(http.StatusAccepted, map[string]string{"status": "accepted"})
 	}
 }
+
+// handleContinueAsNew asks a run to continue as new: 202 with the
+// successor's id, the same for the same request id.
+func handleContinueAsNew(runs *workers.Coordinator) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		var req struct {
+			RequestID string `json:"request_id"`
+			Input     any    `json:"input"`
+		}
+		if err := bindJSON(c, &req); err != nil {
+			return err
+		}
+		id, err := pathUUID(c, "id", "run")
+		if err != nil {
+			return err
+		}
+		successor, err := runs.ContinueAsNew(c.Request().Context(), tenantOf(c), id, req.RequestID, req.Input)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusAccepted, map[string]string{"successor_run_id": successor})
+	}
+}

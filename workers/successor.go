@@ -1,0 +1,52 @@
+package workers
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+
+	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/app/engine"
+)
+
+// startSuccessor creates the ContinueAsNew successor from the latest
+// published version of the run's definition, carrying its input (or the
+// new one), subject, lineage, context and search attributes. Its id is
+// derived from (run id, request id), so a repeated request creates nothing
+// twice. A definition with no published version cannot continue: the run
+// is then force-stopped with reason transition_limit instead.
+func (b *commandBatch) startSuccessor(ctx context.Context, cmd engine.StartSuccessor) error {
+	v, err := b.s.DefinitionVersionLatest(ctx, b.run.TenantID, b.run.DefinitionKey)
+	if apperr.Is(err, apperr.NotFound) {
+		b.cannotContinue = true
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	id := uuid.MustParse(engine.SuccessorRunID(b.run.ID.String(), cmd.RequestID))
+	l := lineage{parent: b.run.ParentRunID, root: b.run.RootRunID, depth: b.run.Depth, link: b.run.State.Parent, from: &b.run.ID}
+	context, _ := b.run.State.Meta["context"].(map[string]any)
+	n := newRun(v, id, l, cmd.Input, b.run.Subject, context, b.run.SearchAttributes)
+	n.TenantID = b.run.TenantID
+	b.c.manifests.Store(v.ManifestHash, v.Manifest)
+	if _, created, err := b.s.RunCreate(ctx, n); err != nil {
+		return err
+	} else if created {
+		if err := b.c.enqueueTick(ctx, b.tx, b.run.TenantID, id); err != nil {
+			return err
+		}
+	}
+	b.successor = id.String()
+	return nil
+}
+
+// ContinueAsNew asks a run to continue as a new run and returns the id its
+// successor will have: the same for the same request id, from any replica.
+func (c *Coordinator) ContinueAsNew(ctx context.Context, tenantID, runID uuid.UUID, requestID string, input any) (string, error) {
+	if requestID == "" {
+		return "", apperr.New(apperr.Invalid, "request_id is required")
+	}
+	err := c.Control(ctx, tenantID, runID, engine.ContinueAsNew{RequestID: requestID, Input: input})
+	return engine.SuccessorRunID(runID.String(), requestID), err
+}
