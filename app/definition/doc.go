@@ -36,6 +36,30 @@
 // format, key order, step order, duration spelling, or whether it spells
 // out defaults; any change of meaning changes the hash.
 //
+// # Normalised `with` settings
+//
+// In a manifest, each type's With holds exactly these keys (optional ones
+// only when set); integers are int64, and the engine reads the same keys
+// back from stored JSON:
+//
+//	task         handler, queue, [input_expr]
+//	http         url | url_expr, method, [headers], [body | body_expr], [expect_status (list)]
+//	transform    expr
+//	condition    expr
+//	scatter      items_expr, [key_expr], mode, concurrency, interval_ms, and
+//	             inline: max_inline_children, do {type, with, timeout_ms, retry}
+//	             child_workflow: workflow, version, [input_expr]
+//	gather       scatter_ref, strategy
+//	subworkflow  workflow, version, mode, wait_for, [input_expr], timeout_ms, on_timeout
+//	checkpoint   name, [output_expr]
+//	wait         one of duration_ms | until (RFC 3339, UTC) | cron + timezone | until_expr
+//	signal       name, timeout_ms, on_timeout
+//	event        name, [match_expr], timeout_ms, on_timeout
+//	event_set    events [{name, [match_expr]}], policy, n, timeout_ms, on_timeout
+//	digest       name, [match_expr], window_ms, max_items
+//	approval     approvers, title, description, min_approvals, timeout_ms, on_timeout
+//	human_loop   title, assignees, [fields], awaiting_status, timeout_ms, on_timeout
+//
 // # Decisions the contract leaves open
 //
 //   - retry and a per-attempt timeout apply only to task and http steps

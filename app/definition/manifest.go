@@ -1,6 +1,9 @@
 package definition
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"sort"
+)
 
 // Manifest is a compiled, validated definition: the immutable plan a run
 // executes. Every default is explicit, steps are sorted by ref and edges are
@@ -41,6 +44,7 @@ type Step struct {
 	Name string   `json:"name,omitempty"`
 	// With holds the type's settings, normalised: defaults filled in,
 	// durations in milliseconds (fields suffixed _ms), no unknown fields.
+	// The keys of each type are listed in the package documentation.
 	With    map[string]any `json:"with"`
 	RunIf   string         `json:"run_if,omitempty"`
 	ForEach string         `json:"for_each,omitempty"`
@@ -49,6 +53,15 @@ type Step struct {
 	Retry   RetryPolicy    `json:"retry"`
 	// TimeoutMS is the per-attempt timeout (task, http); 0 means none.
 	TimeoutMS int64 `json:"timeout_ms,omitempty"`
+}
+
+// Step returns the step with the given ref.
+func (m *Manifest) Step(ref string) (*Step, bool) {
+	i := sort.Search(len(m.Steps), func(i int) bool { return m.Steps[i].Ref >= ref })
+	if i < len(m.Steps) && m.Steps[i].Ref == ref {
+		return &m.Steps[i], true
+	}
+	return nil, false
 }
 
 // RetryPolicy is a step's explicit retry policy. MaxAttempts 1 means no retry.

@@ -47,7 +47,7 @@ func (c *checker) step(v any, p path, i int) *Step {
 	s := &Step{Ref: c.ref(o, i)}
 	s.Name, _ = o.str("name")
 	s.Type = c.stepType(o)
-	if _, first := c.types[s.Ref]; !first && s.Ref != "" {
+	if _, seen := c.types[s.Ref]; !seen && s.Ref != "" {
 		c.types[s.Ref] = s.Type
 	}
 	s.Join = Join(o.enum("join", string(JoinAll), string(JoinAll), string(JoinAny)))
