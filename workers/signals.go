@@ -61,7 +61,13 @@ func (c *Coordinator) signalTx(ctx context.Context, tx pgx.Tx, s *store.Store, r
 		return err
 	}
 	if open >= c.maxSignals() {
-		return apperr.New(apperr.RateLimited, "run %s already holds %d unconsumed signals, the most it keeps", run.ID, open)
+		awaited, err := signalAwaited(ctx, s, run, sig.Name)
+		if err != nil {
+			return err
+		}
+		if !awaited {
+			return apperr.New(apperr.RateLimited, "run %s already holds %d unconsumed signals, the most it keeps", run.ID, open)
+		}
 	}
 	added, err := s.SignalAdd(ctx, run.TenantID, chain, run.ID, sig)
 	if err != nil {
@@ -99,4 +105,20 @@ func checkPayload(what string, v any) error {
 		return apperr.New(apperr.TooLarge, "%s is %d bytes, over the %d-byte limit", what, len(raw), MaxPayloadBytes)
 	}
 	return nil
+}
+
+// signalAwaited reports whether a node of the run waits for a signal of
+// the name: such a signal is taken at once, not buffered, so the bound
+// does not refuse it.
+func signalAwaited(ctx context.Context, s *store.Store, run store.Run, name string) (bool, error) {
+	nodes, err := s.RunNodesSteps(ctx, run.TenantID, run.ID)
+	if err != nil {
+		return false, err
+	}
+	for _, n := range nodes {
+		if n.State == engine.NodeWaiting && n.Waiting != nil && n.Waiting.Type == engine.WaitSignal && n.Waiting.Name == name {
+			return true, nil
+		}
+	}
+	return false, nil
 }

@@ -1,6 +1,7 @@
 package workers_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -96,3 +97,5 @@ func (b testBundle) wantWaited(t *testing.T, id uuid.UUID, want map[string]strin
 		}
 	}
 }
+
+func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
