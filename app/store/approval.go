@@ -26,7 +26,9 @@ var interactionNamespace = uuid.MustParse("5b0e4c1e-7a53-4a9b-9d0e-3c6f1f2a8d41"
 
 // ApprovalID is the id of the approval a node opens under key (its
 // idempotency key): a re-executed tick opens the same one.
-func ApprovalID(key string) uuid.UUID { return uuid.NewSHA1(interactionNamespace, []byte("approval:"+key)) }
+func ApprovalID(key string) uuid.UUID {
+	return uuid.NewSHA1(interactionNamespace, []byte("approval:"+key))
+}
 
 // CaseID is the id of the case a human_loop node opens under key.
 func CaseID(key string) uuid.UUID { return uuid.NewSHA1(interactionNamespace, []byte("case:"+key)) }
