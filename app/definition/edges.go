@@ -171,7 +171,10 @@ func (c *checker) branch(v any, p path, from string, index int, last bool) int {
 	return 0
 }
 
-// sortEdges orders edges by source, target, outcome and branch index.
+// sortEdges orders edges by source, target and outcome. No two edges
+// share all three (duplicates are refused, choice edges count as
+// success), so a group's branches keep their order by target and carry
+// their evaluation order in Choice.Index.
 func sortEdges(es []Edge) {
 	sort.Slice(es, func(i, j int) bool {
 		a, b := es[i], es[j]
@@ -181,16 +184,6 @@ func sortEdges(es []Edge) {
 		if a.To != b.To {
 			return a.To < b.To
 		}
-		if a.On != b.On {
-			return a.On < b.On
-		}
-		return branchIndex(a) < branchIndex(b)
+		return a.On < b.On
 	})
-}
-
-func branchIndex(e Edge) int {
-	if e.Choice == nil {
-		return -1
-	}
-	return e.Choice.Index
 }

@@ -144,3 +144,21 @@ func TestWithLocation(t *testing.T) {
 		t.Error("WithLocation(nil) != nil")
 	}
 }
+
+func TestErrorText(t *testing.T) {
+	t.Parallel()
+	e := &Error{Message: "boom"}
+	tests := []struct {
+		step, field, want string
+	}{
+		{"", "", "boom"},
+		{"a", "", `step "a": boom`},
+		{"", "run_if", "run_if: boom"},
+		{"a", "run_if", `step "a", run_if: boom`},
+	}
+	for _, tt := range tests {
+		if got := e.WithLocation(tt.step, tt.field).Error(); got != tt.want {
+			t.Errorf("Error() = %q, want %q", got, tt.want)
+		}
+	}
+}
