@@ -296,11 +296,17 @@ func (d *decider) recordAttempt(n *Node, output any, err *Error) {
 
 // idempotencyKey is {run_id}:{node}, plus :g{N} from the first operator
 // retry on.
-func (d *decider) idempotencyKey(n *Node) string {
+func (d *decider) idempotencyKey(n *Node) string { return NodeKey(d.runRow.ID, n) }
+
+// NodeKey is the idempotency key of the node's current generation in the
+// run: {run_id}:{node}, plus :g{N} after the N-th operator retry. Commands
+// that create something for a node (an approval, a case, a child run)
+// carry it, and the shell derives that thing's id from it.
+func NodeKey(runID string, n *Node) string {
 	if n.Generation == 0 {
-		return d.runRow.ID + ":" + n.ID
+		return runID + ":" + n.ID
 	}
-	return fmt.Sprintf("%s:%s:g%d", d.runRow.ID, n.ID, n.Generation)
+	return fmt.Sprintf("%s:%s:g%d", runID, n.ID, n.Generation)
 }
 
 // timerID names a node's timer so that a timer of an earlier attempt or

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -279,6 +280,9 @@ func TestAPITenantIsolation(t *testing.T) {
 		"GET /api/v1/definitions/:key/versions/:n": {"/api/v1/definitions/private/versions/1", "", 404},
 		"DELETE /api/v1/definitions/:key/versions/:n": {"/api/v1/definitions/private/versions/1", "", 404},
 	}
+	waiting, hidden := waitingIsolationCases(t, b, id)
+	maps.Copy(cases, waiting)
+	secrets = append(secrets, hidden...)
 	for _, route := range b.echoRoutes {
 		tc, ok := cases[route]
 		if !ok {

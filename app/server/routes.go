@@ -33,6 +33,7 @@ func routes(e *echo.Echo, d Deps) {
 // by an API key and confined to the key's tenant.
 func apiRoutes(api *echo.Group, d Deps) {
 	api.GET("/whoami", handleWhoami())
+	waitingRoutes(api, d)
 
 	read, write := requireScope(auth.ScopeRunsRead), requireScope(auth.ScopeRunsWrite)
 	api.POST("/runs", handleRunStart(d.Runs, d.ValidateInput), write)

@@ -44,17 +44,17 @@ type RunJSON struct {
 
 // NodeJSON is one node of a run.
 type NodeJSON struct {
-	Node       string          `json:"node"`
-	Ref        string          `json:"ref"`
-	Type       string          `json:"type"`
-	State      string          `json:"state"`
-	Waiting    *engine.Waiting `json:"waiting,omitempty"`
-	Attempt    int             `json:"attempt"`
-	Generation int             `json:"generation"`
-	Output     any             `json:"output"`
-	Error      *engine.Error   `json:"error"`
-	StartedAt  *time.Time      `json:"started_at"`
-	FinishedAt *time.Time      `json:"finished_at"`
+	Node       string        `json:"node"`
+	Ref        string        `json:"ref"`
+	Type       string        `json:"type"`
+	State      string        `json:"state"`
+	Waiting    *WaitingJSON  `json:"waiting,omitempty"`
+	Attempt    int           `json:"attempt"`
+	Generation int           `json:"generation"`
+	Output     any           `json:"output"`
+	Error      *engine.Error `json:"error"`
+	StartedAt  *time.Time    `json:"started_at"`
+	FinishedAt *time.Time    `json:"finished_at"`
 	// Key and Index place a scatter child; Scatter counts a scatter's
 	// children (total, in flight, succeeded, failed).
 	Key     string               `json:"key,omitempty"`
@@ -76,7 +76,7 @@ func runJSON(r store.Run) RunJSON {
 
 func nodeJSON(n *engine.Node, types map[string]definition.StepType) NodeJSON {
 	out := NodeJSON{
-		Node: n.ID, Ref: n.Ref, Type: string(types[n.Ref]), State: string(n.State), Waiting: n.Waiting,
+		Node: n.ID, Ref: n.Ref, Type: string(types[n.Ref]), State: string(n.State), Waiting: waitingJSON(n),
 		Attempt: n.Attempt, Generation: n.Generation, Output: n.Output, Error: n.Error,
 		StartedAt: timePtr(n.StartedAt), FinishedAt: timePtr(n.FinishedAt), Scatter: n.Scatter,
 	}
@@ -166,7 +166,7 @@ func runWithNodes(ctx context.Context, s *store.Store, runs *workers.Coordinator
 	}
 	for _, ref := range m.Order {
 		if n := byID[ref]; n != nil {
-			out.Nodes = append(out.Nodes, nodeJSON(n, types))
+			out.Nodes = append(out.Nodes, withInteraction(run.ID.String(), nodeJSON(n, types), n))
 		}
 	}
 	if out.Children, err = s.RunChildCounts(ctx, run.TenantID, run.ID); err != nil {

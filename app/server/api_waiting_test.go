@@ -1,0 +1,267 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/ductor/ductor/app/auth"
+	"github.com/ductor/ductor/app/definition"
+	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/app/testdb"
+)
+
+// isolationCase is a row of TestAPITenantIsolation.
+type isolationCase = struct {
+	path, body string
+	status     int
+}
+
+// waitingIsolationCases gives tenant A an approval and a case on run
+// runID and returns the waiting routes' cases as tenant B with the ids B
+// must never see.
+func waitingIsolationCases(t *testing.T, b *apiBundle, runID string) (map[string]isolationCase, []string) {
+	t.Helper()
+	ctx, run := context.Background(), uuid.MustParse(runID)
+	approval, kase := store.ApprovalID(runID+":secret"), store.CaseID(runID+":secret")
+	if err := b.store.ApprovalOpen(ctx, store.Approval{TenantID: b.tenantA.ID, ID: approval, RunID: run, Node: "only",
+		Title: "secret approval", Approvers: []string{"a@example.com"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.store.CaseCreate(ctx, store.Case{TenantID: b.tenantA.ID, ID: kase, RunID: run, Node: "only",
+		Title: "secret case", AwaitingStatus: "resolved"}); err != nil {
+		t.Fatal(err)
+	}
+	return map[string]isolationCase{
+		"POST /api/v1/runs/:id/signals":       {"/api/v1/runs/" + runID + "/signals", `{"request_id": "r", "name": "go"}`, 404},
+		"POST /api/v1/events":                 {"/api/v1/events", `{"name": "go"}`, 202},
+		"GET /api/v1/approvals":               {"/api/v1/approvals", "", 200},
+		"POST /api/v1/approvals/:id/decision": {"/api/v1/approvals/" + approval.String() + "/decision", `{"decision": "approve"}`, 404},
+		"GET /api/v1/cases":                   {"/api/v1/cases", "", 200},
+		"PATCH /api/v1/cases/:id":             {"/api/v1/cases/" + kase.String(), `{"status": "resolved"}`, 404},
+	}, []string{approval.String(), kase.String(), "secret approval", "secret case"}
+}
+
+func (b *apiBundle) publishYAML(t *testing.T, doc string) {
+	t.Helper()
+	c, err := definition.Compile([]byte(doc), definition.FormatYAML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.publish(t, c.Manifest)
+}
+
+// waitWaiting polls the run through the API until node waits, and
+// returns the node.
+func (b *apiBundle) waitWaiting(t *testing.T, id, node string) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		_, run := b.call(t, "GET", "/api/v1/runs/"+id, b.keyA, "")
+		nodes, _ := run["nodes"].([]any)
+		for _, n := range nodes {
+			if m := n.(map[string]any); m["node"] == node && m["state"] == "waiting" {
+				return m
+			}
+		}
+		time.Sleep(5 * time.Millisecond) // poll interval
+	}
+	t.Fatalf("node %s of run %s never waited", node, id)
+	return nil
+}
+
+func (b *apiBundle) startRun(t *testing.T, key string) string {
+	t.Helper()
+	code, body := b.call(t, "POST", "/api/v1/runs", b.keyA, `{"definition": "`+key+`"}`)
+	if code != http.StatusCreated {
+		t.Fatalf("start %s: %d %v", key, code, body)
+	}
+	return body["id"].(string)
+}
+
+func TestSignalsAPI(t *testing.T) {
+	t.Parallel()
+	b := setupAPI(t)
+	b.publishYAML(t, `
+key: sig
+steps:
+  - { ref: a, type: signal, with: { name: a } }
+  - { ref: b, type: signal, with: { name: b } }
+edges:
+  - { from: a, to: b }
+`)
+	id := b.startRun(t, "sig")
+	w := b.waitWaiting(t, id, "a")["waiting"].(map[string]any)
+	if w["type"] != "signal" || w["name"] != "a" {
+		t.Errorf("waiting %v, want signal a", w)
+	}
+	path := "/api/v1/runs/" + id + "/signals"
+	for _, tc := range []struct {
+		body   string
+		status int
+	}{
+		{`{"request_id": "1", "name": "a", "payload": {"n": 1}}`, 202},
+		{`{"request_id": "1", "name": "b"}`, 409},
+		{`{"name": "b"}`, 400},
+		{`{"request_id": "big", "name": "b", "payload": "` + strings.Repeat("x", 1<<20) + `"}`, 413},
+		{`{"request_id": "2", "name": "b", "payload": [2]}`, 202},
+	} {
+		if code, body := b.call(t, "POST", path, b.keyA, tc.body); code != tc.status {
+			t.Errorf("%.60s: %d %v, want %d", tc.body, code, body, tc.status)
+		}
+	}
+	run := b.waitStatus(t, id)
+	if run["status"] != "succeeded" {
+		t.Fatalf("run %v", run)
+	}
+	if code, _ := b.call(t, "POST", path, b.keyA, `{"request_id": "3", "name": "b"}`); code != http.StatusConflict {
+		t.Errorf("signal to an ended run: %d, want 409", code)
+	}
+	_, key := testdb.APIKey(t, b.store, b.tenantA, &testdb.APIKeyOpts{Scopes: []auth.Scope{auth.ScopeRunsRead}})
+	if code, _ := b.call(t, "POST", path, key, `{"request_id": "4", "name": "b"}`); code != http.StatusForbidden {
+		t.Errorf("signal without signals:write: %d, want 403", code)
+	}
+}
+
+func TestSignalsAPIBound(t *testing.T) {
+	t.Parallel()
+	b := setupAPI(t)
+	b.runs.SetMaxBufferedSignals(2)
+	b.publishYAML(t, `
+key: sig
+steps:
+  - { ref: a, type: signal, with: { name: a } }
+`)
+	id := b.startRun(t, "sig")
+	b.waitWaiting(t, id, "a")
+	for i, want := range []int{202, 202, 429} {
+		body := `{"request_id": "` + string(rune('a'+i)) + `", "name": "other"}`
+		if code, out := b.call(t, "POST", "/api/v1/runs/"+id+"/signals", b.keyA, body); code != want {
+			t.Errorf("signal %d: %d %v, want %d", i, code, out, want)
+		}
+	}
+}
+
+func TestEventsAPI(t *testing.T) {
+	t.Parallel()
+	b := setupAPI(t)
+	b.publishYAML(t, `
+key: ev
+steps:
+  - { ref: paid, type: event, with: { name: paid, match_expr: 'event.order == 7' } }
+`)
+	id := b.startRun(t, "ev")
+	if w := b.waitWaiting(t, id, "paid")["waiting"].(map[string]any); w["type"] != "event" || w["name"] != "paid" {
+		t.Errorf("waiting %v", w)
+	}
+	code, first := b.call(t, "POST", "/api/v1/events", b.keyA, `{"name": "paid", "data": {"order": 6}, "idempotency_key": "k6"}`)
+	if code != http.StatusAccepted || first["id"] == nil {
+		t.Fatalf("event: %d %v", code, first)
+	}
+	if _, again := b.call(t, "POST", "/api/v1/events", b.keyA, `{"name": "paid", "data": {"order": 7}, "idempotency_key": "k6"}`); again["id"] != first["id"] {
+		t.Errorf("repeated idempotency key gave %v, want %v", again["id"], first["id"])
+	}
+	if code, _ := b.call(t, "POST", "/api/v1/events", b.keyA, `{"data": {}}`); code != http.StatusBadRequest {
+		t.Errorf("event without a name: %d", code)
+	}
+	if code, _ := b.call(t, "POST", "/api/v1/events", b.keyA, `{"name": "paid", "data": "`+strings.Repeat("x", 1<<20)+`"}`); code != http.StatusRequestEntityTooLarge {
+		t.Errorf("large event: %d, want 413", code)
+	}
+	b.call(t, "POST", "/api/v1/events", b.keyA, `{"name": "paid", "data": {"order": 7}}`)
+	run := b.waitStatus(t, id)
+	if run["status"] != "succeeded" || run["output"].(map[string]any)["paid"].(map[string]any)["order"] != 7.0 {
+		t.Errorf("run %v", run)
+	}
+}
+
+func TestApprovalsAPI(t *testing.T) {
+	t.Parallel()
+	b := setupAPI(t)
+	b.publishYAML(t, `
+key: ap
+steps:
+  - { ref: ok, type: approval, with: { approvers: [ "role:finance" ], title: Pay, min_approvals: 2 } }
+`)
+	id := b.startRun(t, "ap")
+	if w := b.waitWaiting(t, id, "ok")["waiting"].(map[string]any); w["type"] != "approval" || w["approval_id"] == nil {
+		t.Errorf("waiting %v, want approval with its id", w)
+	}
+	_, list := b.call(t, "GET", "/api/v1/approvals?status=pending", b.keyA, "")
+	approvals := list["approvals"].([]any)
+	if len(approvals) != 1 {
+		t.Fatalf("approvals %v", list)
+	}
+	a := approvals[0].(map[string]any)
+	path := "/api/v1/approvals/" + a["id"].(string) + "/decision"
+	_, other := testdb.APIKey(t, b.store, b.tenantA, &testdb.APIKeyOpts{Scopes: []auth.Scope{auth.ScopeApprovalsWrite}})
+	for _, tc := range []struct {
+		key, body string
+		status    int
+	}{
+		{b.keyA, `{"decision": "maybe"}`, 400},
+		{b.keyA, `{"decision": "approve", "comment": "fine"}`, 200},
+		{b.keyA, `{"decision": "approve"}`, 409},
+		{other, `{"decision": "approve"}`, 200},
+		{other, `{"decision": "reject"}`, 409},
+	} {
+		if code, body := b.call(t, "POST", path, tc.key, tc.body); code != tc.status {
+			t.Errorf("%s: %d %v, want %d", tc.body, code, body, tc.status)
+		}
+	}
+	run := b.waitStatus(t, id)
+	if run["status"] != "succeeded" {
+		t.Errorf("run %v", run)
+	}
+	_, list = b.call(t, "GET", "/api/v1/approvals?status=approved", b.keyA, "")
+	if got := list["approvals"].([]any); len(got) != 1 || len(got[0].(map[string]any)["decisions"].([]any)) != 2 {
+		t.Errorf("approved list %v", list)
+	}
+}
+
+func TestCasesAPI(t *testing.T) {
+	t.Parallel()
+	b := setupAPI(t)
+	b.publishYAML(t, `
+key: hl
+steps:
+  - ref: review
+    type: human_loop
+    with:
+      title: Review
+      assignees: [ "role:ops" ]
+      fields: { type: object, properties: { note: { type: string } }, required: [ note ] }
+      awaiting_status: done
+`)
+	id := b.startRun(t, "hl")
+	if w := b.waitWaiting(t, id, "review")["waiting"].(map[string]any); w["type"] != "interaction" || w["case_id"] == nil {
+		t.Errorf("waiting %v, want interaction with its case id", w)
+	}
+	_, list := b.call(t, "GET", "/api/v1/cases?status=open", b.keyA, "")
+	cases := list["cases"].([]any)
+	if len(cases) != 1 {
+		t.Fatalf("cases %v", list)
+	}
+	path := "/api/v1/cases/" + cases[0].(map[string]any)["id"].(string)
+	for _, tc := range []struct {
+		body   string
+		status int
+	}{
+		{`{"status": "working", "data": {"note": 5}}`, 422},
+		{`{"status": "done"}`, 422},
+		{`{"status": "working", "data": {"note": "half"}}`, 200},
+		{`{"status": "done", "data": {"note": "all"}}`, 200},
+		{`{"status": "reopened"}`, 409},
+	} {
+		if code, body := b.call(t, "PATCH", path, b.keyA, tc.body); code != tc.status {
+			t.Errorf("%s: %d %v, want %d", tc.body, code, body, tc.status)
+		}
+	}
+	run := b.waitStatus(t, id)
+	if run["status"] != "succeeded" || run["output"].(map[string]any)["review"].(map[string]any)["note"] != "all" {
+		t.Errorf("run %v", run)
+	}
+}

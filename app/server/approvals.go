@@ -1,0 +1,60 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/workers"
+)
+
+// handleApprovalList lists the approvals visible to the caller: an API
+// key acts for the tenant and sees all of them. ?status= filters.
+func handleApprovalList(s *store.Store) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		limit, err := limitParam(c)
+		if err != nil {
+			return err
+		}
+		list, err := s.ApprovalList(c.Request().Context(), tenantOf(c), store.ApprovalFilter{
+			Status: c.QueryParam("status"), Limit: limit,
+		})
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, map[string]any{"approvals": list})
+	}
+}
+
+type decisionRequest struct {
+	Decision string `json:"decision"`
+	Comment  string `json:"comment"`
+}
+
+// handleApprovalDecision records the key's decision: 200 with the
+// approval; 409 once decided or when this key already decided.
+func handleApprovalDecision(runs *workers.Coordinator) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id, err := pathUUID(c, "id", "approval")
+		if err != nil {
+			return err
+		}
+		var req decisionRequest
+		if err := bindJSON(c, &req); err != nil {
+			return err
+		}
+		if req.Decision != "approve" && req.Decision != "reject" {
+			return apperr.New(apperr.Invalid, `decision must be "approve" or "reject"`)
+		}
+		p, _ := principalOf(c)
+		a, err := runs.DecideApproval(c.Request().Context(), tenantOf(c), id, store.Decision{
+			By: store.ActorKey(p.Key), Approved: req.Decision == "approve", Comment: req.Comment,
+		})
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, a)
+	}
+}

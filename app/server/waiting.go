@@ -1,0 +1,110 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/app/auth"
+	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/workers"
+)
+
+// waitingRoutes lists what wakes waiting runs: signals, events, approval
+// decisions and case updates.
+func waitingRoutes(api *echo.Group, d Deps) {
+	api.POST("/runs/:id/signals", handleSignal(d.Runs), requireScope(auth.ScopeSignalsWrite))
+	api.POST("/events", handleEvent(d.Runs), requireScope(auth.ScopeEventsWrite))
+	approvals := requireScope(auth.ScopeApprovalsWrite)
+	api.GET("/approvals", handleApprovalList(d.Store), approvals)
+	api.POST("/approvals/:id/decision", handleApprovalDecision(d.Runs), approvals)
+	api.GET("/cases", handleCaseList(d.Store), approvals)
+	api.PATCH("/cases/:id", handleCaseUpdate(d.Runs), approvals)
+}
+
+type signalRequest struct {
+	RequestID string `json:"request_id"`
+	Name      string `json:"name"`
+	Payload   any    `json:"payload"`
+}
+
+// handleSignal delivers a signal: 202; 409 for a repeated request id or
+// an ended run; 429 when the run's buffer is full.
+func handleSignal(runs *workers.Coordinator) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id, err := pathUUID(c, "id", "run")
+		if err != nil {
+			return err
+		}
+		var req signalRequest
+		if err := bindJSON(c, &req); err != nil {
+			return err
+		}
+		if req.RequestID == "" || req.Name == "" {
+			return apperr.New(apperr.Invalid, "request_id and name are required")
+		}
+		sig := engine.Signal{RequestID: req.RequestID, Name: req.Name, Payload: req.Payload}
+		to, err := runs.Signal(c.Request().Context(), tenantOf(c), id, sig)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusAccepted, map[string]string{"status": "accepted", "run_id": to.String()})
+	}
+}
+
+type eventRequest struct {
+	Name           string `json:"name"`
+	Data           any    `json:"data"`
+	IdempotencyKey string `json:"idempotency_key"`
+}
+
+// handleEvent stores a tenant event and hands it to the runs waiting for
+// its name: 202 {"id"}; a repeated idempotency key answers the first id.
+func handleEvent(runs *workers.Coordinator) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		var req eventRequest
+		if err := bindJSON(c, &req); err != nil {
+			return err
+		}
+		e, _, err := runs.Publish(c.Request().Context(), store.Event{
+			TenantID: tenantOf(c), Name: req.Name, Data: req.Data, IdempotencyKey: req.IdempotencyKey,
+		})
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusAccepted, map[string]string{"id": e.ID.String()})
+	}
+}
+
+// WaitingJSON is why a node waits and what wakes it: the engine's record
+// (type, timer expiry, signal or event name, child key) plus the id of the
+// approval or case it waits on.
+type WaitingJSON struct {
+	*engine.Waiting
+	ApprovalID string `json:"approval_id,omitempty"`
+	CaseID     string `json:"case_id,omitempty"`
+}
+
+func waitingJSON(n *engine.Node) *WaitingJSON {
+	if n.Waiting == nil {
+		return nil
+	}
+	return &WaitingJSON{Waiting: n.Waiting}
+}
+
+// withInteraction adds to a node waiting on an approval or a case that
+// approval's or case's id.
+func withInteraction(runID string, out NodeJSON, n *engine.Node) NodeJSON {
+	if out.Waiting == nil {
+		return out
+	}
+	switch n.Waiting.Type {
+	case engine.WaitApproval:
+		out.Waiting.ApprovalID = store.ApprovalID(engine.NodeKey(runID, n)).String()
+	case engine.WaitInteraction:
+		out.Waiting.CaseID = store.CaseID(engine.NodeKey(runID, n)).String()
+	}
+	return out
+}
