@@ -122,6 +122,12 @@ type EventWait struct {
 	CreatedAt time.Time
 }
 
+type FairClock struct {
+	TenantID  uuid.UUID
+	Queue     string
+	FinishTag time.Time
+}
+
 type LoginAttempt struct {
 	TokenHash []byte
 	State     string

@@ -127,6 +127,9 @@ func (c *Coordinator) insertSteps(ctx context.Context, tx pgx.Tx, jobs []river.I
 	if len(jobs) == 0 {
 		return nil
 	}
+	if err := c.fairTag(ctx, store.New(tx), jobs); err != nil {
+		return err
+	}
 	if _, err := c.river().InsertManyTx(ctx, tx, jobs); err != nil {
 		return fmt.Errorf("enqueue %d steps: %w", len(jobs), err)
 	}

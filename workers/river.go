@@ -1,12 +1,3 @@
-// Package workers runs Ductor's background work as River jobs on Postgres:
-// coordinator ticks on one queue, step tasks on a queue per tenant tier.
-//
-// River's defaults hand a job from one worker to the next in ~100 ms to 1 s
-// (a 100 ms fetch cooldown that also rate-limits insert notifications, and a
-// 1 s poll). Ductor's chains must hop in milliseconds, so every queue here
-// fetches with a 2 ms cooldown and polls every 50 ms, and code that enqueues
-// work from a committing transaction also sends its own notification
-// (Notify) so the next job is fetched at once.
 package workers
 
 import (
@@ -19,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/ductor/ductor/app/steps"
 )
@@ -56,6 +48,7 @@ func NewClient(pool *pgxpool.Pool, opts Options) (*river.Client[pgx.Tx], error) 
 		CompletedJobRetentionPeriod: time.Hour,
 		JobTimeout:                  -1, // each worker sets its own
 		MaxAttempts:                 25,
+		Middleware:                  []rivertype.Middleware{&fairMiddleware{}},
 	}
 	if opts.Coordinator || opts.Steps {
 		cfg.Workers = register(opts)

@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/ductor/ductor/queries"
 )
 
 // stepJobsRunning finds the River jobs executing one attempt through
@@ -32,4 +35,32 @@ func (s *Store) StepJobsRunning(ctx context.Context, tenantID, runID uuid.UUID, 
 		return nil, fmt.Errorf("find step jobs: %w", err)
 	}
 	return ids, nil
+}
+
+// queueHead is the start tag of the next job River will fetch from a
+// queue: its earliest available job, or a day ago when it is empty (the
+// anchor fair tags start from; virtual time advances far slower than real
+// time, so tags stay in the past).
+const queueHead = `SELECT coalesce(min(scheduled_at), now() - interval '24 hours')
+FROM river_job WHERE state = 'available' AND queue = $1 AND priority = 1`
+
+// QueueHead returns a queue's fair-queueing head.
+func (s *Store) QueueHead(ctx context.Context, queue string) (time.Time, error) {
+	var head time.Time
+	if err := s.db.QueryRow(ctx, queueHead, queue).Scan(&head); err != nil {
+		return time.Time{}, fmt.Errorf("queue head of %s: %w", queue, err)
+	}
+	return head, nil
+}
+
+// FairClockAdvance reserves span of a tenant's virtual time on a queue
+// and returns the start tag of the reserved span.
+func (s *Store) FairClockAdvance(ctx context.Context, tenantID uuid.UUID, queue string, head time.Time, span time.Duration) (time.Time, error) {
+	start, err := s.q.FairClockAdvance(ctx, queries.FairClockAdvanceParams{
+		TenantID: tenantID, Queue: queue, Head: head, SpanMicros: span.Microseconds(),
+	})
+	if err != nil {
+		return time.Time{}, fmt.Errorf("advance fair clock: %w", err)
+	}
+	return start, nil
 }

@@ -1,0 +1,80 @@
+package workers
+
+import (
+	"bytes"
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/ductor/ductor/app/store"
+)
+
+// StepCost is the virtual time one step task takes in its tenant's fair
+// share. Virtual time advances only with tagged work, so it stays far
+// behind real time and tags remain in the past.
+const StepCost = 100 * time.Microsecond
+
+// fairMarker in a job's metadata says its scheduled_at is a fair tag.
+var fairMarker = []byte(`{"ductor_fair":true}`)
+
+// fairTag stamps step jobs with start-time fair queueing tags in their
+// scheduled_at, one (tenant, queue) batch at a time: jobs of a tenant that
+// just became busy start at the queue's head; a tenant with a backlog
+// queues behind its own earlier work. River fetches in (priority,
+// scheduled_at, id) order, so tenants interleave.
+func (c *Coordinator) fairTag(ctx context.Context, s *store.Store, jobs []river.InsertManyParams) error {
+	type group struct {
+		tenant uuid.UUID
+		queue  string
+	}
+	batches := map[group][]int{}
+	var order []group
+	for i, j := range jobs {
+		g := group{j.Args.(StepArgs).TenantID, j.InsertOpts.Queue}
+		if batches[g] == nil {
+			order = append(order, g)
+		}
+		batches[g] = append(batches[g], i)
+	}
+	for _, g := range order {
+		idx := batches[g]
+		head, err := s.QueueHead(ctx, g.queue)
+		if err != nil {
+			return err
+		}
+		start, err := s.FairClockAdvance(ctx, g.tenant, g.queue, head, time.Duration(len(idx))*StepCost)
+		if err != nil {
+			return err
+		}
+		for k, i := range idx {
+			opts := *jobs[i].InsertOpts
+			opts.ScheduledAt = start.Add(time.Duration(k) * StepCost)
+			opts.Metadata = fairMarker
+			jobs[i].InsertOpts = &opts
+		}
+	}
+	return nil
+}
+
+// fairMiddleware makes fair-tagged jobs available at once: River inserts
+// any job with a scheduled_at as scheduled, and a tag is an ordering key in
+// the past, not a time to wait for.
+type fairMiddleware struct {
+	river.MiddlewareDefaults
+}
+
+// InsertMany flips tagged jobs from scheduled to available.
+func (*fairMiddleware) InsertMany(ctx context.Context, many []*rivertype.JobInsertParams,
+	doInner func(context.Context) ([]*rivertype.JobInsertResult, error)) ([]*rivertype.JobInsertResult, error) {
+	now := time.Now()
+	for _, p := range many {
+		if p.State == rivertype.JobStateScheduled && p.ScheduledAt != nil && p.ScheduledAt.Before(now) &&
+			bytes.Contains(p.Metadata, []byte(`"ductor_fair":true`)) {
+			p.State = rivertype.JobStateAvailable
+		}
+	}
+	return doInner(ctx)
+}
