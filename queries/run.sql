@@ -59,3 +59,8 @@ SELECT status, count(*) AS runs FROM run
 WHERE tenant_id = @tenant_id AND parent_run_id = @parent_run_id
 GROUP BY status
 ORDER BY status;
+
+-- name: RunLockNoWait :execrows
+-- Locks the run row for an inline tick unless another transaction holds
+-- it: a busy run is left to its tick job instead of queueing behind it.
+SELECT 1 FROM run WHERE tenant_id = @tenant_id AND id = @id FOR UPDATE SKIP LOCKED;

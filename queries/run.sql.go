@@ -301,6 +301,25 @@ func (q *Queries) RunList(ctx context.Context, arg RunListParams) ([]Run, error)
 	return items, nil
 }
 
+const runLockNoWait = `-- name: RunLockNoWait :execrows
+SELECT 1 FROM run WHERE tenant_id = $1 AND id = $2 FOR UPDATE SKIP LOCKED
+`
+
+type RunLockNoWaitParams struct {
+	TenantID uuid.UUID
+	ID       uuid.UUID
+}
+
+// Locks the run row for an inline tick unless another transaction holds
+// it: a busy run is left to its tick job instead of queueing behind it.
+func (q *Queries) RunLockNoWait(ctx context.Context, arg RunLockNoWaitParams) (int64, error) {
+	result, err := q.db.Exec(ctx, runLockNoWait, arg.TenantID, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const runRequestTick = `-- name: RunRequestTick :execrows
 UPDATE run SET tick_requested = true
 WHERE tenant_id = $1 AND id = $2 AND NOT tick_requested

@@ -33,6 +33,9 @@ type Coordinator struct {
 	Conflicts atomic.Int64
 	// RescueWindow is added to a step's timeout to lease its attempt.
 	RescueWindow time.Duration
+	// InlineTicks lets step workers and triggers run a free run's tick in
+	// their own transaction (on by default).
+	InlineTicks bool
 	// Fault, when set, is called at each named point of a tick; an error
 	// aborts the tick there, as a crash would. Tests use it.
 	Fault func(point string) error
@@ -66,7 +69,7 @@ func NewCoordinator(pool *pgxpool.Pool, log *slog.Logger) (*Coordinator, error) 
 	eval := engine.NewCELEvaluator(expr.NewCache(env, 4096))
 	return &Coordinator{
 		pool: pool, log: log, engine: &engine.Engine{Eval: eval},
-		tiers: tierCache{ttl: 5 * time.Second}, RescueWindow: 30 * time.Second,
+		tiers: tierCache{ttl: 5 * time.Second}, RescueWindow: 30 * time.Second, InlineTicks: true,
 	}, nil
 }
 

@@ -24,6 +24,9 @@ func TestTickCrashAtEachPoint(t *testing.T) {
 		t.Run(point, func(t *testing.T) {
 			t.Parallel()
 			b := setup(t)
+			// A crash after commit is a tick job's: inline ticks commit
+			// with the step's own job.
+			b.coord.InlineTicks = point != workers.FaultAfterCommit
 			var crashes atomic.Int32
 			b.coord.Fault = func(p string) error {
 				if p == point && crashes.Add(1) <= 4 {

@@ -46,11 +46,19 @@ func (c *Coordinator) Start(ctx context.Context, t Trigger, validate InputValida
 	var run store.Run
 	var created bool
 	err = pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
-		run, created, err = store.New(tx).RunCreate(ctx, n)
+		s := store.New(tx)
+		run, created, err = s.RunCreate(ctx, n)
 		if err != nil || !created {
 			return err
 		}
-		return c.enqueueTick(ctx, tx, t.TenantID, run.ID)
+		ticked, err := c.tickInline(ctx, tx, t.TenantID, run.ID)
+		if err != nil {
+			return err
+		}
+		if !ticked {
+			return c.enqueueTick(ctx, tx, t.TenantID, run.ID)
+		}
+		return s.RunClearTick(ctx, t.TenantID, run.ID)
 	})
 	return run, created, err
 }

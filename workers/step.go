@@ -51,7 +51,7 @@ func (w *StepWorker) Work(ctx context.Context, job *river.Job[StepArgs]) error {
 	})
 	result := engine.StepResult{Node: a.Node, Generation: a.Generation, Attempt: a.Attempt, Output: out, Error: stepErr}
 	return pgx.BeginFunc(context.WithoutCancel(ctx), w.C.pool, func(tx pgx.Tx) error {
-		if err := w.C.Deliver(ctx, tx, a.TenantID, a.RunID, result); err != nil {
+		if err := w.C.deliverAndTick(ctx, tx, a.TenantID, a.RunID, result); err != nil {
 			return err
 		}
 		if _, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job); err != nil {

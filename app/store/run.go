@@ -282,3 +282,13 @@ func (s *Store) RunChildCounts(ctx context.Context, tenantID, runID uuid.UUID) (
 	}
 	return out, nil
 }
+
+// RunLockNoWait locks the run row and reports whether it could without
+// waiting.
+func (s *Store) RunLockNoWait(ctx context.Context, tenantID, id uuid.UUID) (bool, error) {
+	n, err := s.q.RunLockNoWait(ctx, queries.RunLockNoWaitParams{TenantID: tenantID, ID: id})
+	if err != nil {
+		return false, fmt.Errorf("lock run: %w", err)
+	}
+	return n == 1, nil
+}

@@ -1,0 +1,45 @@
+package workers
+
+import (
+	"context"
+	"errors"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/ductor/ductor/app/store"
+)
+
+// tickInline runs the run's tick inside tx, in a savepoint, when the run
+// row can be locked without waiting: a step worker that has just stored its
+// result dispatches the next step itself, saving a whole job hop. It
+// reports false (and leaves tx as it was) when the run is busy or the tick
+// fails; the caller then wakes the run's tick job as usual.
+func (c *Coordinator) tickInline(ctx context.Context, tx pgx.Tx, tenantID, runID uuid.UUID) (bool, error) {
+	if !c.InlineTicks {
+		return false, nil
+	}
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return false, err
+	}
+	ok, err := c.tickLocked(ctx, sp, tenantID, runID)
+	if err != nil || !ok {
+		if rbErr := sp.Rollback(ctx); rbErr != nil {
+			return false, rbErr
+		}
+		if err != nil && !errors.Is(err, store.ErrConflict) {
+			c.log.WarnContext(ctx, "inline tick failed; handing over to a tick job", "run_id", runID, "err", err)
+		}
+		return false, nil
+	}
+	return true, sp.Commit(ctx)
+}
+
+func (c *Coordinator) tickLocked(ctx context.Context, tx pgx.Tx, tenantID, runID uuid.UUID) (bool, error) {
+	locked, err := store.New(tx).RunLockNoWait(ctx, tenantID, runID)
+	if err != nil || !locked {
+		return false, err
+	}
+	return true, c.tickTx(ctx, tx, tenantID, runID)
+}
