@@ -49,6 +49,9 @@ func NewClient(pool *pgxpool.Pool, opts Options) (*river.Client[pgx.Tx], error) 
 		JobTimeout:                  -1, // each worker sets its own
 		MaxAttempts:                 25,
 		Middleware:                  []rivertype.Middleware{&fairMiddleware{}},
+		// A coordinator-only process inserts step jobs it does not work
+		// itself (roles split across replicas).
+		SkipUnknownJobCheck: true,
 	}
 	if opts.Coordinator || opts.Steps {
 		cfg.Workers = register(opts)

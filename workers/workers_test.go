@@ -2,6 +2,7 @@ package workers_test
 
 import (
 	"context"
+	"os"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -43,14 +44,29 @@ func setup(t *testing.T, handlers ...map[string]steps.Handler) testBundle {
 // pool until the test ends.
 func startCoordinator(t *testing.T, pool *pgxpool.Pool, handlers ...map[string]steps.Handler) *workers.Coordinator {
 	t.Helper()
+	return startWith(t, pool, roles{steps: true, handlers: handlers})
+}
+
+// roles chooses what a test coordinator runs.
+type roles struct {
+	steps    bool
+	http     steps.HTTPOptions
+	handlers []map[string]steps.Handler
+}
+
+func startWith(t *testing.T, pool *pgxpool.Pool, r roles) *workers.Coordinator {
+	t.Helper()
 	ctx := context.Background()
 	log := slog.New(slog.DiscardHandler)
+	if os.Getenv("TEST_LOG") != "" {
+		log = slog.Default()
+	}
 	coord, err := workers.NewCoordinator(pool, log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	reg := steps.NewRegistry()
-	for _, hs := range handlers {
+	for _, hs := range r.handlers {
 		for name, h := range hs {
 			if err := reg.Register(name, h); err != nil {
 				t.Fatal(err)
@@ -58,8 +74,8 @@ func startCoordinator(t *testing.T, pool *pgxpool.Pool, handlers ...map[string]s
 		}
 	}
 	client, err := workers.NewClient(pool, workers.Options{
-		Coordinator: true, Steps: true, Logger: log, C: coord,
-		Executor: steps.NewExecutor(reg, steps.HTTPOptions{}),
+		Coordinator: true, Steps: r.steps, Logger: log, C: coord,
+		Executor: steps.NewExecutor(reg, r.http),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,93 @@
+package workers_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/steps"
+	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/app/testdb"
+)
+
+// A worker that takes an attempt and dies (no result, its River job stuck
+// in running) is noticed when the attempt's lease runs out — the step's
+// timeout plus the rescue window, not River's hour — and the step is
+// retried on another worker.
+func TestLostWorkerIsRetriedAfterItsLease(t *testing.T) {
+	t.Parallel()
+	pool := testdb.Schema(t)
+	b := testBundle{ctx: context.Background(), pool: pool, store: store.New(pool)}
+	b.coord = startWith(t, pool, roles{steps: false}) // no step workers yet
+	b.coord.RescueWindow = 200 * time.Millisecond
+	b.tenant = testdb.Tenant(t, b.store, nil)
+	b.publishYAML(t, `
+key: doomed
+steps:
+  - {ref: work, type: task, with: {handler: builtin.noop}, timeout: 300ms}
+`)
+	id := b.start(t, "doomed", nil)
+
+	// The "dead worker": it took attempt 1 and never answered.
+	var jobID int64
+	b.poll(t, func() bool {
+		return b.pool.QueryRow(b.ctx, `SELECT id FROM river_job WHERE kind = 'ductor.step' AND args->>'run_id' = $1`, id.String()).Scan(&jobID) == nil
+	})
+	if _, err := b.pool.Exec(b.ctx, `UPDATE river_job SET state = 'running', attempt = 1, attempted_at = now() WHERE id = $1`, jobID); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := b.store.AttemptStart(b.ctx, b.tenant.ID, id, "work", 0, 1, 300*time.Millisecond+b.coord.RescueWindow); err != nil || !ok {
+		t.Fatalf("take attempt: %v %v", ok, err)
+	}
+	taken := time.Now()
+
+	startWith(t, pool, roles{steps: true}) // a healthy worker joins
+	run := b.waitTerminal(t, id)
+	if run.Status != engine.RunSucceeded {
+		t.Fatalf("run %s", run.Status)
+	}
+	if waited := time.Since(taken); waited > 10*time.Second {
+		t.Errorf("the lost attempt was retried after %s", waited)
+	}
+	attempts, _ := b.store.RunAttempts(b.ctx, b.tenant.ID, id)
+	if len(attempts) != 2 || attempts[0].Error == nil || attempts[0].Error.Code != "worker_lost" || attempts[1].Error != nil {
+		t.Fatalf("attempts = %+v, want worker_lost then success", attempts)
+	}
+}
+
+func TestHTTPStepOnPostgres(t *testing.T) {
+	t.Parallel()
+	var gotKey string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gotKey = r.Header.Get("Idempotency-Key")
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"ok": true, "path": "` + r.URL.Path + `"}`))
+	}))
+	t.Cleanup(srv.Close)
+	pool := testdb.Schema(t)
+	b := testBundle{ctx: context.Background(), pool: pool, store: store.New(pool)}
+	b.coord = startWith(t, pool, roles{steps: true, http: steps.HTTPOptions{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}})
+	b.tenant = testdb.Tenant(t, b.store, nil)
+	b.publishYAML(t, `
+key: call
+steps:
+  - {ref: get, type: http, with: {url_expr: 'input.base + "/orders/7"'}}
+  - {ref: check, type: condition, with: {expr: 'steps.get.output.body.ok && steps.get.output.status == 200.0'}}
+edges:
+  - {from: get, to: check}
+`)
+	id := b.start(t, "call", map[string]any{"base": srv.URL})
+	run := b.waitTerminal(t, id)
+	nodes, _ := b.store.RunNodesByName(b.ctx, b.tenant.ID, id, []string{"check"})
+	if run.Status != engine.RunSucceeded || len(nodes) != 1 || nodes[0].Outcome != "true" {
+		t.Fatalf("run %s, check %+v", run.Status, nodes)
+	}
+	if !strings.HasPrefix(gotKey, id.String()+":get") {
+		t.Errorf("Idempotency-Key %q, want %s:get", gotKey, id)
+	}
+}
