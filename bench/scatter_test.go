@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/store"
 )
 
 // BenchmarkScatter runs one run with an inline scatter of no-op tasks
@@ -31,7 +32,7 @@ func BenchmarkScatter(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		run := d.waitRun(b, id, 10*time.Minute)
+		run := d.waitRunOrReport(b, id, 5*time.Minute)
 		rates = append(rates, float64(n)/time.Since(start).Seconds())
 		_, rss := mem.finish()
 		rsss, ticks = append(rsss, rss), append(ticks, float64(run.RecordVersion))
@@ -43,8 +44,8 @@ func BenchmarkScatter(b *testing.B) {
 	b.ReportMetric(ratio, "x-river")
 	b.ReportMetric(rss.median, "peak-rss-MiB")
 	b.ReportMetric(t.median, "ticks")
-	record(b, "scatter", "scatter: %s steps/s = %.2f× River raw (goal ≥ 0.7×: %s; one run, %d-way inline scatter, %s ticks)",
-		rate, ratio, verdict(ratio >= 0.7), n, t)
+	record(b, "scatter", "scatter: %s steps/s = %.2f× River raw (goal ≥ 0.7×: %s; one run, %d-way inline scatter, %s ticks, %d tick conflicts)",
+		rate, ratio, verdict(ratio >= 0.7), n, t, d.coord.Conflicts.Load())
 	record(b, "scatter-memory", "scatter memory: peak RSS %s MiB (goal ≤ 300 MiB: %s; %d-way scatter)", rss, verdict(rss.max <= 300), n)
 }
 
@@ -128,4 +129,51 @@ func items(n int) []any {
 		out[i] = i
 	}
 	return out
+}
+
+// waitRunOrReport is waitRun that, on timeout, says what the run's ticks
+// were doing: committed, conflicting, or failing and retried by River.
+func (d *ductor) waitRunOrReport(b *testing.B, id uuid.UUID, timeout time.Duration) store.Run {
+	b.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		run, err := d.store.RunGet(d.ctx, d.tenant.ID, id)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if run.Status.Terminal() || time.Now().After(deadline) {
+			if run.Status == engine.RunSucceeded {
+				return run
+			}
+			b.Fatalf("run %s is %s after %s: %d ticks committed, %d tick conflicts, tick jobs by state %v, last tick error %q",
+				id, run.Status, timeout, run.RecordVersion, d.coord.Conflicts.Load(), d.tickJobs(b), d.lastTickError(b))
+		}
+		time.Sleep(20 * time.Millisecond) // poll interval
+	}
+}
+
+func (d *ductor) tickJobs(b *testing.B) map[string]int {
+	b.Helper()
+	rows, err := d.pool.Query(d.ctx, `SELECT state::text, count(*) FROM river_job WHERE kind = 'ductor.tick' GROUP BY 1`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := map[string]int{}
+	for rows.Next() {
+		var state string
+		var n int
+		if err := rows.Scan(&state, &n); err != nil {
+			b.Fatal(err)
+		}
+		out[state] = n
+	}
+	return out
+}
+
+func (d *ductor) lastTickError(b *testing.B) string {
+	b.Helper()
+	var msg string
+	_ = d.pool.QueryRow(d.ctx, `SELECT coalesce(errors[array_length(errors, 1)]->>'error', '') FROM river_job
+		WHERE kind = 'ductor.tick' AND errors IS NOT NULL ORDER BY id DESC LIMIT 1`).Scan(&msg)
+	return msg
 }
