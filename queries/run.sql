@@ -32,10 +32,24 @@ UPDATE run SET
     record_version = record_version + 1
 WHERE tenant_id = @tenant_id AND id = @id AND record_version = @record_version;
 
--- name: RunRequestTick :execrows
--- Flips the wake flag; only the caller that flips it enqueues a tick.
+-- name: RunRequestTick :one
+-- Sets the wake flag and reports whether this call flipped it: only the
+-- caller that flips it enqueues a tick. The row is locked even when the
+-- flag is already set, so a tick clearing the flag waits for the caller's
+-- transaction and then sees the input it stored. A row locked by a tick in
+-- progress (which may not see that input) is skipped: no row comes back,
+-- and the caller enqueues a tick of its own.
+WITH old AS (
+    SELECT r.tick_requested FROM run r
+    WHERE r.tenant_id = @tenant_id AND r.id = @id
+    FOR UPDATE SKIP LOCKED)
 UPDATE run SET tick_requested = true
-WHERE tenant_id = @tenant_id AND id = @id AND NOT tick_requested;
+FROM old
+WHERE run.tenant_id = @tenant_id AND run.id = @id
+RETURNING (NOT old.tick_requested)::boolean AS flipped;
+
+-- name: RunExists :one
+SELECT EXISTS (SELECT 1 FROM run WHERE tenant_id = @tenant_id AND id = @id);
 
 -- name: RunClearTick :exec
 UPDATE run SET tick_requested = false

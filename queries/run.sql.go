@@ -65,6 +65,22 @@ func (q *Queries) RunCountChildrenByStatus(ctx context.Context, arg RunCountChil
 	return items, nil
 }
 
+const runExists = `-- name: RunExists :one
+SELECT EXISTS (SELECT 1 FROM run WHERE tenant_id = $1 AND id = $2)
+`
+
+type RunExistsParams struct {
+	TenantID uuid.UUID
+	ID       uuid.UUID
+}
+
+func (q *Queries) RunExists(ctx context.Context, arg RunExistsParams) (bool, error) {
+	row := q.db.QueryRow(ctx, runExists, arg.TenantID, arg.ID)
+	var exists bool
+	err := row.Scan(&exists)
+	return exists, err
+}
+
 const runGet = `-- name: RunGet :one
 SELECT tenant_id, id, definition_key, definition_version, manifest_hash, status, reason, subject, search_attributes, parent_run_id, root_run_id, depth, continued_from_run_id, continued_to_run_id, idempotency_key, state, transition_count, record_version, tick_requested, created_at, updated_at, finished_at FROM run WHERE tenant_id = $1 AND id = $2
 `
@@ -320,9 +336,15 @@ func (q *Queries) RunLockNoWait(ctx context.Context, arg RunLockNoWaitParams) (i
 	return result.RowsAffected(), nil
 }
 
-const runRequestTick = `-- name: RunRequestTick :execrows
+const runRequestTick = `-- name: RunRequestTick :one
+WITH old AS (
+    SELECT r.tick_requested FROM run r
+    WHERE r.tenant_id = $1 AND r.id = $2
+    FOR UPDATE SKIP LOCKED)
 UPDATE run SET tick_requested = true
-WHERE tenant_id = $1 AND id = $2 AND NOT tick_requested
+FROM old
+WHERE run.tenant_id = $1 AND run.id = $2
+RETURNING (NOT old.tick_requested)::boolean AS flipped
 `
 
 type RunRequestTickParams struct {
@@ -330,13 +352,17 @@ type RunRequestTickParams struct {
 	ID       uuid.UUID
 }
 
-// Flips the wake flag; only the caller that flips it enqueues a tick.
-func (q *Queries) RunRequestTick(ctx context.Context, arg RunRequestTickParams) (int64, error) {
-	result, err := q.db.Exec(ctx, runRequestTick, arg.TenantID, arg.ID)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
+// Sets the wake flag and reports whether this call flipped it: only the
+// caller that flips it enqueues a tick. The row is locked even when the
+// flag is already set, so a tick clearing the flag waits for the caller's
+// transaction and then sees the input it stored. A row locked by a tick in
+// progress (which may not see that input) is skipped: no row comes back,
+// and the caller enqueues a tick of its own.
+func (q *Queries) RunRequestTick(ctx context.Context, arg RunRequestTickParams) (bool, error) {
+	row := q.db.QueryRow(ctx, runRequestTick, arg.TenantID, arg.ID)
+	var flipped bool
+	err := row.Scan(&flipped)
+	return flipped, err
 }
 
 const runUpdate = `-- name: RunUpdate :execrows

@@ -149,11 +149,15 @@ func (s *Store) RunUpdate(ctx context.Context, r Run, st engine.Run) error {
 // RunRequestTick sets the run's wake flag and reports whether this call
 // flipped it (and so must enqueue the tick).
 func (s *Store) RunRequestTick(ctx context.Context, tenantID, id uuid.UUID) (bool, error) {
-	n, err := s.q.RunRequestTick(ctx, queries.RunRequestTickParams{TenantID: tenantID, ID: id})
+	flipped, err := s.q.RunRequestTick(ctx, queries.RunRequestTickParams{TenantID: tenantID, ID: id})
+	if errors.Is(err, pgx.ErrNoRows) {
+		// Locked by a tick in progress (enqueue one more), or no such run.
+		return s.q.RunExists(ctx, queries.RunExistsParams{TenantID: tenantID, ID: id})
+	}
 	if err != nil {
 		return false, fmt.Errorf("request tick: %w", err)
 	}
-	return n == 1, nil
+	return flipped, nil
 }
 
 // RunClearTick clears the wake flag; a tick does it before reading.
