@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
+	"encoding/json"
 	"io/fs"
 	"mime"
 	"net/http"
@@ -18,7 +19,7 @@ import (
 // Prefix is where the files are served.
 const Prefix = "/static/"
 
-//go:embed css
+//go:embed css js
 var files embed.FS
 
 type asset struct {
@@ -71,4 +72,17 @@ func Handler() http.Handler {
 		w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
 		http.ServeContent(w, r, a.name, time.Time{}, bytes.NewReader(a.body))
 	})
+}
+
+// ImportMap is a JSON import map from every script's plain URL to its
+// hashed one, so ES modules can import each other by relative path.
+func ImportMap() string {
+	imports := map[string]string{}
+	for name, h := range byName {
+		if path.Ext(name) == ".js" {
+			imports[Prefix+name] = Prefix + h
+		}
+	}
+	b, _ := json.Marshal(map[string]any{"imports": imports})
+	return string(b)
 }

@@ -40,6 +40,9 @@ func setupTwoTenants(t *testing.T) twoTenants {
 	f.a = testdb.Tenant(t, w.store, nil)
 	f.b = testdb.Tenant(t, w.store, nil)
 	f.keyA, _ = testdb.APIKey(t, w.store, f.a, nil)
+	if _, err := w.store.DefinitionDraftSave(ctx, f.a.ID, "orders", "", store.Draft{Source: ordersDraft, Format: "yaml"}); err != nil {
+		t.Fatal(err)
+	}
 	for _, m := range []struct {
 		tenant store.Tenant
 		email  string
@@ -68,6 +71,11 @@ func (f twoTenants) request(br *browser, method, path string, form url.Values, h
 	return br.post(f.srv.URL+path, body, headers)
 }
 
+// ordersDraft is tenant A's definition "orders", saved as a draft.
+const ordersDraft = "key: orders\nsteps:\n  - {ref: a, type: task, with: {handler: builtin.noop}}\n"
+
+var orders = map[string]string{"key": "orders"}
+
 // routeCase says how to call a dashboard route on tenant A's objects.
 type routeCase struct {
 	public bool              // outside any tenant: nothing to isolate
@@ -91,6 +99,12 @@ func (f twoTenants) routeCases() map[string]routeCase {
 		"POST /logout":                             {public: true},
 		"GET /t/:tenant":                           {},
 		"GET /t/:tenant/definitions":               {},
+		"POST /t/:tenant/definitions":              {form: url.Values{"key": {"stolen"}}},
+		"GET /t/:tenant/definitions/:key/edit":     {params: orders},
+		"GET /t/:tenant/definitions/:key/diff":     {params: orders},
+		"POST /t/:tenant/definitions/:key/check":   {params: orders, form: url.Values{"document": {ordersDraft}}},
+		"POST /t/:tenant/definitions/:key/draft":   {params: orders, form: url.Values{"document": {ordersDraft + "name: stolen\n"}}},
+		"POST /t/:tenant/definitions/:key/publish": {params: orders, form: url.Values{"document": {ordersDraft}}},
 		"GET /t/:tenant/runs":                      {},
 		"GET /t/:tenant/inbox":                     {},
 		"GET /t/:tenant/settings":                  {},
@@ -174,6 +188,10 @@ func (f twoTenants) assertTenantAUntouched(t *testing.T) {
 	audit, _ := f.store.AuditList(ctx, f.a.ID, 10)
 	if len(keys) != 1 || keys[0].RevokedAt != nil || len(members) != 3 || tenant.Tier != f.a.Tier || len(audit) != 0 {
 		t.Errorf("tenant A changed: keys %+v, members %+v, tier %s, audit %+v", keys, members, tenant.Tier, audit)
+	}
+	defs, _ := f.store.DefinitionList(ctx, f.a.ID, "", 10)
+	if len(defs) != 1 || defs[0].LatestVersion != 0 || defs[0].Name != "" {
+		t.Errorf("tenant A's definitions changed: %+v", defs)
 	}
 }
 

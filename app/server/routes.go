@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/ductor/ductor/app/auth"
+	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/static"
 )
 
@@ -62,7 +63,11 @@ func webRoutes(e *echo.Echo, d Deps) {
 
 	t := e.Group("/t/:tenant", append(web, requireLogin, tenantAccess(d.Store))...)
 	t.GET("", handleTenantHome(), need(auth.PermView))
-	t.GET("/definitions", handlePlaceholder("Definitions", "definitions", "No definitions yet."), need(auth.PermView))
+	t.GET("/definitions", handleDefinitions(d.Store), need(auth.PermView))
+	t.POST("/definitions", handleDefinitionCreate(d.Store), need(auth.PermDefinitionsWrite))
+	t.GET("/definitions/:key/edit", handleEditor(d.Store), need(auth.PermView))
+	t.GET("/definitions/:key/diff", handleDefinitionDiff(d.Store), need(auth.PermView))
+	editorRoutes(e, d, st)
 	t.GET("/runs", handlePlaceholder("Runs", "runs", "No runs yet."), need(auth.PermView))
 	t.GET("/inbox", handlePlaceholder("Inbox", "inbox", "Nothing waiting for you."), need(auth.PermView))
 	t.GET("/settings", handleSettings(), need(auth.PermView))
@@ -75,4 +80,15 @@ func webRoutes(e *echo.Echo, d Deps) {
 	t.POST("/settings/members/role", handleMemberChange(d.Store, memberSet), need(auth.PermMembersManage))
 	t.POST("/settings/members/remove", handleMemberChange(d.Store, memberDel), need(auth.PermMembersManage))
 	t.GET("/settings/audit", handleAudit(d.Store), need(auth.PermAuditRead))
+}
+
+// editorRoutes lists the editor's posts: like the tenant pages, but they
+// carry a whole definition document, so their body limit is the
+// document's (form-encoded, up to three bytes a byte).
+func editorRoutes(e *echo.Echo, d Deps, st site) {
+	limit := int64(3*definition.MaxDocumentBytes + MaxFormBytes)
+	ed := e.Group("/t/:tenant/definitions/:key", bodyLimit(limit), loadSession(d.Store, st), csrfProtect, requireLogin, tenantAccess(d.Store))
+	ed.POST("/check", handleEditorCheck(), need(auth.PermView))
+	ed.POST("/draft", handleDraftSaveForm(d.Store), need(auth.PermDefinitionsWrite))
+	ed.POST("/publish", handlePublishForm(d.Store), need(auth.PermDefinitionsWrite))
 }

@@ -1,0 +1,264 @@
+// The graph: an SVG of the document's steps and edges, laid out by
+// layout.js, with selection, pan and zoom, and connecting two steps by
+// dragging from a step's output port to another step.
+
+import { layout, NODE_W, NODE_H } from "./layout.js";
+import { stepsOf, edgesOf } from "./doc.js";
+import { escapeHTML as esc } from "./cel.js";
+
+const SVGNS = "http://www.w3.org/2000/svg";
+const JUNCTION = 30; // how far right of its source a choice group forks
+
+export function createGraph(svg, opts) {
+  const g = { svg, opts, view: { k: 1, tx: 20, ty: 20 }, laid: null, shape: "", model: null };
+  svg.innerHTML = `<defs>${marker("arrow", "edge-arrow")}${marker("arrow-bad", "edge-arrow bad")}${marker("arrow-sel", "edge-arrow sel")}</defs><g class="viewport"></g>`;
+  g.port = svg.querySelector(".viewport");
+  wirePointer(g);
+  wireKeys(g);
+  return {
+    render: (model) => render(g, model),
+    fit: () => fit(g),
+    zoom: (f) => zoomAt(g, f, svg.clientWidth / 2, svg.clientHeight / 2),
+    stats: () => g.laid,
+  };
+}
+
+function marker(id, cls) {
+  return `<marker id="${id}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path class="${cls}" d="M0,0 L10,5 L0,10 z"/></marker>`;
+}
+
+// nodeIds names every step, even one without a usable ref.
+function nodeIds(doc) {
+  const seen = new Set();
+  return stepsOf(doc).map((s, i) => {
+    let id = typeof s.ref === "string" && s.ref ? s.ref : `#${i}`;
+    if (seen.has(id)) id = `${id}#${i}`;
+    seen.add(id);
+    return { id, step: s, index: i };
+  });
+}
+
+function render(g, model) {
+  g.model = model;
+  const nodes = nodeIds(model.doc);
+  const edges = edgesOf(model.doc);
+  const ids = nodes.map((n) => n.id);
+  const links = edges.map((e) => [e.from, e.to]);
+  const shape = JSON.stringify([ids, links]);
+  if (shape !== g.shape || !g.laid) {
+    const t0 = performance.now();
+    g.laid = layout(ids, links);
+    g.laid.ms = performance.now() - t0;
+    g.laid.nodes = ids.length;
+    g.shape = shape;
+  }
+  const pos = g.laid.pos;
+  const parts = ['<g class="edges">'];
+  const parallel = new Map();
+  for (const e of edges) parts.push(edgeSVG(e, pos, model, parallel));
+  parts.push("</g>", '<g class="junctions">', junctionsSVG(edges, pos, model), "</g>", '<g class="nodes">');
+  for (const n of nodes) parts.push(nodeSVG(n, pos.get(n.id), model));
+  parts.push("</g>");
+  g.port.innerHTML = parts.join("");
+  applyView(g);
+}
+
+function edgeGeometry(e, pos) {
+  const a = pos.get(e.from);
+  const b = pos.get(e.to);
+  if (!a || !b) return null;
+  let sx = a.x + NODE_W;
+  const sy = a.y + NODE_H / 2;
+  const tx = b.x;
+  const ty = b.y + NODE_H / 2;
+  let lead = "";
+  if (e.branch >= 0) {
+    lead = `M${sx},${sy} L${sx + JUNCTION},${sy} `;
+    sx += JUNCTION;
+  }
+  const dx = tx > sx ? Math.max(40, (tx - sx) / 2) : 120;
+  const dy = tx > sx ? 0 : NODE_H;
+  const p = [[sx, sy], [sx + dx, sy + dy], [tx - dx, ty + dy], [tx, ty]];
+  const mid = [0, 1].map((k) => 0.125 * p[0][k] + 0.375 * p[1][k] + 0.375 * p[2][k] + 0.125 * p[3][k]);
+  return { d: lead ? `${lead}C${p[1]},${p[2]},${p[3]}` : `M${sx},${sy} C${p[1]},${p[2]},${p[3]}`, mid };
+}
+
+function edgeSVG(e, pos, model, parallel) {
+  const geo = edgeGeometry(e, pos);
+  if (!geo) return "";
+  const pair = `${e.from}>${e.to}`;
+  const nth = parallel.get(pair) || 0;
+  parallel.set(pair, nth + 1);
+  const cyc = model.cycleEdge(e);
+  const bad = cyc || model.edgeProblems.has(e.index);
+  const sel = model.selected && model.selected.kind === "edge" && model.selected.id === e.id;
+  const cls = ["edge", e.branch >= 0 ? "choice" : "", cyc ? "cycle" : "", bad ? "has-error" : "", sel ? "selected" : ""].join(" ");
+  const label = e.branch >= 0 ? (e.isDefault ? "default" : `${e.branch + 1}. ${trunc(e.when, 24)}`) : e.on;
+  const arrow = sel ? "arrow-sel" : bad ? "arrow-bad" : "arrow";
+  const [lx, ly] = [geo.mid[0], geo.mid[1] - 4 + nth * 13];
+  return `<g class="${cls}" data-edge="${e.id}" data-from="${esc(e.from)}" data-to="${esc(e.to)}" data-on="${esc(e.on)}">` +
+    `<title>${esc(e.from)} → ${esc(e.to)}: ${esc(e.branch >= 0 ? (e.isDefault ? "default" : "when " + e.when) : "on " + e.on)}</title>` +
+    `<path class="hit" d="${geo.d}"/><path class="line" d="${geo.d}" marker-end="url(#${arrow})"/>` +
+    `<text class="edge-label${e.on === "success" && e.branch < 0 ? " quiet" : ""}" x="${lx}" y="${ly}" text-anchor="middle">${esc(label)}</text></g>`;
+}
+
+// junctionsSVG draws each choice group's fork, so its branches read as
+// one group.
+function junctionsSVG(edges, pos, model) {
+  const out = [];
+  const seen = new Set();
+  for (const e of edges) {
+    if (e.branch < 0 || seen.has(e.index) || !pos.get(e.from)) continue;
+    seen.add(e.index);
+    const a = pos.get(e.from);
+    const x = a.x + NODE_W + JUNCTION;
+    const y = a.y + NODE_H / 2;
+    const n = edges.filter((x) => x.index === e.index).length;
+    out.push(`<g class="junction${model.edgeProblems.has(e.index) ? " has-error" : ""}" data-group="${e.index}">` +
+      `<path d="M${x - 7},${y} L${x},${y - 7} L${x + 7},${y} L${x},${y + 7} z"/>` +
+      `<text x="${x}" y="${y - 11}" text-anchor="middle">choice · ${n}</text></g>`);
+  }
+  return out.join("");
+}
+
+function nodeSVG(n, p, model) {
+  const s = n.step;
+  const kind = model.kinds.get(s.type);
+  const problems = model.stepProblems.get(n.id) || [];
+  const sel = model.selected && model.selected.kind === "step" && model.selected.id === n.id;
+  const cyc = model.cycleSteps.has(n.id);
+  const cls = ["node", problems.length ? "has-error" : "", cyc ? "cycle" : "", sel ? "selected" : "", kind ? "" : "unknown"].join(" ");
+  const sub = `${kind ? kind.label : s.type || "?"}${keySetting(s, kind) ? " · " + keySetting(s, kind) : ""}`;
+  const tip = [`${n.id} (${s.type})`, ...problems].join("\n");
+  const ports = model.canWrite
+    ? `<circle class="port in" cx="0" cy="${NODE_H / 2}" r="5"/><circle class="port out" data-port="out" cx="${NODE_W}" cy="${NODE_H / 2}" r="7"/>`
+    : "";
+  const badge = problems.length
+    ? `<g class="badge"><circle cx="${NODE_W - 10}" cy="10" r="9"/><text x="${NODE_W - 10}" y="14" text-anchor="middle">${problems.length}</text></g>`
+    : "";
+  return `<g class="${cls}" data-ref="${esc(n.id)}" data-type="${esc(s.type)}" tabindex="0" role="button" aria-label="${esc(`step ${n.id}, ${s.type}${problems.length ? ", " + problems.length + " problems" : ""}`)}" transform="translate(${p.x},${p.y})">` +
+    `<title>${esc(tip)}</title><rect width="${NODE_W}" height="${NODE_H}" rx="7"/>` +
+    `<text class="icon" x="12" y="25">${esc(kind ? kind.icon : "?")}</text>` +
+    `<text class="ref" x="34" y="25">${esc(trunc(n.id, 19))}</text>` +
+    `<text class="sub" x="12" y="45">${esc(trunc(sub, 30))}</text>${badge}${ports}</g>`;
+}
+
+// keySetting is the setting that says most about a step: its handler,
+// URL, expression, duration…
+export function keySetting(step, kind) {
+  const w = step.with || {};
+  for (const f of kind ? kind.key : []) {
+    const v = w[f];
+    if (v === undefined || v === "") continue;
+    return Array.isArray(v) ? v.join(", ") : typeof v === "object" ? JSON.stringify(v) : String(v);
+  }
+  return "";
+}
+
+function trunc(s, n) {
+  s = String(s ?? "");
+  return s.length > n ? s.slice(0, n - 1) + "…" : s;
+}
+
+function applyView(g) {
+  const { k, tx, ty } = g.view;
+  g.port.setAttribute("transform", `translate(${tx},${ty}) scale(${k})`);
+}
+
+function fit(g) {
+  if (!g.laid) return;
+  const w = g.svg.clientWidth || 800;
+  const h = g.svg.clientHeight || 500;
+  const k = Math.max(0.15, Math.min(1.2, (w - 60) / (g.laid.width + 80), (h - 40) / (g.laid.height + 60)));
+  g.view = { k, tx: (w - g.laid.width * k) / 2, ty: Math.max(20, (h - g.laid.height * k) / 2) };
+  applyView(g);
+}
+
+function zoomAt(g, factor, cx, cy) {
+  const v = g.view;
+  const k = Math.max(0.1, Math.min(3, v.k * factor));
+  g.view = { k, tx: cx - ((cx - v.tx) * k) / v.k, ty: cy - ((cy - v.ty) * k) / v.k };
+  applyView(g);
+}
+
+// toGraph converts a pointer position to graph coordinates.
+function toGraph(g, ev) {
+  const r = g.svg.getBoundingClientRect();
+  return [(ev.clientX - r.left - g.view.tx) / g.view.k, (ev.clientY - r.top - g.view.ty) / g.view.k];
+}
+
+function wirePointer(g) {
+  let drag = null;
+  g.svg.addEventListener("pointerdown", (ev) => {
+    const port = ev.target.closest("[data-port=out]");
+    if (port && g.opts.canWrite) {
+      const from = port.closest(".node").dataset.ref;
+      const line = document.createElementNS(SVGNS, "path");
+      line.setAttribute("class", "connecting");
+      g.port.appendChild(line);
+      drag = { kind: "connect", from, line, start: toGraph(g, ev) };
+      g.svg.setPointerCapture(ev.pointerId);
+      ev.preventDefault();
+      return;
+    }
+    if (ev.target.closest(".node, .edge")) return;
+    drag = { kind: "pan", x: ev.clientX, y: ev.clientY, tx: g.view.tx, ty: g.view.ty, moved: false };
+    g.svg.setPointerCapture(ev.pointerId);
+  });
+  g.svg.addEventListener("pointermove", (ev) => {
+    if (!drag) return;
+    if (drag.kind === "connect") {
+      const [x, y] = toGraph(g, ev);
+      const [sx, sy] = drag.start;
+      drag.line.setAttribute("d", `M${sx},${sy} L${x},${y}`);
+      const over = document.elementFromPoint(ev.clientX, ev.clientY);
+      g.svg.querySelectorAll(".node.drop-target").forEach((n) => n.classList.remove("drop-target"));
+      const target = over && over.closest(".node");
+      if (target && target.dataset.ref !== drag.from) target.classList.add("drop-target");
+      return;
+    }
+    const dx = ev.clientX - drag.x;
+    const dy = ev.clientY - drag.y;
+    if (Math.abs(dx) + Math.abs(dy) > 3) drag.moved = true;
+    g.view = { ...g.view, tx: drag.tx + dx, ty: drag.ty + dy };
+    applyView(g);
+  });
+  g.svg.addEventListener("pointerup", (ev) => {
+    const d = drag;
+    drag = null;
+    if (!d) return;
+    if (d.kind === "connect") {
+      d.line.remove();
+      const over = document.elementFromPoint(ev.clientX, ev.clientY);
+      const target = over && over.closest(".node");
+      if (target && target.dataset.ref !== d.from) g.opts.onConnect(d.from, target.dataset.ref);
+      return;
+    }
+    if (!d.moved) g.opts.onSelect(null);
+  });
+  g.svg.addEventListener("click", (ev) => {
+    const node = ev.target.closest(".node");
+    if (node) return g.opts.onSelect({ kind: "step", id: node.dataset.ref });
+    const edge = ev.target.closest(".edge");
+    if (edge) return g.opts.onSelect({ kind: "edge", id: edge.dataset.edge });
+  });
+  g.svg.addEventListener("wheel", (ev) => {
+    ev.preventDefault();
+    const r = g.svg.getBoundingClientRect();
+    zoomAt(g, ev.deltaY < 0 ? 1.1 : 1 / 1.1, ev.clientX - r.left, ev.clientY - r.top);
+  }, { passive: false });
+}
+
+function wireKeys(g) {
+  g.svg.addEventListener("keydown", (ev) => {
+    const node = ev.target.closest(".node");
+    if (!node) return;
+    if (ev.key === "Enter" || ev.key === " ") {
+      ev.preventDefault();
+      g.opts.onSelect({ kind: "step", id: node.dataset.ref });
+    } else if ((ev.key === "Delete" || ev.key === "Backspace") && g.opts.canWrite) {
+      ev.preventDefault();
+      g.opts.onDelete({ kind: "step", id: node.dataset.ref });
+    }
+  });
+}

@@ -1,0 +1,313 @@
+// The definition editor: the document as JSON in the browser, drawn as a
+// graph and edited through the palette, the graph and the side panel; the
+// server compiles every change and converts between JSON and YAML.
+
+import { poster, debounce } from "./api.js";
+import * as docs from "./doc.js";
+import { createGraph } from "./graph.js";
+import { createPanel } from "./panel.js";
+import { escapeHTML as esc } from "./cel.js";
+
+const root = document.getElementById("editor");
+const catalogue = JSON.parse(document.getElementById("editor-kinds").textContent);
+const kinds = new Map(catalogue.kinds.map((k) => [k.type, k]));
+const canWrite = root.dataset.canWrite === "true";
+const post = poster(root.dataset.csrf);
+const yamlEl = document.getElementById("yaml");
+const $ = (id) => document.getElementById(id);
+
+const state = {
+  doc: null,
+  check: JSON.parse($("editor-init").textContent),
+  selected: null,
+  seq: 0, // the latest check sent; older answers are dropped
+};
+state.doc = state.check.document || { key: root.dataset.key, steps: [] };
+
+const graph = createGraph($("graph"), {
+  canWrite,
+  onSelect: select,
+  onDelete: remove,
+  onConnect: (from, to) => {
+    const k = kinds.get((docs.stepByRef(state.doc, from) || {}).type);
+    change((d) => docs.connect(d, from, to, k ? k.outcomes[0] : "success"));
+  },
+});
+
+const panel = createPanel($("panel"), {
+  kinds, canWrite, common: catalogue.common, forEach: catalogue.for_each, retry: catalogue.retry,
+  onDelete: remove,
+  onField: (sel, path, value) => change((d) => docs.setPath(docs.stepByRef(d, sel.id), path, value), { keepPanel: true }),
+  onRename: (sel, to) => {
+    if (to === sel.id) return;
+    change((d) => docs.renameStep(d, sel.id, to));
+    if (docs.stepByRef(state.doc, to)) select({ kind: "step", id: to });
+  },
+  onEdgeChange: (sel, what, value) => change((d) => {
+    const e = docs.edgesOf(d).find((x) => x.id === sel.id);
+    if (!e) return;
+    if (what === "on") docs.setEdgeOutcome(d, e, value);
+    else docs.setBranchWhen(d, e, value);
+  }, { keepPanel: true }),
+});
+
+// ---- checking: every change goes to the server, debounced ----
+
+const check = debounce(async (from) => {
+  const seq = ++state.seq;
+  const document = from === "yaml" ? yamlEl.value : JSON.stringify(state.doc);
+  setCompileState("checking…", "");
+  const t0 = performance.now();
+  const res = await post(root.dataset.checkUrl, { document });
+  if (seq !== state.seq || !res.data) return;
+  root.dataset.checkMs = Math.round(performance.now() - t0);
+  applyCheck(res.data, from);
+}, 200);
+
+function applyCheck(data, from) {
+  state.check = data;
+  if (from === "graph" && data.yaml) yamlEl.value = data.yaml;
+  if (from === "yaml" && data.document) {
+    state.doc = data.document;
+    if (state.selected && !findSelected()) state.selected = null;
+  }
+  redraw({ keepPanel: from === "graph" || panel.busy() });
+  root.dataset.checked = String(state.seq);
+}
+
+function change(mutate, opt = {}) {
+  if (!canWrite) return;
+  mutate(state.doc);
+  if (state.selected && !findSelected()) state.selected = null;
+  redraw(opt);
+  check("graph");
+}
+
+yamlEl.addEventListener("input", () => check("yaml"));
+
+// ---- drawing ----
+
+function problemsByTarget() {
+  const steps = docs.stepsOf(state.doc);
+  const idAt = (i) => (steps[i] && typeof steps[i].ref === "string" && steps[i].ref ? steps[i].ref : `#${i}`);
+  const stepProblems = new Map();
+  const edgeProblems = new Set();
+  for (const p of state.check.problems || []) {
+    const m = /^steps\[(\d+)\]/.exec(p.path);
+    const id = m ? idAt(Number(m[1])) : p.step && p.path !== "edges" ? p.step : null;
+    if (id) {
+      if (!stepProblems.has(id)) stepProblems.set(id, []);
+      stepProblems.get(id).push(`${p.path}: ${p.message}`);
+    }
+    const e = /^edges\[(\d+)\]/.exec(p.path);
+    if (e) edgeProblems.add(Number(e[1]));
+  }
+  return { stepProblems, edgeProblems };
+}
+
+function model() {
+  const { stepProblems, edgeProblems } = problemsByTarget();
+  const cycles = (state.check.cycles || []).map((c) => new Set(c));
+  return {
+    doc: state.doc, kinds, canWrite, selected: state.selected, stepProblems, edgeProblems,
+    cycleSteps: new Set(cycles.flatMap((c) => [...c])),
+    cycleEdge: (e) => cycles.some((c) => c.has(e.from) && c.has(e.to)),
+  };
+}
+
+function redraw(opt = {}) {
+  const t0 = performance.now();
+  graph.render(model());
+  root.dataset.renderMs = Math.round(performance.now() - t0);
+  const st = graph.stats();
+  $("graph-stats").textContent = st ? `${st.nodes} steps · layout ${st.ms.toFixed(0)} ms` : "";
+  if (!opt.keepPanel) showSelection();
+  panelProblems();
+  problemList();
+  connectForm();
+  const n = (state.check.problems || []).length;
+  setCompileState(n ? `${n} problem${n > 1 ? "s" : ""}` : `compiles · ${(state.check.hash || "").slice(0, 12)}`, n ? "fail" : "ok");
+}
+
+function setCompileState(text, cls) {
+  const el = $("compile-state");
+  el.textContent = text;
+  el.className = `status ${cls}`;
+}
+
+function problemList() {
+  const list = state.check.problems || [];
+  $("problem-count").textContent = list.length;
+  $("problems").innerHTML = list.map((p) =>
+    `<li data-step="${esc(p.step || "")}" data-path="${esc(p.path)}" tabindex="0"><span class="mono">${esc(p.path)}</span> ${esc(p.message)}</li>`).join("");
+}
+
+$("problems").addEventListener("click", (ev) => {
+  const li = ev.target.closest("li");
+  const m = li && /^steps\[(\d+)\]/.exec(li.dataset.path);
+  const step = m ? docs.stepsOf(state.doc)[Number(m[1])] : li && docs.stepByRef(state.doc, li.dataset.step);
+  if (step) select({ kind: "step", id: step.ref });
+});
+
+// ---- selection and the panel ----
+
+function findSelected() {
+  const s = state.selected;
+  if (!s) return null;
+  if (s.kind === "step") return docs.stepByRef(state.doc, s.id);
+  return docs.edgesOf(state.doc).find((e) => e.id === s.id);
+}
+
+function select(sel) {
+  state.selected = sel && sel.id ? sel : null;
+  graph.render(model());
+  showSelection();
+  panelProblems();
+}
+
+function showSelection() {
+  const s = state.selected;
+  const item = findSelected();
+  if (!item) return panel.clear();
+  if (s.kind === "step") return panel.showStep(item, docs.stepIndex(state.doc, s.id));
+  const src = docs.stepByRef(state.doc, item.from);
+  panel.showEdge(item, src && kinds.get(src.type));
+}
+
+function panelProblems() {
+  const s = state.selected;
+  if (!s) return;
+  let prefix;
+  if (s.kind === "step") prefix = `steps[${docs.stepIndex(state.doc, s.id)}]`;
+  else {
+    const e = findSelected();
+    if (!e) return;
+    prefix = `edges[${e.index}]` + (e.branch >= 0 ? `.choice[${e.branch}]` : "");
+  }
+  const list = (state.check.problems || [])
+    .filter((p) => p.path === prefix || p.path.startsWith(prefix + ".") || p.path.startsWith(prefix + "["))
+    .map((p) => ({ rest: p.path.slice(prefix.length).replace(/^\./, ""), message: p.message }));
+  panel.problems(list);
+}
+
+function remove(sel) {
+  if (!sel) return;
+  if (sel.kind === "step") change((d) => docs.removeStep(d, sel.id));
+  else {
+    const e = docs.edgesOf(state.doc).find((x) => x.id === sel.id);
+    if (e) change((d) => docs.removeEdge(d, e));
+  }
+  state.selected = null;
+  showSelection();
+}
+
+document.addEventListener("keydown", (ev) => {
+  if (!canWrite || !state.selected || state.selected.kind !== "edge") return;
+  if (ev.target.closest("input, textarea, select")) return;
+  if (ev.key === "Delete" || ev.key === "Backspace") remove(state.selected);
+});
+
+// ---- palette and the keyboard connect form ----
+
+document.querySelectorAll(".palette-item").forEach((b) => b.addEventListener("click", () => {
+  let ref;
+  change((d) => { ref = docs.addStep(d, kinds.get(b.dataset.type)); });
+  select({ kind: "step", id: ref });
+}));
+
+function connectForm() {
+  const form = $("connect-form");
+  if (!form) return;
+  const refs = docs.stepsOf(state.doc).map((s) => s.ref).filter((r) => typeof r === "string" && r);
+  for (const id of ["connect-from", "connect-to"]) {
+    const sel = $(id);
+    const keep = sel.value;
+    sel.innerHTML = refs.map((r) => `<option>${esc(r)}</option>`).join("");
+    if (refs.includes(keep)) sel.value = keep;
+  }
+  outcomeOptions();
+}
+
+function outcomeOptions() {
+  const src = docs.stepByRef(state.doc, $("connect-from").value);
+  const k = src && kinds.get(src.type);
+  const on = $("connect-on");
+  const keep = on.value;
+  const outs = [...(k ? k.outcomes : ["success"]), "done"];
+  on.innerHTML = outs.map((o) => `<option>${o}</option>`).join("");
+  if (outs.includes(keep)) on.value = keep;
+}
+
+if ($("connect-form")) {
+  $("connect-from").addEventListener("change", outcomeOptions);
+  $("connect-form").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const from = $("connect-from").value;
+    const to = $("connect-to").value;
+    if (from && to) change((d) => docs.connect(d, from, to, $("connect-on").value));
+  });
+}
+
+// ---- pan and zoom buttons ----
+
+$("zoom-in").addEventListener("click", () => graph.zoom(1.25));
+$("zoom-out").addEventListener("click", () => graph.zoom(0.8));
+$("zoom-fit").addEventListener("click", () => graph.fit());
+
+// ---- save, publish, test run ----
+
+function notice(text, cls = "") {
+  const n = $("notice");
+  n.textContent = text;
+  n.className = `notice-inline ${cls}`;
+}
+
+$("source-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  const publish = ev.submitter && ev.submitter.id === "publish";
+  await check.flush();
+  notice(publish ? "Publishing…" : "Saving…");
+  const res = await post(publish ? root.dataset.publishUrl : root.dataset.draftUrl, { document: yamlEl.value });
+  if (!res.ok) {
+    if (res.data && res.data.check) applyCheck(res.data.check, "none");
+    return notice((res.data && res.data.error && res.data.error.message) || `failed (${res.status})`, "error");
+  }
+  applyCheck(res.data, "none");
+  if (!publish) return notice(`Draft saved at ${res.data.saved_at}`);
+  const { version, version_hash: hash, created } = res.data;
+  notice(`${created ? "Published" : "Already published as"} v${version} · ${hash}`);
+  const n = $("notice");
+  n.dataset.version = version;
+  n.dataset.hash = hash;
+  if (created) addVersionRow(version, hash);
+});
+
+function addVersionRow(version, hash) {
+  const empty = $("no-versions");
+  if (empty) empty.remove();
+  const row = document.createElement("tr");
+  row.dataset.version = version;
+  row.innerHTML = `<td>v${version}</td><td class="mono hash" title="${esc(hash)}">${esc(hash.slice(0, 12))}</td><td>just now</td><td><span class="status ok">published</span></td><td></td>`;
+  $("versions").tBodies[0].prepend(row);
+}
+
+if ($("run-form")) {
+  $("run-form").addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const out = $("run-result");
+    out.textContent = "Starting…";
+    const res = await post(root.dataset.runUrl, { input: $("run-input").value });
+    if (!res.ok) {
+      out.textContent = (res.data && res.data.error && res.data.error.message) || `failed (${res.status})`;
+      out.className = "error";
+      return;
+    }
+    out.className = "";
+    out.innerHTML = `Run <a id="run-link" class="mono" href="${esc(root.dataset.runsBase + res.data.id)}">${esc(res.data.id)}</a> started`;
+  });
+}
+
+if (!canWrite) yamlEl.readOnly = true;
+redraw();
+graph.fit();
+root.dataset.ready = "true";

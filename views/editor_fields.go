@@ -1,0 +1,130 @@
+package views
+
+// Field kinds the editor's side panel knows how to edit.
+const (
+	FieldText     = "text"     // a literal string
+	FieldExpr     = "expr"     // a CEL expression: monospace, highlighted
+	FieldDuration = "duration" // Go (90s, 1h30m) or ISO-8601 (PT90S)
+	FieldEnum     = "enum"     // one of Options
+	FieldInt      = "int"      // a whole number
+	FieldTime     = "time"     // an RFC 3339 time
+	FieldList     = "list"     // strings, one per line
+	FieldJSON     = "json"     // any JSON value, edited as JSON text
+)
+
+// StepField is one setting of a step: Name is its key in `with` (or, for
+// Common fields, in the step itself, dotted for retry.*).
+type StepField struct {
+	Name     string   `json:"name"`
+	Kind     string   `json:"kind"`
+	Required bool     `json:"required,omitempty"`
+	OneOf    string   `json:"one_of,omitempty"` // fields sharing a OneOf label: exactly one is required
+	Options  []string `json:"options,omitempty"`
+	Default  string   `json:"default,omitempty"`
+	Help     string   `json:"help,omitempty"`
+}
+
+// StepKind describes one of the fifteen step types for the editor: its
+// palette entry, its outcomes, the settings in its box and its fields.
+type StepKind struct {
+	Type     string      `json:"type"`
+	Label    string      `json:"label"`
+	Icon     string      `json:"icon"`
+	Outcomes []string    `json:"outcomes"`
+	Key      []string    `json:"key"` // `with` fields shown in the box, first present wins
+	Fields   []StepField `json:"fields"`
+	// Retry: the type takes retry and a per-attempt timeout; ForEach: it
+	// takes for_each.
+	Retry   bool `json:"retry,omitempty"`
+	ForEach bool `json:"for_each,omitempty"`
+	// Sample is a `with` that compiles, used when the step is added.
+	Sample map[string]any `json:"sample"`
+}
+
+func req(name, kind string) StepField { return StepField{Name: name, Kind: kind, Required: true} }
+func opt(name, kind string) StepField { return StepField{Name: name, Kind: kind} }
+func enum(name, def string, options ...string) StepField {
+	return StepField{Name: name, Kind: FieldEnum, Default: def, Options: options}
+}
+func oneOf(group, name, kind string) StepField {
+	return StepField{Name: name, Kind: kind, OneOf: group}
+}
+
+var (
+	timeoutField = opt("timeout", FieldDuration)
+	outcomesWork = []string{"success", "error"}
+)
+
+// StepKinds lists the fifteen step types in palette order, with the
+// `with` settings the compiler accepts (app/definition/doc.go).
+var StepKinds = []StepKind{
+	{Type: "task", Label: "Task", Icon: "⚙", Outcomes: outcomesWork, Key: []string{"handler"}, Retry: true, ForEach: true,
+		Fields: []StepField{req("handler", FieldText), opt("queue", FieldText), opt("input_expr", FieldExpr)},
+		Sample: map[string]any{"handler": "builtin.noop"}},
+	{Type: "http", Label: "HTTP request", Icon: "⇄", Outcomes: outcomesWork, Key: []string{"url", "url_expr"}, Retry: true, ForEach: true,
+		Fields: []StepField{oneOf("url", "url", FieldText), oneOf("url", "url_expr", FieldExpr),
+			enum("method", "GET", "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"),
+			opt("headers", FieldJSON), opt("body", FieldJSON), opt("body_expr", FieldExpr), opt("expect_status", FieldJSON)},
+		Sample: map[string]any{"url": "https://example.com/"}},
+	{Type: "transform", Label: "Transform", Icon: "ƒ", Outcomes: outcomesWork, Key: []string{"expr"}, ForEach: true,
+		Fields: []StepField{req("expr", FieldExpr)}, Sample: map[string]any{"expr": "input"}},
+	{Type: "condition", Label: "Condition", Icon: "◇", Outcomes: []string{"true", "false", "error"}, Key: []string{"expr"},
+		Fields: []StepField{req("expr", FieldExpr)}, Sample: map[string]any{"expr": "true"}},
+	{Type: "scatter", Label: "Scatter", Icon: "⋔", Outcomes: outcomesWork, Key: []string{"items_expr"},
+		Fields: []StepField{req("items_expr", FieldExpr), opt("key_expr", FieldExpr), enum("mode", "inline", "inline", "child_workflow"),
+			opt("do", FieldJSON), opt("workflow", FieldText), opt("version", FieldInt), opt("input_expr", FieldExpr),
+			opt("max_inline_children", FieldInt), opt("concurrency", FieldInt), opt("interval_ms", FieldInt)},
+		Sample: map[string]any{"items_expr": "[1, 2, 3]", "do": map[string]any{"type": "transform", "with": map[string]any{"expr": "item"}}}},
+	{Type: "gather", Label: "Gather", Icon: "⋈", Outcomes: outcomesWork, Key: []string{"scatter_ref"},
+		Fields: []StepField{req("scatter_ref", FieldText), enum("strategy", "partition", "partition", "include", "drop", "raise")},
+		Sample: map[string]any{"scatter_ref": ""}},
+	{Type: "subworkflow", Label: "Subworkflow", Icon: "⧉", Outcomes: outcomesWork, Key: []string{"workflow"},
+		Fields: []StepField{req("workflow", FieldText), opt("version", FieldInt), enum("mode", "sync", "sync", "async"),
+			opt("wait_for", FieldText), opt("input_expr", FieldExpr), timeoutField,
+			enum("on_timeout", "fail_parent", "fail_parent", "detach", "continue_with_error")},
+		Sample: map[string]any{"workflow": "child"}},
+	{Type: "checkpoint", Label: "Checkpoint", Icon: "⚑", Outcomes: []string{"success"}, Key: []string{"name"},
+		Fields: []StepField{req("name", FieldText), opt("output_expr", FieldExpr)}, Sample: map[string]any{"name": "ready"}},
+	{Type: "wait", Label: "Wait", Icon: "⏱", Outcomes: []string{"success"}, Key: []string{"duration", "until", "cron", "until_expr"},
+		Fields: []StepField{oneOf("when", "duration", FieldDuration), oneOf("when", "until", FieldTime),
+			oneOf("when", "cron", FieldText), opt("timezone", FieldText), oneOf("when", "until_expr", FieldExpr)},
+		Sample: map[string]any{"duration": "1m"}},
+	{Type: "signal", Label: "Signal", Icon: "⚡", Outcomes: outcomesWork, Key: []string{"name"},
+		Fields: []StepField{req("name", FieldText), timeoutField, enum("on_timeout", "fail", "fail", "skip")},
+		Sample: map[string]any{"name": "go"}},
+	{Type: "event", Label: "Event", Icon: "✉", Outcomes: outcomesWork, Key: []string{"name"},
+		Fields: []StepField{req("name", FieldText), opt("match_expr", FieldExpr), timeoutField, enum("on_timeout", "fail", "fail", "skip")},
+		Sample: map[string]any{"name": "order.paid"}},
+	{Type: "event_set", Label: "Event set", Icon: "⧈", Outcomes: outcomesWork, Key: []string{"policy"},
+		Fields: []StepField{req("events", FieldJSON), enum("policy", "all_required", "all_required", "any", "quorum", "count", "until_timeout"),
+			opt("n", FieldInt), timeoutField, enum("on_timeout", "fail", "fail", "succeed_partial")},
+		Sample: map[string]any{"events": []any{map[string]any{"name": "a"}, map[string]any{"name": "b"}}}},
+	{Type: "digest", Label: "Digest", Icon: "▤", Outcomes: []string{"success"}, Key: []string{"name", "window"},
+		Fields: []StepField{req("name", FieldText), opt("match_expr", FieldExpr), req("window", FieldDuration), opt("max_items", FieldInt)},
+		Sample: map[string]any{"name": "alerts", "window": "5m"}},
+	{Type: "approval", Label: "Approval", Icon: "✔", Outcomes: []string{"approved", "rejected", "error"}, Key: []string{"title", "approvers"},
+		Fields: []StepField{req("approvers", FieldList), opt("title", FieldText), opt("description", FieldText),
+			opt("min_approvals", FieldInt), timeoutField, enum("on_timeout", "fail", "fail", "approve", "skip")},
+		Sample: map[string]any{"approvers": []any{"role:admin"}}},
+	{Type: "human_loop", Label: "Human loop", Icon: "☺", Outcomes: outcomesWork, Key: []string{"title"},
+		Fields: []StepField{req("title", FieldText), opt("assignees", FieldList), opt("fields", FieldJSON),
+			opt("awaiting_status", FieldText), timeoutField, enum("on_timeout", "fail", "fail", "skip")},
+		Sample: map[string]any{"title": "Review"}},
+}
+
+// CommonFields are the step-level settings every type has; Retry types
+// also take RetryFields.
+var CommonFields = []StepField{
+	opt("name", FieldText), opt("run_if", FieldExpr),
+	enum("join", "all", "all", "any"), enum("on_error", "fail", "fail", "continue"),
+}
+
+// ForEachField is for_each, on types with ForEach.
+var ForEachField = opt("for_each", FieldExpr)
+
+// RetryFields are the attempt settings of types with Retry.
+var RetryFields = []StepField{
+	opt("timeout", FieldDuration),
+	opt("retry.max_attempts", FieldInt), opt("retry.initial_interval", FieldDuration),
+	opt("retry.backoff_coefficient", FieldText), opt("retry.max_interval", FieldDuration),
+}
