@@ -1,0 +1,235 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/ductor/ductor/app/definition"
+	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/views"
+)
+
+var asJSON = map[string]string{"Accept": "application/json"}
+
+func decode[T any](t *testing.T, a answer) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal([]byte(a.body), &v); err != nil {
+		t.Fatalf("decode %d %q: %v", a.status, a.body, err)
+	}
+	return v
+}
+
+type checkAnswer struct {
+	Document map[string]any       `json:"document"`
+	YAML     string               `json:"yaml"`
+	Manifest *definition.Manifest `json:"manifest"`
+	Hash     string               `json:"hash"`
+	Problems []definition.Problem `json:"problems"`
+	Cycles   [][]string           `json:"cycles"`
+	Version  int                  `json:"version"`
+	Created  bool                 `json:"created"`
+	Error    *ErrorDetail         `json:"error"`
+}
+
+func TestEditorCheckAnswers(t *testing.T) {
+	t.Parallel()
+	f := setupTwoTenants(t)
+	path := "/t/" + f.a.Slug + "/definitions/orders/check"
+	check := func(doc string) checkAnswer {
+		t.Helper()
+		a := f.request(f.victor, "POST", path, url.Values{"document": {doc}}, asJSON)
+		if a.status != http.StatusOK {
+			t.Fatalf("check = %d %s", a.status, a.body)
+		}
+		return decode[checkAnswer](t, a)
+	}
+
+	ok := check(ordersDraft)
+	if ok.Manifest == nil || len(ok.Hash) != 64 || len(ok.Problems) != 0 || ok.YAML != ordersDraft {
+		t.Errorf("a valid YAML document: %+v", ok)
+	}
+	if steps, _ := ok.Document["steps"].([]any); len(steps) != 1 {
+		t.Errorf("the document as JSON has steps %v", ok.Document["steps"])
+	}
+
+	js := check(`{"steps": [{"ref": "a", "type": "task", "with": {"handler": "builtin.noop"}}]}`)
+	if js.Hash != ok.Hash || !strings.Contains(js.YAML, "handler: builtin.noop") || strings.Index(js.YAML, "steps") > strings.Index(js.YAML, "ref") {
+		t.Errorf("a JSON document without its key: hash %s (want %s), YAML\n%s", js.Hash, ok.Hash, js.YAML)
+	}
+
+	bad := check("key: orders\nsteps:\n  - {ref: a, type: task, with: {}}\n")
+	if bad.Manifest != nil || len(bad.Problems) != 1 || bad.Problems[0].Path != "steps[0].with.handler" || bad.Problems[0].Step != "a" {
+		t.Errorf("a missing handler: %+v", bad.Problems)
+	}
+
+	cyc := check("key: orders\nsteps:\n  - {ref: a, type: transform, with: {expr: '1'}}\n  - {ref: b, type: transform, with: {expr: '1'}}\n" +
+		"edges:\n  - {from: a, to: b}\n  - {from: b, to: a}\n")
+	if fmt.Sprint(cyc.Cycles) != "[[a b]]" {
+		t.Errorf("a cycle: cycles %v, problems %+v", cyc.Cycles, cyc.Problems)
+	}
+
+	other := check(strings.Replace(ordersDraft, "key: orders", "key: payments", 1))
+	if other.Manifest != nil || len(other.Problems) == 0 || other.Problems[0].Path != "key" {
+		t.Errorf("another key: %+v", other.Problems)
+	}
+
+	broken := check("key: orders\nsteps: [\n")
+	if broken.Document != nil || len(broken.Problems) == 0 || broken.YAML != "key: orders\nsteps: [\n" {
+		t.Errorf("broken YAML: %+v", broken)
+	}
+}
+
+func TestEditorRoles(t *testing.T) {
+	t.Parallel()
+	f := setupTwoTenants(t)
+	base := "/t/" + f.a.Slug + "/definitions"
+	valid := url.Values{"document": {ordersDraft}}
+
+	page := f.request(f.victor, "GET", base+"/orders/edit", nil, nil)
+	if page.status != http.StatusOK || !strings.Contains(page.body, `id="read-only"`) || strings.Contains(page.body, "palette-item") ||
+		strings.Contains(page.body, `id="publish"`) || !strings.Contains(page.body, "readonly") {
+		t.Errorf("a viewer's editor = %d, read-only %v, palette %v", page.status,
+			strings.Contains(page.body, `id="read-only"`), strings.Contains(page.body, "palette-item"))
+	}
+	list := f.request(f.victor, "GET", base, nil, nil)
+	if list.status != http.StatusOK || !strings.Contains(list.body, `data-definition="orders"`) || strings.Contains(list.body, "create-definition") {
+		t.Errorf("a viewer's definitions list = %d", list.status)
+	}
+	for _, r := range []struct{ path string }{{base}, {base + "/orders/draft"}, {base + "/orders/publish"}} {
+		form := url.Values{"key": {"mine"}, "document": valid["document"]}
+		if a := f.request(f.victor, "POST", r.path, form, asJSON); a.status != http.StatusForbidden {
+			t.Errorf("a viewer's POST %s = %d, want 403", r.path, a.status)
+		}
+	}
+	f.assertTenantAUntouched(t)
+
+	editor := newBrowserClient(t)
+	f.csrf[editor] = f.signIn(t, editor, walt)
+	if a := f.request(editor, "POST", base, url.Values{"key": {"new-one"}}, nil); a.status != http.StatusSeeOther || a.location != base+"/new-one/edit" {
+		t.Errorf("an editor creating = %d → %s", a.status, a.location)
+	}
+	if a := f.request(editor, "POST", base, url.Values{"key": {"Bad Key"}}, nil); a.status != http.StatusBadRequest || !strings.Contains(a.body, "lowercase") {
+		t.Errorf("a bad key = %d", a.status)
+	}
+
+	draft := decode[checkAnswer](t, f.request(editor, "POST", base+"/new-one/draft", url.Values{"document": {"key: new-one\nsteps: []\n"}}, asJSON))
+	if draft.Hash != "" || len(draft.Problems) == 0 {
+		t.Errorf("an invalid draft: %+v", draft)
+	}
+	def, err := f.store.DefinitionGet(context.Background(), f.a.ID, "new-one")
+	if err != nil || def.Draft == nil || def.Draft.Hash != "" || def.Draft.Source != "key: new-one\nsteps: []\n" {
+		t.Errorf("the invalid draft was not kept as written: %+v, %v", def.Draft, err)
+	}
+
+	refused := f.request(editor, "POST", base+"/new-one/publish", url.Values{"document": {"key: new-one\nsteps: []\n"}}, asJSON)
+	if refused.status != http.StatusUnprocessableEntity || !strings.Contains(refused.body, "at least one step") {
+		t.Errorf("publishing an invalid document = %d %s", refused.status, refused.body)
+	}
+	doc := strings.Replace(ordersDraft, "orders", "new-one", 1)
+	first := f.request(editor, "POST", base+"/new-one/publish", url.Values{"document": {doc}}, asJSON)
+	v1 := decode[checkAnswer](t, first)
+	if first.status != http.StatusCreated || v1.Version != 1 || !v1.Created {
+		t.Errorf("publish = %d %s", first.status, first.body)
+	}
+	again := f.request(editor, "POST", base+"/new-one/publish", url.Values{"document": {doc + "# same plan\n"}}, asJSON)
+	if v := decode[checkAnswer](t, again); again.status != http.StatusOK || v.Version != 1 || v.Created {
+		t.Errorf("publishing the same plan again = %d %s", again.status, again.body)
+	}
+	audit, _ := f.store.AuditList(context.Background(), f.a.ID, 10)
+	if len(audit) != 1 || audit[0].Action != store.AuditDefinitionPublish || !strings.Contains(audit[0].Actor, walt) {
+		t.Errorf("audit after publishing: %+v", audit)
+	}
+}
+
+// Without script, the editor is a form: posting it answers the page with
+// the outcome.
+func TestEditorFormPosts(t *testing.T) {
+	t.Parallel()
+	f := setupTwoTenants(t)
+	base := "/t/" + f.a.Slug + "/definitions/orders"
+	a := f.request(f.alice, "POST", base+"/publish", url.Values{"document": {ordersDraft}}, nil)
+	if a.status != http.StatusCreated || !strings.Contains(a.body, "Published v1") {
+		t.Fatalf("form publish = %d", a.status)
+	}
+	changed := strings.Replace(ordersDraft, "builtin.noop", "builtin.echo", 1)
+	a = f.request(f.alice, "POST", base+"/draft", url.Values{"document": {changed}}, nil)
+	if a.status != http.StatusOK || !strings.Contains(a.body, "Draft saved") {
+		t.Fatalf("form draft = %d", a.status)
+	}
+	a = f.request(f.alice, "POST", base+"/publish", url.Values{"document": {"key: orders\nsteps:\n  - {ref: a, type: task}\n"}}, nil)
+	if a.status != http.StatusUnprocessableEntity || !strings.Contains(a.body, "steps[0].with") {
+		t.Fatalf("form publish of a broken document = %d", a.status)
+	}
+	diff := f.request(f.alice, "GET", base+"/diff?from=1&to=draft", nil, nil)
+	if diff.status != http.StatusOK || !strings.Contains(diff.body, `class="diff-change"`) || !strings.Contains(diff.body, "1 changed lines") {
+		t.Fatalf("diff = %d\n%s", diff.status, diff.body)
+	}
+	if a := f.request(f.alice, "GET", base+"/diff?from=7&to=draft", nil, nil); a.status != http.StatusNotFound {
+		t.Errorf("diff with a missing version = %d", a.status)
+	}
+}
+
+func TestLineDiff(t *testing.T) {
+	t.Parallel()
+	rows := lineDiff("a\nb\nc\nd\n", "a\nx\nc\nd\ne\n")
+	var got []string
+	for _, r := range rows {
+		got = append(got, fmt.Sprintf("%s %d:%s %d:%s", r.Kind, r.LeftNo, r.Left, r.RightNo, r.Right))
+	}
+	want := []string{"same 1:a 1:a", "change 2:b 2:x", "same 3:c 3:c", "same 4:d 4:d", "add 0: 5:e"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("lineDiff =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if rows := lineDiff("", "a\n"); len(rows) != 1 || rows[0].Kind != "add" {
+		t.Errorf("from nothing: %+v", rows)
+	}
+	if rows := lineDiff("a\nb\n", "b\n"); len(rows) != 2 || rows[0].Kind != "del" || rows[1].Kind != "same" {
+		t.Errorf("a removed line: %+v", rows)
+	}
+}
+
+// The editor's catalogue matches the compiler: each type's sample
+// compiles, and leaving out a field marked required is a problem on that
+// field.
+func TestStepKindsMatchTheCompiler(t *testing.T) {
+	t.Parallel()
+	if len(views.StepKinds) != len(definition.StepTypes) {
+		t.Fatalf("%d kinds in the palette, %d step types", len(views.StepKinds), len(definition.StepTypes))
+	}
+	for _, k := range views.StepKinds {
+		if !definition.StepType(k.Type).Valid() {
+			t.Errorf("%s is not a step type", k.Type)
+		}
+		if k.Type != "gather" { // a gather needs a scatter before it
+			if _, err := compileStep(k.Type, k.Sample); err != nil {
+				t.Errorf("the %s sample does not compile: %v", k.Type, err)
+			}
+		}
+		for _, f := range k.Fields {
+			if !f.Required {
+				continue
+			}
+			with := map[string]any{}
+			for n, v := range k.Sample {
+				if n != f.Name {
+					with[n] = v
+				}
+			}
+			_, err := compileStep(k.Type, with)
+			if !strings.Contains(fmt.Sprint(err), "steps[0].with."+f.Name) {
+				t.Errorf("%s without %s: %v", k.Type, f.Name, err)
+			}
+		}
+	}
+}
+
+func compileStep(typ string, with map[string]any) (*definition.Compiled, error) {
+	doc, _ := json.Marshal(map[string]any{"key": "k", "steps": []any{map[string]any{"ref": "s", "type": typ, "with": with}}})
+	return definition.Compile(doc, definition.FormatJSON)
+}
