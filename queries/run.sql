@@ -78,3 +78,8 @@ ORDER BY status;
 -- Locks the run row for an inline tick unless another transaction holds
 -- it: a busy run is left to its tick job instead of queueing behind it.
 SELECT 1 FROM run WHERE tenant_id = @tenant_id AND id = @id FOR UPDATE SKIP LOCKED;
+
+-- name: RunLockVersion :one
+-- Locks the run row before a tick writes and returns its version, so a
+-- tick that decided on an older version knows it lost.
+SELECT record_version FROM run WHERE tenant_id = @tenant_id AND id = @id FOR UPDATE;

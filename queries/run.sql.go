@@ -336,6 +336,24 @@ func (q *Queries) RunLockNoWait(ctx context.Context, arg RunLockNoWaitParams) (i
 	return result.RowsAffected(), nil
 }
 
+const runLockVersion = `-- name: RunLockVersion :one
+SELECT record_version FROM run WHERE tenant_id = $1 AND id = $2 FOR UPDATE
+`
+
+type RunLockVersionParams struct {
+	TenantID uuid.UUID
+	ID       uuid.UUID
+}
+
+// Locks the run row before a tick writes and returns its version, so a
+// tick that decided on an older version knows it lost.
+func (q *Queries) RunLockVersion(ctx context.Context, arg RunLockVersionParams) (int64, error) {
+	row := q.db.QueryRow(ctx, runLockVersion, arg.TenantID, arg.ID)
+	var record_version int64
+	err := row.Scan(&record_version)
+	return record_version, err
+}
+
 const runRequestTick = `-- name: RunRequestTick :one
 WITH old AS (
     SELECT r.tick_requested FROM run r

@@ -29,6 +29,8 @@ func TestTwoCoordinatorsTickTheSameRuns(t *testing.T) {
 	}
 	t.Cleanup(second.Close)
 	other := startCoordinator(t, second)
+	// Every result goes through a tick job, racing the hand-driven ticks.
+	b.coord.InlineTicks, other.InlineTicks = false, false
 
 	b.publish(t, chain("contended",
 		noop("a"), step("b", definition.TypeTransform, map[string]any{"expr": `{"n": 1}`}), noop("c"), noop("d")))

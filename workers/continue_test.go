@@ -162,3 +162,39 @@ edges:
 		t.Fatalf("unpublished: %s %s → %v, want terminated transition_limit with no successor", stopped.Status, stopped.Reason, stopped.ContinuedToRunID)
 	}
 }
+
+func TestSignalsFollowContinueAsNew(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.publishYAML(t, `
+key: listener
+steps:
+  - {ref: first, type: signal, with: {name: go}}
+  - {ref: second, type: signal, with: {name: later}}
+edges:
+  - {from: first, to: second}
+`)
+	id := b.start(t, "listener", nil)
+	b.poll(t, func() bool { r, _ := b.store.RunGet(b.ctx, b.tenant.ID, id); return r.Status == engine.RunWaiting })
+	// "later" has no waiting step yet: it is buffered on this run.
+	if _, err := b.coord.Signal(b.ctx, b.tenant.ID, id, engine.Signal{RequestID: "s-later", Name: "later"}); err != nil {
+		t.Fatal(err)
+	}
+	succ, err := b.coord.ContinueAsNew(b.ctx, b.tenant.ID, id, "can", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.waitTerminal(t, id)
+	next := uuid.MustParse(succ)
+	// The same request id sent again after the switch is still a duplicate.
+	if _, err := b.coord.Signal(b.ctx, b.tenant.ID, next, engine.Signal{RequestID: "s-later", Name: "later"}); err == nil {
+		t.Fatal("a signal retried after ContinueAsNew was accepted again")
+	}
+	if _, err := b.coord.Signal(b.ctx, b.tenant.ID, next, engine.Signal{RequestID: "s-go", Name: "go"}); err != nil {
+		t.Fatal(err)
+	}
+	// The buffered "later" moved with the run and completes it.
+	if run := b.waitTerminal(t, next); run.Status != engine.RunSucceeded {
+		t.Fatalf("successor %s", run.Status)
+	}
+}

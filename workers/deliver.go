@@ -10,26 +10,24 @@ import (
 	"github.com/ductor/ductor/app/store"
 )
 
-// Deliver stores an input for the run and wakes it, inside tx. A duplicate
-// input (same dedup key) is dropped without waking anyone.
+// Deliver stores an input for the run and wakes it, inside tx. The wake
+// comes first: it takes the run row's lock before the input's foreign key
+// takes a weaker one, so a waiting tick never deadlocks with the delivery.
+// A duplicate input (same dedup key) is dropped.
 func (c *Coordinator) Deliver(ctx context.Context, tx pgx.Tx, tenantID, runID uuid.UUID, in engine.Input) error {
-	added, err := store.New(tx).RunInputAdd(ctx, tenantID, runID, in)
-	if err != nil || !added {
+	if err := c.Wake(ctx, tx, tenantID, runID); err != nil {
 		return err
 	}
-	return c.Wake(ctx, tx, tenantID, runID)
+	_, err := store.New(tx).RunInputAdd(ctx, tenantID, runID, in)
+	return err
 }
 
-// deliverAndTick stores an input and runs the tick right here when the run
-// is free, else wakes its tick job.
+// deliverAndTick stores an input and, when the run row is free, ticks the
+// run right here in a savepoint; otherwise it wakes the run's tick job.
 func (c *Coordinator) deliverAndTick(ctx context.Context, tx pgx.Tx, tenantID, runID uuid.UUID, in engine.Input) error {
-	added, err := store.New(tx).RunInputAdd(ctx, tenantID, runID, in)
-	if err != nil || !added {
-		return err
-	}
-	ticked, err := c.tickInline(ctx, tx, tenantID, runID)
+	ticked, err := c.tickInline(ctx, tx, tenantID, runID, in)
 	if err != nil || ticked {
 		return err
 	}
-	return c.Wake(ctx, tx, tenantID, runID)
+	return c.Deliver(ctx, tx, tenantID, runID, in)
 }

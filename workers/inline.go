@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/store"
 )
 
@@ -15,7 +16,7 @@ import (
 // result dispatches the next step itself, saving a whole job hop. It
 // reports false (and leaves tx as it was) when the run is busy or the tick
 // fails; the caller then wakes the run's tick job as usual.
-func (c *Coordinator) tickInline(ctx context.Context, tx pgx.Tx, tenantID, runID uuid.UUID) (bool, error) {
+func (c *Coordinator) tickInline(ctx context.Context, tx pgx.Tx, tenantID, runID uuid.UUID, in engine.Input) (bool, error) {
 	if !c.InlineTicks {
 		return false, nil
 	}
@@ -23,7 +24,7 @@ func (c *Coordinator) tickInline(ctx context.Context, tx pgx.Tx, tenantID, runID
 	if err != nil {
 		return false, err
 	}
-	ok, err := c.tickLocked(ctx, sp, tenantID, runID)
+	ok, err := c.tickLocked(ctx, sp, tenantID, runID, in)
 	if err != nil || !ok {
 		if rbErr := sp.Rollback(ctx); rbErr != nil {
 			return false, rbErr
@@ -36,10 +37,18 @@ func (c *Coordinator) tickInline(ctx context.Context, tx pgx.Tx, tenantID, runID
 	return true, sp.Commit(ctx)
 }
 
-func (c *Coordinator) tickLocked(ctx context.Context, tx pgx.Tx, tenantID, runID uuid.UUID) (bool, error) {
-	locked, err := store.New(tx).RunLockNoWait(ctx, tenantID, runID)
+// tickLocked locks the run without waiting, adds the input (if any) and
+// ticks.
+func (c *Coordinator) tickLocked(ctx context.Context, tx pgx.Tx, tenantID, runID uuid.UUID, in engine.Input) (bool, error) {
+	s := store.New(tx)
+	locked, err := s.RunLockNoWait(ctx, tenantID, runID)
 	if err != nil || !locked {
 		return false, err
+	}
+	if in != nil {
+		if _, err := s.RunInputAdd(ctx, tenantID, runID, in); err != nil {
+			return false, err
+		}
 	}
 	return true, c.tickTx(ctx, tx, tenantID, runID)
 }

@@ -51,7 +51,7 @@ func (c *Coordinator) Start(ctx context.Context, t Trigger, validate InputValida
 		if err != nil || !created {
 			return err
 		}
-		ticked, err := c.tickInline(ctx, tx, t.TenantID, run.ID)
+		ticked, err := c.tickInline(ctx, tx, t.TenantID, run.ID, nil)
 		if err != nil {
 			return err
 		}

@@ -29,6 +29,11 @@ func (b *commandBatch) startSuccessor(ctx context.Context, cmd engine.StartSucce
 	context, _ := b.run.State.Meta["context"].(map[string]any)
 	n := newRun(v, id, l, cmd.Input, b.run.Subject, context, b.run.SearchAttributes)
 	n.TenantID = b.run.TenantID
+	buffered, err := b.s.SignalsBuffered(ctx, b.run.TenantID, b.run.ID)
+	if err != nil {
+		return err
+	}
+	n.State.BufferedSignals = len(buffered)
 	b.c.manifests.Store(v.ManifestHash, v.Manifest)
 	if _, created, err := b.s.RunCreate(ctx, n); err != nil {
 		return err
@@ -36,6 +41,11 @@ func (b *commandBatch) startSuccessor(ctx context.Context, cmd engine.StartSucce
 		if err := b.c.enqueueTick(ctx, b.tx, b.run.TenantID, id); err != nil {
 			return err
 		}
+	}
+	// Buffered signals follow the run; the dedup set is keyed by the chain,
+	// so a signal retried after the switch is still a duplicate.
+	if _, err := b.s.SignalsMove(ctx, b.run.TenantID, b.run.ID, id); err != nil {
+		return err
 	}
 	b.successor = id.String()
 	return nil

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
+	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/store"
 )
@@ -51,9 +53,10 @@ func (c *Coordinator) Tick(ctx context.Context, tenantID, runID uuid.UUID) error
 	return pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error { return c.Wake(ctx, tx, tenantID, runID) })
 }
 
-// tickTx is one tick inside tx: load, decide (again while the engine needs
-// more children), persist, perform commands, consume inputs, and write the
-// run guarded by the record_version it read.
+// tickTx is one tick inside tx: read the run and its inputs, decide
+// (again while the engine needs more children), then lock the run, check
+// that its version is still the one read, and persist: nodes, attempts,
+// history, commands, consumed inputs and the run itself.
 func (c *Coordinator) tickTx(ctx context.Context, tx pgx.Tx, tenantID, runID uuid.UUID) error {
 	s := store.New(tx)
 	run, err := s.RunGet(ctx, tenantID, runID)
@@ -61,15 +64,8 @@ func (c *Coordinator) tickTx(ctx context.Context, tx pgx.Tx, tenantID, runID uui
 		return err
 	}
 	pending, err := s.RunInputsPending(ctx, tenantID, runID)
-	if err != nil {
-		return err
-	}
-	if run.Status.Terminal() && len(pending.Inputs) == 0 {
-		return nil
-	}
-	state, err := c.loadState(ctx, s, run, pending.Inputs)
-	if err != nil {
-		return err
+	if err != nil || (len(pending.Inputs) == 0 && run.Status != engine.RunPending) {
+		return err // nothing new: time-based work arrives as timer inputs
 	}
 	m, err := c.manifest(ctx, s, run)
 	if err != nil {
@@ -79,31 +75,57 @@ func (c *Coordinator) tickTx(ctx context.Context, tx pgx.Tx, tenantID, runID uui
 	if err != nil {
 		return err
 	}
-	if err := c.fault(FaultBeforeDecide); err != nil {
+	state, decisions, err := c.decide(ctx, s, run, m, pending, now)
+	if err != nil {
 		return err
 	}
-	tick := engine.Tick{Now: now, Seed: seed(runID, run.RecordVersion), Inputs: pending.Inputs, MorePending: pending.More}
-	cmds := &commandBatch{c: c, s: s, tx: tx, run: run, now: now}
+	if err := s.RunLockVersion(ctx, tenantID, runID, run.RecordVersion); err != nil {
+		return err
+	}
+	return c.persist(ctx, tx, run, m, pending, state, decisions, now)
+}
+
+// decide calls the engine until it needs nothing more, applying each
+// decision to the in-memory state. It reads but writes nothing.
+func (c *Coordinator) decide(ctx context.Context, s *store.Store, run store.Run, m *definition.Manifest, pending store.PendingInputs, now time.Time) (*engine.State, []*engine.Decision, error) {
+	state, err := c.loadState(ctx, s, run, pending.Inputs)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := c.fault(FaultBeforeDecide); err != nil {
+		return nil, nil, err
+	}
+	tick := engine.Tick{Now: now, Seed: seed(run.ID, run.RecordVersion), Inputs: pending.Inputs, MorePending: pending.More}
+	var decisions []*engine.Decision
 	for {
 		d, err := c.engine.Decide(ctx, m, state, tick)
 		if err != nil {
-			return fmt.Errorf("decide run %s: %w", runID, err)
+			return nil, nil, fmt.Errorf("decide run %s: %w", run.ID, err)
 		}
-		if err := s.RunDecisionSave(ctx, tenantID, runID, d); err != nil {
+		decisions = append(decisions, d)
+		state.Apply(d)
+		if len(d.Needs) == 0 {
+			return state, decisions, nil
+		}
+		if err := c.loadNeeds(ctx, s, run, state, d.Needs); err != nil {
+			return nil, nil, err
+		}
+		tick = engine.Tick{Now: now, Seed: tick.Seed + 1}
+	}
+}
+
+// persist writes a tick's decisions under the run's lock.
+func (c *Coordinator) persist(ctx context.Context, tx pgx.Tx, run store.Run, m *definition.Manifest, pending store.PendingInputs, state *engine.State, decisions []*engine.Decision, now time.Time) error {
+	s := store.New(tx)
+	cmds := &commandBatch{c: c, s: s, tx: tx, run: run, now: now}
+	for _, d := range decisions {
+		if err := s.RunDecisionSave(ctx, run.TenantID, run.ID, d); err != nil {
 			return err
 		}
 		if err := saveWaiting(ctx, s, run, m, d); err != nil {
 			return err
 		}
 		cmds.add(d.Commands)
-		state.Apply(d)
-		if len(d.Needs) == 0 {
-			break
-		}
-		if err := c.loadNeeds(ctx, s, run, state, d.Needs); err != nil {
-			return err
-		}
-		tick = engine.Tick{Now: now, Seed: tick.Seed + 1}
 	}
 	if err := c.fault(FaultAfterSave); err != nil {
 		return err
@@ -120,7 +142,7 @@ func (c *Coordinator) tickTx(ctx context.Context, tx pgx.Tx, tenantID, runID uui
 	if err := c.fault(FaultAfterEnqueue); err != nil {
 		return err
 	}
-	if err := s.RunInputsConsume(ctx, tenantID, runID, pending.IDs); err != nil {
+	if err := s.RunInputsConsume(ctx, run.TenantID, run.ID, pending.IDs); err != nil {
 		return err
 	}
 	if err := s.RunUpdate(ctx, run, state.Run); err != nil {
@@ -130,7 +152,7 @@ func (c *Coordinator) tickTx(ctx context.Context, tx pgx.Tx, tenantID, runID uui
 		return err
 	}
 	if pending.More {
-		return c.Wake(ctx, tx, tenantID, runID)
+		return c.Wake(ctx, tx, run.TenantID, run.ID)
 	}
 	return nil
 }
@@ -174,7 +196,9 @@ func (c *Coordinator) loadNeeds(ctx context.Context, s *store.Store, run store.R
 			return err
 		}
 		for _, n := range children {
-			st.Nodes[n.ID] = n
+			if st.Nodes[n.ID] == nil { // what this tick already changed is newer
+				st.Nodes[n.ID] = n
+			}
 		}
 	}
 	return nil

@@ -2,11 +2,11 @@ package workers_test
 
 import (
 	"context"
-	"os"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"log/slog"
+	"os"
 	"testing"
 	"time"
 

@@ -296,3 +296,17 @@ func (s *Store) RunLockNoWait(ctx context.Context, tenantID, id uuid.UUID) (bool
 	}
 	return n == 1, nil
 }
+
+// RunLockVersion locks the run row and returns ErrConflict unless its
+// record_version is still version: every tick takes the run's lock before
+// it writes anything, so ticks never deadlock on node rows.
+func (s *Store) RunLockVersion(ctx context.Context, tenantID, id uuid.UUID, version int64) error {
+	v, err := s.q.RunLockVersion(ctx, queries.RunLockVersionParams{TenantID: tenantID, ID: id})
+	if err != nil {
+		return notFound(err, "run")
+	}
+	if v != version {
+		return ErrConflict
+	}
+	return nil
+}
