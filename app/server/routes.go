@@ -45,6 +45,15 @@ func apiRoutes(api *echo.Group, d Deps) {
 	api.POST("/runs/:id/cancel", handleRunCancel(d.Runs), write)
 	api.POST("/runs/:id/nodes/:node/retry", handleNodeRetry(d.Runs), write)
 	api.POST("/runs/:id/continue-as-new", handleContinueAsNew(d.Runs), write)
+
+	defRead, defWrite := requireScope(auth.ScopeDefinitionsRead), requireScope(auth.ScopeDefinitionsWrite)
+	api.POST("/compile", handleCompile(), defRead)
+	api.GET("/definitions", handleDefinitionList(d.Store), defRead)
+	api.GET("/definitions/:key", handleDefinitionGet(d.Store), defRead)
+	api.PUT("/definitions/:key", handleDraftSave(d.Store), defWrite)
+	api.POST("/definitions/:key/versions", handlePublish(d.Store), defWrite)
+	api.GET("/definitions/:key/versions/:n", handleVersionGet(d.Store), defRead)
+	api.DELETE("/definitions/:key/versions/:n", handleVersionUnpublish(d.Store), defWrite)
 }
 
 // webRoutes lists the dashboard's pages. Every route loads the session
