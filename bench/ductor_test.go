@@ -73,7 +73,7 @@ func startDuctor(b *testing.B, pool *pgxpool.Pool) *ductor {
 	b.Cleanup(func() {
 		stopSweep()
 		swept.Wait()
-		stopCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		stopCtx, cancel := context.WithTimeout(context.Background(), deadline(15*time.Second, 5*time.Second))
 		defer cancel()
 		_ = client.Stop(stopCtx)
 	})

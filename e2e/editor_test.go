@@ -88,6 +88,16 @@ func TestEditorBuildsAndPublishesADefinition(t *testing.T) {
 	if fmt.Sprint(def.Versions[0].Version) != version || def.Versions[0].ManifestHash != hash || len(hash) != 64 {
 		t.Fatalf("the API has version %d hash %s; the editor showed v%s hash %s", def.Versions[0].Version, def.Versions[0].ManifestHash, version, hash)
 	}
+
+	run(t, ctx, "start a test run", chromedp.SetValue(chromedp.CSS("#run-input"), `{"amount": 5}`),
+		chromedp.Click(chromedp.CSS("#run-start")),
+		chromedp.WaitVisible(chromedp.CSS("#run-link")))
+	runID := text(t, ctx, "#run-link")
+	run(t, ctx, "open the run", chromedp.Click(chromedp.CSS("#run-link")),
+		chromedp.WaitVisible(chromedp.CSS("#run-status")))
+	if got := text(t, ctx, "#run-id"); got != runID || text(t, ctx, "#run-status") == "" {
+		t.Fatalf("the run page shows run %q, status %q; started %q", got, text(t, ctx, "#run-status"), runID)
+	}
 }
 
 // TestEditorOpensA200StepDefinition opens a published definition of 200

@@ -11,8 +11,10 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ductor/ductor/app/auth"
+	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
+	"github.com/ductor/ductor/workers"
 )
 
 // twoTenants is tenant A (owner alice, viewer victor, editor walt, a key)
@@ -21,6 +23,7 @@ type twoTenants struct {
 	webBundle
 	a, b                store.Tenant
 	keyA                store.APIKey
+	runA                store.Run
 	alice, victor, bert *browser
 	csrf                map[*browser]string
 }
@@ -40,9 +43,7 @@ func setupTwoTenants(t *testing.T) twoTenants {
 	f.a = testdb.Tenant(t, w.store, nil)
 	f.b = testdb.Tenant(t, w.store, nil)
 	f.keyA, _ = testdb.APIKey(t, w.store, f.a, nil)
-	if _, err := w.store.DefinitionDraftSave(ctx, f.a.ID, "orders", "", store.Draft{Source: ordersDraft, Format: "yaml"}); err != nil {
-		t.Fatal(err)
-	}
+	f.runA = ordersRun(t, w, f.a)
 	for _, m := range []struct {
 		tenant store.Tenant
 		email  string
@@ -76,6 +77,28 @@ const ordersDraft = "key: orders\nsteps:\n  - {ref: a, type: task, with: {handle
 
 var orders = map[string]string{"key": "orders"}
 
+// ordersRun saves and publishes "orders" in the tenant and starts a run.
+func ordersRun(t *testing.T, w webBundle, tenant store.Tenant) store.Run {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := w.store.DefinitionDraftSave(ctx, tenant.ID, "orders", "", store.Draft{Source: ordersDraft, Format: "yaml"}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := definition.Compile([]byte(ordersDraft), definition.FormatYAML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := store.Publication{Manifest: c.Manifest, ManifestHash: c.Hash, Source: ordersDraft, SourceFormat: "yaml"}
+	if _, _, err := w.store.DefinitionPublish(ctx, tenant.ID, pub); err != nil {
+		t.Fatal(err)
+	}
+	run, _, err := w.runs.Start(ctx, workers.Trigger{TenantID: tenant.ID, Definition: "orders", Input: map[string]any{}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
 // routeCase says how to call a dashboard route on tenant A's objects.
 type routeCase struct {
 	public bool              // outside any tenant: nothing to isolate
@@ -105,6 +128,8 @@ func (f twoTenants) routeCases() map[string]routeCase {
 		"POST /t/:tenant/definitions/:key/check":   {params: orders, form: url.Values{"document": {ordersDraft}}},
 		"POST /t/:tenant/definitions/:key/draft":   {params: orders, form: url.Values{"document": {ordersDraft + "name: stolen\n"}}},
 		"POST /t/:tenant/definitions/:key/publish": {params: orders, form: url.Values{"document": {ordersDraft}}},
+		"POST /t/:tenant/definitions/:key/runs":    {params: orders, form: url.Values{"input": {"{}"}}},
+		"GET /t/:tenant/runs/:id":                  {params: map[string]string{"id": f.runA.ID.String()}},
 		"GET /t/:tenant/runs":                      {},
 		"GET /t/:tenant/inbox":                     {},
 		"GET /t/:tenant/settings":                  {},
@@ -190,8 +215,9 @@ func (f twoTenants) assertTenantAUntouched(t *testing.T) {
 		t.Errorf("tenant A changed: keys %+v, members %+v, tier %s, audit %+v", keys, members, tenant.Tier, audit)
 	}
 	defs, _ := f.store.DefinitionList(ctx, f.a.ID, "", 10)
-	if len(defs) != 1 || defs[0].LatestVersion != 0 || defs[0].Name != "" {
-		t.Errorf("tenant A's definitions changed: %+v", defs)
+	runs, _ := f.store.RunList(ctx, f.a.ID, store.RunFilter{Limit: 10})
+	if len(defs) != 1 || defs[0].LatestVersion != 1 || defs[0].Name != "" || len(runs) != 1 {
+		t.Errorf("tenant A's definitions or runs changed: %+v, %d runs", defs, len(runs))
 	}
 }
 

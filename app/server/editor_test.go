@@ -153,12 +153,16 @@ func TestEditorFormPosts(t *testing.T) {
 	t.Parallel()
 	f := setupTwoTenants(t)
 	base := "/t/" + f.a.Slug + "/definitions/orders"
-	a := f.request(f.alice, "POST", base+"/publish", url.Values{"document": {ordersDraft}}, nil)
-	if a.status != http.StatusCreated || !strings.Contains(a.body, "Published v1") {
-		t.Fatalf("form publish = %d", a.status)
+	again := f.request(f.alice, "POST", base+"/publish", url.Values{"document": {ordersDraft}}, nil)
+	if again.status != http.StatusOK || !strings.Contains(again.body, "Published v1") {
+		t.Fatalf("form publish of v1's plan = %d", again.status)
 	}
 	changed := strings.Replace(ordersDraft, "builtin.noop", "builtin.echo", 1)
-	a = f.request(f.alice, "POST", base+"/draft", url.Values{"document": {changed}}, nil)
+	a := f.request(f.alice, "POST", base+"/publish", url.Values{"document": {changed}}, nil)
+	if a.status != http.StatusCreated || !strings.Contains(a.body, "Published v2") {
+		t.Fatalf("form publish = %d", a.status)
+	}
+	a = f.request(f.alice, "POST", base+"/draft", url.Values{"document": {changed + "name: Orders\n"}}, nil)
 	if a.status != http.StatusOK || !strings.Contains(a.body, "Draft saved") {
 		t.Fatalf("form draft = %d", a.status)
 	}
@@ -167,7 +171,7 @@ func TestEditorFormPosts(t *testing.T) {
 		t.Fatalf("form publish of a broken document = %d", a.status)
 	}
 	diff := f.request(f.alice, "GET", base+"/diff?from=1&to=draft", nil, nil)
-	if diff.status != http.StatusOK || !strings.Contains(diff.body, `class="diff-change"`) || !strings.Contains(diff.body, "1 changed lines") {
+	if diff.status != http.StatusOK || !strings.Contains(diff.body, `class="diff-change"`) || !strings.Contains(diff.body, "2 changed lines") {
 		t.Fatalf("diff = %d\n%s", diff.status, diff.body)
 	}
 	if a := f.request(f.alice, "GET", base+"/diff?from=7&to=draft", nil, nil); a.status != http.StatusNotFound {
@@ -232,4 +236,28 @@ func TestStepKindsMatchTheCompiler(t *testing.T) {
 func compileStep(typ string, with map[string]any) (*definition.Compiled, error) {
 	doc, _ := json.Marshal(map[string]any{"key": "k", "steps": []any{map[string]any{"ref": "s", "type": typ, "with": with}}})
 	return definition.Compile(doc, definition.FormatJSON)
+}
+
+func TestEditorTestRun(t *testing.T) {
+	t.Parallel()
+	f := setupTwoTenants(t)
+	path := "/t/" + f.a.Slug + "/definitions/orders/runs"
+	a := f.request(f.alice, "POST", path, url.Values{"input": {`{"amount": 3}`}}, asJSON)
+	started := decode[struct{ ID string }](t, a)
+	if a.status != http.StatusCreated || started.ID == "" {
+		t.Fatalf("test run = %d %s", a.status, a.body)
+	}
+	page := f.request(f.victor, "GET", "/t/"+f.a.Slug+"/runs/"+started.ID, nil, nil)
+	if page.status != http.StatusOK || !strings.Contains(page.body, started.ID) || !strings.Contains(page.body, `id="run-status"`) {
+		t.Errorf("run page = %d", page.status)
+	}
+	if a := f.request(f.alice, "POST", path, url.Values{"input": {`{"amount": `}}, asJSON); a.status != http.StatusBadRequest {
+		t.Errorf("malformed input = %d", a.status)
+	}
+	if a := f.request(f.victor, "POST", path, url.Values{"input": {`{}`}}, asJSON); a.status != http.StatusForbidden {
+		t.Errorf("a viewer's test run = %d", a.status)
+	}
+	if a := f.request(f.bert, "GET", "/t/"+f.b.Slug+"/runs/"+started.ID, nil, nil); a.status != http.StatusNotFound {
+		t.Errorf("another tenant's run = %d", a.status)
+	}
 }

@@ -76,6 +76,8 @@ func webRoutes(e *echo.Echo, d Deps) {
 	t.POST("/definitions", handleDefinitionCreate(d.Store), need(auth.PermDefinitionsWrite))
 	t.GET("/definitions/:key/edit", handleEditor(d.Store), need(auth.PermView))
 	t.GET("/definitions/:key/diff", handleDefinitionDiff(d.Store), need(auth.PermView))
+	t.POST("/definitions/:key/runs", handleTestRun(d.Runs, d.ValidateInput), needAny(auth.PermDefinitionsWrite, auth.PermRunsOperate))
+	t.GET("/runs/:id", handleRunPage(d.Store), need(auth.PermView))
 	editorRoutes(e, d, st)
 	t.GET("/runs", handlePlaceholder("Runs", "runs", "No runs yet."), need(auth.PermView))
 	t.GET("/inbox", handlePlaceholder("Inbox", "inbox", "Nothing waiting for you."), need(auth.PermView))

@@ -20,6 +20,7 @@ import (
 	"github.com/ductor/ductor/app/login"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
+	"github.com/ductor/ductor/workers"
 )
 
 // webBundle is a dashboard on a fresh schema, with an in-process OIDC
@@ -28,6 +29,7 @@ type webBundle struct {
 	testBundle
 	app  *Server
 	oidc *mockoidc.MockOIDC
+	runs *workers.Coordinator // starts runs; no worker ticks them
 	// forgeNonce makes the provider put another nonce in the ID token;
 	// dropVerifier removes the PKCE verifier from the token request.
 	forgeNonce, dropVerifier *atomic.Bool
@@ -47,6 +49,12 @@ func setupWeb(t *testing.T, o webOpts) webBundle {
 		t.Fatal(err)
 	}
 	b := webBundle{forgeNonce: &atomic.Bool{}, dropVerifier: &atomic.Bool{}}
+	if b.runs, err = workers.NewCoordinator(pool, slog.New(slog.DiscardHandler)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err = workers.NewClient(pool, workers.Options{C: b.runs, Logger: slog.New(slog.DiscardHandler)}); err != nil {
+		t.Fatal(err) // insert-only: jobs are queued, never worked
+	}
 	b.oidc = startProvider(t, b, o.endSession)
 	lp, err := login.New(context.Background(), login.Config{
 		Issuer: b.oidc.Issuer(), ClientID: b.oidc.ClientID, ClientSecret: b.oidc.ClientSecret,
@@ -56,7 +64,7 @@ func setupWeb(t *testing.T, o webOpts) webBundle {
 		t.Fatal(err)
 	}
 	b.app = New(Deps{
-		Pool: pool, Store: s, API: true, Web: true, Login: lp, DevLogin: o.devLogin,
+		Pool: pool, Store: s, API: true, Web: true, Login: lp, DevLogin: o.devLogin, Runs: b.runs,
 		Logger: slog.New(slog.DiscardHandler),
 	})
 	srv := httptest.NewUnstartedServer(b.app)

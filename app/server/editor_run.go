@@ -1,0 +1,60 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/views"
+	"github.com/ductor/ductor/workers"
+)
+
+// handleTestRun starts a run of the definition's latest published version
+// with the posted JSON input, and answers its id (script) or its page.
+func handleTestRun(runs *workers.Coordinator, validate workers.InputValidator) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if runs == nil {
+			return apperr.New(apperr.Unavailable, "this server does not run workflows")
+		}
+		var input any = map[string]any{}
+		if raw := strings.TrimSpace(c.FormValue("input")); raw != "" {
+			if err := json.Unmarshal([]byte(raw), &input); err != nil {
+				return apperr.New(apperr.Invalid, "the input must be JSON: %v", err)
+			}
+		}
+		v := viewerOf(c)
+		run, _, err := runs.Start(c.Request().Context(), workers.Trigger{TenantID: v.Tenant.ID, Definition: c.Param("key"), Input: input}, validate)
+		if err != nil {
+			return err
+		}
+		if wantsJSON(c) {
+			return c.JSON(http.StatusCreated, map[string]string{"id": run.ID.String()})
+		}
+		return seeOther(c, "/runs/"+run.ID.String())
+	}
+}
+
+// handleRunPage shows a run's status and its nodes.
+func handleRunPage(s *store.Store) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ctx, v := c.Request().Context(), viewerOf(c)
+		id, err := uuid.Parse(c.Param("id"))
+		if err != nil {
+			return apperr.New(apperr.NotFound, "run not found")
+		}
+		run, err := s.RunGet(ctx, v.Tenant.ID, id)
+		if err != nil {
+			return err
+		}
+		nodes, err := s.RunNodesSteps(ctx, v.Tenant.ID, id)
+		if err != nil {
+			return err
+		}
+		return render(c, http.StatusOK, views.RunPage(shellFor(c, "Run "+id.String()[:8], "runs"), views.RunData{Run: run, Nodes: nodes}))
+	}
+}
