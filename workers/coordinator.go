@@ -31,6 +31,7 @@ type Coordinator struct {
 	tiers     tierCache
 	// Conflicts counts ticks that lost the record_version race.
 	Conflicts atomic.Int64
+	metrics   *metrics
 	// RescueWindow is added to a step's timeout to lease its attempt.
 	RescueWindow time.Duration
 	// InlineTicks lets step workers and triggers run a free run's tick in
@@ -69,7 +70,7 @@ func NewCoordinator(pool *pgxpool.Pool, log *slog.Logger) (*Coordinator, error) 
 	eval := engine.NewCELEvaluator(expr.NewCache(env, 4096))
 	return &Coordinator{
 		pool: pool, log: log, engine: &engine.Engine{Eval: eval},
-		tiers: tierCache{ttl: 5 * time.Second}, RescueWindow: 30 * time.Second, InlineTicks: true,
+		tiers: tierCache{ttl: 5 * time.Second}, RescueWindow: 30 * time.Second, InlineTicks: true, metrics: newMetrics(),
 	}, nil
 }
 

@@ -3,6 +3,7 @@ package workers
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -20,6 +21,7 @@ func (c *Coordinator) tickInline(ctx context.Context, tx pgx.Tx, tenantID, runID
 	if !c.InlineTicks {
 		return false, nil
 	}
+	defer c.observeTick("inline", time.Now())
 	sp, err := tx.Begin(ctx)
 	if err != nil {
 		return false, err

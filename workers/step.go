@@ -44,11 +44,17 @@ func (w *StepWorker) Work(ctx context.Context, job *river.Job[StepArgs]) error {
 	if !fresh {
 		return nil // a duplicate delivery of an attempt that has its result
 	}
+	started := time.Now()
 	out, stepErr := w.Executor.Execute(ctx, steps.Request{
 		TenantID: a.TenantID.String(), RunID: a.RunID.String(), Node: a.Node, Ref: a.Ref, Type: a.Type,
 		Generation: a.Generation, Attempt: a.Attempt, IdempotencyKey: a.IdempotencyKey,
 		Params: a.Params, Timeout: time.Duration(a.TimeoutMS) * time.Millisecond,
 	})
+	outcome := "success"
+	if stepErr != nil {
+		outcome = stepErr.Code
+	}
+	w.C.metrics.stepSeconds.WithLabelValues(a.Type, outcome).Observe(time.Since(started).Seconds())
 	result := engine.StepResult{Node: a.Node, Generation: a.Generation, Attempt: a.Attempt, Output: out, Error: stepErr}
 	return pgx.BeginFunc(context.WithoutCancel(ctx), w.C.pool, func(tx pgx.Tx) error {
 		if err := w.C.deliverAndTick(ctx, tx, a.TenantID, a.RunID, result); err != nil {

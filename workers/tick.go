@@ -35,6 +35,7 @@ func (w *TickWorker) Work(ctx context.Context, job *river.Job[TickArgs]) error {
 // commits without conflict. A wake that lands after the flag is cleared
 // enqueues the next tick, so no input is left undrained.
 func (c *Coordinator) Tick(ctx context.Context, tenantID, runID uuid.UUID) error {
+	defer c.observeTick("job", time.Now())
 	if err := store.New(c.pool).RunClearTick(ctx, tenantID, runID); err != nil {
 		return err
 	}
@@ -147,6 +148,9 @@ func (c *Coordinator) persist(ctx context.Context, tx pgx.Tx, run store.Run, m *
 	}
 	if err := s.RunUpdate(ctx, run, state.Run); err != nil {
 		return err
+	}
+	if state.Run.Status.Terminal() && !run.Status.Terminal() {
+		c.metrics.finished.WithLabelValues(string(state.Run.Status)).Inc()
 	}
 	if err := c.fault(FaultAfterUpdate); err != nil {
 		return err
