@@ -35,51 +35,67 @@ func newAPIClient(env Env) (*apiClient, error) {
 
 // apiError is the API's error shape.
 type apiError struct {
-	Status int
-	Code   string `json:"code"`
-	Msg    string `json:"message"`
+	Status  int
+	Code    string          `json:"code"`
+	Msg     string          `json:"message"`
+	Details json.RawMessage `json:"details"`
 }
 
 func (e *apiError) Error() string { return fmt.Sprintf("%s (%d %s)", e.Msg, e.Status, e.Code) }
 
 // do sends body (JSON-encoded unless nil) and decodes the answer into out.
 func (c *apiClient) do(ctx context.Context, method, path string, body, out any) error {
-	var r io.Reader
+	var raw []byte
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
 			return err
 		}
-		r = bytes.NewReader(b)
+		raw = b
+	}
+	_, err := c.send(ctx, method, path, "application/json", raw, out)
+	return err
+}
+
+// send sends a raw body of the content type and decodes a successful
+// answer into out; it returns the status. An error answer is an *apiError.
+func (c *apiClient) send(ctx context.Context, method, path, contentType string, body []byte, out any) (int, error) {
+	var r io.Reader
+	if body != nil {
+		r = bytes.NewReader(body)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, r)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	req.Header.Set("Authorization", "Bearer "+c.key)
-	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Type", contentType)
 	res, err := c.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, path, err)
+		return 0, fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	defer res.Body.Close()
 	raw, err := io.ReadAll(res.Body)
 	if err != nil {
-		return err
+		return res.StatusCode, err
 	}
 	if res.StatusCode >= 300 {
-		var e struct {
-			Error apiError `json:"error"`
-		}
-		_ = json.Unmarshal(raw, &e)
-		e.Error.Status = res.StatusCode
-		if e.Error.Msg == "" {
-			e.Error.Msg = strings.TrimSpace(string(raw))
-		}
-		return &e.Error
+		return res.StatusCode, errorOf(res.StatusCode, raw)
 	}
 	if out == nil {
-		return nil
+		return res.StatusCode, nil
 	}
-	return json.Unmarshal(raw, out)
+	return res.StatusCode, json.Unmarshal(raw, out)
+}
+
+func errorOf(status int, raw []byte) *apiError {
+	var e struct {
+		Error apiError `json:"error"`
+	}
+	_ = json.Unmarshal(raw, &e)
+	e.Error.Status = status
+	if e.Error.Msg == "" {
+		e.Error.Msg = strings.TrimSpace(string(raw))
+	}
+	return &e.Error
 }

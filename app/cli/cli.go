@@ -38,6 +38,8 @@ func commands() []command {
 		{"apikey", "apikey create --tenant SLUG [--scope S]... [--name N]", runAPIKey},
 		{"run", "run start KEY [--input JSON] [--wait] | run get ID | run list (uses DUCTOR_URL, DUCTOR_API_KEY)", runRun},
 		{"member", "member add --tenant SLUG --email EMAIL --role ROLE", runMember},
+		{"apply", "apply -f FILE... [--dry-run] (publishes definitions; uses DUCTOR_URL, DUCTOR_API_KEY)", runApply},
+		{"seed", "seed -f FILE (tenants, definitions and API keys from a seed file; `seed -h` for its format)", runSeed},
 		{"signal", "signal RUN NAME [--payload JSON] --request-id ID (uses DUCTOR_URL, DUCTOR_API_KEY)", runSignal},
 		{"event", "event NAME [--data JSON] [--idempotency-key K] (uses DUCTOR_URL, DUCTOR_API_KEY)", runEvent},
 	}
