@@ -21,6 +21,7 @@ const state = {
   check: JSON.parse($("editor-init").textContent),
   selected: null,
   seq: 0, // the latest check sent; older answers are dropped
+  pending: false, // a change is not checked yet
 };
 state.doc = state.check.document || { key: root.dataset.key, steps: [] };
 
@@ -53,7 +54,7 @@ const panel = createPanel($("panel"), {
 
 // ---- checking: every change goes to the server, debounced ----
 
-const check = debounce(async (from) => {
+const send = debounce(async (from) => {
   const seq = ++state.seq;
   const document = from === "yaml" ? yamlEl.value : JSON.stringify(state.doc);
   setCompileState("checking…", "");
@@ -61,8 +62,17 @@ const check = debounce(async (from) => {
   const res = await post(root.dataset.checkUrl, { document });
   if (seq !== state.seq || !res.data) return;
   root.dataset.checkMs = Math.round(performance.now() - t0);
+  state.pending = false;
   applyCheck(res.data, from);
 }, 200);
+
+// check schedules a check; until its answer the editor says so.
+function check(from) {
+  state.pending = true;
+  setCompileState("checking…", "");
+  send(from);
+}
+check.flush = () => send.flush();
 
 function applyCheck(data, from) {
   state.check = data;
@@ -126,6 +136,7 @@ function redraw(opt = {}) {
   problemList();
   connectForm();
   const n = (state.check.problems || []).length;
+  if (state.pending) return;
   setCompileState(n ? `${n} problem${n > 1 ? "s" : ""}` : `compiles · ${(state.check.hash || "").slice(0, 12)}`, n ? "fail" : "ok");
 }
 
