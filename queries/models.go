@@ -269,11 +269,19 @@ type RunTimer struct {
 }
 
 type Tenant struct {
-	ID        uuid.UUID
-	Slug      string
-	Name      string
-	Tier      string
-	CreatedAt time.Time
+	ID             uuid.UUID
+	Slug           string
+	Name           string
+	Tier           string
+	CreatedAt      time.Time
+	MaxConcurrency int32
+	RatePerSecond  float64
+}
+
+type TenantBucket struct {
+	TenantID  uuid.UUID
+	Tokens    float64
+	UpdatedAt time.Time
 }
 
 type WebSession struct {

@@ -7,14 +7,66 @@ package queries
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 )
 
+const tenantBucketEnsure = `-- name: TenantBucketEnsure :exec
+INSERT INTO tenant_bucket (tenant_id, tokens, updated_at)
+VALUES ($1, $2, ductor_now())
+ON CONFLICT (tenant_id) DO NOTHING
+`
+
+type TenantBucketEnsureParams struct {
+	TenantID uuid.UUID
+	Tokens   float64
+}
+
+func (q *Queries) TenantBucketEnsure(ctx context.Context, arg TenantBucketEnsureParams) error {
+	_, err := q.db.Exec(ctx, tenantBucketEnsure, arg.TenantID, arg.Tokens)
+	return err
+}
+
+const tenantBucketLock = `-- name: TenantBucketLock :one
+SELECT tokens, updated_at, ductor_now()::timestamptz AS now FROM tenant_bucket
+WHERE tenant_id = $1 FOR UPDATE
+`
+
+type TenantBucketLockRow struct {
+	Tokens    float64
+	UpdatedAt time.Time
+	Now       time.Time
+}
+
+// Locks the tenant's bucket (serialising admission across replicas) and
+// returns it with the database's clock.
+func (q *Queries) TenantBucketLock(ctx context.Context, tenantID uuid.UUID) (TenantBucketLockRow, error) {
+	row := q.db.QueryRow(ctx, tenantBucketLock, tenantID)
+	var i TenantBucketLockRow
+	err := row.Scan(&i.Tokens, &i.UpdatedAt, &i.Now)
+	return i, err
+}
+
+const tenantBucketSet = `-- name: TenantBucketSet :exec
+UPDATE tenant_bucket SET tokens = $1, updated_at = $2 WHERE tenant_id = $3
+`
+
+type TenantBucketSetParams struct {
+	Tokens    float64
+	UpdatedAt time.Time
+	TenantID  uuid.UUID
+}
+
+func (q *Queries) TenantBucketSet(ctx context.Context, arg TenantBucketSetParams) error {
+	_, err := q.db.Exec(ctx, tenantBucketSet, arg.Tokens, arg.UpdatedAt, arg.TenantID)
+	return err
+}
+
 const tenantCreate = `-- name: TenantCreate :one
 INSERT INTO tenant (id, slug, name, tier)
 VALUES ($1, $2, $3, $4)
-RETURNING id, slug, name, tier, created_at
+RETURNING id, slug, name, tier, created_at, max_concurrency, rate_per_second
 `
 
 type TenantCreateParams struct {
@@ -38,12 +90,14 @@ func (q *Queries) TenantCreate(ctx context.Context, arg TenantCreateParams) (Ten
 		&i.Name,
 		&i.Tier,
 		&i.CreatedAt,
+		&i.MaxConcurrency,
+		&i.RatePerSecond,
 	)
 	return i, err
 }
 
 const tenantGetByID = `-- name: TenantGetByID :one
-SELECT id, slug, name, tier, created_at FROM tenant WHERE id = $1
+SELECT id, slug, name, tier, created_at, max_concurrency, rate_per_second FROM tenant WHERE id = $1
 `
 
 func (q *Queries) TenantGetByID(ctx context.Context, id uuid.UUID) (Tenant, error) {
@@ -55,12 +109,14 @@ func (q *Queries) TenantGetByID(ctx context.Context, id uuid.UUID) (Tenant, erro
 		&i.Name,
 		&i.Tier,
 		&i.CreatedAt,
+		&i.MaxConcurrency,
+		&i.RatePerSecond,
 	)
 	return i, err
 }
 
 const tenantGetBySlug = `-- name: TenantGetBySlug :one
-SELECT id, slug, name, tier, created_at FROM tenant WHERE slug = $1
+SELECT id, slug, name, tier, created_at, max_concurrency, rate_per_second FROM tenant WHERE slug = $1
 `
 
 func (q *Queries) TenantGetBySlug(ctx context.Context, slug string) (Tenant, error) {
@@ -72,12 +128,14 @@ func (q *Queries) TenantGetBySlug(ctx context.Context, slug string) (Tenant, err
 		&i.Name,
 		&i.Tier,
 		&i.CreatedAt,
+		&i.MaxConcurrency,
+		&i.RatePerSecond,
 	)
 	return i, err
 }
 
 const tenantList = `-- name: TenantList :many
-SELECT id, slug, name, tier, created_at FROM tenant ORDER BY slug
+SELECT id, slug, name, tier, created_at, max_concurrency, rate_per_second FROM tenant ORDER BY slug
 `
 
 func (q *Queries) TenantList(ctx context.Context) ([]Tenant, error) {
@@ -95,6 +153,8 @@ func (q *Queries) TenantList(ctx context.Context) ([]Tenant, error) {
 			&i.Name,
 			&i.Tier,
 			&i.CreatedAt,
+			&i.MaxConcurrency,
+			&i.RatePerSecond,
 		); err != nil {
 			return nil, err
 		}
@@ -106,8 +166,34 @@ func (q *Queries) TenantList(ctx context.Context) ([]Tenant, error) {
 	return items, nil
 }
 
+const tenantSetLimits = `-- name: TenantSetLimits :one
+UPDATE tenant SET max_concurrency = $1, rate_per_second = $2
+WHERE id = $3 RETURNING id, slug, name, tier, created_at, max_concurrency, rate_per_second
+`
+
+type TenantSetLimitsParams struct {
+	MaxConcurrency int32
+	RatePerSecond  float64
+	ID             uuid.UUID
+}
+
+func (q *Queries) TenantSetLimits(ctx context.Context, arg TenantSetLimitsParams) (Tenant, error) {
+	row := q.db.QueryRow(ctx, tenantSetLimits, arg.MaxConcurrency, arg.RatePerSecond, arg.ID)
+	var i Tenant
+	err := row.Scan(
+		&i.ID,
+		&i.Slug,
+		&i.Name,
+		&i.Tier,
+		&i.CreatedAt,
+		&i.MaxConcurrency,
+		&i.RatePerSecond,
+	)
+	return i, err
+}
+
 const tenantSetTier = `-- name: TenantSetTier :one
-UPDATE tenant SET tier = $1 WHERE id = $2 RETURNING id, slug, name, tier, created_at
+UPDATE tenant SET tier = $1 WHERE id = $2 RETURNING id, slug, name, tier, created_at, max_concurrency, rate_per_second
 `
 
 type TenantSetTierParams struct {
@@ -124,6 +210,8 @@ func (q *Queries) TenantSetTier(ctx context.Context, arg TenantSetTierParams) (T
 		&i.Name,
 		&i.Tier,
 		&i.CreatedAt,
+		&i.MaxConcurrency,
+		&i.RatePerSecond,
 	)
 	return i, err
 }

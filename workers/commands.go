@@ -89,7 +89,7 @@ func (b *commandBatch) perform(ctx context.Context) error {
 // retry waiting out its backoff is stored instead and enqueued by the sweep
 // when due (River's own scheduled jobs are promoted only every few seconds).
 func (b *commandBatch) stepJob(ctx context.Context, d engine.DispatchAttempt) (*river.InsertManyParams, error) {
-	tier, err := b.c.tiers.get(ctx, b.s, b.run.TenantID)
+	tenant, err := b.c.tenants.get(ctx, b.s, b.run.TenantID)
 	if err != nil {
 		return nil, err
 	}
@@ -98,17 +98,22 @@ func (b *commandBatch) stepJob(ctx context.Context, d engine.DispatchAttempt) (*
 		Generation: d.Generation, Attempt: d.Attempt, IdempotencyKey: d.IdempotencyKey,
 		Params: d.Params, TimeoutMS: d.TimeoutMS,
 	}
-	queue := stepQueue(tier)
+	queue := stepQueue(tenant.Tier)
 	if d.RunAt.Sub(b.now) <= time.Millisecond {
 		return &river.InsertManyParams{Args: args, InsertOpts: stepOpts(queue)}, nil
 	}
+	return nil, delayStep(ctx, b.s, args, queue, d.RunAt)
+}
+
+// delayStep stores a step job to be enqueued by the sweep at fireAt.
+func delayStep(ctx context.Context, s *store.Store, args StepArgs, queue string, fireAt time.Time) error {
 	raw, err := json.Marshal(args)
 	if err != nil {
-		return nil, fmt.Errorf("encode step job: %w", err)
+		return fmt.Errorf("encode step job: %w", err)
 	}
-	return nil, b.s.DispatchDelay(ctx, store.Dispatch{
-		TenantID: b.run.TenantID, RunID: b.run.ID, Node: d.Node, Generation: d.Generation,
-		Attempt: d.Attempt, FireAt: d.RunAt, Queue: queue, Args: raw,
+	return s.DispatchDelay(ctx, store.Dispatch{
+		TenantID: args.TenantID, RunID: args.RunID, Node: args.Node, Generation: args.Generation,
+		Attempt: args.Attempt, FireAt: fireAt, Queue: queue, Args: raw,
 	})
 }
 
@@ -127,7 +132,12 @@ func (c *Coordinator) insertSteps(ctx context.Context, tx pgx.Tx, jobs []river.I
 	if len(jobs) == 0 {
 		return nil
 	}
-	if err := c.fairTag(ctx, store.New(tx), jobs); err != nil {
+	s := store.New(tx)
+	jobs, err := c.admit(ctx, s, jobs)
+	if err != nil || len(jobs) == 0 {
+		return err
+	}
+	if err := c.fairTag(ctx, s, jobs); err != nil {
 		return err
 	}
 	if _, err := c.river().InsertManyTx(ctx, tx, jobs); err != nil {

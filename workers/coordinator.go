@@ -28,7 +28,7 @@ type Coordinator struct {
 	log       *slog.Logger
 	client    atomic.Pointer[river.Client[pgx.Tx]]
 	manifests sync.Map // manifest hash → *definition.Manifest
-	tiers     tierCache
+	tenants   tenantCache
 	// Conflicts counts ticks that lost the record_version race.
 	Conflicts atomic.Int64
 	metrics   *metrics
@@ -70,7 +70,7 @@ func NewCoordinator(pool *pgxpool.Pool, log *slog.Logger) (*Coordinator, error) 
 	eval := engine.NewCELEvaluator(expr.NewCache(env, 4096))
 	return &Coordinator{
 		pool: pool, log: log, engine: &engine.Engine{Eval: eval},
-		tiers: tierCache{ttl: 5 * time.Second}, RescueWindow: 30 * time.Second, InlineTicks: true, metrics: newMetrics(),
+		tenants: tenantCache{ttl: 5 * time.Second}, RescueWindow: 30 * time.Second, InlineTicks: true, metrics: newMetrics(),
 	}, nil
 }
 
@@ -116,28 +116,28 @@ func (c *Coordinator) manifest(ctx context.Context, s *store.Store, r store.Run)
 	return v.Manifest, nil
 }
 
-// tierCache remembers tenants' tiers briefly: a tier change reaches step
-// dispatch within ttl.
-type tierCache struct {
+// tenantCache remembers tenants (tier and admission limits) briefly: a
+// change reaches step dispatch within ttl.
+type tenantCache struct {
 	ttl time.Duration
-	m   sync.Map // tenant id → tierEntry
+	m   sync.Map // tenant id → tenantEntry
 }
 
-type tierEntry struct {
-	tier store.Tier
-	at   time.Time
+type tenantEntry struct {
+	tenant store.Tenant
+	at     time.Time
 }
 
-func (t *tierCache) get(ctx context.Context, s *store.Store, tenantID uuid.UUID) (store.Tier, error) {
-	if e, ok := t.m.Load(tenantID); ok && time.Since(e.(tierEntry).at) < t.ttl {
-		return e.(tierEntry).tier, nil
+func (t *tenantCache) get(ctx context.Context, s *store.Store, tenantID uuid.UUID) (store.Tenant, error) {
+	if e, ok := t.m.Load(tenantID); ok && time.Since(e.(tenantEntry).at) < t.ttl {
+		return e.(tenantEntry).tenant, nil
 	}
 	tenant, err := s.TenantGetByID(ctx, tenantID)
 	if err != nil {
-		return "", err
+		return store.Tenant{}, err
 	}
-	t.m.Store(tenantID, tierEntry{tier: tenant.Tier, at: time.Now()})
-	return tenant.Tier, nil
+	t.m.Store(tenantID, tenantEntry{tenant: tenant, at: time.Now()})
+	return tenant, nil
 }
 
 // stepQueue is the River queue of a tier's step tasks.

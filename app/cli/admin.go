@@ -36,8 +36,11 @@ func runMigrate(ctx context.Context, env Env, args []string) error {
 
 // runTenant handles `tenant create SLUG [--tier T] [--name N]`.
 func runTenant(ctx context.Context, env Env, args []string) error {
+	if len(args) > 0 && args[0] == "set" {
+		return runTenantSet(ctx, env, args[1:])
+	}
 	if len(args) == 0 || args[0] != "create" {
-		return fmt.Errorf("%w: ductor tenant create SLUG [--tier standard] [--name NAME]", ErrUsage)
+		return fmt.Errorf("%w: ductor tenant create SLUG [--tier standard] [--name NAME] | tenant set SLUG [--tier T] [--max-concurrency N] [--rate R]", ErrUsage)
 	}
 	fs := newFlags("tenant create", env)
 	tier := fs.String("tier", string(store.TierStandard), "interactive, standard or bulk")
@@ -117,4 +120,49 @@ func splitPositional(args []string) (string, []string) {
 		return args[0], args[1:]
 	}
 	return "", args
+}
+
+// runTenantSet handles `tenant set SLUG [--tier T] [--max-concurrency N]
+// [--rate R]`: the tier and the step admission limits (0: none).
+func runTenantSet(ctx context.Context, env Env, args []string) error {
+	fs := newFlags("tenant set", env)
+	tier := fs.String("tier", "", "interactive, standard or bulk")
+	maxConc := fs.Int("max-concurrency", -1, "steps queued or running at most (0: no cap)")
+	rate := fs.Float64("rate", -1, "step starts per second on average (0: no limit)")
+	slug, rest := splitPositional(args)
+	cfg, _, err := loadConfig(fs, rest, env, "127.0.0.1:8080")
+	if err != nil {
+		return err
+	}
+	if slug == "" {
+		return fmt.Errorf("%w: ductor tenant set SLUG [--tier T] [--max-concurrency N] [--rate R]", ErrUsage)
+	}
+	return withStore(ctx, cfg, func(s *store.Store) error {
+		t, err := s.TenantGetBySlug(ctx, slug)
+		if err != nil {
+			return err
+		}
+		if *tier != "" {
+			tr, err := store.ParseTier(*tier)
+			if err != nil {
+				return err
+			}
+			if t, err = s.TenantSetTier(ctx, t.ID, tr); err != nil {
+				return err
+			}
+		}
+		if *maxConc >= 0 || *rate >= 0 {
+			if *maxConc < 0 {
+				*maxConc = t.MaxConcurrency
+			}
+			if *rate < 0 {
+				*rate = t.RatePerSecond
+			}
+			if t, err = s.TenantSetLimits(ctx, t.ID, *maxConc, *rate); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintf(env.Stdout, "%s tier=%s max_concurrency=%d rate_per_second=%g\n", t.Slug, t.Tier, t.MaxConcurrency, t.RatePerSecond)
+		return nil
+	})
 }

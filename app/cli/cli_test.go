@@ -111,3 +111,19 @@ func TestDevRefusesNonLoopbackAddress(t *testing.T) {
 		t.Fatalf("dev on 0.0.0.0: %v", err)
 	}
 }
+
+func TestTenantSet(t *testing.T) {
+	t.Parallel()
+	_, url := testdb.SchemaURL(t)
+	if _, err := runCLI(t, url, "tenant", "create", "limited"); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runCLI(t, url, "tenant", "set", "limited", "--tier", "bulk", "--max-concurrency", "4", "--rate", "2.5")
+	if err != nil || !strings.Contains(out, "tier=bulk max_concurrency=4 rate_per_second=2.5") {
+		t.Fatalf("tenant set = %q, %v", out, err)
+	}
+	out, err = runCLI(t, url, "tenant", "set", "limited", "--rate", "0")
+	if err != nil || !strings.Contains(out, "max_concurrency=4 rate_per_second=0") {
+		t.Fatalf("changing one limit kept the other? %q, %v", out, err)
+	}
+}

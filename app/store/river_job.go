@@ -64,3 +64,18 @@ func (s *Store) FairClockAdvance(ctx context.Context, tenantID uuid.UUID, queue 
 	}
 	return start, nil
 }
+
+// stepJobsInFlight counts a tenant's step jobs queued or running on a
+// queue, through River's GIN index on args.
+const stepJobsInFlight = `SELECT count(*) FROM river_job
+WHERE kind = 'ductor.step' AND queue = $1 AND state IN ('available', 'running') AND args @> $2::jsonb`
+
+// StepJobsInFlight counts a tenant's step jobs queued or running.
+func (s *Store) StepJobsInFlight(ctx context.Context, tenantID uuid.UUID, queue string) (int, error) {
+	match, _ := json.Marshal(map[string]any{"tenant_id": tenantID})
+	var n int
+	if err := s.db.QueryRow(ctx, stepJobsInFlight, queue, match).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count steps in flight: %w", err)
+	}
+	return n, nil
+}

@@ -41,6 +41,10 @@ type Tenant struct {
 	Name      string
 	Tier      Tier
 	CreatedAt time.Time
+	// MaxConcurrency caps the tenant's steps queued or running (0: none);
+	// RatePerSecond limits step starts (0: none).
+	MaxConcurrency int
+	RatePerSecond  float64
 }
 
 var slugPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
@@ -99,5 +103,51 @@ func (s *Store) TenantSetTier(ctx context.Context, id uuid.UUID, tier Tier) (Ten
 }
 
 func tenantFromRow(r queries.Tenant) Tenant {
-	return Tenant{ID: r.ID, Slug: r.Slug, Name: r.Name, Tier: Tier(r.Tier), CreatedAt: r.CreatedAt}
+	return Tenant{
+		ID: r.ID, Slug: r.Slug, Name: r.Name, Tier: Tier(r.Tier), CreatedAt: r.CreatedAt,
+		MaxConcurrency: int(r.MaxConcurrency), RatePerSecond: r.RatePerSecond,
+	}
+}
+
+// TenantSetLimits sets a tenant's step admission limits.
+func (s *Store) TenantSetLimits(ctx context.Context, id uuid.UUID, maxConcurrency int, ratePerSecond float64) (Tenant, error) {
+	if maxConcurrency < 0 || ratePerSecond < 0 {
+		return Tenant{}, apperr.New(apperr.Invalid, "limits must not be negative")
+	}
+	row, err := s.q.TenantSetLimits(ctx, queries.TenantSetLimitsParams{
+		ID: id, MaxConcurrency: int32(maxConcurrency), RatePerSecond: ratePerSecond,
+	})
+	if err != nil {
+		return Tenant{}, notFound(err, "tenant")
+	}
+	return tenantFromRow(row), nil
+}
+
+// Bucket is a tenant's token bucket, locked for the transaction.
+type Bucket struct {
+	Tokens    float64
+	UpdatedAt time.Time
+	Now       time.Time
+}
+
+// TenantBucketLock locks the tenant's admission bucket, creating it full
+// (burst tokens) on first use. Holding it serialises the tenant's
+// admissions across replicas.
+func (s *Store) TenantBucketLock(ctx context.Context, tenantID uuid.UUID, burst float64) (Bucket, error) {
+	if err := s.q.TenantBucketEnsure(ctx, queries.TenantBucketEnsureParams{TenantID: tenantID, Tokens: burst}); err != nil {
+		return Bucket{}, fmt.Errorf("create bucket: %w", err)
+	}
+	row, err := s.q.TenantBucketLock(ctx, tenantID)
+	if err != nil {
+		return Bucket{}, fmt.Errorf("lock bucket: %w", err)
+	}
+	return Bucket{Tokens: row.Tokens, UpdatedAt: row.UpdatedAt, Now: row.Now}, nil
+}
+
+// TenantBucketSet stores the bucket's new level.
+func (s *Store) TenantBucketSet(ctx context.Context, tenantID uuid.UUID, tokens float64, at time.Time) error {
+	if err := s.q.TenantBucketSet(ctx, queries.TenantBucketSetParams{TenantID: tenantID, Tokens: tokens, UpdatedAt: at}); err != nil {
+		return fmt.Errorf("update bucket: %w", err)
+	}
+	return nil
 }
