@@ -16,10 +16,10 @@ import (
 
 // readDocument reads a definition document from the request body, at most
 // definition.MaxDocumentBytes: a larger declared length is refused before
-// reading, and the connection is closed unread. The Content-Type picks the format: application/yaml,
-// application/x-yaml and text/yaml are YAML, JSON types are JSON, and
-// anything else (curl's form default included) is detected from the
-// first byte.
+// reading and the connection closed unread. The Content-Type picks the
+// format: application/yaml, application/x-yaml and text/yaml are YAML,
+// JSON types are JSON, and anything else (curl's form default included)
+// is detected from the first byte.
 func readDocument(c echo.Context) ([]byte, definition.Format, error) {
 	r := c.Request()
 	if r.ContentLength > definition.MaxDocumentBytes {
