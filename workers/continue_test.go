@@ -3,6 +3,7 @@ package workers_test
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"sync"
 	"testing"
 
@@ -147,6 +148,14 @@ edges:
 	}
 	if !run.State.SoftWarned {
 		t.Error("soft tier did not warn")
+	}
+	history, _ := b.store.RunHistory(b.ctx, b.tenant.ID, run.ID, 0, 100)
+	warned := false
+	for _, h := range history {
+		warned = warned || strings.HasPrefix(h.Detail, "warning transitions_soft")
+	}
+	if !warned {
+		t.Error("the soft tier left no warning in the run's history")
 	}
 	// Unpublished: the hard tier cannot continue, the run is force-stopped.
 	b.waitTerminal(t, *run.ContinuedToRunID)

@@ -12,6 +12,7 @@ type metrics struct {
 	tickSeconds *prometheus.HistogramVec
 	stepSeconds *prometheus.HistogramVec
 	finished    *prometheus.CounterVec
+	warnings    *prometheus.CounterVec
 }
 
 func newMetrics() *metrics {
@@ -27,6 +28,9 @@ func newMetrics() *metrics {
 		finished: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ductor_runs_finished_total", Help: "Runs that reached a terminal status.",
 		}, []string{"status"}),
+		warnings: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ductor_run_warnings_total", Help: "Warnings runs raised, such as passing the soft transition limit.",
+		}, []string{"code"}),
 	}
 }
 
@@ -36,7 +40,7 @@ func newMetrics() *metrics {
 // steps per tier and tenant.
 func (c *Coordinator) Collectors() []prometheus.Collector {
 	return []prometheus.Collector{
-		c.metrics.tickSeconds, c.metrics.stepSeconds, c.metrics.finished,
+		c.metrics.tickSeconds, c.metrics.stepSeconds, c.metrics.finished, c.metrics.warnings,
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "ductor_tick_conflicts_total", Help: "Ticks that lost the record_version race and decided again.",
 		}, func() float64 { return float64(c.Conflicts.Load()) }),

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/ductor/ductor/app/definition"
@@ -274,7 +275,10 @@ func (d *decider) limits() {
 		d.closeForCAN()
 	case l.TransitionsSoft > 0 && c >= int64(l.TransitionsSoft) && !d.runRow.SoftWarned:
 		d.runRow.SoftWarned = true
-		d.emit(Warn{Code: "transitions_soft", Message: "run passed its soft transition limit"})
+		msg := fmt.Sprintf("run passed its soft transition limit of %d", l.TransitionsSoft)
+		st := string(d.runRow.Status)
+		d.transition(Transition{From: st, To: st, Detail: "warning transitions_soft: " + msg})
+		d.emit(Warn{Code: "transitions_soft", Message: msg})
 	}
 }
 
