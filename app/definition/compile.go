@@ -44,7 +44,18 @@ func NewCompiler(opts Options) (*Compiler, error) {
 
 var sharedEnv = sync.OnceValues(func() (*expr.Env, error) { return expr.NewEnv() })
 
-var defaultCompiler = sync.OnceValues(func() (*Compiler, error) { return NewCompiler(DefaultOptions()) })
+// defaultCompiler keeps compiled expressions in a shared cache, so a
+// document compiled again (an editor recompiling on every change, a
+// republish) parses only the expressions that changed.
+var defaultCompiler = sync.OnceValues(func() (*Compiler, error) {
+	env, err := sharedEnv()
+	if err != nil {
+		return nil, err
+	}
+	opts := DefaultOptions()
+	opts.Env, opts.Cache = env, expr.NewCache(env, 16384)
+	return NewCompiler(opts)
+})
 
 // Compile compiles doc with [DefaultOptions]. See [Compiler.Compile].
 func Compile(doc []byte, f Format) (*Compiled, error) {
