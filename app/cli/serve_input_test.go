@@ -18,7 +18,7 @@ func TestServeChecksRunInput(t *testing.T) {
 	env := Env{
 		Getenv: func(k string) string { return map[string]string{"DATABASE_URL": b.vars["DATABASE_URL"]}[k] },
 		Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{},
-		Ready:  func(addr string) { ready <- addr },
+		Ready: func(addr string) { ready <- addr },
 	}
 	go func() { done <- Run(ctx, []string{"serve", "--roles", "api", "--addr", "127.0.0.1:0"}, env) }()
 	t.Cleanup(func() { cancel(); <-done })
