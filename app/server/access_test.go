@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/ductor/ductor/app/auth"
@@ -24,6 +25,7 @@ type twoTenants struct {
 	a, b                store.Tenant
 	keyA                store.APIKey
 	runA                store.Run
+	approvalA, caseA    uuid.UUID
 	alice, victor, bert *browser
 	csrf                map[*browser]string
 }
@@ -44,6 +46,7 @@ func setupTwoTenants(t *testing.T) twoTenants {
 	f.b = testdb.Tenant(t, w.store, nil)
 	f.keyA, _ = testdb.APIKey(t, w.store, f.a, nil)
 	f.runA = ordersRun(t, w, f.a)
+	f.approvalA, f.caseA = runPagesFixture(t, w.store, f.a, f.runA, alice)
 	for _, m := range []struct {
 		tenant store.Tenant
 		email  string
@@ -109,6 +112,7 @@ type routeCase struct {
 // routeCases has a case for every dashboard route. A route added without
 // one fails TestTenantIsolationCoversEveryRoute.
 func (f twoTenants) routeCases() map[string]routeCase {
+	runA := map[string]string{"id": f.runA.ID.String()}
 	return map[string]routeCase{
 		"GET /":                                    {public: true},
 		"GET /healthz":                             {public: true},
@@ -130,8 +134,15 @@ func (f twoTenants) routeCases() map[string]routeCase {
 		"POST /t/:tenant/definitions/:key/publish": {params: orders, form: url.Values{"document": {ordersDraft}}},
 		"POST /t/:tenant/definitions/:key/runs":    {params: orders, form: url.Values{"input": {"{}"}}},
 		"GET /t/:tenant/runs/:id":                  {params: map[string]string{"id": f.runA.ID.String()}},
+		"GET /t/:tenant/runs/:id/live":             {params: runA},
+		"POST /t/:tenant/runs/:id/cancel":          {params: runA, form: url.Values{"reason": {"stolen"}}},
+		"POST /t/:tenant/runs/:id/signal":          {params: runA, form: url.Values{"name": {"stolen"}}},
+		"POST /t/:tenant/runs/:id/continue-as-new": {params: runA},
+		"POST /t/:tenant/runs/:id/retry":           {params: runA, form: url.Values{"node": {"a"}}},
 		"GET /t/:tenant/runs":                      {},
 		"GET /t/:tenant/inbox":                     {},
+		"POST /t/:tenant/inbox/approvals/:id":      {params: map[string]string{"id": f.approvalA.String()}, form: url.Values{"decision": {"approve"}}},
+		"POST /t/:tenant/inbox/cases/:id":          {params: map[string]string{"id": f.caseA.String()}, form: url.Values{"status": {"done"}}},
 		"GET /t/:tenant/settings":                  {},
 		"POST /t/:tenant/settings/tier":            {form: url.Values{"tier": {"bulk"}}},
 		"GET /t/:tenant/settings/keys":             {},

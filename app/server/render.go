@@ -33,7 +33,7 @@ func shellFor(c echo.Context, title, section string) views.ShellData {
 	return views.ShellData{
 		Title: title, Section: section, User: v.User.Email, Role: string(v.Role),
 		Tenant:  views.TenantLink{Slug: v.Tenant.Slug, Name: v.Tenant.Name},
-		Tenants: tenants, CSRF: v.CSRF, DevLogin: siteOf(c).DevLogin,
+		Tenants: tenants, CSRF: v.CSRF, DevLogin: siteOf(c).DevLogin, Inbox: inboxBadge(c),
 	}
 }
 

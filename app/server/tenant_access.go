@@ -21,6 +21,10 @@ type Viewer struct {
 
 const viewerKey = "ductor.viewer"
 
+// storeKey holds the store for what the shell shows on every page (the
+// inbox badge).
+const storeKey = "ductor.store"
+
 // viewerOf returns the request's viewer; only routes behind tenantAccess
 // have one.
 func viewerOf(c echo.Context) Viewer {
@@ -55,6 +59,7 @@ func tenantAccess(st *store.Store) echo.MiddlewareFunc {
 			for _, m := range ms {
 				if m.Tenant.Slug == slug {
 					c.Set(viewerKey, Viewer{User: sess.User, Tenant: m.Tenant, Role: m.Role, Tenants: ms, CSRF: sess.CSRFToken})
+					c.Set(storeKey, st)
 					return next(c)
 				}
 			}

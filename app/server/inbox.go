@@ -1,0 +1,135 @@
+package server
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/ductor/ductor/app/auth"
+	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/views"
+	"github.com/ductor/ductor/workers"
+)
+
+// inboxNotices confirm a decision (?done=NAME after the redirect).
+var inboxNotices = map[string]string{
+	"approve": "Approved.",
+	"reject":  "Rejected.",
+	"case":    "Case saved.",
+}
+
+// handleInbox shows the approvals and cases addressed to the person (by
+// email) or their role, newest first: pending ones by default, decided
+// ones with ?tab=decided.
+func handleInbox(s *store.Store, runs *workers.Coordinator) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		d := views.InboxData{Tab: c.QueryParam("tab"), Notice: inboxNotices[c.QueryParam("done")]}
+		return renderInbox(c, s, runs, http.StatusOK, d)
+	}
+}
+
+func renderInbox(c echo.Context, s *store.Store, runs *workers.Coordinator, status int, d views.InboxData) error {
+	if d.Tab != "decided" {
+		d.Tab = "pending"
+	}
+	d.CanDecide = viewerOf(c).Can(auth.PermApprove)
+	box, err := loadInbox(c.Request().Context(), s, viewerOf(c))
+	if err != nil {
+		return err
+	}
+	d.Pending = len(box.approvals[true]) + len(box.cases[true])
+	pending := d.Tab == "pending"
+	ctxs := runContexts{s: s, runs: runs, tenant: viewerOf(c).Tenant.ID}
+	for _, a := range box.approvals[pending] {
+		item, err := ctxs.approval(c.Request().Context(), a, viewerOf(c).Actor())
+		if err != nil {
+			return err
+		}
+		d.Approvals = append(d.Approvals, item)
+	}
+	for _, k := range box.cases[pending] {
+		d.Cases = append(d.Cases, views.InboxCase{Case: k, RunKey: ctxs.runKey(c.Request().Context(), k.RunID), Fields: views.CaseFields(k.Fields, k.Data)})
+	}
+	return render(c, status, views.InboxPage(shellFor(c, "Inbox", "inbox"), d))
+}
+
+// inbox is a person's approvals and cases split into pending (true) and
+// decided (false).
+type inbox struct {
+	approvals map[bool][]store.Approval
+	cases     map[bool][]store.Case
+}
+
+// loadInbox reads the newest approvals and cases addressed to the viewer.
+// An approval the viewer already decided is decided for them, even while
+// it waits for other approvers.
+func loadInbox(ctx context.Context, s *store.Store, v Viewer) (inbox, error) {
+	box := inbox{approvals: map[bool][]store.Approval{}, cases: map[bool][]store.Case{}}
+	approvals, err := s.ApprovalsFor(ctx, v.Tenant.ID, v.User.Email, []string{string(v.Role)}, "")
+	if err != nil {
+		return box, err
+	}
+	for _, a := range approvals {
+		pending := a.Status == store.ApprovalPending && myDecision(a, v.Actor()) == nil
+		box.approvals[pending] = append(box.approvals[pending], a)
+	}
+	cases, err := s.CasesFor(ctx, v.Tenant.ID, v.User.Email, []string{string(v.Role)}, "")
+	if err != nil {
+		return box, err
+	}
+	for _, k := range cases {
+		box.cases[k.ClosedAt == nil] = append(box.cases[k.ClosedAt == nil], k)
+	}
+	return box, nil
+}
+
+func myDecision(a store.Approval, actor string) *store.ApprovalDecision {
+	for i := range a.Decisions {
+		if a.Decisions[i].By == actor {
+			return &a.Decisions[i]
+		}
+	}
+	return nil
+}
+
+// inboxCount is the number of things waiting for the viewer, for the
+// navigation's badge; a failure shows no badge rather than no page.
+func inboxCount(ctx context.Context, s *store.Store, v Viewer) int {
+	box, err := loadInbox(ctx, s, v)
+	if err != nil {
+		return 0
+	}
+	return len(box.approvals[true]) + len(box.cases[true])
+}
+
+// handleApprovalDecide records the viewer's decision on an approval
+// addressed to them: by their own name (so min_approvals counts people)
+// and only when their email or role is among the approvers.
+func handleApprovalDecide(s *store.Store, runs *workers.Coordinator) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		v := viewerOf(c)
+		decision := c.FormValue("decision")
+		err := inboxAction(c, "approval", func(id uuid.UUID) error {
+			if decision != "approve" && decision != "reject" {
+				return errBadDecision
+			}
+			_, err := runs.DecideApproval(c.Request().Context(), v.Tenant.ID, id, store.Decision{
+				By: v.Actor(), Approved: decision == "approve", Comment: c.FormValue("comment"),
+				Who: store.Audience(v.User.Email, string(v.Role)),
+			})
+			return err
+		})
+		return afterInbox(c, s, runs, err, decision)
+	}
+}
+
+// inboxBadge counts, for the shell, what waits for the viewer.
+func inboxBadge(c echo.Context) int {
+	s, ok := c.Get(storeKey).(*store.Store)
+	if !ok {
+		return 0
+	}
+	return inboxCount(c.Request().Context(), s, viewerOf(c))
+}

@@ -1,0 +1,180 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/views"
+	"github.com/ductor/ductor/workers"
+)
+
+var errBadDecision = apperr.New(apperr.Invalid, `decision must be "approve" or "reject"`)
+
+// handleCaseSave updates a case assigned to the viewer from its form:
+// each field.NAME input becomes the data's NAME (typed by the fields
+// schema), status the case's status.
+func handleCaseSave(s *store.Store, runs *workers.Coordinator) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		v := viewerOf(c)
+		err := inboxAction(c, "case", func(id uuid.UUID) error {
+			k, err := s.CaseGet(c.Request().Context(), v.Tenant.ID, id)
+			if err != nil {
+				return err
+			}
+			who := store.Audience(v.User.Email, string(v.Role))
+			if !slices.ContainsFunc(k.Assignees, func(a string) bool { return slices.Contains(who, a) }) {
+				return apperr.New(apperr.Forbidden, "this case is not assigned to you")
+			}
+			data, err := caseData(c, k)
+			if err != nil {
+				return err
+			}
+			status := strings.TrimSpace(c.FormValue("status"))
+			_, err = runs.UpdateCase(c.Request().Context(), v.Tenant.ID, id, workers.CaseChange{Status: &status, Data: data})
+			return err
+		})
+		return afterInbox(c, s, runs, err, "case")
+	}
+}
+
+// caseData merges the form's fields into the case's data; an empty input
+// removes its field.
+func caseData(c echo.Context, k store.Case) (map[string]any, error) {
+	data := map[string]any{}
+	if m, ok := k.Data.(map[string]any); ok {
+		for key, val := range m {
+			data[key] = val
+		}
+	}
+	for _, f := range views.CaseFields(k.Fields, k.Data) {
+		raw := strings.TrimSpace(c.FormValue("field." + f.Name))
+		val, err := fieldFromForm(f, raw)
+		if err != nil {
+			return nil, err
+		}
+		if val == nil {
+			delete(data, f.Name)
+			continue
+		}
+		data[f.Name] = val
+	}
+	return data, nil
+}
+
+func fieldFromForm(f views.CaseField, raw string) (any, error) {
+	switch {
+	case f.Kind == "boolean":
+		return raw == "true", nil
+	case raw == "":
+		return nil, nil
+	case f.Kind == "number" || f.Kind == "integer":
+		n, err := strconv.ParseFloat(raw, 64)
+		if err != nil {
+			return nil, apperr.New(apperr.Invalid, "%s must be a number", f.Name)
+		}
+		return n, nil
+	case f.Kind == "json":
+		var v any
+		if err := json.Unmarshal([]byte(raw), &v); err != nil {
+			return nil, apperr.New(apperr.Invalid, "%s must be JSON: %v", f.Name, err)
+		}
+		return v, nil
+	}
+	return raw, nil
+}
+
+// inboxAction runs act on the item named by :id; an id that is not a
+// UUID is NotFound.
+func inboxAction(c echo.Context, what string, act func(uuid.UUID) error) error {
+	id, err := pathUUID(c, "id", what)
+	if err != nil {
+		return err
+	}
+	return act(id)
+}
+
+// afterInbox redirects to the inbox after a decision, or shows it again
+// with why the decision was refused (decided already, not addressed to
+// the viewer, invalid data).
+func afterInbox(c echo.Context, s *store.Store, runs *workers.Coordinator, err error, done string) error {
+	if err == nil {
+		return seeOther(c, "/inbox?done="+done)
+	}
+	if apperr.CodeOf(err) == apperr.NotFound {
+		return err
+	}
+	return formError(c, err, func(status int, msg string) error {
+		return renderInbox(c, s, runs, status, views.InboxData{Error: msg, ErrorFor: c.Param("id")})
+	})
+}
+
+// runContexts loads, once per run, what an approver needs to see: the
+// run's definition, input and the outputs of the steps before the
+// approval's step.
+type runContexts struct {
+	s      *store.Store
+	runs   *workers.Coordinator
+	tenant uuid.UUID
+	cache  map[uuid.UUID]*store.Run
+}
+
+func (rc *runContexts) run(ctx context.Context, id uuid.UUID) *store.Run {
+	if rc.cache == nil {
+		rc.cache = map[uuid.UUID]*store.Run{}
+	}
+	if r, ok := rc.cache[id]; ok {
+		return r
+	}
+	r, err := rc.s.RunGet(ctx, rc.tenant, id)
+	if err != nil {
+		rc.cache[id] = nil
+		return nil
+	}
+	rc.cache[id] = &r
+	return &r
+}
+
+func (rc *runContexts) runKey(ctx context.Context, id uuid.UUID) string {
+	if r := rc.run(ctx, id); r != nil {
+		return r.DefinitionKey
+	}
+	return ""
+}
+
+func (rc *runContexts) approval(ctx context.Context, a store.Approval, actor string) (views.InboxApproval, error) {
+	out := views.InboxApproval{Approval: a, Mine: myDecision(a, actor)}
+	r := rc.run(ctx, a.RunID)
+	if r == nil {
+		return out, nil
+	}
+	out.RunKey, out.RunStatus = r.DefinitionKey, string(r.Status)
+	out.Context = append(out.Context, views.ContextItem{Label: "Run input", Value: r.State.Input})
+	m, err := rc.runs.Manifest(ctx, *r)
+	if err != nil {
+		return out, err
+	}
+	var before []string
+	for _, e := range m.Edges {
+		if e.To == a.Node {
+			before = append(before, e.From)
+		}
+	}
+	if len(before) == 0 {
+		return out, nil
+	}
+	nodes, err := rc.s.RunNodesByName(ctx, rc.tenant, a.RunID, before)
+	for _, n := range nodes {
+		if n.Output != nil {
+			out.Context = append(out.Context, views.ContextItem{Label: "Output of " + n.ID, Value: n.Output})
+		}
+	}
+	return out, err
+}

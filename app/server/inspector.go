@@ -1,0 +1,137 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/app/auth"
+	"github.com/ductor/ductor/app/definition"
+	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/views"
+	"github.com/ductor/ductor/workers"
+)
+
+const (
+	historyPage  = 50
+	childrenPage = 50
+	childRunRows = 10
+)
+
+// actionNotices confirm a finished operator action (?done=NAME after the
+// redirect).
+var actionNotices = map[string]string{
+	"cancel": "Cancel requested: the run stops at its next tick.",
+	"signal": "Signal sent.",
+	"retry":  "Retry requested.",
+	"can":    "Continue-as-new requested.",
+}
+
+// handleInspector shows one run: graph, steps, the selected step, history,
+// signals, lineage and, to operators, the actions.
+func handleInspector(s *store.Store, runs *workers.Coordinator) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		d, err := loadInspector(c, s, runs)
+		if err != nil {
+			return err
+		}
+		d.Notice = actionNotices[c.QueryParam("done")]
+		return renderInspector(c, http.StatusOK, d)
+	}
+}
+
+func renderInspector(c echo.Context, status int, d views.InspectorData) error {
+	return render(c, status, views.InspectorPage(shellFor(c, "Run "+d.Run.ID.String()[:8], "runs"), d))
+}
+
+// loadInspector reads everything the page shows; each list is bounded
+// (history and children are paged, child runs cut at a few rows).
+func loadInspector(c echo.Context, s *store.Store, runs *workers.Coordinator) (views.InspectorData, error) {
+	ctx, v := c.Request().Context(), viewerOf(c)
+	id, err := pathUUID(c, "id", "run")
+	if err != nil {
+		return views.InspectorData{}, err
+	}
+	run, err := s.RunGet(ctx, v.Tenant.ID, id)
+	if err != nil {
+		return views.InspectorData{}, err
+	}
+	d := views.InspectorData{Run: run, CanOperate: v.Can(auth.PermRunsOperate)}
+	m, err := runs.Manifest(ctx, run)
+	if err != nil {
+		return d, err
+	}
+	nodes, err := s.RunNodesSteps(ctx, run.TenantID, run.ID)
+	if err != nil {
+		return d, err
+	}
+	byRef := map[string]*engine.Node{}
+	for _, n := range nodes {
+		byRef[n.ID] = n
+	}
+	d.Graph, d.Steps = views.LayoutRun(m, nodeStates(byRef)), inspectorSteps(m, byRef)
+	if ref := c.QueryParam("node"); ref != "" {
+		if d.Selected, err = loadNodeDetail(c, s, run, m, byRef, ref); err != nil {
+			return d, err
+		}
+	}
+	if err := loadHistory(c, s, &d); err != nil {
+		return d, err
+	}
+	return d, loadRunSide(ctx, s, &d)
+}
+
+func nodeStates(byRef map[string]*engine.Node) map[string]string {
+	out := make(map[string]string, len(byRef))
+	for ref, n := range byRef {
+		out[ref] = string(n.State)
+	}
+	return out
+}
+
+func inspectorSteps(m *definition.Manifest, byRef map[string]*engine.Node) []views.InspectorStep {
+	out := make([]views.InspectorStep, 0, len(m.Order))
+	for _, ref := range m.Order {
+		st, _ := m.Step(ref)
+		out = append(out, views.InspectorStep{Ref: ref, Type: string(st.Type), Node: byRef[ref]})
+	}
+	return out
+}
+
+// loadHistory reads one page of transitions after ?history=SEQ.
+func loadHistory(c echo.Context, s *store.Store, d *views.InspectorData) error {
+	if v := c.QueryParam("history"); v != "" {
+		after, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || after < 0 {
+			return apperr.New(apperr.Invalid, "history must be a sequence number")
+		}
+		d.HistoryAfter = after
+	}
+	ts, err := s.RunHistory(c.Request().Context(), d.Run.TenantID, d.Run.ID, d.HistoryAfter, historyPage+1)
+	if err != nil {
+		return err
+	}
+	if len(ts) > historyPage {
+		ts = ts[:historyPage]
+		d.HistoryNext = ts[len(ts)-1].Seq
+	}
+	d.History = ts
+	return nil
+}
+
+// loadRunSide reads the run's signals and child runs.
+func loadRunSide(ctx context.Context, s *store.Store, d *views.InspectorData) error {
+	var err error
+	if d.Signals, err = s.SignalsList(ctx, d.Run.TenantID, d.Run.ID); err != nil {
+		return err
+	}
+	if d.ChildCounts, err = s.RunChildCounts(ctx, d.Run.TenantID, d.Run.ID); err != nil || len(d.ChildCounts) == 0 {
+		return err
+	}
+	d.ChildRuns, err = s.RunList(ctx, d.Run.TenantID, store.RunFilter{ParentID: &d.Run.ID, Limit: childRunRows})
+	return err
+}

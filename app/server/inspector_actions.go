@@ -1,0 +1,128 @@
+package server
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/views"
+	"github.com/ductor/ductor/workers"
+)
+
+// The inspector's operator actions are plain form posts: each hands a
+// control intent to the coordinator and redirects back to the run with
+// ?done=ACTION, or shows the run again with the error and what was typed.
+
+// handleRunCancelForm asks the run to cancel.
+func handleRunCancelForm(s *store.Store, runs *workers.Coordinator) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		v := viewerOf(c)
+		reason := strings.TrimSpace(c.FormValue("reason"))
+		if reason == "" {
+			reason = "cancelled by " + v.User.Email
+		}
+		err := withRunID(c, func(id uuid.UUID) error {
+			return runs.Control(c.Request().Context(), v.Tenant.ID, id, engine.Cancel{RequestID: uuid.NewString(), Reason: reason})
+		})
+		return afterAction(c, s, runs, err, "cancel", views.ActionForm{})
+	}
+}
+
+// handleRunSignalForm sends a signal: the name is required, the request id
+// is generated when empty, the payload is JSON (empty: null).
+func handleRunSignalForm(s *store.Store, runs *workers.Coordinator) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		form := views.ActionForm{
+			SignalName: strings.TrimSpace(c.FormValue("name")), SignalRequestID: strings.TrimSpace(c.FormValue("request_id")),
+			SignalPayload: c.FormValue("payload"),
+		}
+		err := withRunID(c, func(id uuid.UUID) error {
+			if form.SignalName == "" {
+				return apperr.New(apperr.Invalid, "a signal needs a name")
+			}
+			payload, err := formJSON("payload", form.SignalPayload)
+			if err != nil {
+				return err
+			}
+			sig := engine.Signal{RequestID: form.SignalRequestID, Name: form.SignalName, Payload: payload}
+			if sig.RequestID == "" {
+				sig.RequestID = uuid.NewString()
+			}
+			_, err = runs.Signal(c.Request().Context(), viewerOf(c).Tenant.ID, id, sig)
+			return err
+		})
+		return afterAction(c, s, runs, err, "signal", form)
+	}
+}
+
+// handleRunContinueForm asks the run to continue as new, with the given
+// JSON input or, when empty, its own.
+func handleRunContinueForm(s *store.Store, runs *workers.Coordinator) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		form := views.ActionForm{CANInput: c.FormValue("input")}
+		err := withRunID(c, func(id uuid.UUID) error {
+			input, err := formJSON("input", form.CANInput)
+			if err != nil {
+				return err
+			}
+			_, err = runs.ContinueAsNew(c.Request().Context(), viewerOf(c).Tenant.ID, id, uuid.NewString(), input)
+			return err
+		})
+		return afterAction(c, s, runs, err, "can", form)
+	}
+}
+
+// handleNodeRetryForm retries the failed (or cancelled) node the form
+// names.
+func handleNodeRetryForm(s *store.Store, runs *workers.Coordinator) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		err := withRunID(c, func(id uuid.UUID) error {
+			return runs.RetryNode(c.Request().Context(), viewerOf(c).Tenant.ID, id, c.FormValue("node"))
+		})
+		return afterAction(c, s, runs, err, "retry", views.ActionForm{})
+	}
+}
+
+func withRunID(c echo.Context, act func(uuid.UUID) error) error {
+	id, err := pathUUID(c, "id", "run")
+	if err != nil {
+		return err
+	}
+	return act(id)
+}
+
+// formJSON parses a JSON form field; empty is nil.
+func formJSON(field, raw string) (any, error) {
+	if strings.TrimSpace(raw) == "" {
+		return nil, nil
+	}
+	var v any
+	if err := json.Unmarshal([]byte(raw), &v); err != nil {
+		return nil, apperr.New(apperr.Invalid, "the %s must be JSON: %v", field, err)
+	}
+	return v, nil
+}
+
+// afterAction redirects to the run on success; a client error shows the
+// run again with the message (an unknown run is the plain 404 page).
+func afterAction(c echo.Context, s *store.Store, runs *workers.Coordinator, err error, done string, form views.ActionForm) error {
+	if err == nil {
+		return seeOther(c, "/runs/"+c.Param("id")+"?done="+done)
+	}
+	if apperr.CodeOf(err) == apperr.NotFound {
+		return err
+	}
+	return formError(c, err, func(status int, msg string) error {
+		d, lerr := loadInspector(c, s, runs)
+		if lerr != nil {
+			return lerr
+		}
+		d.Error, d.Form = msg, form
+		return renderInspector(c, status, d)
+	})
+}

@@ -1,0 +1,172 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/workers"
+)
+
+// gateFlow runs a, waits at gate for signal "go", then runs b.
+const gateFlow = `
+key: gated
+steps:
+  - { ref: a, type: task, with: { handler: builtin.echo } }
+  - { ref: gate, type: signal, with: { name: go } }
+  - { ref: b, type: task, with: { handler: builtin.noop } }
+edges:
+  - { from: a, to: gate }
+  - { from: gate, to: b }
+`
+
+// The inspector shows the graph coloured by state, the selected step's
+// waiting and attempts, history and the live JSON; a viewer sees it all
+// but no action; an operator's signal moves the run on.
+func TestInspectorShowsARunAndSendsASignal(t *testing.T) {
+	t.Parallel()
+	b := setupDashboard(t)
+	b.publish(t, gateFlow)
+	id := b.start(t, workers.Trigger{Definition: "gated", Input: map[string]any{"order": 7}, Subject: "order-7"})
+	b.waitNode(t, id, "gate", engine.NodeWaiting)
+	path := "/runs/" + id.String()
+
+	page := b.get(b.viewer, path+"?node=gate")
+	wantPage(t, "viewer's inspector", page, http.StatusOK,
+		`id="run-id"`, id.String(), `id="run-status" class="status waiting"`,
+		`data-ref="gate" data-state="waiting"`, `data-ref="a" data-state="succeeded"`, `data-ref="b" data-state="pending"`,
+		`id="node-waiting"`, "signal go", `id="timeline"`, "order-7", `js/inspector.`)
+	for _, action := range []string{`id="actions"`, `id="cancel-run"`, `id="send-signal"`} {
+		if strings.Contains(page.body, action) {
+			t.Errorf("the viewer is offered %s", action)
+		}
+	}
+	wantPage(t, "step a", b.get(b.viewer, path+"?node=a"), http.StatusOK, `id="attempts"`, `id="node-output"`, `&#34;order&#34;: 7`)
+	wantPage(t, "unknown step", b.get(b.viewer, path+"?node=nope"), http.StatusNotFound)
+	if a := b.post(b.viewer, path+"/signal", url.Values{"name": {"go"}}); a.status != http.StatusForbidden {
+		t.Fatalf("viewer's signal = %d, want 403", a.status)
+	}
+
+	live := b.get(b.viewer, path+"/live")
+	var l liveRun
+	if err := json.Unmarshal([]byte(live.body), &l); err != nil || l.Status != "waiting" || l.Nodes["gate"].State != "waiting" || l.Final {
+		t.Fatalf("live = %d %s (%v)", live.status, live.body, err)
+	}
+
+	wantPage(t, "owner's inspector", b.get(b.owner, path), http.StatusOK, `id="actions"`, `id="cancel-run"`, `id="send-signal"`, `id="continue-as-new"`)
+	bad := b.post(b.owner, path+"/signal", url.Values{"name": {"go"}, "payload": {"{nope"}})
+	wantPage(t, "signal with bad JSON", bad, http.StatusBadRequest, `id="action-error"`, "payload must be JSON", `value="go"`, "{nope")
+	wantRedirect(t, "signal", b.post(b.owner, path+"/signal", url.Values{"name": {"go"}, "request_id": {"r-1"}, "payload": {`{"ok": true}`}}), path+"?done=signal")
+	b.waitStatus(t, id, engine.RunSucceeded)
+
+	wantPage(t, "after the signal", b.get(b.owner, path+"?done=signal"), http.StatusOK,
+		`id="notice"`, "Signal sent", `id="signal-list"`, "r-1", `data-ref="b" data-state="succeeded"`)
+	again := b.post(b.owner, path+"/signal", url.Values{"name": {"go"}})
+	wantPage(t, "signal to an ended run", again, http.StatusConflict, `id="action-error"`)
+}
+
+// Cancel and continue-as-new from the inspector's forms; the lineage
+// links the two runs both ways.
+func TestInspectorCancelAndContinueAsNew(t *testing.T) {
+	t.Parallel()
+	b := setupDashboard(t)
+	b.publish(t, gateFlow)
+	first := b.start(t, workers.Trigger{Definition: "gated", Input: map[string]any{"n": 1}})
+	b.waitNode(t, first, "gate", engine.NodeWaiting)
+
+	wantRedirect(t, "continue as new", b.post(b.owner, "/runs/"+first.String()+"/continue-as-new", url.Values{"input": {`{"n": 2}`}}), "?done=can")
+	ended := b.waitRun(t, first, "continued", func(r store.Run) bool { return r.ContinuedToRunID != nil })
+	next := *ended.ContinuedToRunID
+	wantPage(t, "predecessor", b.get(b.viewer, "/runs/"+first.String()), http.StatusOK, `id="successor-link"`, next.String(), "terminated")
+	wantPage(t, "successor", b.get(b.viewer, "/runs/"+next.String()), http.StatusOK, `id="predecessor-link"`, first.String())
+
+	b.waitNode(t, next, "gate", engine.NodeWaiting)
+	wantRedirect(t, "cancel", b.post(b.owner, "/runs/"+next.String()+"/cancel", url.Values{"reason": {"not needed"}}), "?done=cancel")
+	b.waitStatus(t, next, engine.RunCancelled)
+	page := b.get(b.owner, "/runs/"+next.String())
+	wantPage(t, "cancelled run", page, http.StatusOK, `id="run-status" class="status cancelled"`, `data-ref="gate" data-state="cancelled"`, "not needed")
+	if strings.Contains(page.body, `id="cancel-run"`) {
+		t.Error("an ended run still offers cancel")
+	}
+	if a := b.post(b.viewer, "/runs/"+next.String()+"/cancel", nil); a.status != http.StatusForbidden {
+		t.Errorf("viewer's cancel = %d, want 403", a.status)
+	}
+	if a := b.post(b.owner, "/runs/00000000-0000-0000-0000-000000000001/cancel", nil); a.status != http.StatusNotFound {
+		t.Errorf("cancel of an unknown run = %d, want 404", a.status)
+	}
+}
+
+// A failed node offers retry; the retry starts a new generation; a node
+// that did not fail is refused with the reason.
+func TestInspectorRetriesAFailedNode(t *testing.T) {
+	t.Parallel()
+	b := setupDashboard(t)
+	b.publish(t, `
+key: flaky
+steps:
+  - { ref: ok, type: task, with: { handler: builtin.noop } }
+  - { ref: boom, type: task, with: { handler: builtin.fail, input_expr: '{"message": "broken"}' } }
+edges:
+  - { from: ok, to: boom }
+`)
+	id := b.start(t, workers.Trigger{Definition: "flaky"})
+	b.waitStatus(t, id, engine.RunFailed)
+	path := "/runs/" + id.String()
+	wantPage(t, "failed run", b.get(b.owner, path+"?node=boom"), http.StatusOK,
+		`id="run-error"`, `id="node-error"`, "broken", `id="retry-node"`, `data-ref="boom" data-state="failed"`)
+	if strings.Contains(b.get(b.viewer, path+"?node=boom").body, `id="retry-node"`) {
+		t.Error("the viewer is offered retry")
+	}
+	refused := b.post(b.owner, path+"/retry", url.Values{"node": {"ok"}})
+	wantPage(t, "retry of a succeeded node", refused, http.StatusConflict, `id="action-error"`, "only a failed or cancelled node")
+	wantRedirect(t, "retry", b.post(b.owner, path+"/retry", url.Values{"node": {"boom"}}), "?done=retry")
+	b.waitRun(t, id, "retried and failed again", func(store.Run) bool {
+		nodes, err := b.store.RunNodesByName(context.Background(), b.tenant.ID, id, []string{"boom"})
+		return err == nil && len(nodes) == 1 && nodes[0].Generation == 1 && nodes[0].State == engine.NodeFailed
+	})
+	wantPage(t, "after the retry", b.get(b.owner, path+"?node=boom"), http.StatusOK, `id="attempts"`)
+}
+
+// A scatter's 120 children page by 50 with their counts; "only
+// unfinished" leaves none once all succeeded.
+func TestInspectorPagesScatterChildren(t *testing.T) {
+	t.Parallel()
+	b := setupDashboard(t)
+	b.publish(t, `
+key: wide
+limits: {max_inline_children: 500}
+steps:
+  - ref: fan
+    type: scatter
+    with: {items_expr: input.items, max_inline_children: 500, do: {type: transform, with: {expr: item}}}
+`)
+	items := make([]any, 120)
+	for i := range items {
+		items[i] = i * 10
+	}
+	id := b.start(t, workers.Trigger{Definition: "wide", Input: map[string]any{"items": items}})
+	b.waitStatus(t, id, engine.RunSucceeded)
+	path := "/runs/" + id.String() + "?node=fan"
+	first := b.get(b.viewer, path)
+	wantPage(t, "first page", first, http.StatusOK, `id="children-total">120`, `data-count="succeeded">succeeded 120`, `data-index="0"`, `data-index="49"`, `id="children-next"`, "after=49")
+	if strings.Contains(first.body, `data-index="50"`) {
+		t.Error("the first page shows child 50")
+	}
+	second := b.get(b.viewer, path+"&after=49")
+	wantPage(t, "second page", second, http.StatusOK, `data-index="50"`, `data-index="99"`, "after=99", `id="children-first"`)
+	third := b.get(b.viewer, path+"&after=99")
+	wantPage(t, "third page", third, http.StatusOK, `data-index="100"`, `data-index="119"`)
+	if strings.Contains(third.body, `id="children-next"`) {
+		t.Error("the last page links a next one")
+	}
+	live := b.get(b.viewer, path+"&live=1")
+	if wantPage(t, "unfinished", live, http.StatusOK); strings.Contains(live.body, `data-index=`) {
+		t.Error("'only unfinished' lists finished children")
+	}
+	wantPage(t, "bad page", b.get(b.viewer, path+"&after=x"), http.StatusBadRequest)
+}

@@ -1,0 +1,150 @@
+package views
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/ductor/ductor/app/store"
+)
+
+// InboxData is a person's inbox: what waits for them (Tab "pending") or
+// what was decided (Tab "decided").
+type InboxData struct {
+	Tab       string
+	Approvals []InboxApproval
+	Cases     []InboxCase
+	// Pending counts what waits for the person, for the tab's badge.
+	Pending   int
+	CanDecide bool
+	// Notice confirms a decision; Error (about item ErrorFor) says why
+	// one was refused.
+	Notice, Error, ErrorFor string
+}
+
+// InboxApproval is an approval with what the approver needs to decide.
+type InboxApproval struct {
+	store.Approval
+	RunKey    string
+	RunStatus string
+	// Context is the run's input and the outputs of the steps before the
+	// approval's step.
+	Context []ContextItem
+	// Mine is the person's own decision, when they made one.
+	Mine *store.ApprovalDecision
+}
+
+// ContextItem is one labelled JSON value shown to a decider.
+type ContextItem struct {
+	Label string
+	Value any
+}
+
+// InboxCase is a human_loop case with its form fields.
+type InboxCase struct {
+	store.Case
+	RunKey string
+	Fields []CaseField
+}
+
+// CaseField is one top-level property of a case's fields schema.
+type CaseField struct {
+	Name, Kind, Title, Description string
+	Enum                           []string
+	Required                       bool
+	// Value is the case data's current value as the input shows it.
+	Value string
+}
+
+// CaseFields lists a fields schema's top-level properties, required
+// ones first, then by name. Kind is string, number, integer, boolean,
+// enum or json (objects, arrays and anything else, typed as JSON).
+func CaseFields(schema, data any) []CaseField {
+	sm, _ := schema.(map[string]any)
+	props, _ := sm["properties"].(map[string]any)
+	required := map[string]bool{}
+	if rs, ok := sm["required"].([]any); ok {
+		for _, r := range rs {
+			if name, ok := r.(string); ok {
+				required[name] = true
+			}
+		}
+	}
+	values, _ := data.(map[string]any)
+	out := make([]CaseField, 0, len(props))
+	for name, p := range props {
+		pm, _ := p.(map[string]any)
+		f := CaseField{Name: name, Kind: fieldKind(pm), Required: required[name], Value: fieldValue(values[name])}
+		f.Title, _ = pm["title"].(string)
+		f.Description, _ = pm["description"].(string)
+		if f.Kind == "enum" {
+			for _, e := range pm["enum"].([]any) {
+				f.Enum = append(f.Enum, fmt.Sprint(e))
+			}
+		}
+		out = append(out, f)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Required != out[j].Required {
+			return out[i].Required
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+func fieldKind(p map[string]any) string {
+	if e, ok := p["enum"].([]any); ok && len(e) > 0 {
+		return "enum"
+	}
+	switch t, _ := p["type"].(string); t {
+	case "string", "number", "integer", "boolean":
+		return t
+	}
+	return "json"
+}
+
+func fieldValue(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case float64, bool:
+		return fmt.Sprint(x)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func (f CaseField) label() string {
+	if f.Title != "" {
+		return f.Title
+	}
+	return f.Name
+}
+
+func (f CaseField) inputType() string {
+	switch f.Kind {
+	case "number", "integer":
+		return "number"
+	}
+	return "text"
+}
+
+func (f CaseField) step() string {
+	if f.Kind == "number" {
+		return "any"
+	}
+	return "1"
+}
+
+func decisionText(d store.ApprovalDecision) string {
+	verb := "rejected"
+	if d.Approved {
+		verb = "approved"
+	}
+	who, _ := strings.CutPrefix(d.By, "user:")
+	return who + " " + verb + " at " + runStamp(d.At)
+}

@@ -1,0 +1,194 @@
+package views
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/store"
+)
+
+// InspectorData is everything the run inspector shows; the handler loads
+// it, the components only render it.
+type InspectorData struct {
+	Run   store.Run
+	Graph RunGraph
+	// Steps are the manifest's steps in topological order with their
+	// nodes (nil before a step has one).
+	Steps    []InspectorStep
+	Selected *NodeDetail
+	History  []engine.Transition
+	// HistoryAfter is the page's start; HistoryNext the next page's
+	// (0: no more).
+	HistoryAfter, HistoryNext int64
+	Signals                   []store.SignalRecord
+	ChildRuns                 []store.Run
+	ChildCounts               map[string]int64
+	CanOperate                bool
+	// Notice confirms a finished action; Error says why one failed.
+	Notice, Error string
+	Form          ActionForm
+}
+
+// InspectorStep is one manifest step and its node.
+type InspectorStep struct {
+	Ref, Type string
+	Node      *engine.Node
+}
+
+// ActionForm is what an operator typed, shown again after an error.
+type ActionForm struct {
+	SignalName, SignalRequestID, SignalPayload, CANInput string
+}
+
+// NodeDetail is the selected step: its node, settings, attempts, what it
+// waits on and, for a scatter, one page of its children.
+type NodeDetail struct {
+	Ref, Type string
+	Node      *engine.Node
+	Settings  map[string]any
+	Attempts  []store.AttemptRecord
+	Approval  *store.Approval
+	Case      *store.Case
+	// ChildRun is the run a subworkflow node (or child_workflow scatter
+	// child) waits for, when known.
+	Children    []*engine.Node
+	ChildCounts map[string]int64
+	// ChildAfter is the index the page starts after (-1: the first);
+	// ChildNext the next page's after (-1: no more); LiveOnly hides
+	// finished children.
+	ChildAfter, ChildNext int
+	LiveOnly              bool
+}
+
+// IsScatter reports whether the node fans out.
+func (d *NodeDetail) IsScatter() bool { return d.Node != nil && d.Node.Scatter != nil }
+
+func nodeState(n *engine.Node) string {
+	if n == nil {
+		return "pending"
+	}
+	return string(n.State)
+}
+
+func runURL(slug string, id fmt.Stringer) string { return tenantURL(slug, "/runs/"+id.String()) }
+
+// nodeURL selects a step in the inspector.
+func nodeURL(slug string, runID fmt.Stringer, ref string) string {
+	return runURL(slug, runID) + "?node=" + url.QueryEscape(ref) + "#node"
+}
+
+func orText(s, fallback string) string {
+	if s == "" {
+		return fallback
+	}
+	return s
+}
+
+func childPageURL(slug string, r store.Run, d *NodeDetail, after int, live bool) string {
+	q := url.Values{"node": {d.Ref}, "after": {strconv.Itoa(after)}}
+	if live {
+		q.Set("live", "1")
+	}
+	return runURL(slug, r.ID) + "?" + q.Encode() + "#children"
+}
+
+func historyURL(slug string, d InspectorData, after int64) string {
+	q := url.Values{"history": {strconv.FormatInt(after, 10)}}
+	if d.Selected != nil {
+		q.Set("node", d.Selected.Ref)
+	}
+	return runURL(slug, d.Run.ID) + "?" + q.Encode() + "#history"
+}
+
+// prettyJSON renders a value indented, for <pre> blocks.
+func prettyJSON(v any) string {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+func hasJSON(v any) bool { return v != nil }
+
+// sortedCounts lists counts by state in a stable order.
+func sortedCounts(m map[string]int64) []StateCount {
+	out := make([]StateCount, 0, len(m))
+	for k, v := range m {
+		out = append(out, StateCount{k, v})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].State < out[j].State })
+	return out
+}
+
+// StateCount is how many things are in one state.
+type StateCount struct {
+	State string
+	N     int64
+}
+
+func totalCount(m map[string]int64) int64 {
+	var n int64
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+func fmtCount(n int64) string { return strconv.FormatInt(n, 10) }
+
+// runStamp formats an instant to the millisecond; zero is "–".
+func runStamp(t time.Time) string {
+	if t.IsZero() {
+		return "–"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05.000")
+}
+
+// attemptTook is how long an attempt ran, or "running".
+func attemptTook(start, end time.Time) string {
+	switch {
+	case start.IsZero():
+		return "–"
+	case end.IsZero():
+		return "running"
+	}
+	return end.Sub(start).Round(time.Millisecond).String()
+}
+
+// waitsFor says what a waiting node waits for.
+func waitsFor(w *engine.Waiting) string {
+	if w == nil {
+		return ""
+	}
+	s := string(w.Type)
+	switch {
+	case w.Name != "":
+		s += " " + w.Name
+	case w.ChildKey != "":
+		s += " " + w.ChildKey
+	}
+	if !w.Until.IsZero() {
+		s += " until " + runStamp(w.Until)
+	}
+	if w.Approvals > 0 {
+		s += fmt.Sprintf(" (%d approvals so far)", w.Approvals)
+	}
+	return s
+}
+
+func errText(e *engine.Error) string {
+	if e == nil {
+		return ""
+	}
+	return e.Code + ": " + e.Message
+}
+
+
+
+func shortID(id fmt.Stringer) string { return id.String()[:8] }
