@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -213,4 +214,10 @@ func runPagesFixture(t *testing.T, s *store.Store, tenant store.Tenant, run stor
 		t.Fatal(err)
 	}
 	return approval, kase
+}
+
+// prettyOutput is the run's output as compact JSON.
+func prettyOutput(r store.Run) string {
+	b, _ := json.Marshal(r.State.Output)
+	return string(b)
 }

@@ -1,0 +1,113 @@
+package server
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/workers"
+)
+
+// An approval for two approvers by role: each decides as themselves, the
+// decided approval leaves their inbox for the decided tab, a second
+// decision is refused with the reason, and people it is not addressed to
+// neither see it nor decide it.
+func TestInboxApprovals(t *testing.T) {
+	t.Parallel()
+	b := setupDashboard(t)
+	b.publish(t, `
+key: pay
+steps:
+  - { ref: prep, type: task, with: { handler: builtin.echo } }
+  - { ref: ok, type: approval, with: { approvers: [ "role:approver" ], title: Pay invoice, description: "Invoice 42 from ACME", min_approvals: 2 } }
+edges:
+  - { from: prep, to: ok }
+`)
+	id := b.start(t, workers.Trigger{Definition: "pay", Input: map[string]any{"amount": 1234}})
+	b.waitNode(t, id, "ok", engine.NodeWaiting)
+	approval := store.ApprovalID(id.String() + ":ok").String()
+	form := func(decision string) url.Values { return url.Values{"decision": {decision}, "comment": {"fine by me"}} }
+
+	inbox := b.get(b.approver, "/inbox")
+	wantPage(t, "approver's inbox", inbox, http.StatusOK, `id="inbox-badge"`, "Pay invoice", "Invoice 42 from ACME",
+		`data-approval="`+approval+`"`, id.String(), "Output of prep", `&#34;amount&#34;: 1234`, `value="approve"`, `value="reject"`)
+	viewer := b.get(b.viewer, "/inbox")
+	wantPage(t, "viewer's inbox", viewer, http.StatusOK, `id="inbox-empty"`)
+	if strings.Contains(viewer.body, approval) || strings.Contains(viewer.body, `id="inbox-badge"`) {
+		t.Error("the viewer sees an approval not addressed to them")
+	}
+	if a := b.post(b.viewer, "/inbox/approvals/"+approval, form("approve")); a.status != http.StatusForbidden {
+		t.Errorf("viewer's decision = %d, want 403", a.status)
+	}
+	wantPage(t, "owner's decision", b.post(b.owner, "/inbox/approvals/"+approval, form("approve")), http.StatusForbidden, "not an approver")
+	wantPage(t, "no decision", b.post(b.approver, "/inbox/approvals/"+approval, url.Values{}), http.StatusBadRequest, `id="inbox-error"`)
+
+	wantRedirect(t, "first approval", b.post(b.approver, "/inbox/approvals/"+approval, form("approve")), "/inbox?done=approve")
+	after := b.get(b.approver, "/inbox?done=approve")
+	wantPage(t, "after deciding", after, http.StatusOK, `id="notice"`, `id="inbox-empty"`)
+	if strings.Contains(after.body, `id="inbox-badge"`) {
+		t.Error("the badge still counts the decided approval")
+	}
+	wantPage(t, "decided tab", b.get(b.approver, "/inbox?tab=decided"), http.StatusOK, approval, dApprover+" approved at", "fine by me")
+	wantPage(t, "second decision", b.post(b.approver, "/inbox/approvals/"+approval, form("reject")), http.StatusConflict,
+		`id="inbox-error"`, "already decided")
+	if r := b.waitRun(t, id, "still waiting", func(store.Run) bool { return true }); r.Status != engine.RunWaiting {
+		t.Fatalf("one approval of two moved the run to %s", r.Status)
+	}
+
+	wantRedirect(t, "second approver", b.post(b.approver2, "/inbox/approvals/"+approval, form("approve")), "/inbox?done=approve")
+	b.waitStatus(t, id, engine.RunSucceeded)
+	wantPage(t, "decided approval", b.post(b.approver2, "/inbox/approvals/"+approval, form("reject")), http.StatusConflict, "already approved")
+	wantPage(t, "approved", b.get(b.approver2, "/inbox?tab=decided"), http.StatusOK, `class="status approved"`, dApprover+" approved", dApprover2+" approved", "Closed ")
+}
+
+// A case form renders the fields schema's properties; invalid data is
+// refused with the reason; reaching the awaited status resumes the run.
+func TestInboxCase(t *testing.T) {
+	t.Parallel()
+	b := setupDashboard(t)
+	b.publish(t, `
+key: review
+steps:
+  - ref: check
+    type: human_loop
+    with:
+      title: Check the order
+      assignees: [ "`+dApprover+`" ]
+      awaiting_status: done
+      fields:
+        type: object
+        required: [ note ]
+        properties:
+          note: { type: string, title: Note }
+          score: { type: integer }
+          urgent: { type: boolean }
+          level: { enum: [ low, high ] }
+`)
+	id := b.start(t, workers.Trigger{Definition: "review"})
+	b.waitNode(t, id, "check", engine.NodeWaiting)
+	kase := store.CaseID(id.String() + ":check").String()
+	path := "/inbox/cases/" + kase
+
+	wantPage(t, "case form", b.get(b.approver, "/inbox"), http.StatusOK, "Check the order", `data-case="`+kase+`"`,
+		`name="field.note"`, `type="number" step="1" name="field.score"`, `type="checkbox" name="field.urgent"`, `<option value="high">`)
+	if strings.Contains(b.get(b.approver2, "/inbox").body, kase) {
+		t.Error("a case assigned by email shows to someone else")
+	}
+	wantPage(t, "not assigned", b.post(b.approver2, path, url.Values{"status": {"done"}, "field.note": {"x"}}), http.StatusForbidden, "not assigned to you")
+	wantPage(t, "missing note", b.post(b.approver, path, url.Values{"status": {"done"}}), http.StatusUnprocessableEntity, `id="inbox-error"`)
+	wantPage(t, "bad score", b.post(b.approver, path, url.Values{"status": {"done"}, "field.note": {"x"}, "field.score": {"many"}}), http.StatusBadRequest, "score must be a number")
+
+	wantRedirect(t, "working", b.post(b.approver, path, url.Values{"status": {"working"}, "field.note": {"half"}}), "done=case")
+	wantPage(t, "working case", b.get(b.approver, "/inbox"), http.StatusOK, `class="status working"`, `value="half"`)
+	wantRedirect(t, "done", b.post(b.approver, path, url.Values{"status": {"done"}, "field.note": {"all"}, "field.score": {"3"}, "field.urgent": {"true"}, "field.level": {"high"}}), "done=case")
+	run := b.waitStatus(t, id, engine.RunSucceeded)
+	if out := prettyOutput(run); !strings.Contains(out, `"note":"all"`) || !strings.Contains(out, `"score":3`) || !strings.Contains(out, `"urgent":true`) {
+		t.Errorf("run output %s lacks the case data", out)
+	}
+	wantPage(t, "closed case", b.get(b.approver, "/inbox?tab=decided"), http.StatusOK, kase, "Closed ")
+	wantPage(t, "closed case again", b.post(b.approver, path, url.Values{"status": {"done"}, "field.note": {"x"}}), http.StatusConflict, "case is closed")
+}
