@@ -189,6 +189,4 @@ func errText(e *engine.Error) string {
 	return e.Code + ": " + e.Message
 }
 
-
-
 func shortID(id fmt.Stringer) string { return id.String()[:8] }
