@@ -67,6 +67,26 @@ type AuditLog struct {
 	Details  []byte
 }
 
+type BridgeTask struct {
+	TenantID       uuid.UUID
+	RunID          uuid.UUID
+	Node           string
+	Generation     int32
+	Attempt        int32
+	ID             uuid.UUID
+	Queue          string
+	Handler        string
+	Input          []byte
+	IdempotencyKey string
+	TimeoutMs      int64
+	CreatedAt      time.Time
+	WorkerID       pgtype.Text
+	Token          pgtype.Text
+	ClaimedAt      *time.Time
+	Deadline       *time.Time
+	LeaseUntil     *time.Time
+}
+
 type ClockShift struct {
 	Singleton bool
 	Shift     pgtype.Interval

@@ -42,3 +42,11 @@ WHERE (tenant_id, run_id, node, generation, attempt) IN (
     LIMIT @max_rows
     FOR UPDATE SKIP LOCKED)
 RETURNING tenant_id, run_id, node, generation, attempt;
+
+-- name: RunAttemptExtendLease :execrows
+-- A bridge worker's heartbeat moves the lease of an attempt that is still
+-- leased and has no result; zero rows means it was reported lost or ended.
+UPDATE run_attempt SET lease_until = @lease_until
+WHERE tenant_id = @tenant_id AND run_id = @run_id AND node = @node
+  AND generation = @generation AND attempt = @attempt
+  AND finished_at IS NULL AND lease_until IS NOT NULL;

@@ -59,6 +59,39 @@ func (q *Queries) RunAttemptClaimLost(ctx context.Context, maxRows int32) ([]Run
 	return items, nil
 }
 
+const runAttemptExtendLease = `-- name: RunAttemptExtendLease :execrows
+UPDATE run_attempt SET lease_until = $1
+WHERE tenant_id = $2 AND run_id = $3 AND node = $4
+  AND generation = $5 AND attempt = $6
+  AND finished_at IS NULL AND lease_until IS NOT NULL
+`
+
+type RunAttemptExtendLeaseParams struct {
+	LeaseUntil *time.Time
+	TenantID   uuid.UUID
+	RunID      uuid.UUID
+	Node       string
+	Generation int32
+	Attempt    int32
+}
+
+// A bridge worker's heartbeat moves the lease of an attempt that is still
+// leased and has no result; zero rows means it was reported lost or ended.
+func (q *Queries) RunAttemptExtendLease(ctx context.Context, arg RunAttemptExtendLeaseParams) (int64, error) {
+	result, err := q.db.Exec(ctx, runAttemptExtendLease,
+		arg.LeaseUntil,
+		arg.TenantID,
+		arg.RunID,
+		arg.Node,
+		arg.Generation,
+		arg.Attempt,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const runAttemptList = `-- name: RunAttemptList :many
 SELECT tenant_id, run_id, node, generation, attempt, started_at, finished_at, lease_until, output, error FROM run_attempt
 WHERE tenant_id = $1 AND run_id = $2

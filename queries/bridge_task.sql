@@ -1,0 +1,65 @@
+-- name: BridgeTaskInsertMany :exec
+-- A re-executed tick or sweep inserts nothing twice.
+INSERT INTO bridge_task (tenant_id, run_id, node, generation, attempt, queue, handler, input, idempotency_key, timeout_ms)
+SELECT unnest(@tenant_ids::uuid[]), unnest(@run_ids::uuid[]), unnest(@nodes::text[]),
+       unnest(@generations::integer[]), unnest(@attempts::integer[]), unnest(@queues::text[]),
+       unnest(@handlers::text[]), unnest(@inputs::jsonb[]), unnest(@idempotency_keys::text[]),
+       unnest(@timeout_ms::bigint[])
+ON CONFLICT DO NOTHING;
+
+-- name: BridgeTaskClaim :many
+-- Claims up to max_rows waiting tasks of a queue and handlers, oldest
+-- first, each with its own token. The lease runs lease_seconds, but never
+-- past the deadline and its grace.
+UPDATE bridge_task t
+SET worker_id = @worker_id,
+    token = replace(gen_random_uuid()::text, '-', '') || replace(gen_random_uuid()::text, '-', ''),
+    claimed_at = now(),
+    deadline = CASE WHEN t.timeout_ms > 0 THEN now() + make_interval(secs => t.timeout_ms / 1000.0) END,
+    lease_until = CASE WHEN t.timeout_ms > 0
+                       THEN least(now() + make_interval(secs => @lease_seconds::float8),
+                                  now() + make_interval(secs => t.timeout_ms / 1000.0 + @grace_seconds::float8))
+                       ELSE now() + make_interval(secs => @lease_seconds::float8) END
+WHERE (t.tenant_id, t.id) IN (
+    SELECT w.tenant_id, w.id FROM bridge_task w
+    WHERE w.tenant_id = @tenant_id AND w.queue = @queue AND w.handler = ANY (@handlers::text[])
+      AND w.token IS NULL
+    ORDER BY w.created_at
+    LIMIT @max_rows
+    FOR UPDATE SKIP LOCKED)
+RETURNING *;
+
+-- name: BridgeTaskGetForUpdate :one
+-- live is whether the claim's lease still holds by the database's clock.
+SELECT sqlc.embed(bridge_task), coalesce(lease_until > now(), false)::bool AS live
+FROM bridge_task
+WHERE tenant_id = @tenant_id AND id = @id
+FOR UPDATE;
+
+-- name: BridgeTaskExtend :one
+-- A heartbeat: the lease runs lease_seconds from now, never past the
+-- deadline and its grace.
+UPDATE bridge_task
+SET lease_until = CASE WHEN deadline IS NULL THEN now() + make_interval(secs => @lease_seconds::float8)
+                       ELSE least(now() + make_interval(secs => @lease_seconds::float8),
+                                  deadline + make_interval(secs => @grace_seconds::float8)) END
+WHERE tenant_id = @tenant_id AND id = @id
+RETURNING lease_until;
+
+-- name: BridgeTaskDelete :exec
+DELETE FROM bridge_task WHERE tenant_id = @tenant_id AND id = @id;
+
+-- name: BridgeTaskDeleteAttempt :exec
+DELETE FROM bridge_task
+WHERE tenant_id = @tenant_id AND run_id = @run_id AND node = @node
+  AND generation = @generation AND attempt = @attempt;
+
+-- name: BridgeTaskDeleteExpired :execrows
+-- Claims whose lease ran out long ago: their attempt was reported lost
+-- and a late worker has been told so with a 409 for a while.
+DELETE FROM bridge_task
+WHERE (tenant_id, id) IN (
+    SELECT e.tenant_id, e.id FROM bridge_task e
+    WHERE e.token IS NOT NULL AND e.lease_until < now() - make_interval(secs => @keep_seconds::float8)
+    LIMIT @max_rows
+    FOR UPDATE SKIP LOCKED);
