@@ -20,6 +20,7 @@ const (
 	historyPage  = 50
 	childrenPage = 50
 	childRunRows = 10
+	signalRows   = 100
 )
 
 // actionNotices confirm a finished operator action (?done=NAME after the
@@ -129,6 +130,7 @@ func loadRunSide(ctx context.Context, s *store.Store, d *views.InspectorData) er
 	if d.Signals, err = s.SignalsList(ctx, d.Run.TenantID, d.Run.ID); err != nil {
 		return err
 	}
+	d.Signals = d.Signals[max(0, len(d.Signals)-signalRows):] // the latest
 	if d.ChildCounts, err = s.RunChildCounts(ctx, d.Run.TenantID, d.Run.ID); err != nil || len(d.ChildCounts) == 0 {
 		return err
 	}
