@@ -7,20 +7,24 @@ TEMPL := go run github.com/a-h/templ/cmd/templ@v0.3.1100
 SUDO  := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 GOTEST_FLAGS ?= -count=1 -timeout 25m
 
-.PHONY: run test build generate check-generated vet unit pg-deps browser-deps bench clean
+.PHONY: run test build generate check-generated vet unit fuzz pg-deps browser-deps bench clean
 
 ## run: Ductor in one process, with its own Postgres under ./.ductor when DATABASE_URL is unset
 run: pg-deps
 	go run . dev
 
-## test: vet, generated-code check and every test against a throwaway Postgres
-test: pg-deps browser-deps check-generated vet unit
+## test: vet, generated-code check, every test against a throwaway Postgres, a short fuzz
+test: pg-deps browser-deps check-generated vet unit fuzz
 
 build:
 	go build -o bin/ductor .
 
 unit: bin/pgrun
 	bin/pgrun -- go test $(GOTEST_FLAGS) ./...
+
+## fuzz: a short run of the definition compiler's fuzz target over its committed corpus
+fuzz:
+	go test -run '^$$' -fuzz '^FuzzCompile$$' -fuzztime 15s ./app/definition
 
 bin/pgrun: $(wildcard app/pgcluster/*.go app/pgcluster/pgrun/*.go)
 	go build -o bin/pgrun ./app/pgcluster/pgrun
