@@ -1,0 +1,102 @@
+package workers
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/ductor/ductor/app/definition"
+	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/steps"
+	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/app/testdb"
+)
+
+// A ContinueAsNew that arrives with more inputs than one tick drains
+// waits for them: every one of 600 signals sent with it ends up buffered
+// on the successor, none left behind on the closed run.
+func TestContinueAsNewDefersWhileInputsArePending(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := testdb.Schema(t)
+	c, err := NewCoordinator(pool, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := NewClient(pool, Options{Coordinator: true, Steps: true, C: c,
+		Logger: slog.New(slog.DiscardHandler), Executor: steps.NewExecutor(steps.NewRegistry(), steps.HTTPOptions{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := client.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stop, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = client.StopAndCancel(stop)
+	})
+	s := store.New(pool)
+	tenant := testdb.Tenant(t, s, nil)
+	compiled, err := definition.Compile([]byte(`
+key: patient
+steps:
+  - {ref: wait, type: signal, with: {name: never}}
+`), definition.FormatYAML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.DefinitionPublish(ctx, tenant.ID, store.Publication{Manifest: compiled.Manifest, ManifestHash: compiled.Hash, Source: "{}", SourceFormat: "json"}); err != nil {
+		t.Fatal(err)
+	}
+	run, _, err := c.Start(ctx, Trigger{TenantID: tenant.ID, Definition: "patient"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { r, _ := s.RunGet(ctx, tenant.ID, run.ID); return r.Status == engine.RunWaiting })
+
+	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if err := c.Deliver(ctx, tx, tenant.ID, run.ID, engine.ContinueAsNew{RequestID: "can"}); err != nil {
+			return err
+		}
+		ts := store.New(tx)
+		r, err := ts.RunGet(ctx, tenant.ID, run.ID)
+		if err != nil {
+			return err
+		}
+		for i := range 600 {
+			if err := c.signalTx(ctx, tx, ts, r, engine.Signal{RequestID: fmt.Sprint("s", i), Name: "other"}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	successor := uuid.MustParse(engine.SuccessorRunID(run.ID.String(), "can"))
+	var buffered []engine.Signal
+	waitFor(t, func() bool {
+		buffered, _ = s.SignalsBuffered(ctx, tenant.ID, successor)
+		return len(buffered) == 600
+	})
+	if left, _ := s.SignalsBuffered(ctx, tenant.ID, run.ID); len(left) != 0 {
+		t.Fatalf("%d signals stayed on the closed run", len(left))
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 20s")
+		}
+		time.Sleep(5 * time.Millisecond) // poll interval
+	}
+}
