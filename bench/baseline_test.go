@@ -21,7 +21,7 @@ var raw struct {
 // BenchmarkRiverRaw measures River alone: ductor.noop jobs inserted with
 // InsertMany, then worked by Ductor's tuned client until none is left.
 func BenchmarkRiverRaw(b *testing.B) {
-	n := size("BENCH_RAW_JOBS", 20_000, 2_000)
+	n := size("BENCH_RAW_JOBS", 20_000, 5_000)
 	var mine []float64
 	b.ResetTimer()
 	for range b.N {
@@ -44,7 +44,7 @@ func riverRate(b *testing.B) float64 {
 	empty := len(raw.samples) == 0
 	raw.mu.Unlock()
 	if empty {
-		rate := measureRaw(b, size("BENCH_RAW_JOBS", 20_000, 2_000))
+		rate := measureRaw(b, size("BENCH_RAW_JOBS", 20_000, 5_000))
 		record(b, "raw", "river raw: %.0f jobs/s (measured once for the ratios, %s)", rate, server.settings)
 		raw.mu.Lock()
 		raw.samples = append(raw.samples, rate)
@@ -73,10 +73,19 @@ func measureRaw(b *testing.B, n int) float64 {
 			params = params[:0]
 		}
 	}
+	// Statistics on the filled table keep River's fetch on its index: on a
+	// never-analysed table the plan can be ~10× slower (river.md, appendix).
+	if _, err := pool.Exec(ctx, "ANALYZE river_job"); err != nil {
+		b.Fatal(err)
+	}
 	events, cancel := client.SubscribeConfig(&river.SubscribeConfig{
 		ChanSize: n + 1000, Kinds: []river.EventKind{river.EventKindJobCompleted},
 	})
 	defer cancel()
+	before, err := costsNow(ctx, pool)
+	if err != nil {
+		b.Fatal(err)
+	}
 	start := time.Now()
 	if err := client.Start(ctx); err != nil {
 		b.Fatal(err)
@@ -90,6 +99,11 @@ func measureRaw(b *testing.B, n int) float64 {
 		}
 	}
 	elapsed := time.Since(start)
+	after, err := costsNow(ctx, pool)
+	if err != nil {
+		b.Fatal(err)
+	}
+	record(b, "raw-cost", "river raw per job: %s", perUnit(before, after, n))
 	stopCtx, stop := context.WithTimeout(ctx, 15*time.Second)
 	defer stop()
 	_ = client.Stop(stopCtx)

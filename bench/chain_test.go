@@ -17,12 +17,23 @@ func BenchmarkChain(b *testing.B) {
 	var rates, heaps, rsss []float64
 	b.ResetTimer()
 	for range b.N {
+		before, err := costsNow(d.ctx, d.pool)
+		if err != nil {
+			b.Fatal(err)
+		}
+		counts := statementCounts()
 		mem := sampleMemory()
 		start := time.Now()
 		d.startMany(b, "chain", runs)
 		d.waitIdle(b, 10*time.Minute)
 		elapsed := time.Since(start)
 		heap, rss := mem.finish()
+		after, err := costsNow(d.ctx, d.pool)
+		if err != nil {
+			b.Fatal(err)
+		}
+		record(b, "chain-cost", "chain per step: %s", perUnit(before, after, runs*steps))
+		record(b, "chain-statements", "chain statements per step: %s", topStatements(counts, statementCounts(), runs*steps, 30))
 		rates = append(rates, float64(runs*steps)/elapsed.Seconds())
 		heaps, rsss = append(heaps, heap), append(rsss, rss)
 	}

@@ -118,6 +118,7 @@ func openPool(ctx context.Context, url, schema string) (*pgxpool.Pool, error) {
 	}
 	cfg.MaxConns = int32(envInt("BENCH_MAX_CONNS", 40))
 	cfg.ConnConfig.RuntimeParams["search_path"] = schema
+	cfg.ConnConfig.Tracer = countingTracer{}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect: %w", err)
