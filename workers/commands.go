@@ -133,8 +133,12 @@ func (c *Coordinator) insertSteps(ctx context.Context, tx pgx.Tx, jobs []river.I
 	if len(jobs) == 0 {
 		return nil
 	}
+	jobs, err := c.routeRemote(ctx, tx, jobs)
+	if err != nil || len(jobs) == 0 {
+		return err
+	}
 	s := store.New(tx)
-	jobs, err := c.admit(ctx, s, jobs)
+	jobs, err = c.admit(ctx, s, jobs)
 	if err != nil || len(jobs) == 0 {
 		return err
 	}
@@ -160,6 +164,10 @@ func (c *Coordinator) insertSteps(ctx context.Context, tx pgx.Tx, jobs []river.I
 // worker's context ends when the transaction commits. A result that still
 // arrives is stale and the engine discards it.
 func (b *commandBatch) cancelAttempt(ctx context.Context, a engine.CancelAttempt) error {
+	err := b.s.BridgeTaskDeleteAttempt(ctx, b.run.TenantID, b.run.ID, a.Node, a.Generation, a.Attempt)
+	if err != nil {
+		return err
+	}
 	ids, err := b.s.StepJobsRunning(ctx, b.run.TenantID, b.run.ID, a.Node, a.Generation, a.Attempt)
 	if err != nil {
 		return err

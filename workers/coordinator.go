@@ -32,6 +32,7 @@ type Coordinator struct {
 	// Conflicts counts ticks that lost the record_version race.
 	Conflicts atomic.Int64
 	metrics   *metrics
+	bridge    *bridge
 	// RescueWindow is added to a step's timeout to lease its attempt.
 	RescueWindow time.Duration
 	// InlineTicks lets step workers and triggers run a free run's tick in
@@ -71,6 +72,7 @@ func NewCoordinator(pool *pgxpool.Pool, log *slog.Logger) (*Coordinator, error) 
 	return &Coordinator{
 		pool: pool, log: log, engine: &engine.Engine{Eval: eval},
 		tenants: tenantCache{ttl: 5 * time.Second}, RescueWindow: 30 * time.Second, InlineTicks: true, metrics: newMetrics(),
+		bridge: newBridge(),
 	}, nil
 }
 

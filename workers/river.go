@@ -63,6 +63,9 @@ func NewClient(pool *pgxpool.Pool, opts Options) (*river.Client[pgx.Tx], error) 
 	}
 	if opts.C != nil {
 		opts.C.SetClient(client)
+		if opts.Executor != nil {
+			opts.C.SetLocalHandlers(opts.Executor.Handles)
+		}
 	}
 	return client, nil
 }

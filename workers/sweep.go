@@ -22,11 +22,11 @@ const (
 	SweepEvery = 100 * time.Millisecond
 )
 
-// Sweep fires due timers, enqueues retries whose backoff is over, and
+// Sweep fires due timers, enqueues retries whose backoff is over,
 // reports attempts whose worker died (lease expired without a result) as a
-// retryable failure, until ctx ends. Every coordinator process runs it;
-// SKIP LOCKED lets replicas share the work, and the database's clock
-// decides what is due.
+// retryable failure, and forgets long-expired bridge task claims, until
+// ctx ends. Every coordinator process runs it; SKIP LOCKED lets replicas
+// share the work, and the database's clock decides what is due.
 func (c *Coordinator) Sweep(ctx context.Context) {
 	t := time.NewTicker(SweepEvery)
 	defer t.Stop()
@@ -63,7 +63,11 @@ func (c *Coordinator) SweepOnce(ctx context.Context) (int, error) {
 			return err
 		}
 		due, err := c.enqueueDue(ctx, tx, s)
-		claimed = max(timers, lost, due)
+		if err != nil {
+			return err
+		}
+		expired, err := s.BridgeTasksDeleteExpired(ctx, taskKeep, sweepBatch)
+		claimed = max(timers, lost, due, expired)
 		return err
 	})
 	return claimed, err

@@ -283,6 +283,9 @@ func TestAPITenantIsolation(t *testing.T) {
 	waiting, hidden := waitingIsolationCases(t, b, id)
 	maps.Copy(cases, waiting)
 	secrets = append(secrets, hidden...)
+	tasks, tokens := taskIsolationCases(t, b)
+	maps.Copy(cases, tasks)
+	secrets = append(secrets, tokens...)
 	for _, route := range b.echoRoutes {
 		tc, ok := cases[route]
 		if !ok {

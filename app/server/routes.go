@@ -35,6 +35,7 @@ func routes(e *echo.Echo, d Deps) {
 func apiRoutes(api *echo.Group, d Deps) {
 	api.GET("/whoami", handleWhoami())
 	waitingRoutes(api, d)
+	taskRoutes(api, d)
 
 	read, write := requireScope(auth.ScopeRunsRead), requireScope(auth.ScopeRunsWrite)
 	api.POST("/runs", handleRunStart(d.Runs, d.ValidateInput), write)

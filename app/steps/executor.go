@@ -226,3 +226,10 @@ func truncate(s string, n int) string {
 	}
 	return s[:n] + "…"
 }
+
+// Handles reports whether this process has a Go handler named name. A task
+// step whose handler it lacks is run by a tenant's bridge-SDK worker.
+func (x *Executor) Handles(name string) bool {
+	_, ok := x.reg.Lookup(name)
+	return ok
+}

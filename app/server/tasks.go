@@ -1,0 +1,218 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/app/auth"
+	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/steps"
+	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/workers"
+)
+
+// Bounds of the bridge workers' API.
+const (
+	// MaxTaskPayloadBytes caps a task's output, as JSON, like a local
+	// handler's.
+	MaxTaskPayloadBytes = steps.DefaultMaxOutputBytes
+	// maxTaskBodyBytes leaves room for the token and JSON around it.
+	maxTaskBodyBytes = MaxTaskPayloadBytes + 16<<10
+	// MaxTaskWait caps how long a poll waits for tasks.
+	MaxTaskWait = 30 * time.Second
+	// MaxTasksPerPoll caps how many tasks one poll claims.
+	MaxTasksPerPoll = 100
+	maxTaskMessage  = 4 << 10
+)
+
+// taskRoutes lists what bridge-SDK workers call: a long poll that claims
+// tasks, then a result or heartbeats for each under its token.
+func taskRoutes(api *echo.Group, d Deps) {
+	work := []echo.MiddlewareFunc{requireScope(auth.ScopeTasksWork), bodyLimit(maxTaskBodyBytes)}
+	api.POST("/tasks/poll", handleTaskPoll(d.Runs), work...)
+	api.POST("/tasks/:id/complete", handleTaskComplete(d.Runs), work...)
+	api.POST("/tasks/:id/fail", handleTaskFail(d.Runs), work...)
+	api.POST("/tasks/:id/heartbeat", handleTaskHeartbeat(d.Runs), work...)
+}
+
+type taskPollRequest struct {
+	Queue    string   `json:"queue"`
+	Handlers []string `json:"handlers"`
+	WorkerID string   `json:"worker_id"`
+	Max      int      `json:"max"`
+	WaitMS   int64    `json:"wait_ms"`
+}
+
+// TaskJSON is a claimed task as a bridge worker receives it.
+type TaskJSON struct {
+	ID             string          `json:"id"`
+	Token          string          `json:"token"`
+	Handler        string          `json:"handler"`
+	Queue          string          `json:"queue"`
+	Input          json.RawMessage `json:"input"`
+	Attempt        int             `json:"attempt"`
+	IdempotencyKey string          `json:"idempotency_key"`
+	Deadline       *time.Time      `json:"deadline"`
+	LeaseUntil     *time.Time      `json:"lease_until"`
+	RunID          string          `json:"run_id"`
+	Node           string          `json:"node"`
+}
+
+// handleTaskPoll claims up to max tasks of the queue for the handlers,
+// waiting up to wait_ms (at most 30 s) when there are none: 200 {"tasks"}.
+func handleTaskPoll(runs *workers.Coordinator) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		var req taskPollRequest
+		if err := bindJSON(c, &req); err != nil {
+			return err
+		}
+		p, err := req.poll()
+		if err != nil {
+			return err
+		}
+		tasks, err := runs.TaskPoll(c.Request().Context(), tenantOf(c), p)
+		if err != nil {
+			return err
+		}
+		out := make([]TaskJSON, len(tasks))
+		for i, t := range tasks {
+			out[i] = taskJSON(t)
+		}
+		return c.JSON(http.StatusOK, map[string]any{"tasks": out})
+	}
+}
+
+func (r taskPollRequest) poll() (workers.TaskPoll, error) {
+	if len(r.Handlers) == 0 {
+		return workers.TaskPoll{}, apperr.New(apperr.Invalid, "handlers is required: the handler names this worker runs")
+	}
+	if r.Max < 0 || r.WaitMS < 0 {
+		return workers.TaskPoll{}, apperr.New(apperr.Invalid, "max and wait_ms cannot be negative")
+	}
+	if r.Queue == "" {
+		r.Queue = workers.DefaultQueue
+	}
+	wait := min(time.Duration(r.WaitMS)*time.Millisecond, MaxTaskWait)
+	return workers.TaskPoll{
+		Queue: r.Queue, Handlers: r.Handlers, WorkerID: r.WorkerID, Max: min(max(r.Max, 1), MaxTasksPerPoll), Wait: wait,
+	}, nil
+}
+
+func taskJSON(t store.BridgeTask) TaskJSON {
+	return TaskJSON{
+		ID: t.ID.String(), Token: t.Token, Handler: t.Handler, Queue: t.Queue, Input: t.Input, Attempt: t.Attempt,
+		IdempotencyKey: t.IdempotencyKey, Deadline: t.Deadline, LeaseUntil: t.LeaseUntil,
+		RunID: t.RunID.String(), Node: t.Node,
+	}
+}
+
+type taskCompleteRequest struct {
+	Token  string          `json:"token"`
+	Output json.RawMessage `json:"output"`
+}
+
+// handleTaskComplete delivers a task's output: 200; 409 for a wrong or
+// expired token; 413 for an output over 1 MiB.
+func handleTaskComplete(runs *workers.Coordinator) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id, err := pathUUID(c, "id", "task")
+		if err != nil {
+			return err
+		}
+		var req taskCompleteRequest
+		if err := bindJSON(c, &req); err != nil {
+			return err
+		}
+		output, err := taskOutput(req.Output)
+		if err != nil {
+			return err
+		}
+		if err := runs.TaskComplete(c.Request().Context(), tenantOf(c), id, req.Token, output); err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, map[string]string{"status": "completed"})
+	}
+}
+
+// taskOutput decodes an output as the engine keeps outputs: plain JSON
+// values with numbers kept exact.
+func taskOutput(raw json.RawMessage) (any, error) {
+	if len(raw) > MaxTaskPayloadBytes {
+		return nil, apperr.New(apperr.TooLarge, "output is %d bytes of JSON, over the %d-byte limit", len(raw), MaxTaskPayloadBytes)
+	}
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var out any
+	if err := d.Decode(&out); err != nil {
+		return nil, apperr.New(apperr.Invalid, "output is not JSON: %v", err)
+	}
+	return out, nil
+}
+
+type taskFailRequest struct {
+	Token string `json:"token"`
+	Error struct {
+		Message   string `json:"message"`
+		Retryable bool   `json:"retryable"`
+		Code      string `json:"code"`
+	} `json:"error"`
+}
+
+// handleTaskFail delivers a task's failure: 200; a retryable one is
+// retried by the step's policy; 409 for a wrong or expired token.
+func handleTaskFail(runs *workers.Coordinator) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id, err := pathUUID(c, "id", "task")
+		if err != nil {
+			return err
+		}
+		var req taskFailRequest
+		if err := bindJSON(c, &req); err != nil {
+			return err
+		}
+		if len(req.Error.Message) > maxTaskMessage {
+			return apperr.New(apperr.TooLarge, "error message exceeds %d bytes", maxTaskMessage)
+		}
+		e := &engine.Error{Code: req.Error.Code, Message: req.Error.Message, Retryable: req.Error.Retryable}
+		if e.Code == "" {
+			e.Code = steps.CodeTaskFailed
+		}
+		if err := runs.TaskFail(c.Request().Context(), tenantOf(c), id, req.Token, e); err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, map[string]string{"status": "failed"})
+	}
+}
+
+type taskHeartbeatRequest struct {
+	Token string `json:"token"`
+}
+
+// handleTaskHeartbeat extends a task's lease: 200 {"lease_until"}; 409
+// for a wrong or expired token, or a task that is no longer wanted
+// (cancelled or reported lost): its worker should stop.
+func handleTaskHeartbeat(runs *workers.Coordinator) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id, err := pathUUID(c, "id", "task")
+		if err != nil {
+			return err
+		}
+		var req taskHeartbeatRequest
+		if err := bindJSON(c, &req); err != nil {
+			return err
+		}
+		until, err := runs.TaskHeartbeat(c.Request().Context(), tenantOf(c), id, req.Token)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, map[string]time.Time{"lease_until": until})
+	}
+}

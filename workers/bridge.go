@@ -1,0 +1,144 @@
+package workers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+
+	"github.com/ductor/ductor/app/definition"
+	"github.com/ductor/ductor/app/store"
+)
+
+// Defaults of a bridge task's claim.
+const (
+	// DefaultTaskLease is how long a claim holds without a heartbeat.
+	DefaultTaskLease = 30 * time.Second
+	// DefaultTaskGrace is how long past its deadline a claimed attempt
+	// may still answer before it is reported lost.
+	DefaultTaskGrace = 5 * time.Second
+	// taskKeep is how long an expired claim is kept, so a late worker
+	// hears 409 rather than 404.
+	taskKeep = time.Minute
+	// DefaultQueue is a task step's queue when it names none: the only
+	// one local step workers serve.
+	DefaultQueue = "default"
+)
+
+// bridge is the coordinator's part in remote tasks: which handlers run
+// here, the claim's lease, and the long polls waiting for tasks.
+type bridge struct {
+	mu      sync.RWMutex
+	local   func(handler string) bool
+	lease   store.BridgeLease
+	waiters waiters
+}
+
+func newBridge() *bridge {
+	return &bridge{lease: store.BridgeLease{Lease: DefaultTaskLease, Grace: DefaultTaskGrace}}
+}
+
+// SetLocalHandlers tells the coordinator which task handlers this
+// deployment's step workers run. A task step whose handler is not among
+// them, or whose queue is not `default`, becomes a bridge task that
+// bridge-SDK workers poll for. Unset, every task runs locally.
+func (c *Coordinator) SetLocalHandlers(local func(handler string) bool) {
+	c.bridge.mu.Lock()
+	defer c.bridge.mu.Unlock()
+	c.bridge.local = local
+}
+
+// SetTaskLease sets how long a bridge task's claim holds without a
+// heartbeat, and the grace past its deadline.
+func (c *Coordinator) SetTaskLease(lease, grace time.Duration) {
+	c.bridge.mu.Lock()
+	defer c.bridge.mu.Unlock()
+	c.bridge.lease = store.BridgeLease{Lease: lease, Grace: grace}
+}
+
+func (c *Coordinator) taskLease() store.BridgeLease {
+	c.bridge.mu.RLock()
+	defer c.bridge.mu.RUnlock()
+	return c.bridge.lease
+}
+
+// remote reports whether a step job is a task for bridge workers.
+func (c *Coordinator) remote(a StepArgs) bool {
+	if a.Type != string(definition.TypeTask) {
+		return false
+	}
+	if q, _ := a.Params["queue"].(string); q != "" && q != DefaultQueue {
+		return true
+	}
+	c.bridge.mu.RLock()
+	local := c.bridge.local
+	c.bridge.mu.RUnlock()
+	handler, _ := a.Params["handler"].(string)
+	return local != nil && handler != "" && !local(handler)
+}
+
+// routeRemote stores the bridge tasks among jobs and returns the rest.
+// Each tenant with new tasks is notified when tx commits.
+func (c *Coordinator) routeRemote(ctx context.Context, tx pgx.Tx, jobs []river.InsertManyParams) ([]river.InsertManyParams, error) {
+	local := jobs[:0:0]
+	var tasks []store.BridgeTask
+	for _, j := range jobs {
+		a := j.Args.(StepArgs)
+		if !c.remote(a) {
+			local = append(local, j)
+			continue
+		}
+		t, err := bridgeTask(a)
+		if err != nil {
+			return nil, err
+		}
+		tasks = append(tasks, t)
+	}
+	if len(tasks) == 0 {
+		return local, nil
+	}
+	if err := store.New(tx).BridgeTasksInsert(ctx, tasks); err != nil {
+		return nil, err
+	}
+	return local, notifyTasks(ctx, tx, tasks)
+}
+
+func bridgeTask(a StepArgs) (store.BridgeTask, error) {
+	input, err := json.Marshal(a.Params["input"])
+	if err != nil {
+		return store.BridgeTask{}, fmt.Errorf("encode input of %s: %w", a.Node, err)
+	}
+	queue, _ := a.Params["queue"].(string)
+	if queue == "" {
+		queue = DefaultQueue
+	}
+	handler, _ := a.Params["handler"].(string)
+	return store.BridgeTask{
+		TenantID: a.TenantID, RunID: a.RunID, Node: a.Node, Generation: a.Generation, Attempt: a.Attempt,
+		Queue: queue, Handler: handler, Input: input, IdempotencyKey: a.IdempotencyKey,
+		Timeout: time.Duration(a.TimeoutMS) * time.Millisecond,
+	}, nil
+}
+
+// taskChannel is the notification channel of new bridge tasks; the
+// payload is the tenant's id.
+const taskChannel = "ductor_tasks"
+
+func notifyTasks(ctx context.Context, tx pgx.Tx, tasks []store.BridgeTask) error {
+	seen := map[uuid.UUID]bool{}
+	for _, t := range tasks {
+		if seen[t.TenantID] {
+			continue
+		}
+		seen[t.TenantID] = true
+		if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, taskChannel, t.TenantID.String()); err != nil {
+			return fmt.Errorf("notify bridge tasks: %w", err)
+		}
+	}
+	return nil
+}
