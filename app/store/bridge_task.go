@@ -26,6 +26,7 @@ type BridgeTask struct {
 	Timeout             time.Duration // 0: none
 	// Set once a worker claimed it.
 	WorkerID, Token string
+	ClaimedAt       *time.Time
 	Deadline        *time.Time
 	LeaseUntil      *time.Time
 }
@@ -123,24 +124,27 @@ func (s *Store) BridgeTaskLock(ctx context.Context, tenantID, id uuid.UUID) (Bri
 	return bridgeTaskFromRow(r.BridgeTask), r.Live, nil
 }
 
-// BridgeTaskExtend moves a claimed task's lease and its attempt's. It
-// reports false when the attempt is no longer leased: it was reported
-// lost or already has a result.
-func (s *Store) BridgeTaskExtend(ctx context.Context, t BridgeTask, l BridgeLease) (bool, error) {
+// BridgeTaskExtend moves a claimed task's lease and its attempt's, and
+// returns the new lease. It is [ErrTaskLeaseLost] when the attempt is no
+// longer leased: it was reported lost or already has a result.
+func (s *Store) BridgeTaskExtend(ctx context.Context, t BridgeTask, l BridgeLease) (time.Time, error) {
 	until, err := s.q.BridgeTaskExtend(ctx, queries.BridgeTaskExtendParams{
 		LeaseSeconds: l.Lease.Seconds(), GraceSeconds: l.Grace.Seconds(), TenantID: t.TenantID, ID: t.ID,
 	})
 	if err != nil {
-		return false, notFound(err, "task")
+		return time.Time{}, notFound(err, "task")
 	}
 	n, err := s.q.RunAttemptExtendLease(ctx, queries.RunAttemptExtendLeaseParams{
 		LeaseUntil: until, TenantID: t.TenantID, RunID: t.RunID, Node: t.Node,
 		Generation: int32(t.Generation), Attempt: int32(t.Attempt),
 	})
 	if err != nil {
-		return false, fmt.Errorf("extend attempt lease: %w", err)
+		return time.Time{}, fmt.Errorf("extend attempt lease: %w", err)
 	}
-	return n == 1, nil
+	if n == 0 || until == nil {
+		return time.Time{}, ErrTaskLeaseLost
+	}
+	return *until, nil
 }
 
 // BridgeTaskDelete removes a task once its result is delivered.
@@ -181,6 +185,6 @@ func bridgeTaskFromRow(r queries.BridgeTask) BridgeTask {
 		TenantID: r.TenantID, RunID: r.RunID, Node: r.Node, Generation: int(r.Generation), Attempt: int(r.Attempt),
 		ID: r.ID, Queue: r.Queue, Handler: r.Handler, Input: r.Input, IdempotencyKey: r.IdempotencyKey,
 		Timeout: time.Duration(r.TimeoutMs) * time.Millisecond, WorkerID: r.WorkerID.String, Token: r.Token.String,
-		Deadline: r.Deadline, LeaseUntil: r.LeaseUntil,
+		ClaimedAt: r.ClaimedAt, Deadline: r.Deadline, LeaseUntil: r.LeaseUntil,
 	}
 }
