@@ -60,6 +60,9 @@ func (p process) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if p.cfg.Roles.Has(config.RoleAPI) {
+		defer listenTasks(ctx, coord)()
+	}
 	srv := server.New(server.Deps{
 		Login: web.Login, DevLogin: web.DevLogin, BaseURL: web.BaseURL,
 		Pool: p.pool, Store: store.New(p.pool), Logger: p.log, Registry: reg, Runs: coord,
@@ -114,4 +117,15 @@ func newLogger(env Env, level slog.Level, json bool) *slog.Logger {
 		return slog.New(slog.NewJSONHandler(env.Stderr, opts))
 	}
 	return slog.New(slog.NewTextHandler(env.Stderr, opts))
+}
+
+// listenTasks relays new bridge tasks to the API's long polls until ctx
+// ends; the returned function waits for it to let go of its connection.
+func listenTasks(ctx context.Context, coord *workers.Coordinator) func() {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		coord.ListenTasks(ctx)
+	}()
+	return func() { <-done }
 }
