@@ -1,0 +1,226 @@
+package sdk
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// Task is one attempt of a task step, as a handler receives it.
+type Task struct {
+	ID      string `json:"id"`
+	Token   string `json:"token"`
+	Handler string `json:"handler"`
+	Queue   string `json:"queue"`
+	// Input is the step's evaluated input (its input_expr, or the run's
+	// input) as JSON; see Decode.
+	Input   json.RawMessage `json:"input"`
+	Attempt int             `json:"attempt"`
+	// IdempotencyKey names the logical operation: the same for every
+	// automatic retry of the step, so a receiver can recognise a retry of
+	// something that already happened.
+	IdempotencyKey string     `json:"idempotency_key"`
+	Deadline       *time.Time `json:"deadline"`
+	LeaseUntil     *time.Time `json:"lease_until"`
+	RunID          string     `json:"run_id"`
+	Node           string     `json:"node"`
+}
+
+// Decode unmarshals the task's input into v.
+func (t Task) Decode(v any) error {
+	if err := json.Unmarshal(t.Input, v); err != nil {
+		return fmt.Errorf("decode input of task %s: %w", t.Handler, err)
+	}
+	return nil
+}
+
+// Error is a task failure with a code and a retryability. Any other error
+// a handler returns fails the attempt as a retryable task_failed.
+type Error struct {
+	Code      string
+	Message   string
+	Retryable bool
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Permanent marks err as not worth retrying: the step fails at once.
+// Permanent(nil) is nil.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	code := "task_failed"
+	if e, ok := errors.AsType[*Error](err); ok {
+		code = e.Code
+	}
+	return &Error{Code: code, Message: err.Error(), Retryable: false}
+}
+
+// ErrTaskLost is the cause of a handler's context when the server no
+// longer wants its task: it was cancelled, or its lease ran out.
+var ErrTaskLost = errors.New("ductor: the task was cancelled or its lease was lost")
+
+// errReleased is the cause of a handler's context at shutdown.
+var errReleased = errors.New("ductor: the worker is shutting down")
+
+// execute runs one task: the handler under heartbeats, then its result.
+// A handler that ignores its context is abandoned once the context ends.
+func (w *Worker) execute(ctx context.Context, t Task) {
+	hctx, cancel := w.taskContext(ctx, t)
+	defer cancel(nil)
+	stopBeat := w.heartbeat(hctx, cancel, t)
+	out, err := w.call(hctx, t)
+	stopBeat()
+	if errors.Is(context.Cause(hctx), ErrTaskLost) {
+		return // nobody wants the answer
+	}
+	w.report(ctx, t, out, err)
+}
+
+func (w *Worker) taskContext(ctx context.Context, t Task) (context.Context, context.CancelCauseFunc) {
+	hctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() { cancel(errReleased) })
+	if t.Deadline == nil {
+		return hctx, func(cause error) { stop(); cancel(cause) }
+	}
+	dctx, dcancel := context.WithDeadlineCause(hctx, *t.Deadline, fmt.Errorf("task deadline %s passed", t.Deadline.Format(time.RFC3339)))
+	return dctx, func(cause error) { stop(); dcancel(); cancel(cause) }
+}
+
+type handlerResult struct {
+	out any
+	err error
+}
+
+// call runs the handler on its own goroutine, turning a panic into a
+// retryable failure, and gives up on it when its context ends.
+func (w *Worker) call(ctx context.Context, t Task) (any, error) {
+	h, ok := w.handler(t.Handler)
+	if !ok {
+		return nil, &Error{Code: "unknown_handler", Message: fmt.Sprintf("no handler %q on worker %s", t.Handler, w.opts.ID)}
+	}
+	res := make(chan handlerResult, 1)
+	go func() {
+		defer func() {
+			if v := recover(); v != nil {
+				res <- handlerResult{err: &Error{Code: "panic", Message: fmt.Sprintf("handler panicked: %v", v), Retryable: true}}
+			}
+		}()
+		out, err := h(ctx, t)
+		res <- handlerResult{out, err}
+	}()
+	select {
+	case r := <-res:
+		return r.out, r.err
+	case <-ctx.Done():
+		select {
+		case r := <-res:
+			return r.out, r.err
+		default:
+			return nil, context.Cause(ctx)
+		}
+	}
+}
+
+// heartbeat extends the task's lease until the returned function is
+// called. A 404 or 409 means the task is no longer wanted: the handler's
+// context is cancelled with ErrTaskLost.
+func (w *Worker) heartbeat(ctx context.Context, cancel context.CancelCauseFunc, t Task) func() {
+	ctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(w.heartbeatEvery(t))
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			err := w.taskCall(ctx, t, "heartbeat", map[string]string{"token": t.Token})
+			if IsStatus(err, http.StatusConflict) || IsStatus(err, http.StatusNotFound) {
+				cancel(ErrTaskLost)
+				return
+			}
+			if err != nil && ctx.Err() == nil {
+				w.opts.Logger.WarnContext(ctx, "ductor worker: heartbeat failed", "task", t.ID, "err", err)
+			}
+		}
+	}()
+	return func() { stop(); <-done }
+}
+
+func (w *Worker) heartbeatEvery(t Task) time.Duration {
+	if w.opts.HeartbeatEvery > 0 {
+		return w.opts.HeartbeatEvery
+	}
+	if t.LeaseUntil == nil {
+		return 10 * time.Second
+	}
+	return min(max(time.Until(*t.LeaseUntil)/3, 50*time.Millisecond), 10*time.Second)
+}
+
+type failBody struct {
+	Token string `json:"token"`
+	Error struct {
+		Code      string `json:"code,omitempty"`
+		Message   string `json:"message"`
+		Retryable bool   `json:"retryable"`
+	} `json:"error"`
+}
+
+// report completes or fails the task, retrying while the server is
+// unavailable and the task's lease may still hold.
+func (w *Worker) report(ctx context.Context, t Task, out any, err error) {
+	verb, body := "complete", any(nil)
+	if err == nil {
+		raw, merr := json.Marshal(out)
+		if merr != nil {
+			err = &Error{Code: "invalid_output", Message: "output is not JSON: " + merr.Error()}
+		} else {
+			body = map[string]any{"token": t.Token, "output": json.RawMessage(raw)}
+		}
+	}
+	if err != nil {
+		verb, body = "fail", failure(t, err)
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.opts.MaxBackoff*3)
+	defer cancel()
+	b := backoff{min: w.opts.MinBackoff, max: w.opts.MaxBackoff}
+	for {
+		err := w.taskCall(rctx, t, verb, body)
+		if err == nil || !retryable(err) || !sleepCtx(rctx, b.delay()) {
+			if err != nil {
+				w.opts.Logger.WarnContext(ctx, "ductor worker: result not delivered", "task", t.ID, "verb", verb, "err", err)
+			}
+			return
+		}
+	}
+}
+
+// failure is the fail body of a handler's error; a cancellation at
+// shutdown or a deadline is retryable.
+func failure(t Task, err error) failBody {
+	f := failBody{Token: t.Token}
+	f.Error.Code, f.Error.Message, f.Error.Retryable = "task_failed", err.Error(), true
+	switch e, ok := errors.AsType[*Error](err); {
+	case ok:
+		f.Error.Code, f.Error.Retryable = e.Code, e.Retryable
+	case errors.Is(err, errReleased):
+		f.Error.Code = "cancelled"
+	case errors.Is(err, context.DeadlineExceeded):
+		f.Error.Code = "timeout"
+	}
+	return f
+}
+
+func (w *Worker) taskCall(ctx context.Context, t Task, verb string, body any) error {
+	_, err := w.c.do(ctx, http.MethodPost, "/tasks/"+url.PathEscape(t.ID)+"/"+verb, body, nil)
+	return err
+}
