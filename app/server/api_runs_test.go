@@ -262,6 +262,7 @@ func TestAPITenantIsolation(t *testing.T) {
 		path, body string
 		status     int
 	}{
+		"GET /api/v1/openapi.json":                  {"/api/v1/openapi.json", "", 200}, // documentation, no tenant data
 		"GET /api/v1/whoami":                        {"/api/v1/whoami", "", 200},
 		"POST /api/v1/runs":                         {"/api/v1/runs", `{"definition": "secret"}`, 404},
 		"GET /api/v1/runs":                          {"/api/v1/runs", "", 200},

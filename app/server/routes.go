@@ -22,6 +22,7 @@ func routes(e *echo.Echo, d Deps) {
 	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{})))
 
 	if d.API {
+		e.GET("/api/v1/openapi.json", handleOpenAPI()) // documentation: no key needed
 		apiRoutes(e.Group("/api/v1", bodyLimit(MaxBodyBytes), apiKeyAuth(d.Store)), d)
 	}
 	if d.Web {
