@@ -65,8 +65,11 @@ func Permanent(err error) error {
 // longer wants its task: it was cancelled, or its lease ran out.
 var ErrTaskLost = errors.New("ductor: the task was cancelled or its lease was lost")
 
-// errReleased is the cause of a handler's context at shutdown.
-var errReleased = errors.New("ductor: the worker is shutting down")
+// Causes of a handler's context: shutdown and the task's deadline.
+var (
+	errReleased = errors.New("ductor: the worker is shutting down")
+	errDeadline = errors.New("ductor: the task's deadline passed")
+)
 
 // execute runs one task: the handler under heartbeats, then its result.
 // A handler that ignores its context is abandoned once the context ends.
@@ -79,8 +82,18 @@ func (w *Worker) execute(ctx context.Context, t Task) {
 	if errors.Is(context.Cause(hctx), ErrTaskLost) {
 		return // nobody wants the answer
 	}
+	if err != nil && hctx.Err() != nil {
+		err = interrupted{err: err, cause: context.Cause(hctx)}
+	}
 	w.report(ctx, t, out, err)
 }
+
+// interrupted is a handler's error while its context had ended: the
+// context's cause decides the failure's code.
+type interrupted struct{ err, cause error }
+
+func (i interrupted) Error() string   { return i.err.Error() }
+func (i interrupted) Unwrap() []error { return []error{i.err, i.cause} }
 
 func (w *Worker) taskContext(ctx context.Context, t Task) (context.Context, context.CancelCauseFunc) {
 	hctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
@@ -88,7 +101,7 @@ func (w *Worker) taskContext(ctx context.Context, t Task) (context.Context, cont
 	if t.Deadline == nil {
 		return hctx, func(cause error) { stop(); cancel(cause) }
 	}
-	dctx, dcancel := context.WithDeadlineCause(hctx, *t.Deadline, fmt.Errorf("task deadline %s passed", t.Deadline.Format(time.RFC3339)))
+	dctx, dcancel := context.WithDeadlineCause(hctx, *t.Deadline, errDeadline)
 	return dctx, func(cause error) { stop(); dcancel(); cancel(cause) }
 }
 
@@ -214,7 +227,7 @@ func failure(t Task, err error) failBody {
 		f.Error.Code, f.Error.Retryable = e.Code, e.Retryable
 	case errors.Is(err, errReleased):
 		f.Error.Code = "cancelled"
-	case errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, errDeadline), errors.Is(err, context.DeadlineExceeded):
 		f.Error.Code = "timeout"
 	}
 	return f
