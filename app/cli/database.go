@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -11,11 +12,19 @@ import (
 	"github.com/ductor/ductor/db"
 )
 
+// defaultMaxConns is the pool size unless DATABASE_URL sets pool_max_conns.
+const defaultMaxConns = 40
+
 // connect opens a pool on url and checks that it answers.
 func connect(ctx context.Context, url string) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, &config.Error{Setting: "DATABASE_URL", Problem: err.Error()}
+	}
+	if !strings.Contains(url, "pool_max_conns") {
+		// pgx defaults to max(4, CPUs): far too few for the workers of five
+		// queues. pool_max_conns in DATABASE_URL overrides this.
+		cfg.MaxConns = defaultMaxConns
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
