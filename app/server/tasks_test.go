@@ -10,7 +10,9 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/ductor/ductor/app/auth"
 	"github.com/ductor/ductor/app/definition"
+	"github.com/ductor/ductor/app/testdb"
 )
 
 // setupTasks is setupAPI with what a serving process runs beside it: the
@@ -282,4 +284,30 @@ func taskIsolationCases(t *testing.T, b *apiBundle) (map[string]struct {
 		"POST /api/v1/tasks/:id/fail":      {path + "/fail", tokenBody(task, `, "error": {"message": "x"}`), 404},
 		"POST /api/v1/tasks/:id/heartbeat": {path + "/heartbeat", tok, 404},
 	}, []string{task["token"].(string), "unclaimed-input"}
+}
+
+func TestTaskOfACancelledRunStopsItsWorker(t *testing.T) {
+	t.Parallel()
+	b := setupTasks(t)
+	b.publishDoc(t, fmt.Sprintf(remoteDoc, "stop", "stop.op", "default", 1))
+	id := b.startTaskRun(t, "stop", `{}`)
+	task := b.pollOne(t, "default", "stop.op")
+	if code, res := b.call(t, "POST", "/api/v1/runs/"+id+"/cancel", b.keyA, ""); code != 202 {
+		t.Fatalf("cancel = %d %v", code, res)
+	}
+	if run := b.waitStatus(t, id); run["status"] != "cancelled" {
+		t.Fatalf("run = %v", run["status"])
+	}
+	if code, _ := b.taskCall(t, task, "heartbeat", tokenBody(task, "")); code != 404 && code != 409 {
+		t.Errorf("heartbeat of a cancelled task = %d, want 404 or 409 so its worker stops", code)
+	}
+}
+
+func TestTaskRoutesNeedTheTasksScope(t *testing.T) {
+	t.Parallel()
+	b := setupAPI(t)
+	_, key := testdb.APIKey(t, b.store, b.tenantA, &testdb.APIKeyOpts{Scopes: []auth.Scope{auth.ScopeRunsWrite}})
+	if code, _ := b.call(t, "POST", "/api/v1/tasks/poll", key, `{"handlers": ["x"]}`); code != 403 {
+		t.Errorf("poll without tasks:work = %d, want 403", code)
+	}
 }
