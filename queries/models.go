@@ -188,6 +188,7 @@ type Run struct {
 	CreatedAt          time.Time
 	UpdatedAt          time.Time
 	FinishedAt         *time.Time
+	Input              []byte
 }
 
 type RunAttempt struct {

@@ -82,7 +82,7 @@ func (q *Queries) RunExists(ctx context.Context, arg RunExistsParams) (bool, err
 }
 
 const runGet = `-- name: RunGet :one
-SELECT tenant_id, id, definition_key, definition_version, manifest_hash, status, reason, subject, search_attributes, parent_run_id, root_run_id, depth, continued_from_run_id, continued_to_run_id, idempotency_key, state, transition_count, record_version, tick_requested, created_at, updated_at, finished_at FROM run WHERE tenant_id = $1 AND id = $2
+SELECT tenant_id, id, definition_key, definition_version, manifest_hash, status, reason, subject, search_attributes, parent_run_id, root_run_id, depth, continued_from_run_id, continued_to_run_id, idempotency_key, state, transition_count, record_version, tick_requested, created_at, updated_at, finished_at, input FROM run WHERE tenant_id = $1 AND id = $2
 `
 
 type RunGetParams struct {
@@ -116,12 +116,13 @@ func (q *Queries) RunGet(ctx context.Context, arg RunGetParams) (Run, error) {
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.FinishedAt,
+		&i.Input,
 	)
 	return i, err
 }
 
 const runGetByIdempotencyKey = `-- name: RunGetByIdempotencyKey :one
-SELECT tenant_id, id, definition_key, definition_version, manifest_hash, status, reason, subject, search_attributes, parent_run_id, root_run_id, depth, continued_from_run_id, continued_to_run_id, idempotency_key, state, transition_count, record_version, tick_requested, created_at, updated_at, finished_at FROM run
+SELECT tenant_id, id, definition_key, definition_version, manifest_hash, status, reason, subject, search_attributes, parent_run_id, root_run_id, depth, continued_from_run_id, continued_to_run_id, idempotency_key, state, transition_count, record_version, tick_requested, created_at, updated_at, finished_at, input FROM run
 WHERE tenant_id = $1 AND definition_key = $2 AND idempotency_key = $3
 `
 
@@ -157,6 +158,7 @@ func (q *Queries) RunGetByIdempotencyKey(ctx context.Context, arg RunGetByIdempo
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.FinishedAt,
+		&i.Input,
 	)
 	return i, err
 }
@@ -165,14 +167,14 @@ const runInsert = `-- name: RunInsert :one
 INSERT INTO run (
     tenant_id, id, definition_key, definition_version, manifest_hash, status,
     subject, search_attributes, parent_run_id, root_run_id, depth,
-    continued_from_run_id, idempotency_key, state, tick_requested
+    continued_from_run_id, idempotency_key, state, input, tick_requested
 ) VALUES (
     $1, $2, $3, $4, $5, $6,
     $7, $8, $9, $10, $11,
-    $12, $13, $14, true
+    $12, $13, $14, $15, true
 )
 ON CONFLICT DO NOTHING
-RETURNING tenant_id, id, definition_key, definition_version, manifest_hash, status, reason, subject, search_attributes, parent_run_id, root_run_id, depth, continued_from_run_id, continued_to_run_id, idempotency_key, state, transition_count, record_version, tick_requested, created_at, updated_at, finished_at
+RETURNING tenant_id, id, definition_key, definition_version, manifest_hash, status, reason, subject, search_attributes, parent_run_id, root_run_id, depth, continued_from_run_id, continued_to_run_id, idempotency_key, state, transition_count, record_version, tick_requested, created_at, updated_at, finished_at, input
 `
 
 type RunInsertParams struct {
@@ -190,6 +192,7 @@ type RunInsertParams struct {
 	ContinuedFromRunID uuid.NullUUID
 	IdempotencyKey     pgtype.Text
 	State              []byte
+	Input              []byte
 }
 
 // A repeated idempotency key inserts nothing and returns no row.
@@ -209,6 +212,7 @@ func (q *Queries) RunInsert(ctx context.Context, arg RunInsertParams) (Run, erro
 		arg.ContinuedFromRunID,
 		arg.IdempotencyKey,
 		arg.State,
+		arg.Input,
 	)
 	var i Run
 	err := row.Scan(
@@ -234,12 +238,13 @@ func (q *Queries) RunInsert(ctx context.Context, arg RunInsertParams) (Run, erro
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.FinishedAt,
+		&i.Input,
 	)
 	return i, err
 }
 
 const runList = `-- name: RunList :many
-SELECT tenant_id, id, definition_key, definition_version, manifest_hash, status, reason, subject, search_attributes, parent_run_id, root_run_id, depth, continued_from_run_id, continued_to_run_id, idempotency_key, state, transition_count, record_version, tick_requested, created_at, updated_at, finished_at FROM run
+SELECT tenant_id, id, definition_key, definition_version, manifest_hash, status, reason, subject, search_attributes, parent_run_id, root_run_id, depth, continued_from_run_id, continued_to_run_id, idempotency_key, state, transition_count, record_version, tick_requested, created_at, updated_at, finished_at, input FROM run
 WHERE tenant_id = $1
   AND ($2::text IS NULL OR status = $2)
   AND ($3::text IS NULL OR definition_key = $3)
@@ -306,6 +311,7 @@ func (q *Queries) RunList(ctx context.Context, arg RunListParams) ([]Run, error)
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.FinishedAt,
+			&i.Input,
 		); err != nil {
 			return nil, err
 		}

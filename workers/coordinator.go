@@ -32,6 +32,7 @@ type Coordinator struct {
 	// Conflicts counts ticks that lost the record_version race.
 	Conflicts atomic.Int64
 	metrics   *metrics
+	inputs    *inputCache
 	bridge    *bridge
 	// RescueWindow is added to a step's timeout to lease its attempt.
 	RescueWindow time.Duration
@@ -71,7 +72,7 @@ func NewCoordinator(pool *pgxpool.Pool, log *slog.Logger) (*Coordinator, error) 
 	eval := engine.NewCELEvaluator(expr.NewCache(env, 4096))
 	return &Coordinator{
 		pool: pool, log: log, engine: &engine.Engine{Eval: eval},
-		tenants: tenantCache{ttl: 5 * time.Second}, RescueWindow: 30 * time.Second, InlineTicks: true, metrics: newMetrics(),
+		tenants: tenantCache{ttl: 5 * time.Second}, RescueWindow: 30 * time.Second, InlineTicks: true, metrics: newMetrics(), inputs: newInputCache(4096),
 		bridge: newBridge(),
 	}, nil
 }

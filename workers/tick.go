@@ -60,9 +60,14 @@ func (c *Coordinator) Tick(ctx context.Context, tenantID, runID uuid.UUID) error
 // history, commands, consumed inputs and the run itself.
 func (c *Coordinator) tickTx(ctx context.Context, tx pgx.Tx, tenantID, runID uuid.UUID) error {
 	s := store.New(tx)
-	run, err := s.RunGet(ctx, tenantID, runID)
+	run, rawInput, err := s.RunGetLean(ctx, tenantID, runID)
 	if err != nil {
 		return err
+	}
+	if len(rawInput) > 0 {
+		if run.State.Input, err = c.inputs.get(runID, rawInput); err != nil {
+			return err
+		}
 	}
 	pending, err := s.RunInputsPending(ctx, tenantID, runID)
 	if err != nil || (len(pending.Inputs) == 0 && run.Status != engine.RunPending) {

@@ -60,9 +60,13 @@ type NewRun struct {
 // enqueues its first tick). A repeated idempotency key returns the run that
 // key already made, with created false.
 func (s *Store) RunCreate(ctx context.Context, n NewRun) (Run, bool, error) {
-	state, err := json.Marshal(n.State)
+	state, err := encodeState(n.State)
 	if err != nil {
-		return Run{}, false, fmt.Errorf("encode run state: %w", err)
+		return Run{}, false, err
+	}
+	input, err := json.Marshal(n.State.Input)
+	if err != nil {
+		return Run{}, false, fmt.Errorf("encode run input: %w", err)
 	}
 	attrs, err := json.Marshal(orEmpty(n.SearchAttributes))
 	if err != nil {
@@ -74,7 +78,7 @@ func (s *Store) RunCreate(ctx context.Context, n NewRun) (Run, bool, error) {
 		Status: string(n.State.Status), Subject: n.Subject, SearchAttributes: attrs,
 		ParentRunID: nullUUID(n.ParentRunID), RootRunID: n.RootRunID, Depth: int32(n.Depth),
 		ContinuedFromRunID: nullUUID(n.ContinuedFromRunID), IdempotencyKey: nullText(n.IdempotencyKey),
-		State: state,
+		State: state, Input: input,
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return s.runAfterConflict(ctx, n)
@@ -116,9 +120,9 @@ var ErrConflict = errors.New("run changed since it was read")
 // RunUpdate writes the engine's run state guarded by the record version
 // that was read; it returns ErrConflict when the guard fails.
 func (s *Store) RunUpdate(ctx context.Context, r Run, st engine.Run) error {
-	state, err := json.Marshal(st)
+	state, err := encodeState(st)
 	if err != nil {
-		return fmt.Errorf("encode run state: %w", err)
+		return err
 	}
 	var finished *time.Time
 	if !st.FinishedAt.IsZero() {
@@ -177,10 +181,53 @@ func (s *Store) Now(ctx context.Context) (time.Time, error) {
 	return now.UTC(), nil
 }
 
+// encodeState is the run's state JSON without its input, which has its own
+// column: a tick rewrites the state, never the input.
+func encodeState(st engine.Run) ([]byte, error) {
+	st.Input = nil
+	b, err := json.Marshal(st)
+	if err != nil {
+		return nil, fmt.Errorf("encode run state: %w", err)
+	}
+	return b, nil
+}
+
+// RunGetLean reads a run for a tick: its state, with the input left as raw
+// JSON for the caller to decode (or take from a cache: it never changes).
+func (s *Store) RunGetLean(ctx context.Context, tenantID, id uuid.UUID) (Run, []byte, error) {
+	row, err := s.q.RunGet(ctx, queries.RunGetParams{TenantID: tenantID, ID: id})
+	if err != nil {
+		return Run{}, nil, notFound(err, "run")
+	}
+	raw := row.Input
+	row.Input = nil
+	r, err := runFromRow(row)
+	return r, raw, err
+}
+
+// DecodeInput decodes a run's raw input JSON.
+func DecodeInput(raw []byte) (any, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, fmt.Errorf("decode run input: %w", err)
+	}
+	return v, nil
+}
+
 func runFromRow(r queries.Run) (Run, error) {
 	var st engine.Run
 	if err := json.Unmarshal(r.State, &st); err != nil {
 		return Run{}, fmt.Errorf("decode run %s state: %w", r.ID, err)
+	}
+	if len(r.Input) > 0 {
+		in, err := DecodeInput(r.Input)
+		if err != nil {
+			return Run{}, err
+		}
+		st.Input = in
 	}
 	var attrs map[string]any
 	if err := json.Unmarshal(r.SearchAttributes, &attrs); err != nil {
