@@ -59,6 +59,15 @@ func (w *waiters) wake(tenantID uuid.UUID) {
 	}
 }
 
+// TaskPollsWaiting is how many of this process's long polls wait for the
+// tenant's tasks.
+func (c *Coordinator) TaskPollsWaiting(tenantID uuid.UUID) int {
+	w := &c.bridge.waiters
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.byTenant[tenantID])
+}
+
 func (w *waiters) recheck() time.Duration {
 	if w.listening.Load() {
 		return recheckListening

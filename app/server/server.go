@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -51,14 +52,19 @@ type Deps struct {
 	// BaseURL is the dashboard's public URL (DUCTOR_BASE_URL); cookies are
 	// Secure when it is https.
 	BaseURL string
+	// stopping is closed when the server starts shutting down: long polls
+	// answer at once instead of holding the shutdown up.
+	stopping chan struct{}
 }
 
 func (d Deps) secureCookies() bool { return strings.HasPrefix(d.BaseURL, "https://") }
 
 // Server is an http.Handler with graceful start and stop.
 type Server struct {
-	echo *echo.Echo
-	log  *slog.Logger
+	echo     *echo.Echo
+	log      *slog.Logger
+	stopping chan struct{}
+	stopOnce sync.Once
 }
 
 // New builds the server and its routes.
@@ -72,7 +78,8 @@ func New(d Deps) *Server {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = errorHandler(d.Logger)
-	s := &Server{echo: e, log: d.Logger}
+	d.stopping = make(chan struct{})
+	s := &Server{echo: e, log: d.Logger, stopping: d.stopping}
 	routes(e, d)
 	return s
 }
@@ -95,6 +102,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
+	s.stopOnce.Do(func() { close(s.stopping) })
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {

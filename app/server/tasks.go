@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"time"
@@ -34,7 +35,7 @@ const (
 // tasks, then a result or heartbeats for each under its token.
 func taskRoutes(api *echo.Group, d Deps) {
 	work := []echo.MiddlewareFunc{requireScope(auth.ScopeTasksWork), bodyLimit(maxTaskBodyBytes)}
-	api.POST("/tasks/poll", handleTaskPoll(d.Runs), work...)
+	api.POST("/tasks/poll", handleTaskPoll(d.Runs, d.stopping), work...)
 	api.POST("/tasks/:id/complete", handleTaskComplete(d.Runs), work...)
 	api.POST("/tasks/:id/fail", handleTaskFail(d.Runs), work...)
 	api.POST("/tasks/:id/heartbeat", handleTaskHeartbeat(d.Runs), work...)
@@ -65,7 +66,8 @@ type TaskJSON struct {
 
 // handleTaskPoll claims up to max tasks of the queue for the handlers,
 // waiting up to wait_ms (at most 30 s) when there are none: 200 {"tasks"}.
-func handleTaskPoll(runs *workers.Coordinator) echo.HandlerFunc {
+// A wait ends early when the client goes away or the server is stopping.
+func handleTaskPoll(runs *workers.Coordinator, stopping <-chan struct{}) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var req taskPollRequest
 		if err := bindJSON(c, &req); err != nil {
@@ -75,7 +77,11 @@ func handleTaskPoll(runs *workers.Coordinator) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		tasks, err := runs.TaskPoll(c.Request().Context(), tenantOf(c), p)
+		ctx, cancel := context.WithCancel(c.Request().Context())
+		defer cancel()
+		stop := afterClose(stopping, cancel)
+		defer stop()
+		tasks, err := runs.TaskPoll(ctx, tenantOf(c), p)
 		if err != nil {
 			return err
 		}
@@ -85,6 +91,19 @@ func handleTaskPoll(runs *workers.Coordinator) echo.HandlerFunc {
 		}
 		return c.JSON(http.StatusOK, map[string]any{"tasks": out})
 	}
+}
+
+// afterClose calls fn when ch closes, until the returned stop is called.
+func afterClose(ch <-chan struct{}, fn func()) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-ch:
+			fn()
+		case <-done:
+		}
+	}()
+	return func() { close(done) }
 }
 
 func (r taskPollRequest) poll() (workers.TaskPoll, error) {

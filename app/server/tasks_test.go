@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -309,5 +312,49 @@ func TestTaskRoutesNeedTheTasksScope(t *testing.T) {
 	_, key := testdb.APIKey(t, b.store, b.tenantA, &testdb.APIKeyOpts{Scopes: []auth.Scope{auth.ScopeRunsWrite}})
 	if code, _ := b.call(t, "POST", "/api/v1/tasks/poll", key, `{"handlers": ["x"]}`); code != 403 {
 		t.Errorf("poll without tasks:work = %d, want 403", code)
+	}
+}
+
+func TestServeEndsLongPollsWhenStopping(t *testing.T) {
+	t.Parallel()
+	b := setupAPI(t)
+	srv := New(Deps{Store: b.store, Logger: slog.New(slog.DiscardHandler), API: true, Runs: b.runs})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+	polled := make(chan int, 1)
+	go func() {
+		req, _ := http.NewRequest("POST", "http://"+ln.Addr().String()+"/api/v1/tasks/poll",
+			strings.NewReader(`{"handlers": ["nobody"], "wait_ms": 30000}`))
+		req.Header.Set("Authorization", "Bearer "+b.keyA)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			polled <- 0
+			return
+		}
+		res.Body.Close()
+		polled <- res.StatusCode
+	}()
+	// Stop once the poll is waiting: the server has it in flight.
+	tick := time.NewTicker(5 * time.Millisecond) // poll interval
+	defer tick.Stop()
+	for deadline := time.Now().Add(10 * time.Second); b.runs.TaskPollsWaiting(b.tenantA.ID) == 0 && time.Now().Before(deadline); {
+		<-tick.C
+	}
+	stop()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Errorf("Serve = %v, want a clean shutdown", err)
+		}
+	case <-time.After(9 * time.Second):
+		t.Fatal("Serve waited for the long poll")
+	}
+	if code := <-polled; code != 200 {
+		t.Errorf("the poll = %d, want 200 with no tasks", code)
 	}
 }
