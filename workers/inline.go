@@ -39,8 +39,8 @@ func (c *Coordinator) tickInline(ctx context.Context, tx pgx.Tx, tenantID, runID
 	return true, sp.Commit(ctx)
 }
 
-// tickLocked locks the run without waiting, adds the input (if any) and
-// ticks.
+// tickLocked locks the run without waiting and ticks it with the input
+// (if any) handed straight to the engine.
 func (c *Coordinator) tickLocked(ctx context.Context, tx pgx.Tx, tenantID, runID uuid.UUID, in engine.Input) (bool, error) {
 	s := store.New(tx)
 	locked, err := s.RunLockNoWait(ctx, tenantID, runID)
@@ -48,9 +48,9 @@ func (c *Coordinator) tickLocked(ctx context.Context, tx pgx.Tx, tenantID, runID
 		return false, err
 	}
 	if in != nil {
-		if _, err := s.RunInputAdd(ctx, tenantID, runID, in); err != nil {
+		if in, err = store.NormalizeInput(in); err != nil {
 			return false, err
 		}
 	}
-	return true, c.tickTx(ctx, tx, tenantID, runID)
+	return true, c.tickTx(ctx, tx, tenantID, runID, tickOpts{locked: true, input: in})
 }

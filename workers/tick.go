@@ -41,7 +41,7 @@ func (c *Coordinator) Tick(ctx context.Context, tenantID, runID uuid.UUID) error
 	}
 	for range maxTickConflicts {
 		err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
-			return c.tickTx(ctx, tx, tenantID, runID)
+			return c.tickTx(ctx, tx, tenantID, runID, tickOpts{})
 		})
 		if err == nil {
 			return c.fault(FaultAfterCommit)
@@ -58,7 +58,14 @@ func (c *Coordinator) Tick(ctx context.Context, tenantID, runID uuid.UUID) error
 // (again while the engine needs more children), then lock the run, check
 // that its version is still the one read, and persist: nodes, attempts,
 // history, commands, consumed inputs and the run itself.
-func (c *Coordinator) tickTx(ctx context.Context, tx pgx.Tx, tenantID, runID uuid.UUID) error {
+// tickOpts are what an inline tick knows already: that it holds the run's
+// lock, and an input it brings along instead of storing and reading back.
+type tickOpts struct {
+	locked bool
+	input  engine.Input
+}
+
+func (c *Coordinator) tickTx(ctx context.Context, tx pgx.Tx, tenantID, runID uuid.UUID, o tickOpts) error {
 	s := store.New(tx)
 	run, rawInput, err := s.RunGetLean(ctx, tenantID, runID)
 	if err != nil {
@@ -70,6 +77,9 @@ func (c *Coordinator) tickTx(ctx context.Context, tx pgx.Tx, tenantID, runID uui
 		}
 	}
 	pending, err := s.RunInputsPending(ctx, tenantID, runID)
+	if o.input != nil {
+		pending.Inputs = append(pending.Inputs, o.input) // a duplicate is discarded by Decide
+	}
 	if err != nil || (len(pending.Inputs) == 0 && run.Status != engine.RunPending) {
 		return err // nothing new: time-based work arrives as timer inputs
 	}
@@ -85,8 +95,10 @@ func (c *Coordinator) tickTx(ctx context.Context, tx pgx.Tx, tenantID, runID uui
 	if err != nil {
 		return err
 	}
-	if err := s.RunLockVersion(ctx, tenantID, runID, run.RecordVersion); err != nil {
-		return err
+	if !o.locked {
+		if err := s.RunLockVersion(ctx, tenantID, runID, run.RecordVersion); err != nil {
+			return err
+		}
 	}
 	return c.persist(ctx, tx, run, m, pending, state, decisions, now)
 }

@@ -156,3 +156,15 @@ func decodeAs[T engine.Input](payload []byte) (engine.Input, error) {
 	}
 	return v, nil
 }
+
+// NormalizeInput gives an input exactly the shape it would have after a
+// trip through run_input (JSON numbers as float64, plain maps and slices),
+// for an inline tick that hands it to the engine directly.
+func NormalizeInput(in engine.Input) (engine.Input, error) {
+	kind, _ := inputKey(in)
+	payload, err := json.Marshal(in)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s input: %w", kind, err)
+	}
+	return decodeInput(kind, payload)
+}
