@@ -7,14 +7,14 @@ TEMPL := go run github.com/a-h/templ/cmd/templ@v0.3.1100
 SUDO  := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 GOTEST_FLAGS ?= -count=1 -timeout 25m
 
-.PHONY: run test build generate check-generated vet unit fuzz pg-deps browser-deps bench clean
+.PHONY: run test build generate check-generated vet unit fuzz pg-deps browser-deps bench bench-short clean
 
 ## run: Ductor in one process, with its own Postgres under ./.ductor when DATABASE_URL is unset
 run: pg-deps
 	go run . dev
 
 ## test: vet, generated-code check, every test against a throwaway Postgres, a short fuzz
-test: pg-deps browser-deps check-generated vet unit fuzz
+test: pg-deps browser-deps check-generated vet unit fuzz bench-short
 
 build:
 	go build -o bin/ductor .
@@ -43,9 +43,13 @@ check-generated: generate
 	@git diff --exit-code -- queries views || { echo "generated code is stale: run make generate and commit"; exit 1; }
 	@test -z "$$(git status --porcelain --untracked-files=all -- queries views)" || { echo "generated files not committed:"; git status --porcelain -- queries views; exit 1; }
 
+## bench-short: the benchmark suite at small sizes, so it never rots (CI)
+bench-short: pg-deps
+	go test -run '^$$' -bench . -benchtime 1x -short ./bench
+
 ## bench: the benchmark suite against its own Postgres
 bench: pg-deps bin/pgrun
-	bin/pgrun -- go test -run '^$$' -bench . -benchtime 1x ./...
+	go test -run '^$$' -bench . -benchtime 1x -timeout 60m ./bench
 
 pg-deps:
 	@command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || \
