@@ -5,12 +5,9 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/ductor/ductor/app/apperr"
-	"github.com/ductor/ductor/app/store"
-	"github.com/ductor/ductor/views"
 	"github.com/ductor/ductor/workers"
 )
 
@@ -36,25 +33,5 @@ func handleTestRun(runs *workers.Coordinator, validate workers.InputValidator) e
 			return c.JSON(http.StatusCreated, map[string]string{"id": run.ID.String()})
 		}
 		return seeOther(c, "/runs/"+run.ID.String())
-	}
-}
-
-// handleRunPage shows a run's status and its nodes.
-func handleRunPage(s *store.Store) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		ctx, v := c.Request().Context(), viewerOf(c)
-		id, err := uuid.Parse(c.Param("id"))
-		if err != nil {
-			return apperr.New(apperr.NotFound, "run not found")
-		}
-		run, err := s.RunGet(ctx, v.Tenant.ID, id)
-		if err != nil {
-			return err
-		}
-		nodes, err := s.RunNodesSteps(ctx, v.Tenant.ID, id)
-		if err != nil {
-			return err
-		}
-		return render(c, http.StatusOK, views.RunPage(shellFor(c, "Run "+id.String()[:8], "runs"), views.RunData{Run: run, Nodes: nodes}))
 	}
 }
