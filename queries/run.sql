@@ -74,12 +74,26 @@ WHERE tenant_id = @tenant_id AND parent_run_id = @parent_run_id
 GROUP BY status
 ORDER BY status;
 
--- name: RunLockNoWait :execrows
+-- name: RunLockNoWait :many
 -- Locks the run row for an inline tick unless another transaction holds
 -- it: a busy run is left to its tick job instead of queueing behind it.
-SELECT 1 FROM run WHERE tenant_id = @tenant_id AND id = @id FOR UPDATE SKIP LOCKED;
+-- tick_requested tells whether a tick job is already on its way.
+SELECT tick_requested FROM run WHERE tenant_id = @tenant_id AND id = @id FOR UPDATE SKIP LOCKED;
+
+-- name: RunLock :exec
+-- Locks the run row, waiting for whoever holds it.
+SELECT 1 FROM run WHERE tenant_id = @tenant_id AND id = @id FOR UPDATE;
 
 -- name: RunLockVersion :one
 -- Locks the run row before a tick writes and returns its version, so a
 -- tick that decided on an older version knows it lost.
 SELECT record_version FROM run WHERE tenant_id = @tenant_id AND id = @id FOR UPDATE;
+
+-- name: RunGetLean :one
+-- A run for a tick: its input only when asked (ticks keep it cached).
+SELECT tenant_id, id, definition_key, definition_version, manifest_hash, status, reason,
+       subject, search_attributes, parent_run_id, root_run_id, depth, continued_from_run_id,
+       continued_to_run_id, idempotency_key, state, transition_count, record_version,
+       tick_requested, created_at, updated_at, finished_at,
+       CASE WHEN @with_input::boolean THEN input END AS input
+FROM run WHERE tenant_id = @tenant_id AND id = @id;

@@ -163,6 +163,79 @@ func (q *Queries) RunGetByIdempotencyKey(ctx context.Context, arg RunGetByIdempo
 	return i, err
 }
 
+const runGetLean = `-- name: RunGetLean :one
+SELECT tenant_id, id, definition_key, definition_version, manifest_hash, status, reason,
+       subject, search_attributes, parent_run_id, root_run_id, depth, continued_from_run_id,
+       continued_to_run_id, idempotency_key, state, transition_count, record_version,
+       tick_requested, created_at, updated_at, finished_at,
+       CASE WHEN $1::boolean THEN input END AS input
+FROM run WHERE tenant_id = $2 AND id = $3
+`
+
+type RunGetLeanParams struct {
+	WithInput bool
+	TenantID  uuid.UUID
+	ID        uuid.UUID
+}
+
+type RunGetLeanRow struct {
+	TenantID           uuid.UUID
+	ID                 uuid.UUID
+	DefinitionKey      string
+	DefinitionVersion  int32
+	ManifestHash       string
+	Status             string
+	Reason             pgtype.Text
+	Subject            string
+	SearchAttributes   []byte
+	ParentRunID        uuid.NullUUID
+	RootRunID          uuid.UUID
+	Depth              int32
+	ContinuedFromRunID uuid.NullUUID
+	ContinuedToRunID   uuid.NullUUID
+	IdempotencyKey     pgtype.Text
+	State              []byte
+	TransitionCount    int64
+	RecordVersion      int64
+	TickRequested      bool
+	CreatedAt          time.Time
+	UpdatedAt          time.Time
+	FinishedAt         *time.Time
+	Input              interface{}
+}
+
+// A run for a tick: its input only when asked (ticks keep it cached).
+func (q *Queries) RunGetLean(ctx context.Context, arg RunGetLeanParams) (RunGetLeanRow, error) {
+	row := q.db.QueryRow(ctx, runGetLean, arg.WithInput, arg.TenantID, arg.ID)
+	var i RunGetLeanRow
+	err := row.Scan(
+		&i.TenantID,
+		&i.ID,
+		&i.DefinitionKey,
+		&i.DefinitionVersion,
+		&i.ManifestHash,
+		&i.Status,
+		&i.Reason,
+		&i.Subject,
+		&i.SearchAttributes,
+		&i.ParentRunID,
+		&i.RootRunID,
+		&i.Depth,
+		&i.ContinuedFromRunID,
+		&i.ContinuedToRunID,
+		&i.IdempotencyKey,
+		&i.State,
+		&i.TransitionCount,
+		&i.RecordVersion,
+		&i.TickRequested,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.FinishedAt,
+		&i.Input,
+	)
+	return i, err
+}
+
 const runInsert = `-- name: RunInsert :one
 INSERT INTO run (
     tenant_id, id, definition_key, definition_version, manifest_hash, status,
@@ -323,8 +396,23 @@ func (q *Queries) RunList(ctx context.Context, arg RunListParams) ([]Run, error)
 	return items, nil
 }
 
-const runLockNoWait = `-- name: RunLockNoWait :execrows
-SELECT 1 FROM run WHERE tenant_id = $1 AND id = $2 FOR UPDATE SKIP LOCKED
+const runLock = `-- name: RunLock :exec
+SELECT 1 FROM run WHERE tenant_id = $1 AND id = $2 FOR UPDATE
+`
+
+type RunLockParams struct {
+	TenantID uuid.UUID
+	ID       uuid.UUID
+}
+
+// Locks the run row, waiting for whoever holds it.
+func (q *Queries) RunLock(ctx context.Context, arg RunLockParams) error {
+	_, err := q.db.Exec(ctx, runLock, arg.TenantID, arg.ID)
+	return err
+}
+
+const runLockNoWait = `-- name: RunLockNoWait :many
+SELECT tick_requested FROM run WHERE tenant_id = $1 AND id = $2 FOR UPDATE SKIP LOCKED
 `
 
 type RunLockNoWaitParams struct {
@@ -334,12 +422,25 @@ type RunLockNoWaitParams struct {
 
 // Locks the run row for an inline tick unless another transaction holds
 // it: a busy run is left to its tick job instead of queueing behind it.
-func (q *Queries) RunLockNoWait(ctx context.Context, arg RunLockNoWaitParams) (int64, error) {
-	result, err := q.db.Exec(ctx, runLockNoWait, arg.TenantID, arg.ID)
+// tick_requested tells whether a tick job is already on its way.
+func (q *Queries) RunLockNoWait(ctx context.Context, arg RunLockNoWaitParams) ([]bool, error) {
+	rows, err := q.db.Query(ctx, runLockNoWait, arg.TenantID, arg.ID)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return result.RowsAffected(), nil
+	defer rows.Close()
+	items := []bool{}
+	for rows.Next() {
+		var tick_requested bool
+		if err := rows.Scan(&tick_requested); err != nil {
+			return nil, err
+		}
+		items = append(items, tick_requested)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const runLockVersion = `-- name: RunLockVersion :one

@@ -43,8 +43,11 @@ func (c *Coordinator) tickInline(ctx context.Context, tx pgx.Tx, tenantID, runID
 // (if any) handed straight to the engine.
 func (c *Coordinator) tickLocked(ctx context.Context, tx pgx.Tx, tenantID, runID uuid.UUID, in engine.Input) (bool, error) {
 	s := store.New(tx)
-	locked, err := s.RunLockNoWait(ctx, tenantID, runID)
-	if err != nil || !locked {
+	locked, queued, err := s.RunLockNoWait(ctx, tenantID, runID)
+	if err != nil || !locked || queued {
+		// Busy, or a tick job is coming that will take this input with
+		// the others: a hot run (a fan-out's children finishing) is ticked
+		// in batches, not once per result.
 		return false, err
 	}
 	if in != nil {

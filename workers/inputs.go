@@ -5,8 +5,6 @@ import (
 	"sync"
 
 	"github.com/google/uuid"
-
-	"github.com/ductor/ductor/app/store"
 )
 
 // inputCache keeps decoded run inputs, which never change, so a tick of a
@@ -28,29 +26,29 @@ func newInputCache(max int) *inputCache {
 	return &inputCache{max: max, order: list.New(), byID: map[uuid.UUID]*list.Element{}}
 }
 
-// get returns the run's decoded input, decoding raw on a miss.
-func (c *inputCache) get(id uuid.UUID, raw []byte) (any, error) {
-	c.mu.Lock()
-	if e, ok := c.byID[id]; ok {
-		c.order.MoveToFront(e)
-		v := e.Value.(cachedInput).value
-		c.mu.Unlock()
-		return v, nil
-	}
-	c.mu.Unlock()
-	v, err := store.DecodeInput(raw)
-	if err != nil {
-		return nil, err
-	}
+// lookup returns the run's cached input.
+func (c *inputCache) lookup(id uuid.UUID) (any, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.byID[id]; !ok {
-		c.byID[id] = c.order.PushFront(cachedInput{id: id, value: v})
-		if c.order.Len() > c.max {
-			oldest := c.order.Back()
-			c.order.Remove(oldest)
-			delete(c.byID, oldest.Value.(cachedInput).id)
-		}
+	e, ok := c.byID[id]
+	if !ok {
+		return nil, false
 	}
-	return v, nil
+	c.order.MoveToFront(e)
+	return e.Value.(cachedInput).value, true
+}
+
+// put remembers a run's input, evicting the least recently used.
+func (c *inputCache) put(id uuid.UUID, v any) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.byID[id]; ok {
+		return
+	}
+	c.byID[id] = c.order.PushFront(cachedInput{id: id, value: v})
+	if c.order.Len() > c.max {
+		oldest := c.order.Back()
+		c.order.Remove(oldest)
+		delete(c.byID, oldest.Value.(cachedInput).id)
+	}
 }

@@ -16,10 +16,6 @@ import (
 	"github.com/ductor/ductor/app/store"
 )
 
-// maxTickConflicts bounds how often one tick job re-decides after losing
-// the record_version race before it hands over to a fresh tick.
-const maxTickConflicts = 5
-
 // TickWorker runs coordinator ticks.
 type TickWorker struct {
 	river.WorkerDefaults[TickArgs]
@@ -31,27 +27,34 @@ func (w *TickWorker) Work(ctx context.Context, job *river.Job[TickArgs]) error {
 	return w.C.Tick(ctx, job.Args.TenantID, job.Args.RunID)
 }
 
-// Tick clears the run's wake flag, then decides and persists until it
-// commits without conflict. A wake that lands after the flag is cleared
-// enqueues the next tick, so no input is left undrained.
+// Tick clears the run's wake flag, then decides and persists: first
+// optimistically (read, decide, then lock and check record_version), and
+// after a lost race once more under the run's lock. A wake that lands after
+// the flag is cleared enqueues the next tick, so no input is left
+// undrained.
 func (c *Coordinator) Tick(ctx context.Context, tenantID, runID uuid.UUID) error {
 	defer c.observeTick("job", time.Now())
 	if err := store.New(c.pool).RunClearTick(ctx, tenantID, runID); err != nil {
 		return err
 	}
-	for range maxTickConflicts {
-		err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
-			return c.tickTx(ctx, tx, tenantID, runID, tickOpts{})
-		})
-		if err == nil {
-			return c.fault(FaultAfterCommit)
-		}
-		if !errors.Is(err, store.ErrConflict) {
-			return err
-		}
+	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+		return c.tickTx(ctx, tx, tenantID, runID, tickOpts{})
+	})
+	if errors.Is(err, store.ErrConflict) {
+		// Lost the race: decide again under the run's lock, so one retry
+		// is enough however hot the run is.
 		c.Conflicts.Add(1)
+		err = pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+			if err := store.New(tx).RunLock(ctx, tenantID, runID); err != nil {
+				return err
+			}
+			return c.tickTx(ctx, tx, tenantID, runID, tickOpts{locked: true})
+		})
 	}
-	return pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error { return c.Wake(ctx, tx, tenantID, runID) })
+	if err != nil {
+		return err
+	}
+	return c.fault(FaultAfterCommit)
 }
 
 // tickTx is one tick inside tx: read the run and its inputs, decide
@@ -67,14 +70,17 @@ type tickOpts struct {
 
 func (c *Coordinator) tickTx(ctx context.Context, tx pgx.Tx, tenantID, runID uuid.UUID, o tickOpts) error {
 	s := store.New(tx)
-	run, rawInput, err := s.RunGetLean(ctx, tenantID, runID)
+	cached, hit := c.inputs.lookup(runID)
+	run, input, err := s.RunGetLean(ctx, tenantID, runID, !hit)
 	if err != nil {
 		return err
 	}
-	if len(rawInput) > 0 {
-		if run.State.Input, err = c.inputs.get(runID, rawInput); err != nil {
-			return err
-		}
+	switch {
+	case hit:
+		run.State.Input = cached
+	case input != nil:
+		run.State.Input = input
+		c.inputs.put(runID, input)
 	}
 	pending, err := s.RunInputsPending(ctx, tenantID, runID)
 	if o.input != nil {

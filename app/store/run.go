@@ -192,17 +192,24 @@ func encodeState(st engine.Run) ([]byte, error) {
 	return b, nil
 }
 
-// RunGetLean reads a run for a tick: its state, with the input left as raw
-// JSON for the caller to decode (or take from a cache: it never changes).
-func (s *Store) RunGetLean(ctx context.Context, tenantID, id uuid.UUID) (Run, []byte, error) {
-	row, err := s.q.RunGet(ctx, queries.RunGetParams{TenantID: tenantID, ID: id})
+// RunGetLean reads a run for a tick. Its input (which never changes) is
+// read only when withInput is set, already decoded; otherwise it is nil and
+// the caller has it cached.
+func (s *Store) RunGetLean(ctx context.Context, tenantID, id uuid.UUID, withInput bool) (Run, any, error) {
+	r, err := s.q.RunGetLean(ctx, queries.RunGetLeanParams{TenantID: tenantID, ID: id, WithInput: withInput})
 	if err != nil {
 		return Run{}, nil, notFound(err, "run")
 	}
-	raw := row.Input
-	row.Input = nil
-	r, err := runFromRow(row)
-	return r, raw, err
+	run, err := runFromRow(queries.Run{
+		TenantID: r.TenantID, ID: r.ID, DefinitionKey: r.DefinitionKey, DefinitionVersion: r.DefinitionVersion,
+		ManifestHash: r.ManifestHash, Status: r.Status, Reason: r.Reason, Subject: r.Subject,
+		SearchAttributes: r.SearchAttributes, ParentRunID: r.ParentRunID, RootRunID: r.RootRunID, Depth: r.Depth,
+		ContinuedFromRunID: r.ContinuedFromRunID, ContinuedToRunID: r.ContinuedToRunID,
+		IdempotencyKey: r.IdempotencyKey, State: r.State, TransitionCount: r.TransitionCount,
+		RecordVersion: r.RecordVersion, TickRequested: r.TickRequested, CreatedAt: r.CreatedAt,
+		UpdatedAt: r.UpdatedAt, FinishedAt: r.FinishedAt,
+	})
+	return run, r.Input, err
 }
 
 // DecodeInput decodes a run's raw input JSON.
@@ -334,14 +341,25 @@ func (s *Store) RunChildCounts(ctx context.Context, tenantID, runID uuid.UUID) (
 	return out, nil
 }
 
-// RunLockNoWait locks the run row and reports whether it could without
-// waiting.
-func (s *Store) RunLockNoWait(ctx context.Context, tenantID, id uuid.UUID) (bool, error) {
-	n, err := s.q.RunLockNoWait(ctx, queries.RunLockNoWaitParams{TenantID: tenantID, ID: id})
+// RunLockNoWait locks the run row if no other transaction holds it, and
+// reports whether it did and whether a tick job is already on its way.
+func (s *Store) RunLockNoWait(ctx context.Context, tenantID, id uuid.UUID) (locked, tickRequested bool, err error) {
+	rows, err := s.q.RunLockNoWait(ctx, queries.RunLockNoWaitParams{TenantID: tenantID, ID: id})
 	if err != nil {
-		return false, fmt.Errorf("lock run: %w", err)
+		return false, false, fmt.Errorf("lock run: %w", err)
 	}
-	return n == 1, nil
+	if len(rows) == 0 {
+		return false, false, nil
+	}
+	return true, rows[0], nil
+}
+
+// RunLock locks the run row, waiting for its holder.
+func (s *Store) RunLock(ctx context.Context, tenantID, id uuid.UUID) error {
+	if err := s.q.RunLock(ctx, queries.RunLockParams{TenantID: tenantID, ID: id}); err != nil {
+		return notFound(err, "run")
+	}
+	return nil
 }
 
 // RunLockVersion locks the run row and returns ErrConflict unless its
