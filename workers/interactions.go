@@ -26,7 +26,7 @@ func (c *Coordinator) DecideApproval(ctx context.Context, tenantID, id uuid.UUID
 		if err != nil {
 			return err
 		}
-		in := engine.ApprovalDecided{Node: a.Node, Approved: d.Approved, By: d.By, Comment: d.Comment}
+		in := engine.ApprovalDecided{Node: a.Node, Approved: d.Approved, By: d.By, Comment: d.Comment, Approval: a.ID.String()}
 		return c.Deliver(ctx, tx, tenantID, a.RunID, in)
 	})
 	return a, err

@@ -74,6 +74,9 @@ type ApprovalDecided struct {
 	Approved bool
 	By       string
 	Comment  string
+	// Approval names the approval decided (one per node generation), so a
+	// person deciding again after an operator retry is not a duplicate.
+	Approval string `json:",omitempty"`
 }
 
 // CaseStatusChanged reports a human_loop case's new status.

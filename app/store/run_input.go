@@ -110,7 +110,7 @@ func inputKey(in engine.Input) (kind, dedup string) {
 	case engine.ChildRunUpdate:
 		return InputChild, fmt.Sprintf("child:%s:%s:%s", v.Node, v.Status, v.Checkpoint)
 	case engine.ApprovalDecided:
-		return InputApproval, fmt.Sprintf("approval:%s:%s", v.Node, v.By)
+		return InputApproval, fmt.Sprintf("approval:%s:%s:%s", v.Node, v.Approval, v.By)
 	case engine.CaseStatusChanged:
 		return InputCaseStatus, fmt.Sprintf("case:%s:%s", v.Node, v.Status)
 	}
