@@ -7,7 +7,7 @@ INSERT INTO run (
 ) VALUES (
     @tenant_id, @id, @definition_key, @definition_version, @manifest_hash, @status,
     @subject, @search_attributes, sqlc.narg(parent_run_id), @root_run_id, @depth,
-    sqlc.narg(continued_from_run_id), sqlc.narg(idempotency_key), @state, @input, true
+    sqlc.narg(continued_from_run_id), sqlc.narg(idempotency_key), @state, @input, false
 )
 ON CONFLICT DO NOTHING
 RETURNING *;
@@ -80,9 +80,6 @@ ORDER BY status;
 -- tick_requested tells whether a tick job is already on its way.
 SELECT tick_requested FROM run WHERE tenant_id = @tenant_id AND id = @id FOR UPDATE SKIP LOCKED;
 
--- name: RunLock :exec
--- Locks the run row, waiting for whoever holds it.
-SELECT 1 FROM run WHERE tenant_id = @tenant_id AND id = @id FOR UPDATE;
 
 -- name: RunLockVersion :one
 -- Locks the run row before a tick writes and returns its version, so a

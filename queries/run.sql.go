@@ -244,7 +244,7 @@ INSERT INTO run (
 ) VALUES (
     $1, $2, $3, $4, $5, $6,
     $7, $8, $9, $10, $11,
-    $12, $13, $14, $15, true
+    $12, $13, $14, $15, false
 )
 ON CONFLICT DO NOTHING
 RETURNING tenant_id, id, definition_key, definition_version, manifest_hash, status, reason, subject, search_attributes, parent_run_id, root_run_id, depth, continued_from_run_id, continued_to_run_id, idempotency_key, state, transition_count, record_version, tick_requested, created_at, updated_at, finished_at, input
@@ -394,21 +394,6 @@ func (q *Queries) RunList(ctx context.Context, arg RunListParams) ([]Run, error)
 		return nil, err
 	}
 	return items, nil
-}
-
-const runLock = `-- name: RunLock :exec
-SELECT 1 FROM run WHERE tenant_id = $1 AND id = $2 FOR UPDATE
-`
-
-type RunLockParams struct {
-	TenantID uuid.UUID
-	ID       uuid.UUID
-}
-
-// Locks the run row, waiting for whoever holds it.
-func (q *Queries) RunLock(ctx context.Context, arg RunLockParams) error {
-	_, err := q.db.Exec(ctx, runLock, arg.TenantID, arg.ID)
-	return err
 }
 
 const runLockNoWait = `-- name: RunLockNoWait :many

@@ -29,7 +29,9 @@ type Options struct {
 	// neither, the client only inserts jobs.
 	Coordinator bool
 	Steps       bool
-	// MaxWorkers bounds concurrent jobs per queue (default 100).
+	// MaxWorkers bounds concurrent jobs per queue (default 16). Keep the
+	// sum over queues near the pool size: a worker waiting for a connection
+	// has already been admitted, whatever the fair queue decided.
 	MaxWorkers int
 	Logger     *slog.Logger
 	// C is the coordinator the workers drive; NewClient hands it the
@@ -85,7 +87,7 @@ func register(opts Options) *river.Workers {
 func queues(opts Options) map[string]river.QueueConfig {
 	max := opts.MaxWorkers
 	if max <= 0 {
-		max = 100
+		max = 16
 	}
 	fast := func(n int) river.QueueConfig {
 		return river.QueueConfig{MaxWorkers: n, FetchCooldown: 2 * time.Millisecond, FetchPollInterval: 50 * time.Millisecond}

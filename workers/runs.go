@@ -52,13 +52,10 @@ func (c *Coordinator) Start(ctx context.Context, t Trigger, validate InputValida
 			return err
 		}
 		ticked, err := c.tickInline(ctx, tx, t.TenantID, run.ID, nil)
-		if err != nil {
+		if err != nil || ticked {
 			return err
 		}
-		if !ticked {
-			return c.enqueueTick(ctx, tx, t.TenantID, run.ID)
-		}
-		return s.RunClearTick(ctx, t.TenantID, run.ID)
+		return c.Wake(ctx, tx, t.TenantID, run.ID)
 	})
 	return run, created, err
 }

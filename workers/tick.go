@@ -27,9 +27,9 @@ func (w *TickWorker) Work(ctx context.Context, job *river.Job[TickArgs]) error {
 	return w.C.Tick(ctx, job.Args.TenantID, job.Args.RunID)
 }
 
-// Tick clears the run's wake flag, then decides and persists: first
-// optimistically (read, decide, then lock and check record_version), and
-// after a lost race once more under the run's lock. A wake that lands after
+// Tick clears the run's wake flag, then decides and persists until it
+// commits without conflict: it reads and decides without locks, then locks
+// the run and checks record_version before writing. A wake that lands after
 // the flag is cleared enqueues the next tick, so no input is left
 // undrained.
 func (c *Coordinator) Tick(ctx context.Context, tenantID, runID uuid.UUID) error {
@@ -37,25 +37,26 @@ func (c *Coordinator) Tick(ctx context.Context, tenantID, runID uuid.UUID) error
 	if err := store.New(c.pool).RunClearTick(ctx, tenantID, runID); err != nil {
 		return err
 	}
-	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
-		return c.tickTx(ctx, tx, tenantID, runID, tickOpts{})
-	})
-	if errors.Is(err, store.ErrConflict) {
-		// Lost the race: decide again under the run's lock, so one retry
-		// is enough however hot the run is.
-		c.Conflicts.Add(1)
-		err = pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
-			if err := store.New(tx).RunLock(ctx, tenantID, runID); err != nil {
-				return err
-			}
-			return c.tickTx(ctx, tx, tenantID, runID, tickOpts{locked: true})
+	for range maxTickConflicts {
+		err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+			return c.tickTx(ctx, tx, tenantID, runID, tickOpts{})
 		})
+		if err == nil {
+			return c.fault(FaultAfterCommit)
+		}
+		if !errors.Is(err, store.ErrConflict) {
+			return err
+		}
+		c.Conflicts.Add(1)
 	}
-	if err != nil {
-		return err
-	}
-	return c.fault(FaultAfterCommit)
+	// Still losing: whoever keeps winning is ticking this run; hand over to
+	// a fresh tick rather than hold a worker and a connection waiting.
+	return pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error { return c.Wake(ctx, tx, tenantID, runID) })
 }
+
+// maxTickConflicts bounds how often one tick job decides again after
+// losing the record_version race.
+const maxTickConflicts = 5
 
 // tickTx is one tick inside tx: read the run and its inputs, decide
 // (again while the engine needs more children), then lock the run, check

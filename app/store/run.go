@@ -56,9 +56,9 @@ type NewRun struct {
 	State              engine.Run
 }
 
-// RunCreate inserts a pending run with its wake flag set (the caller
-// enqueues its first tick). A repeated idempotency key returns the run that
-// key already made, with created false.
+// RunCreate inserts a pending run with its wake flag clear: the caller
+// ticks it inline or enqueues its first tick. A repeated idempotency key
+// returns the run that key already made, with created false.
 func (s *Store) RunCreate(ctx context.Context, n NewRun) (Run, bool, error) {
 	state, err := encodeState(n.State)
 	if err != nil {
@@ -352,14 +352,6 @@ func (s *Store) RunLockNoWait(ctx context.Context, tenantID, id uuid.UUID) (lock
 		return false, false, nil
 	}
 	return true, rows[0], nil
-}
-
-// RunLock locks the run row, waiting for its holder.
-func (s *Store) RunLock(ctx context.Context, tenantID, id uuid.UUID) error {
-	if err := s.q.RunLock(ctx, queries.RunLockParams{TenantID: tenantID, ID: id}); err != nil {
-		return notFound(err, "run")
-	}
-	return nil
 }
 
 // RunLockVersion locks the run row and returns ErrConflict unless its
