@@ -3,16 +3,13 @@ package workers
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/engine"
-	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
 )
@@ -23,24 +20,7 @@ import (
 func TestContinueAsNewDefersWhileInputsArePending(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := testdb.Schema(t)
-	c, err := NewCoordinator(pool, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, err := NewClient(pool, Options{Coordinator: true, Steps: true, C: c,
-		Logger: slog.New(slog.DiscardHandler), Executor: steps.NewExecutor(steps.NewRegistry(), steps.HTTPOptions{})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := client.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stop, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = client.StopAndCancel(stop)
-	})
+	c, pool := coordinatorOn(t, true)
 	s := store.New(pool)
 	tenant := testdb.Tenant(t, s, nil)
 	compiled, err := definition.Compile([]byte(`
@@ -87,16 +67,5 @@ steps:
 	})
 	if left, _ := s.SignalsBuffered(ctx, tenant.ID, run.ID); len(left) != 0 {
 		t.Fatalf("%d signals stayed on the closed run", len(left))
-	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 20s")
-		}
-		time.Sleep(5 * time.Millisecond) // poll interval
 	}
 }

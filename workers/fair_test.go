@@ -2,7 +2,6 @@ package workers
 
 import (
 	"context"
-	"log/slog"
 	"testing"
 
 	"github.com/google/uuid"
@@ -20,14 +19,7 @@ import (
 func TestFairTagsInterleaveTenantsInRiverOrder(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := testdb.Schema(t)
-	c, err := NewCoordinator(pool, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := NewClient(pool, Options{C: c}); err != nil {
-		t.Fatal(err)
-	}
+	c, pool := coordinatorOn(t, false)
 	s := store.New(pool)
 	a, b := testdb.Tenant(t, s, nil), testdb.Tenant(t, s, nil)
 	insert := func(tenant uuid.UUID, n int) {
