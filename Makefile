@@ -29,8 +29,11 @@ fuzz:
 bin/pgrun: $(wildcard app/pgcluster/*.go app/pgcluster/pgrun/*.go)
 	go build -o bin/pgrun ./app/pgcluster/pgrun
 
+STATICCHECK := go run honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
 vet:
 	go vet ./...
+	$(STATICCHECK) ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 
 ## generate: regenerate sqlc queries and templ components

@@ -235,15 +235,6 @@ func count(t *testing.T, ctx context.Context, css string) int {
 	return n
 }
 
-func value(t *testing.T, ctx context.Context, css string) string {
-	t.Helper()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(`document.querySelector(%q).value`, css)))
-	if err != nil {
-		t.Fatalf("read %s: %v", css, err)
-	}
-	return v
-}
-
 func attr(t *testing.T, ctx context.Context, css, name string) string {
 	t.Helper()
 	v, err := chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(`document.querySelector(%q).dataset[%q] || ""`, css, name)))
