@@ -41,11 +41,7 @@ func (c *Coordinator) fairTag(ctx context.Context, s *store.Store, jobs []river.
 	}
 	for _, g := range order {
 		idx := batches[g]
-		head, err := s.QueueHead(ctx, g.queue)
-		if err != nil {
-			return err
-		}
-		start, err := s.FairClockAdvance(ctx, g.tenant, g.queue, head, time.Duration(len(idx))*StepCost)
+		start, err := s.FairClockAdvance(ctx, g.tenant, g.queue, time.Duration(len(idx))*StepCost)
 		if err != nil {
 			return err
 		}

@@ -8,8 +8,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-
-	"github.com/ductor/ductor/queries"
 )
 
 // stepJobsRunning finds the River jobs executing one attempt through
@@ -37,29 +35,27 @@ func (s *Store) StepJobsRunning(ctx context.Context, tenantID, runID uuid.UUID, 
 	return ids, nil
 }
 
-// queueHead is the start tag of the next job River will fetch from a
-// queue: its earliest available job, or a day ago when it is empty (the
-// anchor fair tags start from; virtual time advances far slower than real
-// time, so tags stay in the past).
-const queueHead = `SELECT coalesce(min(scheduled_at), now() - interval '24 hours')
-FROM river_job WHERE state = 'available' AND queue = $1 AND priority = 1`
+// fairClockAdvance reserves span microseconds of a tenant's virtual time
+// on a queue, in one statement: the batch starts at the later of the
+// tenant's last finish tag and the queue's head (the start tag of the next
+// job River will fetch: its earliest available job, or a day ago when the
+// queue is empty; virtual time advances far slower than real time, so tags
+// stay in the past). River's tables are not in sqlc's schema, so this query
+// is written by hand.
+const fairClockAdvance = `WITH head AS (
+    SELECT coalesce(min(scheduled_at), now() - interval '24 hours') AS h
+    FROM river_job WHERE state = 'available' AND queue = $2 AND priority = 1)
+INSERT INTO fair_clock (tenant_id, queue, finish_tag)
+SELECT $1, $2, h + $3 * interval '1 microsecond' FROM head
+ON CONFLICT (tenant_id, queue) DO UPDATE
+SET finish_tag = greatest(fair_clock.finish_tag, (SELECT h FROM head)) + $3 * interval '1 microsecond'
+RETURNING finish_tag - $3 * interval '1 microsecond'`
 
-// QueueHead returns a queue's fair-queueing head.
-func (s *Store) QueueHead(ctx context.Context, queue string) (time.Time, error) {
-	var head time.Time
-	if err := s.db.QueryRow(ctx, queueHead, queue).Scan(&head); err != nil {
-		return time.Time{}, fmt.Errorf("queue head of %s: %w", queue, err)
-	}
-	return head, nil
-}
-
-// FairClockAdvance reserves span of a tenant's virtual time on a queue
-// and returns the start tag of the reserved span.
-func (s *Store) FairClockAdvance(ctx context.Context, tenantID uuid.UUID, queue string, head time.Time, span time.Duration) (time.Time, error) {
-	start, err := s.q.FairClockAdvance(ctx, queries.FairClockAdvanceParams{
-		TenantID: tenantID, Queue: queue, Head: head, SpanMicros: span.Microseconds(),
-	})
-	if err != nil {
+// FairClockAdvance reserves span of a tenant's virtual time on a queue and
+// returns the start tag of the reserved span.
+func (s *Store) FairClockAdvance(ctx context.Context, tenantID uuid.UUID, queue string, span time.Duration) (time.Time, error) {
+	var start time.Time
+	if err := s.db.QueryRow(ctx, fairClockAdvance, tenantID, queue, span.Microseconds()).Scan(&start); err != nil {
 		return time.Time{}, fmt.Errorf("advance fair clock: %w", err)
 	}
 	return start, nil
