@@ -92,5 +92,6 @@ SELECT tenant_id, id, definition_key, definition_version, manifest_hash, status,
        subject, search_attributes, parent_run_id, root_run_id, depth, continued_from_run_id,
        continued_to_run_id, idempotency_key, state, transition_count, record_version,
        tick_requested, created_at, updated_at, finished_at,
-       CASE WHEN @with_input::boolean THEN input END AS input
+       CASE WHEN @with_input::boolean THEN input END AS input,
+       ductor_now()::timestamptz AS now
 FROM run WHERE tenant_id = @tenant_id AND id = @id;

@@ -168,7 +168,8 @@ SELECT tenant_id, id, definition_key, definition_version, manifest_hash, status,
        subject, search_attributes, parent_run_id, root_run_id, depth, continued_from_run_id,
        continued_to_run_id, idempotency_key, state, transition_count, record_version,
        tick_requested, created_at, updated_at, finished_at,
-       CASE WHEN $1::boolean THEN input END AS input
+       CASE WHEN $1::boolean THEN input END AS input,
+       ductor_now()::timestamptz AS now
 FROM run WHERE tenant_id = $2 AND id = $3
 `
 
@@ -202,6 +203,7 @@ type RunGetLeanRow struct {
 	UpdatedAt          time.Time
 	FinishedAt         *time.Time
 	Input              interface{}
+	Now                time.Time
 }
 
 // A run for a tick: its input only when asked (ticks keep it cached).
@@ -232,6 +234,7 @@ func (q *Queries) RunGetLean(ctx context.Context, arg RunGetLeanParams) (RunGetL
 		&i.UpdatedAt,
 		&i.FinishedAt,
 		&i.Input,
+		&i.Now,
 	)
 	return i, err
 }

@@ -21,7 +21,6 @@ func (c *Coordinator) tickInline(ctx context.Context, tx pgx.Tx, tenantID, runID
 	if !c.InlineTicks {
 		return false, nil
 	}
-	defer c.observeTick("inline", time.Now())
 	sp, err := tx.Begin(ctx)
 	if err != nil {
 		return false, err
@@ -42,6 +41,9 @@ func (c *Coordinator) tickInline(ctx context.Context, tx pgx.Tx, tenantID, runID
 // tickLocked locks the run without waiting and ticks it with the input
 // (if any) handed straight to the engine.
 func (c *Coordinator) tickLocked(ctx context.Context, tx pgx.Tx, tenantID, runID uuid.UUID, in engine.Input) (bool, error) {
+	if !c.InlineTicks {
+		return false, nil
+	}
 	s := store.New(tx)
 	locked, queued, err := s.RunLockNoWait(ctx, tenantID, runID)
 	if err != nil || !locked || queued {
@@ -50,6 +52,7 @@ func (c *Coordinator) tickLocked(ctx context.Context, tx pgx.Tx, tenantID, runID
 		// in batches, not once per result.
 		return false, err
 	}
+	defer c.observeTick("inline", time.Now())
 	if in != nil {
 		if in, err = store.NormalizeInput(in); err != nil {
 			return false, err

@@ -2,6 +2,7 @@ package workers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -56,13 +57,45 @@ func (w *StepWorker) Work(ctx context.Context, job *river.Job[StepArgs]) error {
 	}
 	w.C.metrics.stepSeconds.WithLabelValues(a.Type, outcome).Observe(time.Since(started).Seconds())
 	result := engine.StepResult{Node: a.Node, Generation: a.Generation, Attempt: a.Attempt, Output: out, Error: stepErr}
-	return pgx.BeginFunc(context.WithoutCancel(ctx), w.C.pool, func(tx pgx.Tx) error {
-		if err := w.C.deliverAndTick(ctx, tx, a.TenantID, a.RunID, result); err != nil {
+	return w.record(context.WithoutCancel(ctx), job, result)
+}
+
+// errBusy says an inline tick found its run busy: the result goes to the
+// run's tick job instead.
+var errBusy = errors.New("run busy")
+
+// record stores the attempt's result and completes the job in one
+// transaction: ticking the run right there when it is free, else, in a
+// fresh transaction, storing the result and waking the run's tick job.
+func (w *StepWorker) record(ctx context.Context, job *river.Job[StepArgs], result engine.StepResult) error {
+	a := job.Args
+	err := pgx.BeginFunc(ctx, w.C.pool, func(tx pgx.Tx) error {
+		ticked, err := w.C.tickLocked(ctx, tx, a.TenantID, a.RunID, result)
+		if err != nil {
 			return err
 		}
-		if _, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job); err != nil {
-			return fmt.Errorf("complete step job: %w", err)
+		if !ticked {
+			return errBusy
 		}
-		return nil
+		return completeJob(ctx, tx, job)
 	})
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, errBusy) && !errors.Is(err, store.ErrConflict) {
+		w.C.log.WarnContext(ctx, "inline tick failed; handing over to a tick job", "run_id", a.RunID, "err", err)
+	}
+	return pgx.BeginFunc(ctx, w.C.pool, func(tx pgx.Tx) error {
+		if err := w.C.Deliver(ctx, tx, a.TenantID, a.RunID, result); err != nil {
+			return err
+		}
+		return completeJob(ctx, tx, job)
+	})
+}
+
+func completeJob(ctx context.Context, tx pgx.Tx, job *river.Job[StepArgs]) error {
+	if _, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job); err != nil {
+		return fmt.Errorf("complete step job: %w", err)
+	}
+	return nil
 }

@@ -72,16 +72,17 @@ type tickOpts struct {
 func (c *Coordinator) tickTx(ctx context.Context, tx pgx.Tx, tenantID, runID uuid.UUID, o tickOpts) error {
 	s := store.New(tx)
 	cached, hit := c.inputs.lookup(runID)
-	run, input, err := s.RunGetLean(ctx, tenantID, runID, !hit)
+	lean, err := s.RunGetLean(ctx, tenantID, runID, !hit)
 	if err != nil {
 		return err
 	}
+	run, now := lean.Run, lean.Now
 	switch {
 	case hit:
 		run.State.Input = cached
-	case input != nil:
-		run.State.Input = input
-		c.inputs.put(runID, input)
+	case lean.Input != nil:
+		run.State.Input = lean.Input
+		c.inputs.put(runID, lean.Input)
 	}
 	pending, err := s.RunInputsPending(ctx, tenantID, runID)
 	if o.input != nil {
@@ -91,10 +92,6 @@ func (c *Coordinator) tickTx(ctx context.Context, tx pgx.Tx, tenantID, runID uui
 		return err // nothing new: time-based work arrives as timer inputs
 	}
 	m, err := c.manifest(ctx, s, run)
-	if err != nil {
-		return err
-	}
-	now, err := s.Now(ctx)
 	if err != nil {
 		return err
 	}

@@ -192,13 +192,21 @@ func encodeState(st engine.Run) ([]byte, error) {
 	return b, nil
 }
 
-// RunGetLean reads a run for a tick. Its input (which never changes) is
-// read only when withInput is set, already decoded; otherwise it is nil and
-// the caller has it cached.
-func (s *Store) RunGetLean(ctx context.Context, tenantID, id uuid.UUID, withInput bool) (Run, any, error) {
+// LeanRun is a run as a tick reads it, with the database's clock.
+type LeanRun struct {
+	Run
+	// Input is the decoded input when it was asked for, else nil.
+	Input any
+	Now   time.Time
+}
+
+// RunGetLean reads a run for a tick, with the database's clock. Its input
+// (which never changes) is read only when withInput is set, already
+// decoded; otherwise the caller has it cached.
+func (s *Store) RunGetLean(ctx context.Context, tenantID, id uuid.UUID, withInput bool) (LeanRun, error) {
 	r, err := s.q.RunGetLean(ctx, queries.RunGetLeanParams{TenantID: tenantID, ID: id, WithInput: withInput})
 	if err != nil {
-		return Run{}, nil, notFound(err, "run")
+		return LeanRun{}, notFound(err, "run")
 	}
 	run, err := runFromRow(queries.Run{
 		TenantID: r.TenantID, ID: r.ID, DefinitionKey: r.DefinitionKey, DefinitionVersion: r.DefinitionVersion,
@@ -209,7 +217,7 @@ func (s *Store) RunGetLean(ctx context.Context, tenantID, id uuid.UUID, withInpu
 		RecordVersion: r.RecordVersion, TickRequested: r.TickRequested, CreatedAt: r.CreatedAt,
 		UpdatedAt: r.UpdatedAt, FinishedAt: r.FinishedAt,
 	})
-	return run, r.Input, err
+	return LeanRun{Run: run, Input: r.Input, Now: r.Now.UTC()}, err
 }
 
 // DecodeInput decodes a run's raw input JSON.
