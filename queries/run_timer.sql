@@ -16,7 +16,3 @@ WHERE (tenant_id, run_id, timer_id) IN (
     LIMIT @max_rows
     FOR UPDATE SKIP LOCKED)
 RETURNING *;
-
--- name: Now :one
--- The database's clock, moved by the clock shift tests set.
-SELECT ductor_now()::timestamptz AS now;

@@ -12,18 +12,6 @@ import (
 	"github.com/google/uuid"
 )
 
-const now = `-- name: Now :one
-SELECT ductor_now()::timestamptz AS now
-`
-
-// The database's clock, moved by the clock shift tests set.
-func (q *Queries) Now(ctx context.Context) (time.Time, error) {
-	row := q.db.QueryRow(ctx, now)
-	var now time.Time
-	err := row.Scan(&now)
-	return now, err
-}
-
 const runTimerClaimDue = `-- name: RunTimerClaimDue :many
 DELETE FROM run_timer
 WHERE (tenant_id, run_id, timer_id) IN (

@@ -172,15 +172,6 @@ func (s *Store) RunClearTick(ctx context.Context, tenantID, id uuid.UUID) error 
 	return nil
 }
 
-// Now is the database's clock: every deadline is compared with it.
-func (s *Store) Now(ctx context.Context) (time.Time, error) {
-	now, err := s.q.Now(ctx)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("read database clock: %w", err)
-	}
-	return now.UTC(), nil
-}
-
 // encodeState is the run's state JSON without its input, which has its own
 // column: a tick rewrites the state, never the input.
 func encodeState(st engine.Run) ([]byte, error) {
