@@ -43,20 +43,7 @@ func (b testBundle) waitNode(t *testing.T, id uuid.UUID, node string, state engi
 // waitRunStatus polls until the run has status.
 func (b testBundle) waitRunStatus(t *testing.T, id uuid.UUID, status engine.RunStatus) store.Run {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		run, err := b.store.RunGet(b.ctx, b.tenant.ID, id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if run.Status == status {
-			return run
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("run %s is %s, never became %s", id, run.Status, status)
-		}
-		time.Sleep(5 * time.Millisecond) // poll interval
-	}
+	return b.waitRun(t, id, "become "+string(status), func(r store.Run) bool { return r.Status == status })
 }
 
 // shift moves the schema's database clock forward by d.

@@ -124,17 +124,24 @@ func (b testBundle) start(t *testing.T, key string, input any) uuid.UUID {
 // waitTerminal polls the run until it ends or the deadline passes.
 func (b testBundle) waitTerminal(t *testing.T, id uuid.UUID) store.Run {
 	t.Helper()
+	return b.waitRun(t, id, "end", func(r store.Run) bool { return r.Status.Terminal() })
+}
+
+// waitRun polls the run until done holds or 30 s pass; want names what
+// was awaited in the failure.
+func (b testBundle) waitRun(t *testing.T, id uuid.UUID, want string, done func(store.Run) bool) store.Run {
+	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		run, err := b.store.RunGet(b.ctx, b.tenant.ID, id)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if run.Status.Terminal() {
+		if done(run) {
 			return run
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("run %s still %s after 30s", id, run.Status)
+			t.Fatalf("run %s is still %s after 30s, waiting for it to %s", id, run.Status, want)
 		}
 		time.Sleep(5 * time.Millisecond) // poll interval, not a wait for an event
 	}
@@ -227,20 +234,7 @@ func TestFailingTaskRetriesThenFailsRun(t *testing.T) {
 // operator action) and ends again.
 func (b testBundle) waitTerminalAfter(t *testing.T, id uuid.UUID, from engine.RunStatus) store.Run {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		run, err := b.store.RunGet(b.ctx, b.tenant.ID, id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if run.Status.Terminal() && run.Status != from {
-			return run
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("run %s still %s after 30s", id, run.Status)
-		}
-		time.Sleep(5 * time.Millisecond) // poll interval
-	}
+	return b.waitRun(t, id, "end again", func(r store.Run) bool { return r.Status.Terminal() && r.Status != from })
 }
 
 // poll waits for cond with a deadline.

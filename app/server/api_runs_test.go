@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/auth"
@@ -39,26 +40,9 @@ type apiBundle struct {
 
 func setupAPI(t *testing.T) *apiBundle {
 	t.Helper()
-	ctx := context.Background()
 	pool := testdb.Schema(t)
 	log := slog.New(slog.DiscardHandler)
-	coord, err := workers.NewCoordinator(pool, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, err := workers.NewClient(pool, workers.Options{Coordinator: true, Steps: true, Logger: log, C: coord,
-		Executor: steps.NewExecutor(steps.NewRegistry(), steps.HTTPOptions{})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := client.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = client.StopAndCancel(stopCtx)
-	})
+	coord := startWorkers(t, pool, log)
 	s := store.New(pool)
 	server := New(Deps{Pool: pool, Store: s, Logger: log, API: true, Runs: coord, ValidateInput: NewInputValidator()})
 	srv := httptest.NewServer(server)
@@ -364,4 +348,28 @@ steps:
 	if seen != 120 || pages != 3 {
 		t.Fatalf("paged %d children in %d pages, want 120 in 3", seen, pages)
 	}
+}
+
+// startWorkers runs a coordinator with a River client working every queue
+// on pool until the test ends.
+func startWorkers(t *testing.T, pool *pgxpool.Pool, log *slog.Logger) *workers.Coordinator {
+	t.Helper()
+	coord, err := workers.NewCoordinator(pool, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := workers.NewClient(pool, workers.Options{Coordinator: true, Steps: true, Logger: log, C: coord,
+		Executor: steps.NewExecutor(steps.NewRegistry(), steps.HTTPOptions{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := client.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = client.StopAndCancel(stopCtx)
+	})
+	return coord
 }

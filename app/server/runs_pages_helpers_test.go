@@ -16,7 +16,6 @@ import (
 	"github.com/ductor/ductor/app/auth"
 	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/engine"
-	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
 	"github.com/ductor/ductor/workers"
@@ -44,26 +43,9 @@ const (
 
 func setupDashboard(t *testing.T) *dashBundle {
 	t.Helper()
-	ctx := context.Background()
 	pool := testdb.Schema(t)
 	log := slog.New(slog.DiscardHandler)
-	coord, err := workers.NewCoordinator(pool, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, err := workers.NewClient(pool, workers.Options{Coordinator: true, Steps: true, Logger: log, C: coord,
-		Executor: steps.NewExecutor(steps.NewRegistry(), steps.HTTPOptions{})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := client.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = client.StopAndCancel(stopCtx)
-	})
+	coord := startWorkers(t, pool, log)
 	s := store.New(pool)
 	srv := httptest.NewServer(New(Deps{Pool: pool, Store: s, Logger: log, API: true, Web: true, Runs: coord, ValidateInput: NewInputValidator()}))
 	t.Cleanup(srv.Close)
@@ -74,7 +56,7 @@ func setupDashboard(t *testing.T) *dashBundle {
 		email string
 		role  auth.Role
 	}{{&b.owner, dOwner, auth.RoleOwner}, {&b.viewer, dViewer, auth.RoleViewer}, {&b.approver, dApprover, auth.RoleApprover}, {&b.approver2, dApprover2, auth.RoleApprover}} {
-		if _, err := s.MemberSet(ctx, b.tenant.ID, m.email, m.role); err != nil {
+		if _, err := s.MemberSet(context.Background(), b.tenant.ID, m.email, m.role); err != nil {
 			t.Fatal(err)
 		}
 		*m.br = newBrowserClient(t)
