@@ -49,6 +49,7 @@ func newClient(b *testing.B, pool *pgxpool.Pool) (*workers.Coordinator, *river.C
 	if err != nil {
 		b.Fatal(err)
 	}
+	b.Cleanup(coord.Close)
 	client, err := workers.NewClient(pool, workers.Options{
 		Coordinator: true, Steps: true, Logger: log, C: coord,
 		Executor: steps.NewExecutor(steps.NewRegistry(), steps.HTTPOptions{}),

@@ -142,7 +142,7 @@ func (c *Coordinator) insertSteps(ctx context.Context, tx pgx.Tx, jobs []river.I
 	if err != nil || len(jobs) == 0 {
 		return err
 	}
-	if err := c.fairTag(ctx, s, jobs); err != nil {
+	if err := c.fairTag(ctx, jobs); err != nil {
 		return err
 	}
 	if _, err := c.river().InsertManyTx(ctx, tx, jobs); err != nil {

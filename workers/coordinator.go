@@ -34,6 +34,7 @@ type Coordinator struct {
 	metrics   *metrics
 	inputs    *inputCache
 	bridge    *bridge
+	clock     *fairClock
 	// RescueWindow is added to a step's timeout to lease its attempt.
 	RescueWindow time.Duration
 	// InlineTicks lets step workers and triggers run a free run's tick in
@@ -69,13 +70,21 @@ func NewCoordinator(pool *pgxpool.Pool, log *slog.Logger) (*Coordinator, error) 
 	if log == nil {
 		log = slog.Default()
 	}
+	clock, err := newFairClock(pool)
+	if err != nil {
+		return nil, err
+	}
 	eval := engine.NewCELEvaluator(expr.NewCache(env, 4096))
 	return &Coordinator{
 		pool: pool, log: log, engine: &engine.Engine{Eval: eval},
 		tenants: tenantCache{ttl: 5 * time.Second}, RescueWindow: 30 * time.Second, InlineTicks: true, metrics: newMetrics(), inputs: newInputCache(4096),
-		bridge: newBridge(),
+		bridge: newBridge(), clock: clock,
 	}, nil
 }
+
+// Close releases the connections the coordinator opened of its own (the
+// fair clock's). Stop the workers using it first.
+func (c *Coordinator) Close() { c.clock.close() }
 
 // SetClient gives the coordinator the River client it inserts jobs with.
 func (c *Coordinator) SetClient(client *river.Client[pgx.Tx]) { c.client.Store(client) }

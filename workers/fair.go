@@ -9,7 +9,6 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
-	"github.com/ductor/ductor/app/store"
 )
 
 // StepCost is the virtual time one step task takes in its tenant's fair
@@ -24,8 +23,9 @@ var fairMarker = []byte(`{"ductor_fair":true}`)
 // scheduled_at, one (tenant, queue) batch at a time: jobs of a tenant that
 // just became busy start at the queue's head; a tenant with a backlog
 // queues behind its own earlier work. River fetches in (priority,
-// scheduled_at, id) order, so tenants interleave.
-func (c *Coordinator) fairTag(ctx context.Context, s *store.Store, jobs []river.InsertManyParams) error {
+// scheduled_at, id) order, so tenants interleave. The tags are reserved
+// outside the caller's transaction (see fairClock).
+func (c *Coordinator) fairTag(ctx context.Context, jobs []river.InsertManyParams) error {
 	type group struct {
 		tenant uuid.UUID
 		queue  string
@@ -41,7 +41,7 @@ func (c *Coordinator) fairTag(ctx context.Context, s *store.Store, jobs []river.
 	}
 	for _, g := range order {
 		idx := batches[g]
-		start, err := s.FairClockAdvance(ctx, g.tenant, g.queue, time.Duration(len(idx))*StepCost)
+		start, err := c.clock.advance(ctx, g.tenant, g.queue, time.Duration(len(idx))*StepCost)
 		if err != nil {
 			return err
 		}

@@ -22,6 +22,7 @@ func coordinatorOn(t *testing.T, work bool) (*Coordinator, *pgxpool.Pool) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(c.Close)
 	client, err := NewClient(pool, Options{Coordinator: work, Steps: work, C: c, Logger: log,
 		Executor: steps.NewExecutor(steps.NewRegistry(), steps.HTTPOptions{})})
 	if err != nil {

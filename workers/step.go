@@ -3,12 +3,10 @@ package workers
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/steps"
@@ -77,7 +75,7 @@ func (w *StepWorker) record(ctx context.Context, job *river.Job[StepArgs], resul
 		if !ticked {
 			return errBusy
 		}
-		return completeJob(ctx, tx, job)
+		return nil
 	})
 	if err == nil {
 		return nil
@@ -86,16 +84,6 @@ func (w *StepWorker) record(ctx context.Context, job *river.Job[StepArgs], resul
 		w.C.log.WarnContext(ctx, "inline tick failed; handing over to a tick job", "run_id", a.RunID, "err", err)
 	}
 	return pgx.BeginFunc(ctx, w.C.pool, func(tx pgx.Tx) error {
-		if err := w.C.Deliver(ctx, tx, a.TenantID, a.RunID, result); err != nil {
-			return err
-		}
-		return completeJob(ctx, tx, job)
+		return w.C.Deliver(ctx, tx, a.TenantID, a.RunID, result)
 	})
-}
-
-func completeJob(ctx context.Context, tx pgx.Tx, job *river.Job[StepArgs]) error {
-	if _, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job); err != nil {
-		return fmt.Errorf("complete step job: %w", err)
-	}
-	return nil
 }

@@ -82,6 +82,7 @@ func startStoppable(t *testing.T, pool *pgxpool.Pool) (*workers.Coordinator, fun
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(coord.Close)
 	client, err := workers.NewClient(pool, workers.Options{
 		Coordinator: true, Steps: true, Logger: log, C: coord,
 		Executor: steps.NewExecutor(steps.NewRegistry(), steps.HTTPOptions{}),

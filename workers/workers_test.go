@@ -65,6 +65,7 @@ func startWith(t *testing.T, pool *pgxpool.Pool, r roles) *workers.Coordinator {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(coord.Close)
 	reg := steps.NewRegistry()
 	for _, hs := range r.handlers {
 		for name, h := range hs {

@@ -37,6 +37,7 @@ func (p process) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	defer coord.Close()
 	reg.MustRegister(coord.Collectors()...)
 	stopWorkers, err := p.startWorkers(ctx, coord)
 	if err != nil {

@@ -358,6 +358,7 @@ func startWorkers(t *testing.T, pool *pgxpool.Pool, log *slog.Logger) *workers.C
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(coord.Close)
 	client, err := workers.NewClient(pool, workers.Options{Coordinator: true, Steps: true, Logger: log, C: coord,
 		Executor: steps.NewExecutor(steps.NewRegistry(), steps.HTTPOptions{})})
 	if err != nil {

@@ -52,6 +52,7 @@ func setupWeb(t *testing.T, o webOpts) webBundle {
 	if b.runs, err = workers.NewCoordinator(pool, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(b.runs.Close)
 	if _, err = workers.NewClient(pool, workers.Options{C: b.runs, Logger: slog.New(slog.DiscardHandler)}); err != nil {
 		t.Fatal(err) // insert-only: jobs are queued, never worked
 	}

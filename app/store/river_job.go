@@ -35,32 +35,6 @@ func (s *Store) StepJobsRunning(ctx context.Context, tenantID, runID uuid.UUID, 
 	return ids, nil
 }
 
-// fairClockAdvance reserves span microseconds of a tenant's virtual time
-// on a queue, in one statement: the batch starts at the later of the
-// tenant's last finish tag and the queue's head (the start tag of the next
-// job River will fetch: its earliest available job, or a day ago when the
-// queue is empty; virtual time advances far slower than real time, so tags
-// stay in the past). River's tables are not in sqlc's schema, so this query
-// is written by hand.
-const fairClockAdvance = `WITH head AS (
-    SELECT coalesce(min(scheduled_at), now() - interval '24 hours') AS h
-    FROM river_job WHERE state = 'available' AND queue = $2 AND priority = 1)
-INSERT INTO fair_clock (tenant_id, queue, finish_tag)
-SELECT $1, $2, h + $3 * interval '1 microsecond' FROM head
-ON CONFLICT (tenant_id, queue) DO UPDATE
-SET finish_tag = greatest(fair_clock.finish_tag, (SELECT h FROM head)) + $3 * interval '1 microsecond'
-RETURNING finish_tag - $3 * interval '1 microsecond'`
-
-// FairClockAdvance reserves span of a tenant's virtual time on a queue and
-// returns the start tag of the reserved span.
-func (s *Store) FairClockAdvance(ctx context.Context, tenantID uuid.UUID, queue string, span time.Duration) (time.Time, error) {
-	var start time.Time
-	if err := s.db.QueryRow(ctx, fairClockAdvance, tenantID, queue, span.Microseconds()).Scan(&start); err != nil {
-		return time.Time{}, fmt.Errorf("advance fair clock: %w", err)
-	}
-	return start, nil
-}
-
 // stepJobsInFlight counts a tenant's step jobs queued or running on a
 // queue, through River's GIN index on args.
 const stepJobsInFlight = `SELECT count(*) FROM river_job
@@ -74,4 +48,71 @@ func (s *Store) StepJobsInFlight(ctx context.Context, tenantID uuid.UUID, queue 
 		return 0, fmt.Errorf("count steps in flight: %w", err)
 	}
 	return n, nil
+}
+
+// FairClockKey names one tenant's virtual clock on one queue.
+type FairClockKey struct {
+	TenantID uuid.UUID
+	Queue    string
+}
+
+// fairClockAdvanceMany reserves span microseconds of each tenant's
+// virtual time on a queue, for several clocks in one statement: a span
+// starts at the later of the tenant's last finish tag and the queue's head
+// (the start tag of the next job River will fetch: its earliest available
+// job, or a day ago when the queue is empty; virtual time advances far
+// slower than real time, so tags stay in the past). Each (tenant, queue)
+// appears once. River's tables are not in sqlc's schema, so this query is
+// written by hand.
+const fairClockAdvanceMany = `WITH req AS (
+    SELECT * FROM unnest($1::uuid[], $2::text[], $3::bigint[]) AS r(tenant_id, queue, span)),
+head AS (
+    SELECT q.queue, coalesce((SELECT min(scheduled_at) FROM river_job
+        WHERE state = 'available' AND queue = q.queue AND priority = 1), now() - interval '24 hours') AS h
+    FROM (SELECT DISTINCT queue FROM req) q)
+INSERT INTO fair_clock AS c (tenant_id, queue, finish_tag)
+SELECT req.tenant_id, req.queue, head.h + req.span * interval '1 microsecond' FROM req JOIN head USING (queue)
+ORDER BY req.tenant_id, req.queue
+ON CONFLICT (tenant_id, queue) DO UPDATE
+SET finish_tag = greatest(c.finish_tag, excluded.finish_tag - (SELECT span FROM req
+        WHERE req.tenant_id = c.tenant_id AND req.queue = c.queue) * interval '1 microsecond') +
+    (SELECT span FROM req WHERE req.tenant_id = c.tenant_id AND req.queue = c.queue) * interval '1 microsecond'
+RETURNING c.tenant_id, c.queue, c.finish_tag - (SELECT span FROM req
+    WHERE req.tenant_id = c.tenant_id AND req.queue = c.queue) * interval '1 microsecond'`
+
+// FairClockAdvanceMany reserves spans[i] of keys[i]'s virtual time, for
+// distinct keys, in one statement, and returns each span's start tag.
+func (s *Store) FairClockAdvanceMany(ctx context.Context, keys []FairClockKey, spans []time.Duration) ([]time.Time, error) {
+	tenants := make([]uuid.UUID, len(keys))
+	queues := make([]string, len(keys))
+	micros := make([]int64, len(keys))
+	for i, k := range keys {
+		tenants[i], queues[i], micros[i] = k.TenantID, k.Queue, spans[i].Microseconds()
+	}
+	rows, err := s.db.Query(ctx, fairClockAdvanceMany, tenants, queues, micros)
+	if err != nil {
+		return nil, fmt.Errorf("advance fair clocks: %w", err)
+	}
+	starts := map[FairClockKey]time.Time{}
+	for rows.Next() {
+		var k FairClockKey
+		var start time.Time
+		if err := rows.Scan(&k.TenantID, &k.Queue, &start); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("advance fair clocks: %w", err)
+		}
+		starts[k] = start
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("advance fair clocks: %w", err)
+	}
+	out := make([]time.Time, len(keys))
+	for i, k := range keys {
+		t, ok := starts[k]
+		if !ok {
+			return nil, fmt.Errorf("advance fair clocks: no tag for tenant %s on %s", k.TenantID, k.Queue)
+		}
+		out[i] = t
+	}
+	return out, nil
 }

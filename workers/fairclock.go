@@ -1,0 +1,134 @@
+package workers
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/ductor/ductor/app/store"
+)
+
+// fairClock reserves spans of tenants' virtual time outside the caller's
+// transaction, on connections of its own. Inside a tick's transaction the
+// tenant's clock row would stay locked until the tick commits, and every
+// step worker of that tenant would queue behind the one ticking: the
+// clock would serialize the tenant's whole throughput. A reserved span that
+// its transaction never uses is harmless: the tenant's next work merely
+// queues a little later in virtual time.
+//
+// Concurrent reservations are grouped: while one statement is out, the
+// requests that arrive wait together and go in the next one, so a busy
+// tenant costs one statement (and one row lock) per group, not per step.
+type fairClock struct {
+	pool *pgxpool.Pool
+
+	mu      sync.Mutex
+	pending []*clockRequest
+	running bool
+}
+
+type clockRequest struct {
+	key   store.FairClockKey
+	span  time.Duration
+	start time.Time
+	err   error
+	done  chan struct{}
+}
+
+// newFairClock opens (lazily) a pool of two connections like base's. Its
+// commits need not wait for the disk: a clock that loses its last advances
+// in a crash only orders the next jobs slightly differently.
+func newFairClock(base *pgxpool.Pool) (*fairClock, error) {
+	cfg := base.Config().Copy()
+	cfg.MaxConns = 2
+	cfg.MinConns = 0
+	cfg.MaxConnIdleTime = time.Minute
+	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+	cfg.ConnConfig.RuntimeParams["application_name"] = "ductor-fair-clock"
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		return nil, fmt.Errorf("fair clock pool: %w", err)
+	}
+	return &fairClock{pool: pool}, nil
+}
+
+func (f *fairClock) close() { f.pool.Close() }
+
+// advance reserves span of the tenant's virtual time on queue and returns
+// the start tag of the span.
+func (f *fairClock) advance(ctx context.Context, tenantID uuid.UUID, queue string, span time.Duration) (time.Time, error) {
+	r := &clockRequest{key: store.FairClockKey{TenantID: tenantID, Queue: queue}, span: span, done: make(chan struct{})}
+	f.mu.Lock()
+	f.pending = append(f.pending, r)
+	idle := !f.running
+	f.running = true
+	f.mu.Unlock()
+	if idle {
+		go f.drain()
+	}
+	select {
+	case <-r.done:
+		return r.start, r.err
+	case <-ctx.Done():
+		return time.Time{}, ctx.Err()
+	}
+}
+
+// drain sends pending requests, a group per statement, until none are
+// left. The request that found the clock idle starts it.
+func (f *fairClock) drain() {
+	for {
+		f.mu.Lock()
+		group := f.pending
+		f.pending = nil
+		if len(group) == 0 {
+			f.running = false
+			f.mu.Unlock()
+			return
+		}
+		f.mu.Unlock()
+		f.send(group)
+	}
+}
+
+// send advances each (tenant, queue) once by the sum of its requests'
+// spans and hands each request its slice of the reserved span, in arrival
+// order.
+func (f *fairClock) send(group []*clockRequest) {
+	spans := map[store.FairClockKey]time.Duration{}
+	var keys []store.FairClockKey
+	for _, r := range group {
+		if _, ok := spans[r.key]; !ok {
+			keys = append(keys, r.key)
+		}
+		spans[r.key] += r.span
+	}
+	spanList := make([]time.Duration, len(keys))
+	for i, k := range keys {
+		spanList[i] = spans[k]
+	}
+	// The statement must not die with the context of whichever caller
+	// happens to lead.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	starts, err := store.New(f.pool).FairClockAdvanceMany(ctx, keys, spanList)
+	cancel()
+	next := map[store.FairClockKey]time.Time{}
+	for i, k := range keys {
+		if err == nil {
+			next[k] = starts[i]
+		}
+	}
+	for _, r := range group {
+		if err != nil {
+			r.err = err
+		} else {
+			r.start = next[r.key]
+			next[r.key] = r.start.Add(r.span)
+		}
+		close(r.done)
+	}
+}
