@@ -28,6 +28,7 @@ func startDuctor(t *testing.T) (string, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(coord.Close)
 	client, err := workers.NewClient(pool, workers.Options{Coordinator: true, Steps: true, Logger: log, C: coord,
 		Executor: steps.NewExecutor(steps.NewRegistry(), steps.HTTPOptions{})})
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
-
 )
 
 // StepCost is the virtual time one step task takes in its tenant's fair
