@@ -19,18 +19,29 @@ SELECT * FROM run WHERE tenant_id = @tenant_id AND id = @id;
 SELECT * FROM run
 WHERE tenant_id = @tenant_id AND definition_key = @definition_key AND idempotency_key = @idempotency_key;
 
--- name: RunUpdate :execrows
--- The tick's final write: zero rows means another tick committed first.
+-- name: RunUpdateMany :execrows
+-- A tick's final write, for one or more runs: a run whose record_version
+-- moved on is not updated, so fewer rows than runs means another tick
+-- committed first.
 UPDATE run SET
-    status = @status,
-    reason = sqlc.narg(reason),
-    state = @state,
-    transition_count = @transition_count,
-    continued_to_run_id = sqlc.narg(continued_to_run_id),
-    finished_at = sqlc.narg(finished_at),
+    status = u.status,
+    reason = NULLIF(u.reason, ''),
+    state = u.state::jsonb,
+    transition_count = u.transition_count,
+    continued_to_run_id = NULLIF(u.continued_to_run_id, '')::uuid,
+    finished_at = NULLIF(u.finished_at, '0001-01-01 00:00:00+00'::timestamptz),
     updated_at = now(),
-    record_version = record_version + 1
-WHERE tenant_id = @tenant_id AND id = @id AND record_version = @record_version;
+    record_version = run.record_version + 1
+FROM (SELECT unnest(@tenant_ids::uuid[]) AS tenant_id,
+             unnest(@ids::uuid[]) AS id,
+             unnest(@record_versions::bigint[]) AS record_version,
+             unnest(@statuses::text[]) AS status,
+             unnest(@reasons::text[]) AS reason,
+             unnest(@states::text[]) AS state,
+             unnest(@transition_counts::bigint[]) AS transition_count,
+             unnest(@continued_to_run_ids::text[]) AS continued_to_run_id,
+             unnest(@finished_ats::timestamptz[]) AS finished_at) AS u
+WHERE run.tenant_id = u.tenant_id AND run.id = u.id AND run.record_version = u.record_version;
 
 -- name: RunRequestTick :one
 -- Sets the wake flag and reports whether this call flipped it: only the
@@ -42,7 +53,7 @@ WHERE tenant_id = @tenant_id AND id = @id AND record_version = @record_version;
 WITH old AS (
     SELECT r.tick_requested FROM run r
     WHERE r.tenant_id = @tenant_id AND r.id = @id
-    FOR UPDATE SKIP LOCKED)
+    FOR NO KEY UPDATE SKIP LOCKED)
 UPDATE run SET tick_requested = true
 FROM old
 WHERE run.tenant_id = @tenant_id AND run.id = @id
@@ -74,24 +85,33 @@ WHERE tenant_id = @tenant_id AND parent_run_id = @parent_run_id
 GROUP BY status
 ORDER BY status;
 
--- name: RunLockNoWait :many
--- Locks the run row for an inline tick unless another transaction holds
--- it: a busy run is left to its tick job instead of queueing behind it.
--- tick_requested tells whether a tick job is already on its way.
-SELECT tick_requested FROM run WHERE tenant_id = @tenant_id AND id = @id FOR UPDATE SKIP LOCKED;
+-- name: RunLockManyNoWait :many
+-- Locks the run rows of an inline or group tick that no other transaction
+-- holds: a busy run is left to its tick job instead of queueing behind it.
+-- tick_requested tells whether a tick job is already on its way. The
+-- caller keeps only the (tenant, run) pairs it asked for (run ids are
+-- unique anyway). NO KEY
+-- UPDATE lets other transactions insert rows that reference the run
+-- (inputs, attempts) meanwhile, without waiting for the tick.
+SELECT tenant_id, id, tick_requested FROM run
+WHERE tenant_id = ANY(@tenant_ids::uuid[]) AND id = ANY(@ids::uuid[])
+ORDER BY tenant_id, id
+FOR NO KEY UPDATE SKIP LOCKED;
 
 
--- name: RunLockVersion :one
--- Locks the run row before a tick writes and returns its version, so a
--- tick that decided on an older version knows it lost.
-SELECT record_version FROM run WHERE tenant_id = @tenant_id AND id = @id FOR UPDATE;
+-- name: RunLock :one
+-- A tick job locks its run before reading it, waiting for an inline tick
+-- that holds it: a hot run is decided once, not decided and then lost to
+-- whoever committed meanwhile.
+SELECT record_version FROM run WHERE tenant_id = @tenant_id AND id = @id FOR NO KEY UPDATE;
 
--- name: RunGetLean :one
--- A run for a tick: its input only when asked (ticks keep it cached).
+-- name: RunGetLeanMany :many
+-- Runs for a tick: their input only when asked (ticks keep it cached). The
+-- caller keeps only the (tenant, run) pairs it asked for.
 SELECT tenant_id, id, definition_key, definition_version, manifest_hash, status, reason,
        subject, search_attributes, parent_run_id, root_run_id, depth, continued_from_run_id,
        continued_to_run_id, idempotency_key, state, transition_count, record_version,
        tick_requested, created_at, updated_at, finished_at,
-       CASE WHEN @with_input::boolean THEN input END AS input,
+       CASE WHEN id = ANY(@with_input_ids::uuid[]) THEN input END AS input,
        ductor_now()::timestamptz AS now
-FROM run WHERE tenant_id = @tenant_id AND id = @id;
+FROM run WHERE tenant_id = ANY(@tenant_ids::uuid[]) AND id = ANY(@ids::uuid[]);

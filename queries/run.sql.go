@@ -163,23 +163,23 @@ func (q *Queries) RunGetByIdempotencyKey(ctx context.Context, arg RunGetByIdempo
 	return i, err
 }
 
-const runGetLean = `-- name: RunGetLean :one
+const runGetLeanMany = `-- name: RunGetLeanMany :many
 SELECT tenant_id, id, definition_key, definition_version, manifest_hash, status, reason,
        subject, search_attributes, parent_run_id, root_run_id, depth, continued_from_run_id,
        continued_to_run_id, idempotency_key, state, transition_count, record_version,
        tick_requested, created_at, updated_at, finished_at,
-       CASE WHEN $1::boolean THEN input END AS input,
+       CASE WHEN id = ANY($1::uuid[]) THEN input END AS input,
        ductor_now()::timestamptz AS now
-FROM run WHERE tenant_id = $2 AND id = $3
+FROM run WHERE tenant_id = ANY($2::uuid[]) AND id = ANY($3::uuid[])
 `
 
-type RunGetLeanParams struct {
-	WithInput bool
-	TenantID  uuid.UUID
-	ID        uuid.UUID
+type RunGetLeanManyParams struct {
+	WithInputIds []uuid.UUID
+	TenantIds    []uuid.UUID
+	Ids          []uuid.UUID
 }
 
-type RunGetLeanRow struct {
+type RunGetLeanManyRow struct {
 	TenantID           uuid.UUID
 	ID                 uuid.UUID
 	DefinitionKey      string
@@ -206,37 +206,51 @@ type RunGetLeanRow struct {
 	Now                time.Time
 }
 
-// A run for a tick: its input only when asked (ticks keep it cached).
-func (q *Queries) RunGetLean(ctx context.Context, arg RunGetLeanParams) (RunGetLeanRow, error) {
-	row := q.db.QueryRow(ctx, runGetLean, arg.WithInput, arg.TenantID, arg.ID)
-	var i RunGetLeanRow
-	err := row.Scan(
-		&i.TenantID,
-		&i.ID,
-		&i.DefinitionKey,
-		&i.DefinitionVersion,
-		&i.ManifestHash,
-		&i.Status,
-		&i.Reason,
-		&i.Subject,
-		&i.SearchAttributes,
-		&i.ParentRunID,
-		&i.RootRunID,
-		&i.Depth,
-		&i.ContinuedFromRunID,
-		&i.ContinuedToRunID,
-		&i.IdempotencyKey,
-		&i.State,
-		&i.TransitionCount,
-		&i.RecordVersion,
-		&i.TickRequested,
-		&i.CreatedAt,
-		&i.UpdatedAt,
-		&i.FinishedAt,
-		&i.Input,
-		&i.Now,
-	)
-	return i, err
+// Runs for a tick: their input only when asked (ticks keep it cached). The
+// caller keeps only the (tenant, run) pairs it asked for.
+func (q *Queries) RunGetLeanMany(ctx context.Context, arg RunGetLeanManyParams) ([]RunGetLeanManyRow, error) {
+	rows, err := q.db.Query(ctx, runGetLeanMany, arg.WithInputIds, arg.TenantIds, arg.Ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []RunGetLeanManyRow{}
+	for rows.Next() {
+		var i RunGetLeanManyRow
+		if err := rows.Scan(
+			&i.TenantID,
+			&i.ID,
+			&i.DefinitionKey,
+			&i.DefinitionVersion,
+			&i.ManifestHash,
+			&i.Status,
+			&i.Reason,
+			&i.Subject,
+			&i.SearchAttributes,
+			&i.ParentRunID,
+			&i.RootRunID,
+			&i.Depth,
+			&i.ContinuedFromRunID,
+			&i.ContinuedToRunID,
+			&i.IdempotencyKey,
+			&i.State,
+			&i.TransitionCount,
+			&i.RecordVersion,
+			&i.TickRequested,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.FinishedAt,
+			&i.Input,
+			&i.Now,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const runInsert = `-- name: RunInsert :one
@@ -399,31 +413,63 @@ func (q *Queries) RunList(ctx context.Context, arg RunListParams) ([]Run, error)
 	return items, nil
 }
 
-const runLockNoWait = `-- name: RunLockNoWait :many
-SELECT tick_requested FROM run WHERE tenant_id = $1 AND id = $2 FOR UPDATE SKIP LOCKED
+const runLock = `-- name: RunLock :one
+SELECT record_version FROM run WHERE tenant_id = $1 AND id = $2 FOR NO KEY UPDATE
 `
 
-type RunLockNoWaitParams struct {
+type RunLockParams struct {
 	TenantID uuid.UUID
 	ID       uuid.UUID
 }
 
-// Locks the run row for an inline tick unless another transaction holds
-// it: a busy run is left to its tick job instead of queueing behind it.
-// tick_requested tells whether a tick job is already on its way.
-func (q *Queries) RunLockNoWait(ctx context.Context, arg RunLockNoWaitParams) ([]bool, error) {
-	rows, err := q.db.Query(ctx, runLockNoWait, arg.TenantID, arg.ID)
+// A tick job locks its run before reading it, waiting for an inline tick
+// that holds it: a hot run is decided once, not decided and then lost to
+// whoever committed meanwhile.
+func (q *Queries) RunLock(ctx context.Context, arg RunLockParams) (int64, error) {
+	row := q.db.QueryRow(ctx, runLock, arg.TenantID, arg.ID)
+	var record_version int64
+	err := row.Scan(&record_version)
+	return record_version, err
+}
+
+const runLockManyNoWait = `-- name: RunLockManyNoWait :many
+SELECT tenant_id, id, tick_requested FROM run
+WHERE tenant_id = ANY($1::uuid[]) AND id = ANY($2::uuid[])
+ORDER BY tenant_id, id
+FOR NO KEY UPDATE SKIP LOCKED
+`
+
+type RunLockManyNoWaitParams struct {
+	TenantIds []uuid.UUID
+	Ids       []uuid.UUID
+}
+
+type RunLockManyNoWaitRow struct {
+	TenantID      uuid.UUID
+	ID            uuid.UUID
+	TickRequested bool
+}
+
+// Locks the run rows of an inline or group tick that no other transaction
+// holds: a busy run is left to its tick job instead of queueing behind it.
+// tick_requested tells whether a tick job is already on its way. The
+// caller keeps only the (tenant, run) pairs it asked for (run ids are
+// unique anyway). NO KEY
+// UPDATE lets other transactions insert rows that reference the run
+// (inputs, attempts) meanwhile, without waiting for the tick.
+func (q *Queries) RunLockManyNoWait(ctx context.Context, arg RunLockManyNoWaitParams) ([]RunLockManyNoWaitRow, error) {
+	rows, err := q.db.Query(ctx, runLockManyNoWait, arg.TenantIds, arg.Ids)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []bool{}
+	items := []RunLockManyNoWaitRow{}
 	for rows.Next() {
-		var tick_requested bool
-		if err := rows.Scan(&tick_requested); err != nil {
+		var i RunLockManyNoWaitRow
+		if err := rows.Scan(&i.TenantID, &i.ID, &i.TickRequested); err != nil {
 			return nil, err
 		}
-		items = append(items, tick_requested)
+		items = append(items, i)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
@@ -431,29 +477,11 @@ func (q *Queries) RunLockNoWait(ctx context.Context, arg RunLockNoWaitParams) ([
 	return items, nil
 }
 
-const runLockVersion = `-- name: RunLockVersion :one
-SELECT record_version FROM run WHERE tenant_id = $1 AND id = $2 FOR UPDATE
-`
-
-type RunLockVersionParams struct {
-	TenantID uuid.UUID
-	ID       uuid.UUID
-}
-
-// Locks the run row before a tick writes and returns its version, so a
-// tick that decided on an older version knows it lost.
-func (q *Queries) RunLockVersion(ctx context.Context, arg RunLockVersionParams) (int64, error) {
-	row := q.db.QueryRow(ctx, runLockVersion, arg.TenantID, arg.ID)
-	var record_version int64
-	err := row.Scan(&record_version)
-	return record_version, err
-}
-
 const runRequestTick = `-- name: RunRequestTick :one
 WITH old AS (
     SELECT r.tick_requested FROM run r
     WHERE r.tenant_id = $1 AND r.id = $2
-    FOR UPDATE SKIP LOCKED)
+    FOR NO KEY UPDATE SKIP LOCKED)
 UPDATE run SET tick_requested = true
 FROM old
 WHERE run.tenant_id = $1 AND run.id = $2
@@ -478,43 +506,54 @@ func (q *Queries) RunRequestTick(ctx context.Context, arg RunRequestTickParams) 
 	return flipped, err
 }
 
-const runUpdate = `-- name: RunUpdate :execrows
+const runUpdateMany = `-- name: RunUpdateMany :execrows
 UPDATE run SET
-    status = $1,
-    reason = $2,
-    state = $3,
-    transition_count = $4,
-    continued_to_run_id = $5,
-    finished_at = $6,
+    status = u.status,
+    reason = NULLIF(u.reason, ''),
+    state = u.state::jsonb,
+    transition_count = u.transition_count,
+    continued_to_run_id = NULLIF(u.continued_to_run_id, '')::uuid,
+    finished_at = NULLIF(u.finished_at, '0001-01-01 00:00:00+00'::timestamptz),
     updated_at = now(),
-    record_version = record_version + 1
-WHERE tenant_id = $7 AND id = $8 AND record_version = $9
+    record_version = run.record_version + 1
+FROM (SELECT unnest($1::uuid[]) AS tenant_id,
+             unnest($2::uuid[]) AS id,
+             unnest($3::bigint[]) AS record_version,
+             unnest($4::text[]) AS status,
+             unnest($5::text[]) AS reason,
+             unnest($6::text[]) AS state,
+             unnest($7::bigint[]) AS transition_count,
+             unnest($8::text[]) AS continued_to_run_id,
+             unnest($9::timestamptz[]) AS finished_at) AS u
+WHERE run.tenant_id = u.tenant_id AND run.id = u.id AND run.record_version = u.record_version
 `
 
-type RunUpdateParams struct {
-	Status           string
-	Reason           pgtype.Text
-	State            []byte
-	TransitionCount  int64
-	ContinuedToRunID uuid.NullUUID
-	FinishedAt       *time.Time
-	TenantID         uuid.UUID
-	ID               uuid.UUID
-	RecordVersion    int64
+type RunUpdateManyParams struct {
+	TenantIds         []uuid.UUID
+	Ids               []uuid.UUID
+	RecordVersions    []int64
+	Statuses          []string
+	Reasons           []string
+	States            []string
+	TransitionCounts  []int64
+	ContinuedToRunIds []string
+	FinishedAts       []time.Time
 }
 
-// The tick's final write: zero rows means another tick committed first.
-func (q *Queries) RunUpdate(ctx context.Context, arg RunUpdateParams) (int64, error) {
-	result, err := q.db.Exec(ctx, runUpdate,
-		arg.Status,
-		arg.Reason,
-		arg.State,
-		arg.TransitionCount,
-		arg.ContinuedToRunID,
-		arg.FinishedAt,
-		arg.TenantID,
-		arg.ID,
-		arg.RecordVersion,
+// A tick's final write, for one or more runs: a run whose record_version
+// moved on is not updated, so fewer rows than runs means another tick
+// committed first.
+func (q *Queries) RunUpdateMany(ctx context.Context, arg RunUpdateManyParams) (int64, error) {
+	result, err := q.db.Exec(ctx, runUpdateMany,
+		arg.TenantIds,
+		arg.Ids,
+		arg.RecordVersions,
+		arg.Statuses,
+		arg.Reasons,
+		arg.States,
+		arg.TransitionCounts,
+		arg.ContinuedToRunIds,
+		arg.FinishedAts,
 	)
 	if err != nil {
 		return 0, err

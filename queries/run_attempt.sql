@@ -1,10 +1,13 @@
 -- name: RunAttemptUpsertMany :exec
+-- Attempts of one or more runs; an attempt appears once per statement.
 INSERT INTO run_attempt (tenant_id, run_id, node, generation, attempt, started_at, finished_at, output, error)
-SELECT @tenant_id, @run_id, a.node, a.generation, a.attempt,
+SELECT a.tenant_id, a.run_id, a.node, a.generation, a.attempt,
        NULLIF(a.started_at, '0001-01-01 00:00:00+00'::timestamptz),
        NULLIF(a.finished_at, '0001-01-01 00:00:00+00'::timestamptz),
        NULLIF(a.output, '')::jsonb, NULLIF(a.error, '')::jsonb
-FROM (SELECT unnest(@nodes::text[]) AS node,
+FROM (SELECT unnest(@tenant_ids::uuid[]) AS tenant_id,
+             unnest(@run_ids::uuid[]) AS run_id,
+             unnest(@nodes::text[]) AS node,
              unnest(@generations::integer[]) AS generation,
              unnest(@attempts::integer[]) AS attempt,
              unnest(@started_ats::timestamptz[]) AS started_at,
@@ -18,13 +21,21 @@ SET started_at = coalesce(run_attempt.started_at, EXCLUDED.started_at),
     error = EXCLUDED.error,
     lease_until = CASE WHEN EXCLUDED.finished_at IS NULL THEN run_attempt.lease_until END;
 
--- name: RunAttemptStart :execrows
--- A worker takes an attempt: it must exist and have no result yet.
+-- name: RunAttemptStartMany :many
+-- Workers take attempts: each must exist and have no result yet. The
+-- attempts returned are the ones taken; an attempt appears once.
 INSERT INTO run_attempt (tenant_id, run_id, node, generation, attempt, started_at, lease_until)
-VALUES (@tenant_id, @run_id, @node, @generation, @attempt, now(), now() + make_interval(secs => @lease_seconds::float8))
+SELECT a.tenant_id, a.run_id, a.node, a.generation, a.attempt, now(), now() + make_interval(secs => a.lease_seconds)
+FROM (SELECT unnest(@tenant_ids::uuid[]) AS tenant_id,
+             unnest(@run_ids::uuid[]) AS run_id,
+             unnest(@nodes::text[]) AS node,
+             unnest(@generations::integer[]) AS generation,
+             unnest(@attempts::integer[]) AS attempt,
+             unnest(@lease_seconds::float8[]) AS lease_seconds) AS a
 ON CONFLICT (tenant_id, run_id, node, generation, attempt) DO UPDATE
 SET started_at = coalesce(run_attempt.started_at, now()), lease_until = EXCLUDED.lease_until
-WHERE run_attempt.finished_at IS NULL;
+WHERE run_attempt.finished_at IS NULL
+RETURNING tenant_id, run_id, node, generation, attempt;
 
 -- name: RunAttemptList :many
 SELECT * FROM run_attempt

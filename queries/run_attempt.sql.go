@@ -134,46 +134,82 @@ func (q *Queries) RunAttemptList(ctx context.Context, arg RunAttemptListParams) 
 	return items, nil
 }
 
-const runAttemptStart = `-- name: RunAttemptStart :execrows
+const runAttemptStartMany = `-- name: RunAttemptStartMany :many
 INSERT INTO run_attempt (tenant_id, run_id, node, generation, attempt, started_at, lease_until)
-VALUES ($1, $2, $3, $4, $5, now(), now() + make_interval(secs => $6::float8))
+SELECT a.tenant_id, a.run_id, a.node, a.generation, a.attempt, now(), now() + make_interval(secs => a.lease_seconds)
+FROM (SELECT unnest($1::uuid[]) AS tenant_id,
+             unnest($2::uuid[]) AS run_id,
+             unnest($3::text[]) AS node,
+             unnest($4::integer[]) AS generation,
+             unnest($5::integer[]) AS attempt,
+             unnest($6::float8[]) AS lease_seconds) AS a
 ON CONFLICT (tenant_id, run_id, node, generation, attempt) DO UPDATE
 SET started_at = coalesce(run_attempt.started_at, now()), lease_until = EXCLUDED.lease_until
 WHERE run_attempt.finished_at IS NULL
+RETURNING tenant_id, run_id, node, generation, attempt
 `
 
-type RunAttemptStartParams struct {
-	TenantID     uuid.UUID
-	RunID        uuid.UUID
-	Node         string
-	Generation   int32
-	Attempt      int32
-	LeaseSeconds float64
+type RunAttemptStartManyParams struct {
+	TenantIds    []uuid.UUID
+	RunIds       []uuid.UUID
+	Nodes        []string
+	Generations  []int32
+	Attempts     []int32
+	LeaseSeconds []float64
 }
 
-// A worker takes an attempt: it must exist and have no result yet.
-func (q *Queries) RunAttemptStart(ctx context.Context, arg RunAttemptStartParams) (int64, error) {
-	result, err := q.db.Exec(ctx, runAttemptStart,
-		arg.TenantID,
-		arg.RunID,
-		arg.Node,
-		arg.Generation,
-		arg.Attempt,
+type RunAttemptStartManyRow struct {
+	TenantID   uuid.UUID
+	RunID      uuid.UUID
+	Node       string
+	Generation int32
+	Attempt    int32
+}
+
+// Workers take attempts: each must exist and have no result yet. The
+// attempts returned are the ones taken; an attempt appears once.
+func (q *Queries) RunAttemptStartMany(ctx context.Context, arg RunAttemptStartManyParams) ([]RunAttemptStartManyRow, error) {
+	rows, err := q.db.Query(ctx, runAttemptStartMany,
+		arg.TenantIds,
+		arg.RunIds,
+		arg.Nodes,
+		arg.Generations,
+		arg.Attempts,
 		arg.LeaseSeconds,
 	)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return result.RowsAffected(), nil
+	defer rows.Close()
+	items := []RunAttemptStartManyRow{}
+	for rows.Next() {
+		var i RunAttemptStartManyRow
+		if err := rows.Scan(
+			&i.TenantID,
+			&i.RunID,
+			&i.Node,
+			&i.Generation,
+			&i.Attempt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const runAttemptUpsertMany = `-- name: RunAttemptUpsertMany :exec
 INSERT INTO run_attempt (tenant_id, run_id, node, generation, attempt, started_at, finished_at, output, error)
-SELECT $1, $2, a.node, a.generation, a.attempt,
+SELECT a.tenant_id, a.run_id, a.node, a.generation, a.attempt,
        NULLIF(a.started_at, '0001-01-01 00:00:00+00'::timestamptz),
        NULLIF(a.finished_at, '0001-01-01 00:00:00+00'::timestamptz),
        NULLIF(a.output, '')::jsonb, NULLIF(a.error, '')::jsonb
-FROM (SELECT unnest($3::text[]) AS node,
+FROM (SELECT unnest($1::uuid[]) AS tenant_id,
+             unnest($2::uuid[]) AS run_id,
+             unnest($3::text[]) AS node,
              unnest($4::integer[]) AS generation,
              unnest($5::integer[]) AS attempt,
              unnest($6::timestamptz[]) AS started_at,
@@ -189,8 +225,8 @@ SET started_at = coalesce(run_attempt.started_at, EXCLUDED.started_at),
 `
 
 type RunAttemptUpsertManyParams struct {
-	TenantID    uuid.UUID
-	RunID       uuid.UUID
+	TenantIds   []uuid.UUID
+	RunIds      []uuid.UUID
 	Nodes       []string
 	Generations []int32
 	Attempts    []int32
@@ -200,10 +236,11 @@ type RunAttemptUpsertManyParams struct {
 	Errors      []string
 }
 
+// Attempts of one or more runs; an attempt appears once per statement.
 func (q *Queries) RunAttemptUpsertMany(ctx context.Context, arg RunAttemptUpsertManyParams) error {
 	_, err := q.db.Exec(ctx, runAttemptUpsertMany,
-		arg.TenantID,
-		arg.RunID,
+		arg.TenantIds,
+		arg.RunIds,
 		arg.Nodes,
 		arg.Generations,
 		arg.Attempts,

@@ -1,7 +1,10 @@
 -- name: RunHistoryInsertMany :exec
+-- Transitions of one or more runs.
 INSERT INTO run_history (tenant_id, run_id, seq, at, node, from_state, to_state, generation, attempt, detail)
-SELECT @tenant_id, @run_id, h.seq, h.at, h.node, h.from_state, h.to_state, h.generation, h.attempt, h.detail
-FROM (SELECT unnest(@seqs::bigint[]) AS seq,
+SELECT h.tenant_id, h.run_id, h.seq, h.at, h.node, h.from_state, h.to_state, h.generation, h.attempt, h.detail
+FROM (SELECT unnest(@tenant_ids::uuid[]) AS tenant_id,
+             unnest(@run_ids::uuid[]) AS run_id,
+             unnest(@seqs::bigint[]) AS seq,
              unnest(@ats::timestamptz[]) AS at,
              unnest(@nodes::text[]) AS node,
              unnest(@from_states::text[]) AS from_state,

@@ -14,8 +14,10 @@ import (
 
 const runHistoryInsertMany = `-- name: RunHistoryInsertMany :exec
 INSERT INTO run_history (tenant_id, run_id, seq, at, node, from_state, to_state, generation, attempt, detail)
-SELECT $1, $2, h.seq, h.at, h.node, h.from_state, h.to_state, h.generation, h.attempt, h.detail
-FROM (SELECT unnest($3::bigint[]) AS seq,
+SELECT h.tenant_id, h.run_id, h.seq, h.at, h.node, h.from_state, h.to_state, h.generation, h.attempt, h.detail
+FROM (SELECT unnest($1::uuid[]) AS tenant_id,
+             unnest($2::uuid[]) AS run_id,
+             unnest($3::bigint[]) AS seq,
              unnest($4::timestamptz[]) AS at,
              unnest($5::text[]) AS node,
              unnest($6::text[]) AS from_state,
@@ -27,8 +29,8 @@ ON CONFLICT DO NOTHING
 `
 
 type RunHistoryInsertManyParams struct {
-	TenantID    uuid.UUID
-	RunID       uuid.UUID
+	TenantIds   []uuid.UUID
+	RunIds      []uuid.UUID
 	Seqs        []int64
 	Ats         []time.Time
 	Nodes       []string
@@ -39,10 +41,11 @@ type RunHistoryInsertManyParams struct {
 	Details     []string
 }
 
+// Transitions of one or more runs.
 func (q *Queries) RunHistoryInsertMany(ctx context.Context, arg RunHistoryInsertManyParams) error {
 	_, err := q.db.Exec(ctx, runHistoryInsertMany,
-		arg.TenantID,
-		arg.RunID,
+		arg.TenantIds,
+		arg.RunIds,
 		arg.Seqs,
 		arg.Ats,
 		arg.Nodes,

@@ -4,12 +4,25 @@ INSERT INTO run_input (tenant_id, run_id, kind, dedup_key, payload)
 VALUES (@tenant_id, @run_id, @kind, @dedup_key, @payload)
 ON CONFLICT (tenant_id, run_id, dedup_key) DO NOTHING;
 
--- name: RunInputListPending :many
-SELECT * FROM run_input
-WHERE tenant_id = @tenant_id AND run_id = @run_id AND consumed_at IS NULL
-ORDER BY id
-LIMIT @max_rows;
+-- name: RunInputInsertMany :exec
+-- Inputs of one run, in order; duplicates insert nothing.
+INSERT INTO run_input (tenant_id, run_id, kind, dedup_key, payload)
+SELECT @tenant_id, @run_id, i.kind, i.dedup_key, i.payload::jsonb
+FROM (SELECT unnest(@kinds::text[]) AS kind,
+             unnest(@dedup_keys::text[]) AS dedup_key,
+             unnest(@payloads::text[]) AS payload) AS i
+ON CONFLICT (tenant_id, run_id, dedup_key) DO NOTHING;
 
--- name: RunInputConsume :exec
+-- name: RunInputListPendingMany :many
+-- The undrained inputs of several runs, oldest first, up to max_rows a run.
+SELECT p.* FROM (SELECT unnest(@tenant_ids::uuid[]) AS tenant_id, unnest(@run_ids::uuid[]) AS run_id) k
+CROSS JOIN LATERAL (
+    SELECT * FROM run_input i
+    WHERE i.tenant_id = k.tenant_id AND i.run_id = k.run_id AND i.consumed_at IS NULL
+    ORDER BY i.id LIMIT @max_rows) p
+ORDER BY p.tenant_id, p.run_id, p.id;
+
+-- name: RunInputConsumeMany :exec
+-- Input ids are unique across runs; the runs narrow the index scan.
 UPDATE run_input SET consumed_at = now()
-WHERE tenant_id = @tenant_id AND run_id = @run_id AND id = ANY(@ids::bigint[]);
+WHERE tenant_id = ANY(@tenant_ids::uuid[]) AND run_id = ANY(@run_ids::uuid[]) AND id = ANY(@ids::bigint[]);

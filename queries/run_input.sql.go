@@ -11,19 +11,20 @@ import (
 	"github.com/google/uuid"
 )
 
-const runInputConsume = `-- name: RunInputConsume :exec
+const runInputConsumeMany = `-- name: RunInputConsumeMany :exec
 UPDATE run_input SET consumed_at = now()
-WHERE tenant_id = $1 AND run_id = $2 AND id = ANY($3::bigint[])
+WHERE tenant_id = ANY($1::uuid[]) AND run_id = ANY($2::uuid[]) AND id = ANY($3::bigint[])
 `
 
-type RunInputConsumeParams struct {
-	TenantID uuid.UUID
-	RunID    uuid.UUID
-	Ids      []int64
+type RunInputConsumeManyParams struct {
+	TenantIds []uuid.UUID
+	RunIds    []uuid.UUID
+	Ids       []int64
 }
 
-func (q *Queries) RunInputConsume(ctx context.Context, arg RunInputConsumeParams) error {
-	_, err := q.db.Exec(ctx, runInputConsume, arg.TenantID, arg.RunID, arg.Ids)
+// Input ids are unique across runs; the runs narrow the index scan.
+func (q *Queries) RunInputConsumeMany(ctx context.Context, arg RunInputConsumeManyParams) error {
+	_, err := q.db.Exec(ctx, runInputConsumeMany, arg.TenantIds, arg.RunIds, arg.Ids)
 	return err
 }
 
@@ -56,21 +57,53 @@ func (q *Queries) RunInputInsert(ctx context.Context, arg RunInputInsertParams) 
 	return result.RowsAffected(), nil
 }
 
-const runInputListPending = `-- name: RunInputListPending :many
-SELECT tenant_id, run_id, id, kind, dedup_key, payload, created_at, consumed_at FROM run_input
-WHERE tenant_id = $1 AND run_id = $2 AND consumed_at IS NULL
-ORDER BY id
-LIMIT $3
+const runInputInsertMany = `-- name: RunInputInsertMany :exec
+INSERT INTO run_input (tenant_id, run_id, kind, dedup_key, payload)
+SELECT $1, $2, i.kind, i.dedup_key, i.payload::jsonb
+FROM (SELECT unnest($3::text[]) AS kind,
+             unnest($4::text[]) AS dedup_key,
+             unnest($5::text[]) AS payload) AS i
+ON CONFLICT (tenant_id, run_id, dedup_key) DO NOTHING
 `
 
-type RunInputListPendingParams struct {
-	TenantID uuid.UUID
-	RunID    uuid.UUID
-	MaxRows  int32
+type RunInputInsertManyParams struct {
+	TenantID  uuid.UUID
+	RunID     uuid.UUID
+	Kinds     []string
+	DedupKeys []string
+	Payloads  []string
 }
 
-func (q *Queries) RunInputListPending(ctx context.Context, arg RunInputListPendingParams) ([]RunInput, error) {
-	rows, err := q.db.Query(ctx, runInputListPending, arg.TenantID, arg.RunID, arg.MaxRows)
+// Inputs of one run, in order; duplicates insert nothing.
+func (q *Queries) RunInputInsertMany(ctx context.Context, arg RunInputInsertManyParams) error {
+	_, err := q.db.Exec(ctx, runInputInsertMany,
+		arg.TenantID,
+		arg.RunID,
+		arg.Kinds,
+		arg.DedupKeys,
+		arg.Payloads,
+	)
+	return err
+}
+
+const runInputListPendingMany = `-- name: RunInputListPendingMany :many
+SELECT p.tenant_id, p.run_id, p.id, p.kind, p.dedup_key, p.payload, p.created_at, p.consumed_at FROM (SELECT unnest($1::uuid[]) AS tenant_id, unnest($2::uuid[]) AS run_id) k
+CROSS JOIN LATERAL (
+    SELECT tenant_id, run_id, id, kind, dedup_key, payload, created_at, consumed_at FROM run_input i
+    WHERE i.tenant_id = k.tenant_id AND i.run_id = k.run_id AND i.consumed_at IS NULL
+    ORDER BY i.id LIMIT $3) p
+ORDER BY p.tenant_id, p.run_id, p.id
+`
+
+type RunInputListPendingManyParams struct {
+	TenantIds []uuid.UUID
+	RunIds    []uuid.UUID
+	MaxRows   int32
+}
+
+// The undrained inputs of several runs, oldest first, up to max_rows a run.
+func (q *Queries) RunInputListPendingMany(ctx context.Context, arg RunInputListPendingManyParams) ([]RunInput, error) {
+	rows, err := q.db.Query(ctx, runInputListPendingMany, arg.TenantIds, arg.RunIds, arg.MaxRows)
 	if err != nil {
 		return nil, err
 	}

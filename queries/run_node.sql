@@ -3,6 +3,13 @@
 SELECT * FROM run_node
 WHERE tenant_id = @tenant_id AND run_id = @run_id AND scatter IS NULL;
 
+-- name: RunNodeListStepsMany :many
+-- The manifest-step nodes of several runs, for a group tick. The caller
+-- keeps only the rows of the (tenant, run) pairs it asked for: two lists
+-- plan as one index scan, where a list of pairs plans as a join.
+SELECT * FROM run_node
+WHERE tenant_id = ANY(@tenant_ids::uuid[]) AND run_id = ANY(@run_ids::uuid[]) AND scatter IS NULL;
+
 -- name: RunNodeListByName :many
 SELECT * FROM run_node
 WHERE tenant_id = @tenant_id AND run_id = @run_id AND node = ANY(@nodes::text[]);
@@ -15,9 +22,12 @@ WHERE tenant_id = @tenant_id AND run_id = @run_id AND scatter = @scatter
 ORDER BY child_index;
 
 -- name: RunNodeUpsertMany :exec
+-- Nodes of one or more runs; a (run, node) appears once per statement.
 INSERT INTO run_node (tenant_id, run_id, node, ref, state, scatter, child_index, data)
-SELECT @tenant_id, @run_id, n.node, n.ref, n.state, NULLIF(n.scatter, ''), NULLIF(n.child_index, -1), n.data::jsonb
-FROM (SELECT unnest(@nodes::text[]) AS node,
+SELECT n.tenant_id, n.run_id, n.node, n.ref, n.state, NULLIF(n.scatter, ''), NULLIF(n.child_index, -1), n.data::jsonb
+FROM (SELECT unnest(@tenant_ids::uuid[]) AS tenant_id,
+             unnest(@run_ids::uuid[]) AS run_id,
+             unnest(@nodes::text[]) AS node,
              unnest(@refs::text[]) AS ref,
              unnest(@states::text[]) AS state,
              unnest(@scatters::text[]) AS scatter,

@@ -13,8 +13,9 @@ import (
 	"github.com/ductor/ductor/app/store"
 )
 
-// commandBatch performs a tick's commands in its transaction. Step jobs
-// are inserted together at the end, with one notification per queue.
+// commandBatch performs a run's commands in the tick's transaction. Step
+// jobs are collected in jobs, for the tick to enqueue with every other
+// run's.
 type commandBatch struct {
 	c    *Coordinator
 	s    *store.Store
@@ -26,12 +27,12 @@ type commandBatch struct {
 	// cannotContinue reports a CAN with no published version to go to.
 	successor      string
 	cannotContinue bool
+	jobs           []river.InsertManyParams
 }
 
 func (b *commandBatch) add(cmds []engine.Command) { b.cmds = append(b.cmds, cmds...) }
 
 func (b *commandBatch) perform(ctx context.Context) error {
-	var jobs []river.InsertManyParams
 	for _, cmd := range b.cmds {
 		switch v := cmd.(type) {
 		case engine.DispatchAttempt:
@@ -40,7 +41,7 @@ func (b *commandBatch) perform(ctx context.Context) error {
 				return err
 			}
 			if p != nil {
-				jobs = append(jobs, *p)
+				b.jobs = append(b.jobs, *p)
 			}
 		case engine.ScheduleTimer:
 			if err := b.s.TimerSchedule(ctx, store.Timer{
@@ -83,7 +84,7 @@ func (b *commandBatch) perform(ctx context.Context) error {
 			return fmt.Errorf("run %s: command %T is not supported by this version of Ductor", b.run.ID, cmd)
 		}
 	}
-	return b.insertJobs(ctx, jobs)
+	return nil
 }
 
 // stepJob turns a dispatch into a River job on the tenant's tier queue. A
@@ -122,10 +123,6 @@ func delayStep(ctx context.Context, s *store.Store, args StepArgs, queue string,
 // Ductor decides retries itself.
 func stepOpts(queue string) *river.InsertOpts {
 	return &river.InsertOpts{Queue: queue, MaxAttempts: 1}
-}
-
-func (b *commandBatch) insertJobs(ctx context.Context, jobs []river.InsertManyParams) error {
-	return b.c.insertSteps(ctx, b.tx, jobs)
 }
 
 // insertSteps enqueues step jobs in tx and wakes each queue they went to.

@@ -35,6 +35,8 @@ type Coordinator struct {
 	inputs    *inputCache
 	bridge    *bridge
 	clock     *fairClock
+	results   *resultGroup
+	starts    *attemptStarts
 	// RescueWindow is added to a step's timeout to lease its attempt.
 	RescueWindow time.Duration
 	// InlineTicks lets step workers and triggers run a free run's tick in
@@ -75,11 +77,14 @@ func NewCoordinator(pool *pgxpool.Pool, log *slog.Logger) (*Coordinator, error) 
 		return nil, err
 	}
 	eval := engine.NewCELEvaluator(expr.NewCache(env, 4096))
-	return &Coordinator{
+	c := &Coordinator{
 		pool: pool, log: log, engine: &engine.Engine{Eval: eval},
 		tenants: tenantCache{ttl: 5 * time.Second}, RescueWindow: 30 * time.Second, InlineTicks: true, metrics: newMetrics(), inputs: newInputCache(4096),
 		bridge: newBridge(), clock: clock,
-	}, nil
+	}
+	c.results = newResultGroup(c)
+	c.starts = newAttemptStarts(c)
+	return c, nil
 }
 
 // Close releases the connections the coordinator opened of its own (the

@@ -22,6 +22,17 @@ func (c *Coordinator) Deliver(ctx context.Context, tx pgx.Tx, tenantID, runID uu
 	return err
 }
 
+// DeliverMany stores inputs for a run's next tick and wakes it once.
+func (c *Coordinator) DeliverMany(ctx context.Context, tx pgx.Tx, tenantID, runID uuid.UUID, ins []engine.Input) error {
+	if len(ins) == 1 {
+		return c.Deliver(ctx, tx, tenantID, runID, ins[0])
+	}
+	if err := c.Wake(ctx, tx, tenantID, runID); err != nil {
+		return err
+	}
+	return store.New(tx).RunInputAddMany(ctx, tenantID, runID, ins)
+}
+
 // deliverAndTick stores an input and, when the run row is free, ticks the
 // run right here in a savepoint; otherwise it wakes the run's tick job.
 func (c *Coordinator) deliverAndTick(ctx context.Context, tx pgx.Tx, tenantID, runID uuid.UUID, in engine.Input) error {

@@ -3,7 +3,6 @@ package workers
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -18,17 +17,11 @@ import (
 // step worker of that tenant would queue behind the one ticking: the
 // clock would serialize the tenant's whole throughput. A reserved span that
 // its transaction never uses is harmless: the tenant's next work merely
-// queues a little later in virtual time.
-//
-// Concurrent reservations are grouped: while one statement is out, the
-// requests that arrive wait together and go in the next one, so a busy
-// tenant costs one statement (and one row lock) per group, not per step.
+// queues a little later in virtual time. Concurrent reservations go in
+// groups (see grouper), one statement and one row lock per tenant a group.
 type fairClock struct {
 	pool *pgxpool.Pool
-
-	mu      sync.Mutex
-	pending []*clockRequest
-	running bool
+	g    grouper[*clockRequest]
 }
 
 type clockRequest struct {
@@ -53,7 +46,9 @@ func newFairClock(base *pgxpool.Pool) (*fairClock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fair clock pool: %w", err)
 	}
-	return &fairClock{pool: pool}, nil
+	f := &fairClock{pool: pool}
+	f.g = grouper[*clockRequest]{limit: 1000, flushers: 1, write: f.send}
+	return f, nil
 }
 
 func (f *fairClock) close() { f.pool.Close() }
@@ -62,36 +57,12 @@ func (f *fairClock) close() { f.pool.Close() }
 // the start tag of the span.
 func (f *fairClock) advance(ctx context.Context, tenantID uuid.UUID, queue string, span time.Duration) (time.Time, error) {
 	r := &clockRequest{key: store.FairClockKey{TenantID: tenantID, Queue: queue}, span: span, done: make(chan struct{})}
-	f.mu.Lock()
-	f.pending = append(f.pending, r)
-	idle := !f.running
-	f.running = true
-	f.mu.Unlock()
-	if idle {
-		go f.drain()
-	}
+	f.g.submit(r)
 	select {
 	case <-r.done:
 		return r.start, r.err
 	case <-ctx.Done():
 		return time.Time{}, ctx.Err()
-	}
-}
-
-// drain sends pending requests, a group per statement, until none are
-// left. The request that found the clock idle starts it.
-func (f *fairClock) drain() {
-	for {
-		f.mu.Lock()
-		group := f.pending
-		f.pending = nil
-		if len(group) == 0 {
-			f.running = false
-			f.mu.Unlock()
-			return
-		}
-		f.mu.Unlock()
-		f.send(group)
 	}
 }
 

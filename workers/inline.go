@@ -39,24 +39,61 @@ func (c *Coordinator) tickInline(ctx context.Context, tx pgx.Tx, tenantID, runID
 }
 
 // tickLocked locks the run without waiting and ticks it with the input
-// (if any) handed straight to the engine.
+// (if any) handed straight to the engine. It reports false, having written
+// nothing for the run, when the run is busy, has a tick job on its way, or
+// could not be ticked.
 func (c *Coordinator) tickLocked(ctx context.Context, tx pgx.Tx, tenantID, runID uuid.UUID, in engine.Input) (bool, error) {
-	if !c.InlineTicks {
-		return false, nil
+	k := store.RunKey{TenantID: tenantID, ID: runID}
+	var inputs []engine.Input
+	if in != nil {
+		inputs = append(inputs, in)
 	}
-	s := store.New(tx)
-	locked, queued, err := s.RunLockNoWait(ctx, tenantID, runID)
-	if err != nil || !locked || queued {
-		// Busy, or a tick job is coming that will take this input with
-		// the others: a hot run (a fan-out's children finishing) is ticked
-		// in batches, not once per result.
-		return false, err
+	left, err := c.tickFree(ctx, tx, []store.RunKey{k}, map[store.RunKey][]engine.Input{k: inputs})
+	return err == nil && len(left) == 0, err
+}
+
+// tickFree ticks in tx, together, the runs of keys that no transaction
+// holds and that have no tick job on its way, with their inputs handed
+// straight to the engine. It returns the runs it left alone: busy, already
+// awaited by a tick job (a hot run, such as a fan-out's children finishing,
+// is ticked in batches, not once per result), or failing to tick. Their
+// inputs are the caller's to store for the tick job.
+func (c *Coordinator) tickFree(ctx context.Context, tx pgx.Tx, keys []store.RunKey, inputs map[store.RunKey][]engine.Input) (left []store.RunKey, err error) {
+	if !c.InlineTicks {
+		return keys, nil
+	}
+	locked, err := store.New(tx).RunLockManyNoWait(ctx, keys)
+	if err != nil {
+		return nil, err
 	}
 	defer c.observeTick("inline", time.Now())
-	if in != nil {
-		if in, err = store.NormalizeInput(in); err != nil {
-			return false, err
+	var ticks []*runTick
+	for _, k := range keys {
+		queued, ok := locked[k]
+		if !ok || queued {
+			left = append(left, k)
+			continue
 		}
+		t := &runTick{key: k}
+		for _, in := range inputs[k] {
+			in, err := store.NormalizeInput(in)
+			if err != nil {
+				return nil, err
+			}
+			t.inputs = append(t.inputs, in)
+		}
+		ticks = append(ticks, t)
 	}
-	return true, c.tickTx(ctx, tx, tenantID, runID, tickOpts{locked: true, input: in})
+	if len(ticks) == 0 {
+		return left, nil
+	}
+	failed, err := c.tickRuns(ctx, tx, ticks)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range failed {
+		c.log.WarnContext(ctx, "inline tick failed; handing over to a tick job", "run_id", t.key.ID, "err", t.err)
+		left = append(left, t.key)
+	}
+	return left, nil
 }

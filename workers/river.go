@@ -97,9 +97,9 @@ func queues(opts Options) map[string]river.QueueConfig {
 		q[QueueCoordinator] = fast(max)
 	}
 	if opts.Steps {
-		q[QueueStepsInteractive] = fast(max)
-		q[QueueStepsStandard] = fast(max)
-		q[QueueStepsBulk] = fast(max)
+		q[QueueStepsInteractive] = fast(4 * max)
+		q[QueueStepsStandard] = fast(4 * max)
+		q[QueueStepsBulk] = fast(4 * max)
 		q[river.QueueDefault] = fast(max)
 	}
 	return q

@@ -2,10 +2,8 @@ package workers
 
 import (
 	"context"
-	"errors"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
 	"github.com/ductor/ductor/app/engine"
@@ -34,9 +32,10 @@ func (w *StepWorker) Timeout(job *river.Job[StepArgs]) time.Duration {
 // Work executes the attempt unless it already has a result.
 func (w *StepWorker) Work(ctx context.Context, job *river.Job[StepArgs]) error {
 	a := job.Args
-	s := store.New(w.C.pool)
 	lease := time.Duration(a.TimeoutMS)*time.Millisecond + w.C.RescueWindow
-	fresh, err := s.AttemptStart(ctx, a.TenantID, a.RunID, a.Node, a.Generation, a.Attempt, lease)
+	fresh, err := w.C.starts.start(store.AttemptKey{
+		Run: store.RunKey{TenantID: a.TenantID, ID: a.RunID}, Node: a.Node, Generation: a.Generation, Attempt: a.Attempt,
+	}, lease)
 	if err != nil {
 		return err
 	}
@@ -58,32 +57,12 @@ func (w *StepWorker) Work(ctx context.Context, job *river.Job[StepArgs]) error {
 	return w.record(context.WithoutCancel(ctx), job, result)
 }
 
-// errBusy says an inline tick found its run busy: the result goes to the
-// run's tick job instead.
-var errBusy = errors.New("run busy")
-
-// record stores the attempt's result and completes the job in one
-// transaction: ticking the run right there when it is free, else, in a
-// fresh transaction, storing the result and waking the run's tick job.
-func (w *StepWorker) record(ctx context.Context, job *river.Job[StepArgs], result engine.StepResult) error {
+// record stores the attempt's result: its run is ticked right away when
+// free, together with the results other workers are recording meanwhile;
+// otherwise the result waits for the run's tick job. River's completer then
+// completes the job; a job redelivered after a crash in between finds its
+// attempt finished and does nothing.
+func (w *StepWorker) record(_ context.Context, job *river.Job[StepArgs], result engine.StepResult) error {
 	a := job.Args
-	err := pgx.BeginFunc(ctx, w.C.pool, func(tx pgx.Tx) error {
-		ticked, err := w.C.tickLocked(ctx, tx, a.TenantID, a.RunID, result)
-		if err != nil {
-			return err
-		}
-		if !ticked {
-			return errBusy
-		}
-		return nil
-	})
-	if err == nil {
-		return nil
-	}
-	if !errors.Is(err, errBusy) && !errors.Is(err, store.ErrConflict) {
-		w.C.log.WarnContext(ctx, "inline tick failed; handing over to a tick job", "run_id", a.RunID, "err", err)
-	}
-	return pgx.BeginFunc(ctx, w.C.pool, func(tx pgx.Tx) error {
-		return w.C.Deliver(ctx, tx, a.TenantID, a.RunID, result)
-	})
+	return w.C.results.record(store.RunKey{TenantID: a.TenantID, ID: a.RunID}, result)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
+	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/store"
@@ -27,11 +28,11 @@ func (w *TickWorker) Work(ctx context.Context, job *river.Job[TickArgs]) error {
 	return w.C.Tick(ctx, job.Args.TenantID, job.Args.RunID)
 }
 
-// Tick clears the run's wake flag, then decides and persists until it
-// commits without conflict: it reads and decides without locks, then locks
-// the run and checks record_version before writing. A wake that lands after
-// the flag is cleared enqueues the next tick, so no input is left
-// undrained.
+// Tick clears the run's wake flag, then locks the run (waiting for an
+// inline tick that holds it), decides and persists; the final write still
+// checks record_version, and a tick that loses that race decides again. A
+// wake that lands after the flag is cleared enqueues the next tick, so no
+// input is left undrained.
 func (c *Coordinator) Tick(ctx context.Context, tenantID, runID uuid.UUID) error {
 	defer c.observeTick("job", time.Now())
 	if err := store.New(c.pool).RunClearTick(ctx, tenantID, runID); err != nil {
@@ -39,7 +40,14 @@ func (c *Coordinator) Tick(ctx context.Context, tenantID, runID uuid.UUID) error
 	}
 	for range maxTickConflicts {
 		err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
-			return c.tickTx(ctx, tx, tenantID, runID, tickOpts{})
+			if err := store.New(tx).RunLock(ctx, tenantID, runID); err != nil {
+				return err
+			}
+			t := &runTick{key: store.RunKey{TenantID: tenantID, ID: runID}}
+			if _, err := c.tickRuns(ctx, tx, []*runTick{t}); err != nil {
+				return err
+			}
+			return t.err
 		})
 		if err == nil {
 			return c.fault(FaultAfterCommit)
@@ -58,59 +66,107 @@ func (c *Coordinator) Tick(ctx context.Context, tenantID, runID uuid.UUID) error
 // losing the record_version race.
 const maxTickConflicts = 5
 
-// tickTx is one tick inside tx: read the run and its inputs, decide
-// (again while the engine needs more children), then lock the run, check
-// that its version is still the one read, and persist: nodes, attempts,
-// history, commands, consumed inputs and the run itself.
-// tickOpts are what an inline tick knows already: that it holds the run's
-// lock, and an input it brings along instead of storing and reading back.
-type tickOpts struct {
-	locked bool
-	input  engine.Input
+// runTick is one run's part of a tick: the inputs its caller brings along
+// (instead of storing and reading them back), then what the tick read and
+// decided.
+type runTick struct {
+	key    store.RunKey
+	inputs []engine.Input
+
+	run       store.Run
+	now       time.Time
+	m         *definition.Manifest
+	pending   store.PendingInputs
+	state     *engine.State
+	decisions []*engine.Decision
+	// idle: nothing new to decide on; time-based work arrives as timer
+	// inputs.
+	idle bool
+	// err is why this run could not be ticked; tickRuns returns it among
+	// the failed and writes nothing for it.
+	err error
 }
 
-func (c *Coordinator) tickTx(ctx context.Context, tx pgx.Tx, tenantID, runID uuid.UUID, o tickOpts) error {
+// tickRuns ticks runs whose row locks tx holds: it reads them and their
+// inputs with one statement per kind of row, decides each (again while the
+// engine needs more children), then persists all of them together. A run
+// whose reading or deciding fails on its own is left out and returned in
+// failed, with its err; an error that spoils the transaction is returned
+// as err.
+func (c *Coordinator) tickRuns(ctx context.Context, tx pgx.Tx, ticks []*runTick) (failed []*runTick, err error) {
 	s := store.New(tx)
-	cached, hit := c.inputs.lookup(runID)
-	lean, err := s.RunGetLean(ctx, tenantID, runID, !hit)
-	if err != nil {
-		return err
-	}
-	run, now := lean.Run, lean.Now
-	switch {
-	case hit:
-		run.State.Input = cached
-	case lean.Input != nil:
-		run.State.Input = lean.Input
-		c.inputs.put(runID, lean.Input)
-	}
-	pending, err := s.RunInputsPending(ctx, tenantID, runID)
-	if o.input != nil {
-		pending.Inputs = append(pending.Inputs, o.input) // a duplicate is discarded by Decide
-	}
-	if err != nil || (len(pending.Inputs) == 0 && run.Status != engine.RunPending) {
-		return err // nothing new: time-based work arrives as timer inputs
-	}
-	m, err := c.manifest(ctx, s, run)
-	if err != nil {
-		return err
-	}
-	state, decisions, err := c.decide(ctx, s, run, m, pending, now)
-	if err != nil {
-		return err
-	}
-	if !o.locked {
-		if err := s.RunLockVersion(ctx, tenantID, runID, run.RecordVersion); err != nil {
-			return err
+	keys := make([]store.RunKey, len(ticks))
+	var withInput []uuid.UUID
+	cached := map[store.RunKey]any{}
+	for i, t := range ticks {
+		keys[i] = t.key
+		if in, hit := c.inputs.lookup(t.key.ID); hit {
+			cached[t.key] = in
+		} else {
+			withInput = append(withInput, t.key.ID)
 		}
 	}
-	return c.persist(ctx, tx, run, m, pending, state, decisions, now)
+	leans, err := s.RunGetLeanMany(ctx, keys, withInput)
+	if err != nil {
+		return nil, err
+	}
+	pendings, err := s.RunInputsPendingMany(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	var live []*runTick
+	var liveKeys []store.RunKey
+	for _, t := range ticks {
+		lean, ok := leans[t.key]
+		if !ok {
+			t.err = apperr.New(apperr.NotFound, "run %s not found", t.key.ID)
+			failed = append(failed, t)
+			continue
+		}
+		t.run, t.now = lean.Run, lean.Now
+		if in, hit := cached[t.key]; hit {
+			t.run.State.Input = in
+		} else if lean.Input != nil {
+			t.run.State.Input = lean.Input
+			c.inputs.put(t.key.ID, lean.Input)
+		}
+		t.pending = pendings[t.key]
+		t.pending.Inputs = append(t.pending.Inputs, t.inputs...) // a duplicate is discarded by Decide
+		if len(t.pending.Inputs) == 0 && t.run.Status != engine.RunPending {
+			t.idle = true
+			continue
+		}
+		live = append(live, t)
+		liveKeys = append(liveKeys, t.key)
+	}
+	if len(live) == 0 {
+		return failed, nil
+	}
+	nodes, err := s.RunNodesStepsMany(ctx, liveKeys)
+	if err != nil {
+		return nil, err
+	}
+	var decided []*runTick
+	for _, t := range live {
+		if t.m, t.err = c.manifest(ctx, s, t.run); t.err == nil {
+			t.state, t.decisions, t.err = c.decide(ctx, s, t.run, t.m, t.pending, t.now, nodes[t.key])
+		}
+		if t.err != nil {
+			if tx.Conn().PgConn().TxStatus() == 'E' {
+				return nil, t.err // a failed statement spoiled the transaction
+			}
+			failed = append(failed, t)
+			continue
+		}
+		decided = append(decided, t)
+	}
+	return failed, c.persist(ctx, tx, decided)
 }
 
 // decide calls the engine until it needs nothing more, applying each
 // decision to the in-memory state. It reads but writes nothing.
-func (c *Coordinator) decide(ctx context.Context, s *store.Store, run store.Run, m *definition.Manifest, pending store.PendingInputs, now time.Time) (*engine.State, []*engine.Decision, error) {
-	state, err := c.loadState(ctx, s, run, pending.Inputs)
+func (c *Coordinator) decide(ctx context.Context, s *store.Store, run store.Run, m *definition.Manifest, pending store.PendingInputs, now time.Time, nodes []*engine.Node) (*engine.State, []*engine.Decision, error) {
+	state, err := c.loadState(ctx, s, run, nodes, pending.Inputs)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -136,59 +192,90 @@ func (c *Coordinator) decide(ctx context.Context, s *store.Store, run store.Run,
 	}
 }
 
-// persist writes a tick's decisions under the run's lock.
-func (c *Coordinator) persist(ctx context.Context, tx pgx.Tx, run store.Run, m *definition.Manifest, pending store.PendingInputs, state *engine.State, decisions []*engine.Decision, now time.Time) error {
+// persist writes the ticks' decisions under the runs' locks, each kind of
+// row for all runs in one statement: nodes, attempts and history; then
+// each run's waiting rows and commands, with the step jobs of all of them
+// enqueued together; then consumed inputs and the guarded run updates.
+func (c *Coordinator) persist(ctx context.Context, tx pgx.Tx, ticks []*runTick) error {
+	if len(ticks) == 0 {
+		return nil
+	}
 	s := store.New(tx)
-	cmds := &commandBatch{c: c, s: s, tx: tx, run: run, now: now}
-	for _, d := range decisions {
-		if err := s.RunDecisionSave(ctx, run.TenantID, run.ID, d); err != nil {
-			return err
+	var w store.RunWrites
+	for _, t := range ticks {
+		for _, d := range t.decisions {
+			if err := w.Decision(t.key, d); err != nil {
+				return err
+			}
 		}
-		if err := saveWaiting(ctx, s, run, m, d); err != nil {
-			return err
+	}
+	if err := s.RunWritesFlushRecords(ctx, &w); err != nil {
+		return err
+	}
+	for _, t := range ticks {
+		for _, d := range t.decisions {
+			if err := saveWaiting(ctx, s, t.run, t.m, d); err != nil {
+				return err
+			}
 		}
-		cmds.add(d.Commands)
 	}
 	if err := c.fault(FaultAfterSave); err != nil {
 		return err
 	}
-	if err := cmds.perform(ctx); err != nil {
+	var jobs []river.InsertManyParams
+	cmds := make([]*commandBatch, len(ticks))
+	for i, t := range ticks {
+		cmds[i] = &commandBatch{c: c, s: s, tx: tx, run: t.run, now: t.now}
+		for _, d := range t.decisions {
+			cmds[i].add(d.Commands)
+		}
+		if err := cmds[i].perform(ctx); err != nil {
+			return err
+		}
+		jobs = append(jobs, cmds[i].jobs...)
+	}
+	if err := c.insertSteps(ctx, tx, jobs); err != nil {
 		return err
-	}
-	if cmds.successor != "" {
-		state.Run.ContinuedToRunID = cmds.successor
-	}
-	if cmds.cannotContinue {
-		state.Run.Reason = engine.ReasonTransitionLimit
 	}
 	if err := c.fault(FaultAfterEnqueue); err != nil {
 		return err
 	}
-	if err := s.RunInputsConsume(ctx, run.TenantID, run.ID, pending.IDs); err != nil {
+	for i, t := range ticks {
+		if cmds[i].successor != "" {
+			t.state.Run.ContinuedToRunID = cmds[i].successor
+		}
+		if cmds[i].cannotContinue {
+			t.state.Run.Reason = engine.ReasonTransitionLimit
+		}
+		w.Consume(t.key, t.pending.IDs)
+		if err := w.Update(t.run, t.state.Run); err != nil {
+			return err
+		}
+	}
+	if err := s.RunWritesFlush(ctx, &w); err != nil {
 		return err
 	}
-	if err := s.RunUpdate(ctx, run, state.Run); err != nil {
-		return err
-	}
-	if state.Run.Status.Terminal() && !run.Status.Terminal() {
-		c.metrics.finished.WithLabelValues(string(state.Run.Status)).Inc()
+	for _, t := range ticks {
+		if t.state.Run.Status.Terminal() && !t.run.Status.Terminal() {
+			c.metrics.finished.WithLabelValues(string(t.state.Run.Status)).Inc()
+		}
 	}
 	if err := c.fault(FaultAfterUpdate); err != nil {
 		return err
 	}
-	if pending.More {
-		return c.Wake(ctx, tx, run.TenantID, run.ID)
+	for _, t := range ticks {
+		if t.pending.More {
+			if err := c.Wake(ctx, tx, t.run.TenantID, t.run.ID); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
 
-// loadState loads what Decide needs: the run, its step nodes, and the
-// scatter children the inputs name.
-func (c *Coordinator) loadState(ctx context.Context, s *store.Store, run store.Run, inputs []engine.Input) (*engine.State, error) {
-	nodes, err := s.RunNodesSteps(ctx, run.TenantID, run.ID)
-	if err != nil {
-		return nil, err
-	}
+// loadState builds what Decide needs from the run and its step nodes,
+// loading the scatter children the inputs name.
+func (c *Coordinator) loadState(ctx context.Context, s *store.Store, run store.Run, nodes []*engine.Node, inputs []engine.Input) (*engine.State, error) {
 	st := &engine.State{Run: run.State, Nodes: make(map[string]*engine.Node, len(nodes))}
 	for _, n := range nodes {
 		st.Nodes[n.ID] = n

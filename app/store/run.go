@@ -114,41 +114,8 @@ func (s *Store) RunGet(ctx context.Context, tenantID, id uuid.UUID) (Run, error)
 	return runFromRow(row)
 }
 
-// ErrConflict is returned by RunUpdate when another tick committed first.
+// ErrConflict is returned when another tick committed first.
 var ErrConflict = errors.New("run changed since it was read")
-
-// RunUpdate writes the engine's run state guarded by the record version
-// that was read; it returns ErrConflict when the guard fails.
-func (s *Store) RunUpdate(ctx context.Context, r Run, st engine.Run) error {
-	state, err := encodeState(st)
-	if err != nil {
-		return err
-	}
-	var finished *time.Time
-	if !st.FinishedAt.IsZero() {
-		finished = &st.FinishedAt
-	}
-	var continuedTo uuid.NullUUID
-	if st.ContinuedToRunID != "" {
-		id, err := uuid.Parse(st.ContinuedToRunID)
-		if err != nil {
-			return fmt.Errorf("continued_to_run_id: %w", err)
-		}
-		continuedTo = uuid.NullUUID{UUID: id, Valid: true}
-	}
-	n, err := s.q.RunUpdate(ctx, queries.RunUpdateParams{
-		Status: string(st.Status), Reason: nullText(string(st.Reason)), State: state,
-		TransitionCount: st.TransitionCount, ContinuedToRunID: continuedTo, FinishedAt: finished,
-		TenantID: r.TenantID, ID: r.ID, RecordVersion: r.RecordVersion,
-	})
-	if err != nil {
-		return fmt.Errorf("update run: %w", err)
-	}
-	if n == 0 {
-		return ErrConflict
-	}
-	return nil
-}
 
 // RunRequestTick sets the run's wake flag and reports whether this call
 // flipped it (and so must enqueue the tick).
@@ -189,26 +156,6 @@ type LeanRun struct {
 	// Input is the decoded input when it was asked for, else nil.
 	Input any
 	Now   time.Time
-}
-
-// RunGetLean reads a run for a tick, with the database's clock. Its input
-// (which never changes) is read only when withInput is set, already
-// decoded; otherwise the caller has it cached.
-func (s *Store) RunGetLean(ctx context.Context, tenantID, id uuid.UUID, withInput bool) (LeanRun, error) {
-	r, err := s.q.RunGetLean(ctx, queries.RunGetLeanParams{TenantID: tenantID, ID: id, WithInput: withInput})
-	if err != nil {
-		return LeanRun{}, notFound(err, "run")
-	}
-	run, err := runFromRow(queries.Run{
-		TenantID: r.TenantID, ID: r.ID, DefinitionKey: r.DefinitionKey, DefinitionVersion: r.DefinitionVersion,
-		ManifestHash: r.ManifestHash, Status: r.Status, Reason: r.Reason, Subject: r.Subject,
-		SearchAttributes: r.SearchAttributes, ParentRunID: r.ParentRunID, RootRunID: r.RootRunID, Depth: r.Depth,
-		ContinuedFromRunID: r.ContinuedFromRunID, ContinuedToRunID: r.ContinuedToRunID,
-		IdempotencyKey: r.IdempotencyKey, State: r.State, TransitionCount: r.TransitionCount,
-		RecordVersion: r.RecordVersion, TickRequested: r.TickRequested, CreatedAt: r.CreatedAt,
-		UpdatedAt: r.UpdatedAt, FinishedAt: r.FinishedAt,
-	})
-	return LeanRun{Run: run, Input: r.Input, Now: r.Now.UTC()}, err
 }
 
 // DecodeInput decodes a run's raw input JSON.
@@ -340,29 +287,12 @@ func (s *Store) RunChildCounts(ctx context.Context, tenantID, runID uuid.UUID) (
 	return out, nil
 }
 
-// RunLockNoWait locks the run row if no other transaction holds it, and
-// reports whether it did and whether a tick job is already on its way.
-func (s *Store) RunLockNoWait(ctx context.Context, tenantID, id uuid.UUID) (locked, tickRequested bool, err error) {
-	rows, err := s.q.RunLockNoWait(ctx, queries.RunLockNoWaitParams{TenantID: tenantID, ID: id})
-	if err != nil {
-		return false, false, fmt.Errorf("lock run: %w", err)
-	}
-	if len(rows) == 0 {
-		return false, false, nil
-	}
-	return true, rows[0], nil
-}
-
-// RunLockVersion locks the run row and returns ErrConflict unless its
-// record_version is still version: every tick takes the run's lock before
-// it writes anything, so ticks never deadlock on node rows.
-func (s *Store) RunLockVersion(ctx context.Context, tenantID, id uuid.UUID, version int64) error {
-	v, err := s.q.RunLockVersion(ctx, queries.RunLockVersionParams{TenantID: tenantID, ID: id})
-	if err != nil {
+// RunLock locks the run row, waiting for a transaction that holds it:
+// every tick holds its run's lock before it reads, so ticks never deadlock
+// on node rows and a hot run is decided once.
+func (s *Store) RunLock(ctx context.Context, tenantID, id uuid.UUID) error {
+	if _, err := s.q.RunLock(ctx, queries.RunLockParams{TenantID: tenantID, ID: id}); err != nil {
 		return notFound(err, "run")
-	}
-	if v != version {
-		return ErrConflict
 	}
 	return nil
 }

@@ -53,36 +53,22 @@ func (s *Store) RunInputAdd(ctx context.Context, tenantID, runID uuid.UUID, in e
 	return n == 1, nil
 }
 
-// RunInputsPending loads up to one tick's worth of undrained inputs.
-func (s *Store) RunInputsPending(ctx context.Context, tenantID, runID uuid.UUID) (PendingInputs, error) {
-	rows, err := s.q.RunInputListPending(ctx, queries.RunInputListPendingParams{
-		TenantID: tenantID, RunID: runID, MaxRows: maxInputsPerTick + 1,
-	})
-	if err != nil {
-		return PendingInputs{}, fmt.Errorf("load inputs: %w", err)
-	}
-	var p PendingInputs
-	if len(rows) > maxInputsPerTick {
-		rows, p.More = rows[:maxInputsPerTick], true
-	}
-	for _, r := range rows {
-		in, err := decodeInput(r.Kind, r.Payload)
+// RunInputAddMany stores inputs for the run's next tick, in order, with
+// one statement; duplicates insert nothing.
+func (s *Store) RunInputAddMany(ctx context.Context, tenantID, runID uuid.UUID, ins []engine.Input) error {
+	p := queries.RunInputInsertManyParams{TenantID: tenantID, RunID: runID}
+	for _, in := range ins {
+		kind, dedup := inputKey(in)
+		payload, err := json.Marshal(in)
 		if err != nil {
-			return PendingInputs{}, fmt.Errorf("input %d: %w", r.ID, err)
+			return fmt.Errorf("encode %s input: %w", kind, err)
 		}
-		p.IDs = append(p.IDs, r.ID)
-		p.Inputs = append(p.Inputs, in)
+		p.Kinds = append(p.Kinds, kind)
+		p.DedupKeys = append(p.DedupKeys, dedup)
+		p.Payloads = append(p.Payloads, string(payload))
 	}
-	return p, nil
-}
-
-// RunInputsConsume marks drained inputs consumed.
-func (s *Store) RunInputsConsume(ctx context.Context, tenantID, runID uuid.UUID, ids []int64) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	if err := s.q.RunInputConsume(ctx, queries.RunInputConsumeParams{TenantID: tenantID, RunID: runID, Ids: ids}); err != nil {
-		return fmt.Errorf("consume inputs: %w", err)
+	if err := s.q.RunInputInsertMany(ctx, p); err != nil {
+		return fmt.Errorf("store inputs: %w", err)
 	}
 	return nil
 }

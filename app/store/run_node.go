@@ -44,48 +44,6 @@ func (s *Store) RunNodesChildren(ctx context.Context, tenantID, runID uuid.UUID,
 	return nodesFromRows(rows)
 }
 
-// nodeBatch bounds one upsert statement: a 10,000-way scatter is written
-// in ten.
-const nodeBatch = 1000
-
-// RunNodesUpsert writes changed and new nodes in bounded batches. Node ids
-// are deterministic (REF, REF[KEY]), so a re-executed tick rewrites the same
-// rows and creates none twice.
-func (s *Store) RunNodesUpsert(ctx context.Context, tenantID, runID uuid.UUID, nodes []*engine.Node) error {
-	for len(nodes) > 0 {
-		n := min(len(nodes), nodeBatch)
-		if err := s.runNodesUpsert(ctx, tenantID, runID, nodes[:n]); err != nil {
-			return err
-		}
-		nodes = nodes[n:]
-	}
-	return nil
-}
-
-func (s *Store) runNodesUpsert(ctx context.Context, tenantID, runID uuid.UUID, nodes []*engine.Node) error {
-	p := queries.RunNodeUpsertManyParams{TenantID: tenantID, RunID: runID}
-	for _, n := range nodes {
-		data, err := json.Marshal(n)
-		if err != nil {
-			return fmt.Errorf("encode node %s: %w", n.ID, err)
-		}
-		scatter, index := "", int32(-1)
-		if n.Child != nil {
-			scatter, index = n.Child.Scatter, int32(n.Child.Index)
-		}
-		p.Nodes = append(p.Nodes, n.ID)
-		p.Refs = append(p.Refs, n.Ref)
-		p.States = append(p.States, string(n.State))
-		p.Scatters = append(p.Scatters, scatter)
-		p.ChildIndexes = append(p.ChildIndexes, index)
-		p.Datas = append(p.Datas, string(data))
-	}
-	if err := s.q.RunNodeUpsertMany(ctx, p); err != nil {
-		return fmt.Errorf("write nodes: %w", err)
-	}
-	return nil
-}
-
 func nodesFromRows(rows []queries.RunNode) ([]*engine.Node, error) {
 	out := make([]*engine.Node, len(rows))
 	for i, r := range rows {

@@ -12,68 +12,6 @@ import (
 	"github.com/ductor/ductor/queries"
 )
 
-// RunDecisionSave writes what a tick decided about nodes, attempts and
-// history. The caller performs the commands and the guarded run update in
-// the same transaction.
-func (s *Store) RunDecisionSave(ctx context.Context, tenantID, runID uuid.UUID, d *engine.Decision) error {
-	if err := s.RunNodesUpsert(ctx, tenantID, runID, d.Nodes); err != nil {
-		return err
-	}
-	if err := s.runAttemptsUpsert(ctx, tenantID, runID, d.Attempts); err != nil {
-		return err
-	}
-	return s.runHistoryAppend(ctx, tenantID, runID, d.Transitions)
-}
-
-func (s *Store) runAttemptsUpsert(ctx context.Context, tenantID, runID uuid.UUID, attempts []engine.Attempt) error {
-	if len(attempts) == 0 {
-		return nil
-	}
-	p := queries.RunAttemptUpsertManyParams{TenantID: tenantID, RunID: runID}
-	for _, a := range attempts {
-		out, err := jsonOrEmpty(a.Output)
-		if err != nil {
-			return fmt.Errorf("encode output of %s: %w", a.Node, err)
-		}
-		errJSON, err := jsonOrEmpty(a.Error)
-		if err != nil {
-			return fmt.Errorf("encode error of %s: %w", a.Node, err)
-		}
-		p.Nodes = append(p.Nodes, a.Node)
-		p.Generations = append(p.Generations, int32(a.Generation))
-		p.Attempts = append(p.Attempts, int32(a.Attempt))
-		p.StartedAts = append(p.StartedAts, a.StartedAt)
-		p.FinishedAts = append(p.FinishedAts, a.FinishedAt)
-		p.Outputs = append(p.Outputs, out)
-		p.Errors = append(p.Errors, errJSON)
-	}
-	if err := s.q.RunAttemptUpsertMany(ctx, p); err != nil {
-		return fmt.Errorf("write attempts: %w", err)
-	}
-	return nil
-}
-
-func (s *Store) runHistoryAppend(ctx context.Context, tenantID, runID uuid.UUID, ts []engine.Transition) error {
-	if len(ts) == 0 {
-		return nil
-	}
-	p := queries.RunHistoryInsertManyParams{TenantID: tenantID, RunID: runID}
-	for _, t := range ts {
-		p.Seqs = append(p.Seqs, t.Seq)
-		p.Ats = append(p.Ats, t.At)
-		p.Nodes = append(p.Nodes, t.Node)
-		p.FromStates = append(p.FromStates, t.From)
-		p.ToStates = append(p.ToStates, t.To)
-		p.Generations = append(p.Generations, int32(t.Generation))
-		p.Attempts = append(p.Attempts, int32(t.Attempt))
-		p.Details = append(p.Details, t.Detail)
-	}
-	if err := s.q.RunHistoryInsertMany(ctx, p); err != nil {
-		return fmt.Errorf("append history: %w", err)
-	}
-	return nil
-}
-
 // RunHistory returns a run's transitions after seq, oldest first.
 func (s *Store) RunHistory(ctx context.Context, tenantID, runID uuid.UUID, afterSeq int64, limit int) ([]engine.Transition, error) {
 	rows, err := s.q.RunHistoryList(ctx, queries.RunHistoryListParams{
@@ -128,14 +66,45 @@ func (s *Store) RunAttempts(ctx context.Context, tenantID, runID uuid.UUID) ([]A
 // AttemptStart records that a worker took an attempt and leases it for
 // lease; it reports false when the attempt already has a result.
 func (s *Store) AttemptStart(ctx context.Context, tenantID, runID uuid.UUID, node string, generation, attempt int, lease time.Duration) (bool, error) {
-	n, err := s.q.RunAttemptStart(ctx, queries.RunAttemptStartParams{
-		TenantID: tenantID, RunID: runID, Node: node, Generation: int32(generation), Attempt: int32(attempt),
-		LeaseSeconds: lease.Seconds(),
-	})
-	if err != nil {
-		return false, fmt.Errorf("start attempt: %w", err)
+	a := AttemptKey{Run: RunKey{tenantID, runID}, Node: node, Generation: generation, Attempt: attempt}
+	taken, err := s.AttemptStartMany(ctx, []AttemptKey{a}, []time.Duration{lease})
+	return taken[a], err
+}
+
+// AttemptKey names one attempt of a step.
+type AttemptKey struct {
+	Run                 RunKey
+	Node                string
+	Generation, Attempt int
+}
+
+// AttemptStartMany records that workers took attempts, each leased for
+// leases[i], and reports which were taken: an attempt that already has a
+// result is not. An attempt may appear more than once.
+func (s *Store) AttemptStartMany(ctx context.Context, keys []AttemptKey, leases []time.Duration) (map[AttemptKey]bool, error) {
+	var p queries.RunAttemptStartManyParams
+	seen := map[AttemptKey]bool{}
+	for i, k := range keys {
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		p.TenantIds = append(p.TenantIds, k.Run.TenantID)
+		p.RunIds = append(p.RunIds, k.Run.ID)
+		p.Nodes = append(p.Nodes, k.Node)
+		p.Generations = append(p.Generations, int32(k.Generation))
+		p.Attempts = append(p.Attempts, int32(k.Attempt))
+		p.LeaseSeconds = append(p.LeaseSeconds, leases[i].Seconds())
 	}
-	return n == 1, nil
+	rows, err := s.q.RunAttemptStartMany(ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("start attempts: %w", err)
+	}
+	taken := make(map[AttemptKey]bool, len(rows))
+	for _, r := range rows {
+		taken[AttemptKey{RunKey{r.TenantID, r.RunID}, r.Node, int(r.Generation), int(r.Attempt)}] = true
+	}
+	return taken, nil
 }
 
 // LostAttempt names an attempt whose worker's lease ran out.

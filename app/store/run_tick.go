@@ -1,0 +1,363 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/queries"
+)
+
+// A tick reads and writes several runs with one statement per kind of row:
+// a step worker hands its result to a group tick that takes every result
+// ready at that moment, so a busy process pays a statement per group rather
+// than per step. One run is a group of one.
+
+// RunKey names a run.
+type RunKey struct {
+	TenantID, ID uuid.UUID
+}
+
+// splitKeys lists the distinct tenants and runs of keys, for queries
+// that match tenant_id = ANY(tenants) AND id = ANY(ids): one index scan,
+// where a list of pairs plans as a join. Callers keep only the rows of
+// pairs they asked for (asked).
+func splitKeys(keys []RunKey) (tenants, ids []uuid.UUID, asked map[RunKey]bool) {
+	asked = make(map[RunKey]bool, len(keys))
+	seen := map[uuid.UUID]bool{}
+	for _, k := range keys {
+		if asked[k] {
+			continue
+		}
+		asked[k] = true
+		ids = append(ids, k.ID)
+		if !seen[k.TenantID] {
+			seen[k.TenantID] = true
+			tenants = append(tenants, k.TenantID)
+		}
+	}
+	return tenants, ids, asked
+}
+
+// RunLockManyNoWait locks the runs no other transaction holds and returns
+// them, each with whether a tick job is already on its way to it.
+func (s *Store) RunLockManyNoWait(ctx context.Context, keys []RunKey) (map[RunKey]bool, error) {
+	tenants, ids, asked := splitKeys(keys)
+	rows, err := s.q.RunLockManyNoWait(ctx, queries.RunLockManyNoWaitParams{TenantIds: tenants, Ids: ids})
+	if err != nil {
+		return nil, fmt.Errorf("lock runs: %w", err)
+	}
+	locked := make(map[RunKey]bool, len(rows))
+	for _, r := range rows {
+		if k := (RunKey{r.TenantID, r.ID}); asked[k] {
+			locked[k] = r.TickRequested
+		}
+	}
+	return locked, nil
+}
+
+// RunGetLeanMany reads runs for a tick, with the database's clock. A run's
+// input (which never changes) is read only when withInput holds its id,
+// already decoded; otherwise the caller has it cached. Runs that do not
+// exist are missing from the result.
+func (s *Store) RunGetLeanMany(ctx context.Context, keys []RunKey, withInput []uuid.UUID) (map[RunKey]LeanRun, error) {
+	tenants, ids, asked := splitKeys(keys)
+	if withInput == nil {
+		withInput = []uuid.UUID{}
+	}
+	rows, err := s.q.RunGetLeanMany(ctx, queries.RunGetLeanManyParams{TenantIds: tenants, Ids: ids, WithInputIds: withInput})
+	if err != nil {
+		return nil, fmt.Errorf("load runs: %w", err)
+	}
+	out := make(map[RunKey]LeanRun, len(rows))
+	for _, r := range rows {
+		if !asked[RunKey{r.TenantID, r.ID}] {
+			continue
+		}
+		run, err := runFromRow(queries.Run{
+			TenantID: r.TenantID, ID: r.ID, DefinitionKey: r.DefinitionKey, DefinitionVersion: r.DefinitionVersion,
+			ManifestHash: r.ManifestHash, Status: r.Status, Reason: r.Reason, Subject: r.Subject,
+			SearchAttributes: r.SearchAttributes, ParentRunID: r.ParentRunID, RootRunID: r.RootRunID, Depth: r.Depth,
+			ContinuedFromRunID: r.ContinuedFromRunID, ContinuedToRunID: r.ContinuedToRunID,
+			IdempotencyKey: r.IdempotencyKey, State: r.State, TransitionCount: r.TransitionCount,
+			RecordVersion: r.RecordVersion, TickRequested: r.TickRequested, CreatedAt: r.CreatedAt,
+			UpdatedAt: r.UpdatedAt, FinishedAt: r.FinishedAt,
+		})
+		if err != nil {
+			return nil, err
+		}
+		out[RunKey{r.TenantID, r.ID}] = LeanRun{Run: run, Input: r.Input, Now: r.Now.UTC()}
+	}
+	return out, nil
+}
+
+// RunInputsPendingMany loads up to one tick's worth of each run's
+// undrained inputs.
+func (s *Store) RunInputsPendingMany(ctx context.Context, keys []RunKey) (map[RunKey]PendingInputs, error) {
+	tenants, ids := make([]uuid.UUID, len(keys)), make([]uuid.UUID, len(keys))
+	for i, k := range keys {
+		tenants[i], ids[i] = k.TenantID, k.ID
+	}
+	rows, err := s.q.RunInputListPendingMany(ctx, queries.RunInputListPendingManyParams{
+		TenantIds: tenants, RunIds: ids, MaxRows: maxInputsPerTick + 1,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("load inputs: %w", err)
+	}
+	out := map[RunKey]PendingInputs{}
+	for _, r := range rows {
+		k := RunKey{r.TenantID, r.RunID}
+		p := out[k]
+		if len(p.IDs) == maxInputsPerTick {
+			p.More = true
+			out[k] = p
+			continue
+		}
+		in, err := decodeInput(r.Kind, r.Payload)
+		if err != nil {
+			return nil, fmt.Errorf("input %d: %w", r.ID, err)
+		}
+		p.IDs = append(p.IDs, r.ID)
+		p.Inputs = append(p.Inputs, in)
+		out[k] = p
+	}
+	return out, nil
+}
+
+// RunNodesStepsMany loads the manifest-step nodes of several runs.
+func (s *Store) RunNodesStepsMany(ctx context.Context, keys []RunKey) (map[RunKey][]*engine.Node, error) {
+	tenants, ids, asked := splitKeys(keys)
+	rows, err := s.q.RunNodeListStepsMany(ctx, queries.RunNodeListStepsManyParams{TenantIds: tenants, RunIds: ids})
+	if err != nil {
+		return nil, fmt.Errorf("load nodes: %w", err)
+	}
+	out := map[RunKey][]*engine.Node{}
+	for _, r := range rows {
+		if !asked[RunKey{r.TenantID, r.RunID}] {
+			continue
+		}
+		var n engine.Node
+		if err := json.Unmarshal(r.Data, &n); err != nil {
+			return nil, fmt.Errorf("decode node %s: %w", r.Node, err)
+		}
+		k := RunKey{r.TenantID, r.RunID}
+		out[k] = append(out[k], &n)
+	}
+	return out, nil
+}
+
+// RunWrites collects what ticks of one or more runs write, to send with
+// one statement per kind of row (Store.RunWritesFlush). A row that a
+// statement would touch twice (the same node saved by two decisions of one
+// tick) starts a new statement, so later writes still win.
+type RunWrites struct {
+	nodes    []nodeRows
+	attempts []attemptRows
+	history  queries.RunHistoryInsertManyParams
+	consume  queries.RunInputConsumeManyParams
+	updates  queries.RunUpdateManyParams
+}
+
+// nodeBatch bounds one node statement: a 10,000-way scatter is written in
+// ten.
+const nodeBatch = 1000
+
+type nodeRows struct {
+	p    queries.RunNodeUpsertManyParams
+	seen map[nodeKey]bool
+}
+
+type nodeKey struct {
+	run  RunKey
+	node string
+}
+
+type attemptRows struct {
+	p    queries.RunAttemptUpsertManyParams
+	seen map[attemptKey]bool
+}
+
+type attemptKey struct {
+	run                 RunKey
+	node                string
+	generation, attempt int
+}
+
+// Decision adds what one decision changed about nodes, attempts and
+// history.
+func (w *RunWrites) Decision(k RunKey, d *engine.Decision) error {
+	if err := w.Nodes(k, d.Nodes); err != nil {
+		return err
+	}
+	if err := w.attemptsAdd(k, d.Attempts); err != nil {
+		return err
+	}
+	h := &w.history
+	for _, t := range d.Transitions {
+		h.TenantIds = append(h.TenantIds, k.TenantID)
+		h.RunIds = append(h.RunIds, k.ID)
+		h.Seqs = append(h.Seqs, t.Seq)
+		h.Ats = append(h.Ats, t.At)
+		h.Nodes = append(h.Nodes, t.Node)
+		h.FromStates = append(h.FromStates, t.From)
+		h.ToStates = append(h.ToStates, t.To)
+		h.Generations = append(h.Generations, int32(t.Generation))
+		h.Attempts = append(h.Attempts, int32(t.Attempt))
+		h.Details = append(h.Details, t.Detail)
+	}
+	return nil
+}
+
+// Nodes adds changed and new nodes. Node ids are deterministic (REF,
+// REF[KEY]), so a re-executed tick rewrites the same rows and creates none
+// twice.
+func (w *RunWrites) Nodes(k RunKey, nodes []*engine.Node) error {
+	for _, n := range nodes {
+		data, err := json.Marshal(n)
+		if err != nil {
+			return fmt.Errorf("encode node %s: %w", n.ID, err)
+		}
+		key := nodeKey{k, n.ID}
+		last := len(w.nodes) - 1
+		if last < 0 || w.nodes[last].seen[key] || len(w.nodes[last].p.Nodes) == nodeBatch {
+			w.nodes = append(w.nodes, nodeRows{seen: map[nodeKey]bool{}})
+			last++
+		}
+		b := &w.nodes[last]
+		b.seen[key] = true
+		scatter, index := "", int32(-1)
+		if n.Child != nil {
+			scatter, index = n.Child.Scatter, int32(n.Child.Index)
+		}
+		p := &b.p
+		p.TenantIds = append(p.TenantIds, k.TenantID)
+		p.RunIds = append(p.RunIds, k.ID)
+		p.Nodes = append(p.Nodes, n.ID)
+		p.Refs = append(p.Refs, n.Ref)
+		p.States = append(p.States, string(n.State))
+		p.Scatters = append(p.Scatters, scatter)
+		p.ChildIndexes = append(p.ChildIndexes, index)
+		p.Datas = append(p.Datas, string(data))
+	}
+	return nil
+}
+
+func (w *RunWrites) attemptsAdd(k RunKey, attempts []engine.Attempt) error {
+	for _, a := range attempts {
+		out, err := jsonOrEmpty(a.Output)
+		if err != nil {
+			return fmt.Errorf("encode output of %s: %w", a.Node, err)
+		}
+		errJSON, err := jsonOrEmpty(a.Error)
+		if err != nil {
+			return fmt.Errorf("encode error of %s: %w", a.Node, err)
+		}
+		key := attemptKey{k, a.Node, a.Generation, a.Attempt}
+		last := len(w.attempts) - 1
+		if last < 0 || w.attempts[last].seen[key] {
+			w.attempts = append(w.attempts, attemptRows{seen: map[attemptKey]bool{}})
+			last++
+		}
+		b := &w.attempts[last]
+		b.seen[key] = true
+		p := &b.p
+		p.TenantIds = append(p.TenantIds, k.TenantID)
+		p.RunIds = append(p.RunIds, k.ID)
+		p.Nodes = append(p.Nodes, a.Node)
+		p.Generations = append(p.Generations, int32(a.Generation))
+		p.Attempts = append(p.Attempts, int32(a.Attempt))
+		p.StartedAts = append(p.StartedAts, a.StartedAt)
+		p.FinishedAts = append(p.FinishedAts, a.FinishedAt)
+		p.Outputs = append(p.Outputs, out)
+		p.Errors = append(p.Errors, errJSON)
+	}
+	return nil
+}
+
+// Consume marks a run's drained inputs consumed.
+func (w *RunWrites) Consume(k RunKey, ids []int64) {
+	for _, id := range ids {
+		w.consume.TenantIds = append(w.consume.TenantIds, k.TenantID)
+		w.consume.RunIds = append(w.consume.RunIds, k.ID)
+		w.consume.Ids = append(w.consume.Ids, id)
+	}
+}
+
+// Update writes the engine's run state guarded by the record version that
+// was read: the flush returns ErrConflict when any run's guard fails.
+func (w *RunWrites) Update(r Run, st engine.Run) error {
+	state, err := encodeState(st)
+	if err != nil {
+		return err
+	}
+	u := &w.updates
+	u.TenantIds = append(u.TenantIds, r.TenantID)
+	u.Ids = append(u.Ids, r.ID)
+	u.RecordVersions = append(u.RecordVersions, r.RecordVersion)
+	u.Statuses = append(u.Statuses, string(st.Status))
+	u.Reasons = append(u.Reasons, string(st.Reason))
+	u.States = append(u.States, string(state))
+	u.TransitionCounts = append(u.TransitionCounts, st.TransitionCount)
+	u.ContinuedToRunIds = append(u.ContinuedToRunIds, st.ContinuedToRunID)
+	u.FinishedAts = append(u.FinishedAts, st.FinishedAt)
+	return nil
+}
+
+// RunWritesFlushRecords sends the node, attempt and history rows
+// collected so far, and forgets them.
+func (s *Store) RunWritesFlushRecords(ctx context.Context, w *RunWrites) error {
+	for _, b := range w.nodes {
+		if err := s.q.RunNodeUpsertMany(ctx, b.p); err != nil {
+			return fmt.Errorf("write nodes: %w", err)
+		}
+	}
+	for _, b := range w.attempts {
+		if err := s.q.RunAttemptUpsertMany(ctx, b.p); err != nil {
+			return fmt.Errorf("write attempts: %w", err)
+		}
+	}
+	if len(w.history.Seqs) > 0 {
+		if err := s.q.RunHistoryInsertMany(ctx, w.history); err != nil {
+			return fmt.Errorf("append history: %w", err)
+		}
+	}
+	w.nodes, w.attempts, w.history = nil, nil, queries.RunHistoryInsertManyParams{}
+	return nil
+}
+
+// RunWritesFlush sends everything collected: records, consumed inputs and
+// the guarded run updates. It returns ErrConflict when a run's version
+// moved on since it was read.
+func (s *Store) RunWritesFlush(ctx context.Context, w *RunWrites) error {
+	if err := s.RunWritesFlushRecords(ctx, w); err != nil {
+		return err
+	}
+	if len(w.consume.Ids) > 0 {
+		if err := s.q.RunInputConsumeMany(ctx, w.consume); err != nil {
+			return fmt.Errorf("consume inputs: %w", err)
+		}
+	}
+	if n := len(w.updates.Ids); n > 0 {
+		updated, err := s.q.RunUpdateMany(ctx, w.updates)
+		if err != nil {
+			return fmt.Errorf("update runs: %w", err)
+		}
+		if updated != int64(n) {
+			return ErrConflict
+		}
+	}
+	w.consume, w.updates = queries.RunInputConsumeManyParams{}, queries.RunUpdateManyParams{}
+	return nil
+}
+
+// RunNodesUpsert writes changed and new nodes of one run.
+func (s *Store) RunNodesUpsert(ctx context.Context, tenantID, runID uuid.UUID, nodes []*engine.Node) error {
+	var w RunWrites
+	if err := w.Nodes(RunKey{tenantID, runID}, nodes); err != nil {
+		return err
+	}
+	return s.RunWritesFlushRecords(ctx, &w)
+}

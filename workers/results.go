@@ -1,0 +1,139 @@
+package workers
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/store"
+)
+
+// resultGroup records step results in groups (see grouper): a flusher
+// takes every result that is ready and, in one transaction, ticks together
+// the runs it can lock without waiting (one statement per kind of row for
+// all of them) and stores the other results for their runs' tick jobs.
+type resultGroup struct {
+	c *Coordinator
+	g grouper[*resultRequest]
+}
+
+// Up to 128 results a group; two groups out at once, so one is decided
+// while another waits on the database.
+func newResultGroup(c *Coordinator) *resultGroup {
+	r := &resultGroup{c: c}
+	r.g = grouper[*resultRequest]{limit: 128, flushers: 2, write: func(group []*resultRequest) {
+		r.write(context.Background(), group)
+	}}
+	return r
+}
+
+type resultRequest struct {
+	key    store.RunKey
+	result engine.StepResult
+	err    error
+	done   chan struct{}
+}
+
+// record stores a step's result durably, ticking its run when it can,
+// and returns once it is committed.
+func (g *resultGroup) record(key store.RunKey, result engine.StepResult) error {
+	r := &resultRequest{key: key, result: result, done: make(chan struct{})}
+	g.g.submit(r)
+	<-r.done
+	return r.err
+}
+
+// write records a group. If the group's transaction fails, each result is
+// recorded on its own, and a result that still fails is stored for a tick
+// job in a fresh transaction.
+func (g *resultGroup) write(ctx context.Context, group []*resultRequest) {
+	c := g.c
+	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+		var keys []store.RunKey
+		inputs := map[store.RunKey][]engine.Input{}
+		for _, r := range group {
+			if _, seen := inputs[r.key]; !seen {
+				keys = append(keys, r.key)
+			}
+			inputs[r.key] = append(inputs[r.key], r.result)
+		}
+		left, err := c.tickFree(ctx, tx, keys, inputs)
+		if err != nil {
+			return err
+		}
+		for _, k := range left {
+			if err := c.DeliverMany(ctx, tx, k.TenantID, k.ID, inputs[k]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err == nil {
+		for _, r := range group {
+			close(r.done)
+		}
+		return
+	}
+	if len(group) > 1 {
+		for _, r := range group {
+			g.write(ctx, []*resultRequest{r})
+		}
+		return
+	}
+	r := group[0]
+	if !errors.Is(err, store.ErrConflict) {
+		c.log.WarnContext(ctx, "inline tick failed; handing over to a tick job", "run_id", r.key.ID, "err", err)
+	}
+	r.err = pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+		return c.Deliver(ctx, tx, r.key.TenantID, r.key.ID, r.result)
+	})
+	close(r.done)
+}
+
+// attemptStarts records attempt starts in groups (see grouper), so a busy
+// process pays one statement and one commit per group.
+type attemptStarts struct {
+	c *Coordinator
+	g grouper[*startRequest]
+}
+
+type startRequest struct {
+	key   store.AttemptKey
+	lease time.Duration
+	fresh bool
+	err   error
+	done  chan struct{}
+}
+
+func newAttemptStarts(c *Coordinator) *attemptStarts {
+	a := &attemptStarts{c: c}
+	a.g = grouper[*startRequest]{limit: 256, flushers: 2, write: a.write}
+	return a
+}
+
+// start records that this worker took the attempt; it reports false when
+// the attempt already has a result.
+func (a *attemptStarts) start(key store.AttemptKey, lease time.Duration) (bool, error) {
+	r := &startRequest{key: key, lease: lease, done: make(chan struct{})}
+	a.g.submit(r)
+	<-r.done
+	return r.fresh, r.err
+}
+
+func (a *attemptStarts) write(group []*startRequest) {
+	keys := make([]store.AttemptKey, len(group))
+	leases := make([]time.Duration, len(group))
+	for i, r := range group {
+		keys[i], leases[i] = r.key, r.lease
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	taken, err := store.New(a.c.pool).AttemptStartMany(ctx, keys, leases)
+	cancel()
+	for _, r := range group {
+		r.fresh, r.err = taken[r.key], err
+		close(r.done)
+	}
+}
