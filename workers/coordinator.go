@@ -42,6 +42,10 @@ type Coordinator struct {
 	// InlineTicks lets step workers and triggers run a free run's tick in
 	// their own transaction (on by default).
 	InlineTicks bool
+	// PlainFIFO turns the fair queue's tags off: step jobs are fetched in
+	// insertion order. Only the fairness benchmark sets it, to show what
+	// the fair queue is for.
+	PlainFIFO bool
 	// Fault, when set, is called at each named point of a tick; an error
 	// aborts the tick there, as a crash would. Tests use it.
 	Fault func(point string) error

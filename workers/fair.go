@@ -25,6 +25,9 @@ var fairMarker = []byte(`{"ductor_fair":true}`)
 // scheduled_at, id) order, so tenants interleave. The tags are reserved
 // outside the caller's transaction (see fairClock).
 func (c *Coordinator) fairTag(ctx context.Context, jobs []river.InsertManyParams) error {
+	if c.PlainFIFO {
+		return nil
+	}
 	type group struct {
 		tenant uuid.UUID
 		queue  string

@@ -24,7 +24,7 @@ type resultGroup struct {
 // while another waits on the database.
 func newResultGroup(c *Coordinator) *resultGroup {
 	r := &resultGroup{c: c}
-	r.g = grouper[*resultRequest]{limit: 128, flushers: 2, write: func(group []*resultRequest) {
+	r.g = grouper[*resultRequest]{limit: 128, flushers: 1, write: func(group []*resultRequest) {
 		r.write(context.Background(), group)
 	}}
 	return r
@@ -110,7 +110,7 @@ type startRequest struct {
 
 func newAttemptStarts(c *Coordinator) *attemptStarts {
 	a := &attemptStarts{c: c}
-	a.g = grouper[*startRequest]{limit: 256, flushers: 2, write: a.write}
+	a.g = grouper[*startRequest]{limit: 256, flushers: 1, write: a.write}
 	return a
 }
 
