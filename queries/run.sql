@@ -85,33 +85,36 @@ WHERE tenant_id = @tenant_id AND parent_run_id = @parent_run_id
 GROUP BY status
 ORDER BY status;
 
--- name: RunLockManyNoWait :many
--- Locks the run rows of an inline or group tick that no other transaction
--- holds: a busy run is left to its tick job instead of queueing behind it.
--- tick_requested tells whether a tick job is already on its way. The
--- caller keeps only the (tenant, run) pairs it asked for (run ids are
--- unique anyway). NO KEY
--- UPDATE lets other transactions insert rows that reference the run
--- (inputs, attempts) meanwhile, without waiting for the tick.
-SELECT tenant_id, id, tick_requested FROM run
-WHERE tenant_id = ANY(@tenant_ids::uuid[]) AND id = ANY(@ids::uuid[])
-ORDER BY tenant_id, id
-FOR NO KEY UPDATE SKIP LOCKED;
-
-
 -- name: RunLock :one
 -- A tick job locks its run before reading it, waiting for an inline tick
 -- that holds it: a hot run is decided once, not decided and then lost to
 -- whoever committed meanwhile.
 SELECT record_version FROM run WHERE tenant_id = @tenant_id AND id = @id FOR NO KEY UPDATE;
 
--- name: RunGetLeanMany :many
--- Runs for a tick: their input only when asked (ticks keep it cached). The
--- caller keeps only the (tenant, run) pairs it asked for.
-SELECT tenant_id, id, definition_key, definition_version, manifest_hash, status, reason,
-       subject, search_attributes, parent_run_id, root_run_id, depth, continued_from_run_id,
-       continued_to_run_id, idempotency_key, state, transition_count, record_version,
-       tick_requested, created_at, updated_at, finished_at,
-       CASE WHEN id = ANY(@with_input_ids::uuid[]) THEN input END AS input,
-       ductor_now()::timestamptz AS now
-FROM run WHERE tenant_id = ANY(@tenant_ids::uuid[]) AND id = ANY(@ids::uuid[]);
+-- name: RunTickLoad :many
+-- Locks the runs of an inline or group tick that no other transaction
+-- holds (a busy run is left to its tick job instead of queueing behind it)
+-- and reads, in the same statement, what a tick needs of each: the run,
+-- its input only when asked (ticks keep it cached), its manifest-step
+-- nodes, up to max_inputs of its undrained inputs, and the database's
+-- clock. tick_requested tells whether a tick job is already on its way.
+-- NO KEY UPDATE lets other transactions insert rows that reference the run
+-- (inputs, attempts) meanwhile. Two lists plan as one index scan where a
+-- list of pairs plans as a join: the caller keeps only the (tenant, run)
+-- pairs it asked for (run ids are unique anyway).
+SELECT r.tenant_id, r.id, r.definition_key, r.definition_version, r.manifest_hash, r.status, r.reason,
+       r.subject, r.search_attributes, r.parent_run_id, r.root_run_id, r.depth, r.continued_from_run_id,
+       r.continued_to_run_id, r.idempotency_key, r.state, r.transition_count, r.record_version,
+       r.tick_requested, r.created_at, r.updated_at, r.finished_at,
+       CASE WHEN r.id = ANY(@with_input_ids::uuid[]) THEN r.input END AS input,
+       ductor_now()::timestamptz AS now,
+       (SELECT coalesce(json_agg(n.data), '[]') FROM run_node n
+        WHERE n.tenant_id = r.tenant_id AND n.run_id = r.id AND n.scatter IS NULL)::json AS nodes,
+       (SELECT coalesce(json_agg(json_build_object('id', i.id, 'kind', i.kind, 'payload', i.payload) ORDER BY i.id), '[]')
+        FROM (SELECT p.id, p.kind, p.payload FROM run_input p
+              WHERE p.tenant_id = r.tenant_id AND p.run_id = r.id AND p.consumed_at IS NULL
+              ORDER BY p.id LIMIT @max_inputs) i)::json AS inputs
+FROM run r
+WHERE r.tenant_id = ANY(@tenant_ids::uuid[]) AND r.id = ANY(@ids::uuid[])
+ORDER BY r.tenant_id, r.id
+FOR NO KEY UPDATE OF r SKIP LOCKED;

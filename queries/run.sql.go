@@ -163,96 +163,6 @@ func (q *Queries) RunGetByIdempotencyKey(ctx context.Context, arg RunGetByIdempo
 	return i, err
 }
 
-const runGetLeanMany = `-- name: RunGetLeanMany :many
-SELECT tenant_id, id, definition_key, definition_version, manifest_hash, status, reason,
-       subject, search_attributes, parent_run_id, root_run_id, depth, continued_from_run_id,
-       continued_to_run_id, idempotency_key, state, transition_count, record_version,
-       tick_requested, created_at, updated_at, finished_at,
-       CASE WHEN id = ANY($1::uuid[]) THEN input END AS input,
-       ductor_now()::timestamptz AS now
-FROM run WHERE tenant_id = ANY($2::uuid[]) AND id = ANY($3::uuid[])
-`
-
-type RunGetLeanManyParams struct {
-	WithInputIds []uuid.UUID
-	TenantIds    []uuid.UUID
-	Ids          []uuid.UUID
-}
-
-type RunGetLeanManyRow struct {
-	TenantID           uuid.UUID
-	ID                 uuid.UUID
-	DefinitionKey      string
-	DefinitionVersion  int32
-	ManifestHash       string
-	Status             string
-	Reason             pgtype.Text
-	Subject            string
-	SearchAttributes   []byte
-	ParentRunID        uuid.NullUUID
-	RootRunID          uuid.UUID
-	Depth              int32
-	ContinuedFromRunID uuid.NullUUID
-	ContinuedToRunID   uuid.NullUUID
-	IdempotencyKey     pgtype.Text
-	State              []byte
-	TransitionCount    int64
-	RecordVersion      int64
-	TickRequested      bool
-	CreatedAt          time.Time
-	UpdatedAt          time.Time
-	FinishedAt         *time.Time
-	Input              interface{}
-	Now                time.Time
-}
-
-// Runs for a tick: their input only when asked (ticks keep it cached). The
-// caller keeps only the (tenant, run) pairs it asked for.
-func (q *Queries) RunGetLeanMany(ctx context.Context, arg RunGetLeanManyParams) ([]RunGetLeanManyRow, error) {
-	rows, err := q.db.Query(ctx, runGetLeanMany, arg.WithInputIds, arg.TenantIds, arg.Ids)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []RunGetLeanManyRow{}
-	for rows.Next() {
-		var i RunGetLeanManyRow
-		if err := rows.Scan(
-			&i.TenantID,
-			&i.ID,
-			&i.DefinitionKey,
-			&i.DefinitionVersion,
-			&i.ManifestHash,
-			&i.Status,
-			&i.Reason,
-			&i.Subject,
-			&i.SearchAttributes,
-			&i.ParentRunID,
-			&i.RootRunID,
-			&i.Depth,
-			&i.ContinuedFromRunID,
-			&i.ContinuedToRunID,
-			&i.IdempotencyKey,
-			&i.State,
-			&i.TransitionCount,
-			&i.RecordVersion,
-			&i.TickRequested,
-			&i.CreatedAt,
-			&i.UpdatedAt,
-			&i.FinishedAt,
-			&i.Input,
-			&i.Now,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const runInsert = `-- name: RunInsert :one
 INSERT INTO run (
     tenant_id, id, definition_key, definition_version, manifest_hash, status,
@@ -432,51 +342,6 @@ func (q *Queries) RunLock(ctx context.Context, arg RunLockParams) (int64, error)
 	return record_version, err
 }
 
-const runLockManyNoWait = `-- name: RunLockManyNoWait :many
-SELECT tenant_id, id, tick_requested FROM run
-WHERE tenant_id = ANY($1::uuid[]) AND id = ANY($2::uuid[])
-ORDER BY tenant_id, id
-FOR NO KEY UPDATE SKIP LOCKED
-`
-
-type RunLockManyNoWaitParams struct {
-	TenantIds []uuid.UUID
-	Ids       []uuid.UUID
-}
-
-type RunLockManyNoWaitRow struct {
-	TenantID      uuid.UUID
-	ID            uuid.UUID
-	TickRequested bool
-}
-
-// Locks the run rows of an inline or group tick that no other transaction
-// holds: a busy run is left to its tick job instead of queueing behind it.
-// tick_requested tells whether a tick job is already on its way. The
-// caller keeps only the (tenant, run) pairs it asked for (run ids are
-// unique anyway). NO KEY
-// UPDATE lets other transactions insert rows that reference the run
-// (inputs, attempts) meanwhile, without waiting for the tick.
-func (q *Queries) RunLockManyNoWait(ctx context.Context, arg RunLockManyNoWaitParams) ([]RunLockManyNoWaitRow, error) {
-	rows, err := q.db.Query(ctx, runLockManyNoWait, arg.TenantIds, arg.Ids)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []RunLockManyNoWaitRow{}
-	for rows.Next() {
-		var i RunLockManyNoWaitRow
-		if err := rows.Scan(&i.TenantID, &i.ID, &i.TickRequested); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const runRequestTick = `-- name: RunRequestTick :one
 WITH old AS (
     SELECT r.tick_requested FROM run r
@@ -504,6 +369,123 @@ func (q *Queries) RunRequestTick(ctx context.Context, arg RunRequestTickParams) 
 	var flipped bool
 	err := row.Scan(&flipped)
 	return flipped, err
+}
+
+const runTickLoad = `-- name: RunTickLoad :many
+SELECT r.tenant_id, r.id, r.definition_key, r.definition_version, r.manifest_hash, r.status, r.reason,
+       r.subject, r.search_attributes, r.parent_run_id, r.root_run_id, r.depth, r.continued_from_run_id,
+       r.continued_to_run_id, r.idempotency_key, r.state, r.transition_count, r.record_version,
+       r.tick_requested, r.created_at, r.updated_at, r.finished_at,
+       CASE WHEN r.id = ANY($1::uuid[]) THEN r.input END AS input,
+       ductor_now()::timestamptz AS now,
+       (SELECT coalesce(json_agg(n.data), '[]') FROM run_node n
+        WHERE n.tenant_id = r.tenant_id AND n.run_id = r.id AND n.scatter IS NULL)::json AS nodes,
+       (SELECT coalesce(json_agg(json_build_object('id', i.id, 'kind', i.kind, 'payload', i.payload) ORDER BY i.id), '[]')
+        FROM (SELECT p.id, p.kind, p.payload FROM run_input p
+              WHERE p.tenant_id = r.tenant_id AND p.run_id = r.id AND p.consumed_at IS NULL
+              ORDER BY p.id LIMIT $2) i)::json AS inputs
+FROM run r
+WHERE r.tenant_id = ANY($3::uuid[]) AND r.id = ANY($4::uuid[])
+ORDER BY r.tenant_id, r.id
+FOR NO KEY UPDATE OF r SKIP LOCKED
+`
+
+type RunTickLoadParams struct {
+	WithInputIds []uuid.UUID
+	MaxInputs    int32
+	TenantIds    []uuid.UUID
+	Ids          []uuid.UUID
+}
+
+type RunTickLoadRow struct {
+	TenantID           uuid.UUID
+	ID                 uuid.UUID
+	DefinitionKey      string
+	DefinitionVersion  int32
+	ManifestHash       string
+	Status             string
+	Reason             pgtype.Text
+	Subject            string
+	SearchAttributes   []byte
+	ParentRunID        uuid.NullUUID
+	RootRunID          uuid.UUID
+	Depth              int32
+	ContinuedFromRunID uuid.NullUUID
+	ContinuedToRunID   uuid.NullUUID
+	IdempotencyKey     pgtype.Text
+	State              []byte
+	TransitionCount    int64
+	RecordVersion      int64
+	TickRequested      bool
+	CreatedAt          time.Time
+	UpdatedAt          time.Time
+	FinishedAt         *time.Time
+	Input              interface{}
+	Now                time.Time
+	Nodes              []byte
+	Inputs             []byte
+}
+
+// Locks the runs of an inline or group tick that no other transaction
+// holds (a busy run is left to its tick job instead of queueing behind it)
+// and reads, in the same statement, what a tick needs of each: the run,
+// its input only when asked (ticks keep it cached), its manifest-step
+// nodes, up to max_inputs of its undrained inputs, and the database's
+// clock. tick_requested tells whether a tick job is already on its way.
+// NO KEY UPDATE lets other transactions insert rows that reference the run
+// (inputs, attempts) meanwhile. Two lists plan as one index scan where a
+// list of pairs plans as a join: the caller keeps only the (tenant, run)
+// pairs it asked for (run ids are unique anyway).
+func (q *Queries) RunTickLoad(ctx context.Context, arg RunTickLoadParams) ([]RunTickLoadRow, error) {
+	rows, err := q.db.Query(ctx, runTickLoad,
+		arg.WithInputIds,
+		arg.MaxInputs,
+		arg.TenantIds,
+		arg.Ids,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []RunTickLoadRow{}
+	for rows.Next() {
+		var i RunTickLoadRow
+		if err := rows.Scan(
+			&i.TenantID,
+			&i.ID,
+			&i.DefinitionKey,
+			&i.DefinitionVersion,
+			&i.ManifestHash,
+			&i.Status,
+			&i.Reason,
+			&i.Subject,
+			&i.SearchAttributes,
+			&i.ParentRunID,
+			&i.RootRunID,
+			&i.Depth,
+			&i.ContinuedFromRunID,
+			&i.ContinuedToRunID,
+			&i.IdempotencyKey,
+			&i.State,
+			&i.TransitionCount,
+			&i.RecordVersion,
+			&i.TickRequested,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.FinishedAt,
+			&i.Input,
+			&i.Now,
+			&i.Nodes,
+			&i.Inputs,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const runUpdateMany = `-- name: RunUpdateMany :execrows

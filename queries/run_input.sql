@@ -13,15 +13,6 @@ FROM (SELECT unnest(@kinds::text[]) AS kind,
              unnest(@payloads::text[]) AS payload) AS i
 ON CONFLICT (tenant_id, run_id, dedup_key) DO NOTHING;
 
--- name: RunInputListPendingMany :many
--- The undrained inputs of several runs, oldest first, up to max_rows a run.
-SELECT p.* FROM (SELECT unnest(@tenant_ids::uuid[]) AS tenant_id, unnest(@run_ids::uuid[]) AS run_id) k
-CROSS JOIN LATERAL (
-    SELECT * FROM run_input i
-    WHERE i.tenant_id = k.tenant_id AND i.run_id = k.run_id AND i.consumed_at IS NULL
-    ORDER BY i.id LIMIT @max_rows) p
-ORDER BY p.tenant_id, p.run_id, p.id;
-
 -- name: RunInputConsumeMany :exec
 -- Input ids are unique across runs; the runs narrow the index scan.
 UPDATE run_input SET consumed_at = now()

@@ -3,13 +3,6 @@
 SELECT * FROM run_node
 WHERE tenant_id = @tenant_id AND run_id = @run_id AND scatter IS NULL;
 
--- name: RunNodeListStepsMany :many
--- The manifest-step nodes of several runs, for a group tick. The caller
--- keeps only the rows of the (tenant, run) pairs it asked for: two lists
--- plan as one index scan, where a list of pairs plans as a join.
-SELECT * FROM run_node
-WHERE tenant_id = ANY(@tenant_ids::uuid[]) AND run_id = ANY(@run_ids::uuid[]) AND scatter IS NULL;
-
 -- name: RunNodeListByName :many
 SELECT * FROM run_node
 WHERE tenant_id = @tenant_id AND run_id = @run_id AND node = ANY(@nodes::text[]);

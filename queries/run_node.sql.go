@@ -186,49 +186,6 @@ func (q *Queries) RunNodeListSteps(ctx context.Context, arg RunNodeListStepsPara
 	return items, nil
 }
 
-const runNodeListStepsMany = `-- name: RunNodeListStepsMany :many
-SELECT tenant_id, run_id, node, ref, state, scatter, child_index, data, updated_at FROM run_node
-WHERE tenant_id = ANY($1::uuid[]) AND run_id = ANY($2::uuid[]) AND scatter IS NULL
-`
-
-type RunNodeListStepsManyParams struct {
-	TenantIds []uuid.UUID
-	RunIds    []uuid.UUID
-}
-
-// The manifest-step nodes of several runs, for a group tick. The caller
-// keeps only the rows of the (tenant, run) pairs it asked for: two lists
-// plan as one index scan, where a list of pairs plans as a join.
-func (q *Queries) RunNodeListStepsMany(ctx context.Context, arg RunNodeListStepsManyParams) ([]RunNode, error) {
-	rows, err := q.db.Query(ctx, runNodeListStepsMany, arg.TenantIds, arg.RunIds)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []RunNode{}
-	for rows.Next() {
-		var i RunNode
-		if err := rows.Scan(
-			&i.TenantID,
-			&i.RunID,
-			&i.Node,
-			&i.Ref,
-			&i.State,
-			&i.Scatter,
-			&i.ChildIndex,
-			&i.Data,
-			&i.UpdatedAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const runNodeUpsertMany = `-- name: RunNodeUpsertMany :exec
 INSERT INTO run_node (tenant_id, run_id, node, ref, state, scatter, child_index, data)
 SELECT n.tenant_id, n.run_id, n.node, n.ref, n.state, NULLIF(n.scatter, ''), NULLIF(n.child_index, -1), n.data::jsonb

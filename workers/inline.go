@@ -62,19 +62,19 @@ func (c *Coordinator) tickFree(ctx context.Context, tx pgx.Tx, keys []store.RunK
 	if !c.InlineTicks {
 		return keys, nil
 	}
-	locked, err := store.New(tx).RunLockManyNoWait(ctx, keys)
+	loads, err := c.load(ctx, store.New(tx), keys)
 	if err != nil {
 		return nil, err
 	}
 	defer c.observeTick("inline", time.Now())
 	var ticks []*runTick
 	for _, k := range keys {
-		queued, ok := locked[k]
-		if !ok || queued {
+		l, ok := loads[k]
+		if !ok || l.TickRequested {
 			left = append(left, k)
 			continue
 		}
-		t := &runTick{key: k}
+		t := &runTick{key: k, load: l}
 		for _, in := range inputs[k] {
 			in, err := store.NormalizeInput(in)
 			if err != nil {

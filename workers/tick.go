@@ -11,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
-	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/store"
@@ -40,10 +39,16 @@ func (c *Coordinator) Tick(ctx context.Context, tenantID, runID uuid.UUID) error
 	}
 	for range maxTickConflicts {
 		err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
-			if err := store.New(tx).RunLock(ctx, tenantID, runID); err != nil {
+			s := store.New(tx)
+			if err := s.RunLock(ctx, tenantID, runID); err != nil {
 				return err
 			}
-			t := &runTick{key: store.RunKey{TenantID: tenantID, ID: runID}}
+			k := store.RunKey{TenantID: tenantID, ID: runID}
+			loads, err := c.load(ctx, s, []store.RunKey{k})
+			if err != nil {
+				return err
+			}
+			t := &runTick{key: k, load: loads[k]}
 			if _, err := c.tickRuns(ctx, tx, []*runTick{t}); err != nil {
 				return err
 			}
@@ -72,6 +77,7 @@ const maxTickConflicts = 5
 type runTick struct {
 	key    store.RunKey
 	inputs []engine.Input
+	load   store.TickLoad
 
 	run       store.Run
 	now       time.Time
@@ -79,77 +85,56 @@ type runTick struct {
 	pending   store.PendingInputs
 	state     *engine.State
 	decisions []*engine.Decision
-	// idle: nothing new to decide on; time-based work arrives as timer
-	// inputs.
-	idle bool
 	// err is why this run could not be ticked; tickRuns returns it among
 	// the failed and writes nothing for it.
 	err error
 }
 
-// tickRuns ticks runs whose row locks tx holds: it reads them and their
-// inputs with one statement per kind of row, decides each (again while the
-// engine needs more children), then persists all of them together. A run
-// whose reading or deciding fails on its own is left out and returned in
-// failed, with its err; an error that spoils the transaction is returned
-// as err.
-func (c *Coordinator) tickRuns(ctx context.Context, tx pgx.Tx, ticks []*runTick) (failed []*runTick, err error) {
-	s := store.New(tx)
-	keys := make([]store.RunKey, len(ticks))
+// load locks the runs of keys that no other transaction holds and reads
+// what their ticks need (store.RunTickLoad), each run's input from the
+// cache when it is there.
+func (c *Coordinator) load(ctx context.Context, s *store.Store, keys []store.RunKey) (map[store.RunKey]store.TickLoad, error) {
 	var withInput []uuid.UUID
 	cached := map[store.RunKey]any{}
-	for i, t := range ticks {
-		keys[i] = t.key
-		if in, hit := c.inputs.lookup(t.key.ID); hit {
-			cached[t.key] = in
+	for _, k := range keys {
+		if in, hit := c.inputs.lookup(k.ID); hit {
+			cached[k] = in
 		} else {
-			withInput = append(withInput, t.key.ID)
+			withInput = append(withInput, k.ID)
 		}
 	}
-	leans, err := s.RunGetLeanMany(ctx, keys, withInput)
+	loads, err := s.RunTickLoad(ctx, keys, withInput)
 	if err != nil {
 		return nil, err
 	}
-	pendings, err := s.RunInputsPendingMany(ctx, keys)
-	if err != nil {
-		return nil, err
+	for k, l := range loads {
+		if in, hit := cached[k]; hit {
+			l.Run.State.Input = in
+		} else if l.Input != nil {
+			l.Run.State.Input = l.Input
+			c.inputs.put(k.ID, l.Input)
+		}
+		loads[k] = l
 	}
-	var live []*runTick
-	var liveKeys []store.RunKey
+	return loads, nil
+}
+
+// tickRuns ticks runs that tx holds and has loaded: it decides each
+// (again while the engine needs more children), then persists all of them
+// together. A run whose deciding fails on its own is left out and returned
+// in failed, with its err; an error that spoils the transaction is
+// returned as err.
+func (c *Coordinator) tickRuns(ctx context.Context, tx pgx.Tx, ticks []*runTick) (failed []*runTick, err error) {
+	s := store.New(tx)
+	var decided []*runTick
 	for _, t := range ticks {
-		lean, ok := leans[t.key]
-		if !ok {
-			t.err = apperr.New(apperr.NotFound, "run %s not found", t.key.ID)
-			failed = append(failed, t)
-			continue
-		}
-		t.run, t.now = lean.Run, lean.Now
-		if in, hit := cached[t.key]; hit {
-			t.run.State.Input = in
-		} else if lean.Input != nil {
-			t.run.State.Input = lean.Input
-			c.inputs.put(t.key.ID, lean.Input)
-		}
-		t.pending = pendings[t.key]
+		t.run, t.now, t.pending = t.load.Run, t.load.Now, t.load.Pending
 		t.pending.Inputs = append(t.pending.Inputs, t.inputs...) // a duplicate is discarded by Decide
 		if len(t.pending.Inputs) == 0 && t.run.Status != engine.RunPending {
-			t.idle = true
-			continue
+			continue // nothing new: time-based work arrives as timer inputs
 		}
-		live = append(live, t)
-		liveKeys = append(liveKeys, t.key)
-	}
-	if len(live) == 0 {
-		return failed, nil
-	}
-	nodes, err := s.RunNodesStepsMany(ctx, liveKeys)
-	if err != nil {
-		return nil, err
-	}
-	var decided []*runTick
-	for _, t := range live {
 		if t.m, t.err = c.manifest(ctx, s, t.run); t.err == nil {
-			t.state, t.decisions, t.err = c.decide(ctx, s, t.run, t.m, t.pending, t.now, nodes[t.key])
+			t.state, t.decisions, t.err = c.decide(ctx, s, t.run, t.m, t.pending, t.now, t.load.Nodes)
 		}
 		if t.err != nil {
 			if tx.Conn().PgConn().TxStatus() == 'E' {

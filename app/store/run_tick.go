@@ -42,39 +42,36 @@ func splitKeys(keys []RunKey) (tenants, ids []uuid.UUID, asked map[RunKey]bool) 
 	return tenants, ids, asked
 }
 
-// RunLockManyNoWait locks the runs no other transaction holds and returns
-// them, each with whether a tick job is already on its way to it.
-func (s *Store) RunLockManyNoWait(ctx context.Context, keys []RunKey) (map[RunKey]bool, error) {
-	tenants, ids, asked := splitKeys(keys)
-	rows, err := s.q.RunLockManyNoWait(ctx, queries.RunLockManyNoWaitParams{TenantIds: tenants, Ids: ids})
-	if err != nil {
-		return nil, fmt.Errorf("lock runs: %w", err)
-	}
-	locked := make(map[RunKey]bool, len(rows))
-	for _, r := range rows {
-		if k := (RunKey{r.TenantID, r.ID}); asked[k] {
-			locked[k] = r.TickRequested
-		}
-	}
-	return locked, nil
+// TickLoad is what a tick reads of a run it has locked.
+type TickLoad struct {
+	LeanRun
+	Nodes   []*engine.Node // the manifest-step nodes
+	Pending PendingInputs
+	// TickRequested tells whether a tick job is on its way.
+	TickRequested bool
 }
 
-// RunGetLeanMany reads runs for a tick, with the database's clock. A run's
-// input (which never changes) is read only when withInput holds its id,
-// already decoded; otherwise the caller has it cached. Runs that do not
-// exist are missing from the result.
-func (s *Store) RunGetLeanMany(ctx context.Context, keys []RunKey, withInput []uuid.UUID) (map[RunKey]LeanRun, error) {
+// RunTickLoad locks the runs of keys that no other transaction holds and
+// reads, with the same statement, what a tick needs of each (see
+// TickLoad); runs it could not lock (or that do not exist) are missing
+// from the result. A run's input (which never changes) is read only when
+// withInput holds its id, already decoded; otherwise the caller has it
+// cached.
+func (s *Store) RunTickLoad(ctx context.Context, keys []RunKey, withInput []uuid.UUID) (map[RunKey]TickLoad, error) {
 	tenants, ids, asked := splitKeys(keys)
 	if withInput == nil {
 		withInput = []uuid.UUID{}
 	}
-	rows, err := s.q.RunGetLeanMany(ctx, queries.RunGetLeanManyParams{TenantIds: tenants, Ids: ids, WithInputIds: withInput})
+	rows, err := s.q.RunTickLoad(ctx, queries.RunTickLoadParams{
+		TenantIds: tenants, Ids: ids, WithInputIds: withInput, MaxInputs: maxInputsPerTick + 1,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("load runs: %w", err)
 	}
-	out := make(map[RunKey]LeanRun, len(rows))
+	out := make(map[RunKey]TickLoad, len(rows))
 	for _, r := range rows {
-		if !asked[RunKey{r.TenantID, r.ID}] {
+		k := RunKey{r.TenantID, r.ID}
+		if !asked[k] {
 			continue
 		}
 		run, err := runFromRow(queries.Run{
@@ -89,64 +86,50 @@ func (s *Store) RunGetLeanMany(ctx context.Context, keys []RunKey, withInput []u
 		if err != nil {
 			return nil, err
 		}
-		out[RunKey{r.TenantID, r.ID}] = LeanRun{Run: run, Input: r.Input, Now: r.Now.UTC()}
+		l := TickLoad{LeanRun: LeanRun{Run: run, Input: r.Input, Now: r.Now.UTC()}, TickRequested: r.TickRequested}
+		if l.Nodes, err = decodeNodes(r.Nodes); err != nil {
+			return nil, fmt.Errorf("run %s: %w", r.ID, err)
+		}
+		if l.Pending, err = decodePending(r.Inputs); err != nil {
+			return nil, fmt.Errorf("run %s: %w", r.ID, err)
+		}
+		out[k] = l
 	}
 	return out, nil
 }
 
-// RunInputsPendingMany loads up to one tick's worth of each run's
-// undrained inputs.
-func (s *Store) RunInputsPendingMany(ctx context.Context, keys []RunKey) (map[RunKey]PendingInputs, error) {
-	tenants, ids := make([]uuid.UUID, len(keys)), make([]uuid.UUID, len(keys))
-	for i, k := range keys {
-		tenants[i], ids[i] = k.TenantID, k.ID
+func decodeNodes(raw []byte) ([]*engine.Node, error) {
+	var nodes []*engine.Node
+	if err := json.Unmarshal(raw, &nodes); err != nil {
+		return nil, fmt.Errorf("decode nodes: %w", err)
 	}
-	rows, err := s.q.RunInputListPendingMany(ctx, queries.RunInputListPendingManyParams{
-		TenantIds: tenants, RunIds: ids, MaxRows: maxInputsPerTick + 1,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("load inputs: %w", err)
+	return nodes, nil
+}
+
+// decodePending decodes a tick's undrained inputs, of which there may be
+// one more than a tick takes: that one only reports More.
+func decodePending(raw []byte) (PendingInputs, error) {
+	var rows []struct {
+		ID      int64           `json:"id"`
+		Kind    string          `json:"kind"`
+		Payload json.RawMessage `json:"payload"`
 	}
-	out := map[RunKey]PendingInputs{}
+	if err := json.Unmarshal(raw, &rows); err != nil {
+		return PendingInputs{}, fmt.Errorf("decode inputs: %w", err)
+	}
+	var p PendingInputs
+	if len(rows) > maxInputsPerTick {
+		rows, p.More = rows[:maxInputsPerTick], true
+	}
 	for _, r := range rows {
-		k := RunKey{r.TenantID, r.RunID}
-		p := out[k]
-		if len(p.IDs) == maxInputsPerTick {
-			p.More = true
-			out[k] = p
-			continue
-		}
 		in, err := decodeInput(r.Kind, r.Payload)
 		if err != nil {
-			return nil, fmt.Errorf("input %d: %w", r.ID, err)
+			return PendingInputs{}, fmt.Errorf("input %d: %w", r.ID, err)
 		}
 		p.IDs = append(p.IDs, r.ID)
 		p.Inputs = append(p.Inputs, in)
-		out[k] = p
 	}
-	return out, nil
-}
-
-// RunNodesStepsMany loads the manifest-step nodes of several runs.
-func (s *Store) RunNodesStepsMany(ctx context.Context, keys []RunKey) (map[RunKey][]*engine.Node, error) {
-	tenants, ids, asked := splitKeys(keys)
-	rows, err := s.q.RunNodeListStepsMany(ctx, queries.RunNodeListStepsManyParams{TenantIds: tenants, RunIds: ids})
-	if err != nil {
-		return nil, fmt.Errorf("load nodes: %w", err)
-	}
-	out := map[RunKey][]*engine.Node{}
-	for _, r := range rows {
-		if !asked[RunKey{r.TenantID, r.RunID}] {
-			continue
-		}
-		var n engine.Node
-		if err := json.Unmarshal(r.Data, &n); err != nil {
-			return nil, fmt.Errorf("decode node %s: %w", r.Node, err)
-		}
-		k := RunKey{r.TenantID, r.RunID}
-		out[k] = append(out[k], &n)
-	}
-	return out, nil
+	return p, nil
 }
 
 // RunWrites collects what ticks of one or more runs write, to send with
