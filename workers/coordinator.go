@@ -91,9 +91,17 @@ func NewCoordinator(pool *pgxpool.Pool, log *slog.Logger) (*Coordinator, error) 
 	return c, nil
 }
 
-// Close releases the connections the coordinator opened of its own (the
+// Close waits (a while) for the step results handed over to be written,
+// then releases the connections the coordinator opened of its own (the
 // fair clock's). Stop the workers using it first.
-func (c *Coordinator) Close() { c.clock.close() }
+func (c *Coordinator) Close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.results.drain(ctx); err != nil {
+		c.log.Error("step results still unrecorded at shutdown; their attempts are retried when their leases run out", "err", err)
+	}
+	c.clock.close()
+}
 
 // SetClient gives the coordinator the River client it inserts jobs with.
 func (c *Coordinator) SetClient(client *river.Client[pgx.Tx]) { c.client.Store(client) }

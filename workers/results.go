@@ -3,6 +3,7 @@ package workers
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -15,17 +16,42 @@ import (
 // takes every result that is ready and, in one transaction, ticks together
 // the runs it can lock without waiting (one statement per kind of row for
 // all of them) and stores the other results for their runs' tick jobs.
+//
+// A step worker hands its result over and returns without waiting for the
+// group to commit, so its River slot is free for the next job at once:
+// a worker that waited would hold the slot for a whole group, and the
+// workers of one group would free their slots together, making every other
+// tenant's step wait for the next group. Step execution is at-least-once
+// anyway: a result lost with its process (or with a database that refuses
+// it) leaves its attempt leased and unfinished, and the sweep retries it
+// when the lease runs out, as for a worker that died. Past maxUnrecorded
+// results waiting, workers wait for theirs again, so a slow database
+// slows the workers down rather than filling memory.
 type resultGroup struct {
 	c *Coordinator
 	g grouper[*resultRequest]
+
+	mu         sync.Mutex
+	unrecorded int
+	drained    *sync.Cond
 }
 
-// Up to 128 results a group; two groups out at once, so one is decided
-// while another waits on the database.
+// maxUnrecorded bounds the results handed over and not yet committed.
+const maxUnrecorded = 1024
+
+// One group out at a time, of up to 128 results: fewer busy connections
+// leave more of the machine to other tenants' work.
 func newResultGroup(c *Coordinator) *resultGroup {
 	r := &resultGroup{c: c}
+	r.drained = sync.NewCond(&r.mu)
 	r.g = grouper[*resultRequest]{limit: 128, flushers: 1, write: func(group []*resultRequest) {
 		r.write(context.Background(), group)
+		r.mu.Lock()
+		r.unrecorded -= len(group)
+		if r.unrecorded == 0 {
+			r.drained.Broadcast()
+		}
+		r.mu.Unlock()
 	}}
 	return r
 }
@@ -37,13 +63,38 @@ type resultRequest struct {
 	done   chan struct{}
 }
 
-// record stores a step's result durably, ticking its run when it can,
-// and returns once it is committed.
+// record hands a step's result over to be stored durably, its run ticked
+// when it can be. It waits for the commit only when too many results are
+// already waiting, and then returns its error.
 func (g *resultGroup) record(key store.RunKey, result engine.StepResult) error {
 	r := &resultRequest{key: key, result: result, done: make(chan struct{})}
+	g.mu.Lock()
+	g.unrecorded++
+	wait := g.unrecorded > maxUnrecorded
+	g.mu.Unlock()
 	g.g.submit(r)
+	if !wait {
+		return nil
+	}
 	<-r.done
 	return r.err
+}
+
+// drain waits until every result handed over has been written, or ctx
+// ends.
+func (g *resultGroup) drain(ctx context.Context) error {
+	stop := context.AfterFunc(ctx, func() {
+		g.mu.Lock()
+		g.drained.Broadcast()
+		g.mu.Unlock()
+	})
+	defer stop()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for g.unrecorded > 0 && ctx.Err() == nil {
+		g.drained.Wait()
+	}
+	return ctx.Err()
 }
 
 // write records a group. If the group's transaction fails, each result is
@@ -90,6 +141,10 @@ func (g *resultGroup) write(ctx context.Context, group []*resultRequest) {
 	r.err = pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
 		return c.Deliver(ctx, tx, r.key.TenantID, r.key.ID, r.result)
 	})
+	if r.err != nil {
+		c.log.ErrorContext(ctx, "step result not recorded; the attempt is retried when its lease runs out",
+			"run_id", r.key.ID, "node", r.result.Node, "attempt", r.result.Attempt, "err", r.err)
+	}
 	close(r.done)
 }
 

@@ -57,11 +57,11 @@ func (w *StepWorker) Work(ctx context.Context, job *river.Job[StepArgs]) error {
 	return w.record(context.WithoutCancel(ctx), job, result)
 }
 
-// record stores the attempt's result: its run is ticked right away when
-// free, together with the results other workers are recording meanwhile;
-// otherwise the result waits for the run's tick job. River's completer then
-// completes the job; a job redelivered after a crash in between finds its
-// attempt finished and does nothing.
+// record hands the attempt's result to the coordinator's result group,
+// which stores it with the results other workers hand over meanwhile,
+// ticking each run right away when it is free (else the result waits for
+// the run's tick job); the job is done and River's completer completes it.
+// A job redelivered later finds its attempt finished and does nothing.
 func (w *StepWorker) record(_ context.Context, job *river.Job[StepArgs], result engine.StepResult) error {
 	a := job.Args
 	return w.C.results.record(store.RunKey{TenantID: a.TenantID, ID: a.RunID}, result)
