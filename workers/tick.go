@@ -177,10 +177,12 @@ func (c *Coordinator) decide(ctx context.Context, s *store.Store, run store.Run,
 	}
 }
 
-// persist writes the ticks' decisions under the runs' locks, each kind of
-// row for all runs in one statement: nodes, attempts and history; then
-// each run's waiting rows and commands, with the step jobs of all of them
-// enqueued together; then consumed inputs and the guarded run updates.
+// persist writes the ticks' decisions under the runs' locks: each run's
+// waiting rows and commands, with the step jobs of all of them enqueued
+// together; then, in one round trip, each kind of row for all runs in one
+// statement: nodes, attempts, history, consumed inputs and the guarded run
+// updates. (Nothing references node, attempt or history rows, so they can
+// come last.)
 func (c *Coordinator) persist(ctx context.Context, tx pgx.Tx, ticks []*runTick) error {
 	if len(ticks) == 0 {
 		return nil
@@ -193,9 +195,6 @@ func (c *Coordinator) persist(ctx context.Context, tx pgx.Tx, ticks []*runTick) 
 				return err
 			}
 		}
-	}
-	if err := s.RunWritesFlushRecords(ctx, &w); err != nil {
-		return err
 	}
 	for _, t := range ticks {
 		for _, d := range t.decisions {

@@ -3,9 +3,12 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/queries"
@@ -289,52 +292,76 @@ func (w *RunWrites) Update(r Run, st engine.Run) error {
 	return nil
 }
 
-// RunWritesFlushRecords sends the node, attempt and history rows
-// collected so far, and forgets them.
-func (s *Store) RunWritesFlushRecords(ctx context.Context, w *RunWrites) error {
+// RunWritesFlush sends everything collected (nodes, attempts, history,
+// consumed inputs and the guarded run updates) in one round trip, and
+// forgets it. It returns ErrConflict when a run's version moved on since
+// it was read.
+func (s *Store) RunWritesFlush(ctx context.Context, w *RunWrites) error {
+	var p pipeline
+	q := queries.New(&p)
 	for _, b := range w.nodes {
-		if err := s.q.RunNodeUpsertMany(ctx, b.p); err != nil {
-			return fmt.Errorf("write nodes: %w", err)
-		}
+		_ = q.RunNodeUpsertMany(ctx, b.p)
 	}
 	for _, b := range w.attempts {
-		if err := s.q.RunAttemptUpsertMany(ctx, b.p); err != nil {
-			return fmt.Errorf("write attempts: %w", err)
-		}
+		_ = q.RunAttemptUpsertMany(ctx, b.p)
 	}
 	if len(w.history.Seqs) > 0 {
-		if err := s.q.RunHistoryInsertMany(ctx, w.history); err != nil {
-			return fmt.Errorf("append history: %w", err)
-		}
-	}
-	w.nodes, w.attempts, w.history = nil, nil, queries.RunHistoryInsertManyParams{}
-	return nil
-}
-
-// RunWritesFlush sends everything collected: records, consumed inputs and
-// the guarded run updates. It returns ErrConflict when a run's version
-// moved on since it was read.
-func (s *Store) RunWritesFlush(ctx context.Context, w *RunWrites) error {
-	if err := s.RunWritesFlushRecords(ctx, w); err != nil {
-		return err
+		_ = q.RunHistoryInsertMany(ctx, w.history)
 	}
 	if len(w.consume.Ids) > 0 {
-		if err := s.q.RunInputConsumeMany(ctx, w.consume); err != nil {
-			return fmt.Errorf("consume inputs: %w", err)
-		}
+		_ = q.RunInputConsumeMany(ctx, w.consume)
 	}
-	if n := len(w.updates.Ids); n > 0 {
-		updated, err := s.q.RunUpdateMany(ctx, w.updates)
+	update, runs := -1, len(w.updates.Ids)
+	if runs > 0 {
+		update = p.batch.Len()
+		_, _ = q.RunUpdateMany(ctx, w.updates)
+	}
+	*w = RunWrites{}
+	if p.batch.Len() == 0 {
+		return nil
+	}
+	results := s.db.SendBatch(ctx, &p.batch)
+	for i := range p.batch.Len() {
+		tag, err := results.Exec()
 		if err != nil {
-			return fmt.Errorf("update runs: %w", err)
+			_ = results.Close()
+			return fmt.Errorf("write run records: %w", err)
 		}
-		if updated != int64(n) {
+		if i == update && tag.RowsAffected() != int64(runs) {
+			_ = results.Close()
 			return ErrConflict
 		}
 	}
-	w.consume, w.updates = queries.RunInputConsumeManyParams{}, queries.RunUpdateManyParams{}
+	if err := results.Close(); err != nil {
+		return fmt.Errorf("write run records: %w", err)
+	}
 	return nil
 }
+
+// pipeline stands in for a connection under sqlc's queries and queues
+// their statements in a batch, to send together. Only statements without
+// rows (:exec, :execrows) can be queued; their results are read from the
+// batch.
+type pipeline struct {
+	batch pgx.Batch
+}
+
+func (p *pipeline) Exec(_ context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	p.batch.Queue(sql, args...)
+	return pgconn.CommandTag{}, nil
+}
+
+var errPipelineRows = errors.New("store: a pipeline queues statements; it returns no rows")
+
+func (p *pipeline) Query(context.Context, string, ...any) (pgx.Rows, error) {
+	return nil, errPipelineRows
+}
+
+func (p *pipeline) QueryRow(context.Context, string, ...any) pgx.Row { return errRow{} }
+
+type errRow struct{}
+
+func (errRow) Scan(...any) error { return errPipelineRows }
 
 // RunNodesUpsert writes changed and new nodes of one run.
 func (s *Store) RunNodesUpsert(ctx context.Context, tenantID, runID uuid.UUID, nodes []*engine.Node) error {
@@ -342,5 +369,5 @@ func (s *Store) RunNodesUpsert(ctx context.Context, tenantID, runID uuid.UUID, n
 	if err := w.Nodes(RunKey{tenantID, runID}, nodes); err != nil {
 		return err
 	}
-	return s.RunWritesFlushRecords(ctx, &w)
+	return s.RunWritesFlush(ctx, &w)
 }

@@ -15,11 +15,13 @@ import (
 	"github.com/ductor/ductor/queries"
 )
 
-// DB is a pool or a transaction: both run queries and begin (nested)
-// transactions, so tests can hand the store a transaction they roll back.
+// DB is a pool or a transaction: both run queries, send batches and begin
+// (nested) transactions, so tests can hand the store a transaction they
+// roll back.
 type DB interface {
 	queries.DBTX
 	Begin(ctx context.Context) (pgx.Tx, error)
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
 }
 
 // Store reads and writes Ductor's tables.
