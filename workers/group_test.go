@@ -1,0 +1,216 @@
+package workers
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/ductor/ductor/app/definition"
+	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/app/testdb"
+)
+
+// twoTasks publishes a definition of two task steps, a then b, and starts
+// n runs of it; each run's first tick dispatches a.
+func twoTasks(t *testing.T, c *Coordinator, pool *pgxpool.Pool, n int) (store.Tenant, []store.RunKey) {
+	t.Helper()
+	ctx := context.Background()
+	s := store.New(pool)
+	tenant := testdb.Tenant(t, s, nil)
+	compiled, err := definition.Compile([]byte(`
+key: two
+steps:
+  - { ref: a, type: task, with: { handler: builtin.noop } }
+  - { ref: b, type: task, with: { handler: builtin.noop } }
+edges:
+  - { from: a, to: b }
+`), definition.FormatYAML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(compiled.Manifest)
+	sum := sha256.Sum256(raw)
+	if _, _, err := s.DefinitionPublish(ctx, tenant.ID, store.Publication{
+		Manifest: compiled.Manifest, ManifestHash: hex.EncodeToString(sum[:]), Source: string(raw), SourceFormat: "json",
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var keys []store.RunKey
+	for range n {
+		run, _, err := c.Start(ctx, Trigger{TenantID: tenant.ID, Definition: "two"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, store.RunKey{TenantID: tenant.ID, ID: run.ID})
+	}
+	return tenant, keys
+}
+
+func resultOfA() engine.StepResult {
+	return engine.StepResult{Node: "a", Generation: 0, Attempt: 1, Output: map[string]any{"ok": true}}
+}
+
+func nodeState(t *testing.T, s *store.Store, k store.RunKey, node string) engine.NodeState {
+	t.Helper()
+	nodes, err := s.RunNodesByName(context.Background(), k.TenantID, k.ID, []string{node})
+	if err != nil || len(nodes) != 1 {
+		t.Fatalf("node %s of %s: %v (%d)", node, k.ID, err, len(nodes))
+	}
+	return nodes[0].State
+}
+
+// A group ticks its runs together in one transaction; a run that cannot be
+// ticked (here: its manifest is gone) is left, untouched, to its tick job,
+// with its result stored for it, while the others advance.
+func TestResultGroupTicksRunsTogetherAndHandsAFailingRunToItsTickJob(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c, pool := coordinatorOn(t, false)
+	s := store.New(pool)
+	_, keys := twoTasks(t, c, pool, 3)
+	broken := keys[2]
+	if _, err := pool.Exec(ctx, `UPDATE run SET manifest_hash = 'gone', definition_version = 99 WHERE id = $1`, broken.ID); err != nil {
+		t.Fatal(err)
+	}
+	before, err := s.RunGet(ctx, broken.TenantID, broken.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := nodeState(t, s, keys[0], "b"); st != engine.NodePending {
+		t.Fatalf("b is %s before a's result, want pending", st)
+	}
+	var group []*resultRequest
+	for _, k := range keys {
+		group = append(group, &resultRequest{key: k, result: resultOfA(), done: make(chan struct{})})
+	}
+	c.results.write(ctx, group)
+	for _, r := range group {
+		<-r.done
+		if r.err != nil {
+			t.Fatalf("run %s: %v", r.key.ID, r.err)
+		}
+	}
+	for _, k := range keys[:2] {
+		if st := nodeState(t, s, k, "a"); st != engine.NodeSucceeded {
+			t.Errorf("run %s: a is %s, want succeeded", k.ID, st)
+		}
+		if st := nodeState(t, s, k, "b"); st != engine.NodeRunning {
+			t.Errorf("run %s: b is %s, want running (dispatched)", k.ID, st)
+		}
+	}
+	after, err := s.RunGet(ctx, broken.TenantID, broken.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.RecordVersion != before.RecordVersion {
+		t.Errorf("the run that failed to tick moved from version %d to %d", before.RecordVersion, after.RecordVersion)
+	}
+	var pending, ticks int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM run_input WHERE run_id = $1 AND consumed_at IS NULL`, broken.ID).Scan(&pending); err != nil {
+		t.Fatal(err)
+	}
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'ductor.tick' AND args->>'run_id' = $1`, broken.ID.String()).Scan(&ticks); err != nil {
+		t.Fatal(err)
+	}
+	if pending != 1 || ticks != 1 {
+		t.Errorf("failing run: %d pending inputs and %d tick jobs, want its result stored and one tick job", pending, ticks)
+	}
+}
+
+// A worker hands its result over and returns at once; Close waits until
+// the result is written.
+func TestCloseWaitsForHandedOverResults(t *testing.T) {
+	t.Parallel()
+	c, pool := coordinatorOn(t, false)
+	s := store.New(pool)
+	_, keys := twoTasks(t, c, pool, 20)
+	for _, k := range keys {
+		if err := c.results.record(k, resultOfA()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.Close()
+	for _, k := range keys {
+		if st := nodeState(t, s, k, "a"); st != engine.NodeSucceeded {
+			t.Fatalf("run %s after Close: a is %s, want succeeded", k.ID, st)
+		}
+	}
+}
+
+// Concurrent reservations of one tenant's virtual time never overlap, and
+// another tenant's first reservation starts at the queue's head, not
+// behind the busy tenant's spans.
+func TestFairClockReservationsDoNotOverlap(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c, pool := coordinatorOn(t, false)
+	s := store.New(pool)
+	a, b := testdb.Tenant(t, s, nil), testdb.Tenant(t, s, nil)
+	const n = 50
+	starts := make([]time.Time, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			start, err := c.clock.advance(ctx, a.ID, QueueStepsStandard, StepCost)
+			if err != nil {
+				t.Error(err)
+			}
+			starts[i] = start
+		})
+	}
+	wg.Wait()
+	slices.SortFunc(starts, func(x, y time.Time) int { return x.Compare(y) })
+	for i := 1; i < n; i++ {
+		if gap := starts[i].Sub(starts[i-1]); gap < StepCost {
+			t.Fatalf("reservations %d and %d of one tenant are %v apart, less than a step's cost %v", i-1, i, gap, StepCost)
+		}
+	}
+	first, err := c.clock.advance(ctx, b.ID, QueueStepsStandard, StepCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !first.Before(starts[n-1]) {
+		t.Errorf("tenant B's first tag %v queues behind tenant A's last %v", first, starts[n-1])
+	}
+}
+
+// An attempt is taken once it is dispatched and until it has a result;
+// the same attempt asked twice in one group gets the same answer.
+func TestAttemptStartsInGroups(t *testing.T) {
+	t.Parallel()
+	c, pool := coordinatorOn(t, false)
+	_, keys := twoTasks(t, c, pool, 1)
+	a := store.AttemptKey{Run: keys[0], Node: "a", Generation: 0, Attempt: 1}
+	var wg sync.WaitGroup
+	fresh := make([]bool, 2)
+	for i := range fresh {
+		wg.Go(func() {
+			ok, err := c.starts.start(a, time.Minute)
+			if err != nil {
+				t.Error(err)
+			}
+			fresh[i] = ok
+		})
+	}
+	wg.Wait()
+	if !fresh[0] || !fresh[1] {
+		t.Fatalf("a dispatched attempt was not taken: %v", fresh)
+	}
+	if err := c.results.record(keys[0], resultOfA()); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.results.drain(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := c.starts.start(a, time.Minute); err != nil || ok {
+		t.Fatalf("an attempt with a result was taken again: %v, %v", ok, err)
+	}
+}
