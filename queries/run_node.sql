@@ -4,8 +4,14 @@ SELECT * FROM run_node
 WHERE tenant_id = @tenant_id AND run_id = @run_id AND scatter IS NULL;
 
 -- name: RunNodeListByName :many
-SELECT * FROM run_node
-WHERE tenant_id = @tenant_id AND run_id = @run_id AND node = ANY(@nodes::text[]);
+-- One index lookup per name. (With node = ANY(names), a cached generic
+-- plan that expects few nodes per run scans every child of a 10,000-way
+-- scatter; LIMIT keeps the lateral lookup from being flattened into that.)
+SELECT n.* FROM unnest(@nodes::text[]) AS k(node)
+CROSS JOIN LATERAL (
+    SELECT * FROM run_node r
+    WHERE r.tenant_id = @tenant_id AND r.run_id = @run_id AND r.node = k.node
+    LIMIT 1) n;
 
 -- name: RunNodeListChildren :many
 SELECT * FROM run_node

@@ -51,18 +51,24 @@ func (q *Queries) RunNodeCountChildrenByState(ctx context.Context, arg RunNodeCo
 }
 
 const runNodeListByName = `-- name: RunNodeListByName :many
-SELECT tenant_id, run_id, node, ref, state, scatter, child_index, data, updated_at FROM run_node
-WHERE tenant_id = $1 AND run_id = $2 AND node = ANY($3::text[])
+SELECT n.tenant_id, n.run_id, n.node, n.ref, n.state, n.scatter, n.child_index, n.data, n.updated_at FROM unnest($1::text[]) AS k(node)
+CROSS JOIN LATERAL (
+    SELECT tenant_id, run_id, node, ref, state, scatter, child_index, data, updated_at FROM run_node r
+    WHERE r.tenant_id = $2 AND r.run_id = $3 AND r.node = k.node
+    LIMIT 1) n
 `
 
 type RunNodeListByNameParams struct {
+	Nodes    []string
 	TenantID uuid.UUID
 	RunID    uuid.UUID
-	Nodes    []string
 }
 
+// One index lookup per name. (With node = ANY(names), a cached generic
+// plan that expects few nodes per run scans every child of a 10,000-way
+// scatter; LIMIT keeps the lateral lookup from being flattened into that.)
 func (q *Queries) RunNodeListByName(ctx context.Context, arg RunNodeListByNameParams) ([]RunNode, error) {
-	rows, err := q.db.Query(ctx, runNodeListByName, arg.TenantID, arg.RunID, arg.Nodes)
+	rows, err := q.db.Query(ctx, runNodeListByName, arg.Nodes, arg.TenantID, arg.RunID)
 	if err != nil {
 		return nil, err
 	}
