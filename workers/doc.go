@@ -4,21 +4,43 @@
 //
 // # Ticks and steps
 //
-// A coordinator tick (TickWorker, Coordinator.Tick) drains a run's inputs
-// (step results, controls, fired timers, signals, events, child updates),
-// decides, and in one transaction writes nodes, attempts and history,
+// A tick drains a run's inputs (step results, controls, fired timers,
+// signals, events, child updates), decides, and in one transaction
 // performs the commands (step jobs, timers, child and successor runs…),
-// marks the inputs consumed and updates the run guarded by its
-// record_version; losing that race rolls everything back and decides again.
-// Ticks coalesce through the run's tick_requested flag: only the wake that
-// sets it enqueues a tick, and the tick clears it before reading, so a wake
-// during a tick causes exactly one more. A step worker (StepWorker) executes
-// one attempt and, in one transaction, stores the result as an input, wakes
-// the run and completes its own job. Retries wait out their backoff in
-// run_dispatch; Sweep (a 100 ms loop in every coordinator process, sharing
-// work through SKIP LOCKED) enqueues them when due, fires due timers, and
-// reports attempts whose worker vanished (lease expired) as retryable
-// failures. Every deadline is compared with the database's clock.
+// writes nodes, attempts and history, marks the inputs consumed and
+// updates the run guarded by its record_version; a tick whose guard fails
+// rolls everything back and decides again (counted in a metric). Every
+// tick holds its run's row lock (FOR NO KEY UPDATE, which still lets
+// other transactions insert inputs and attempts for the run) from before
+// it reads until it commits, so two ticks of one run never decide on the
+// same state; the guard catches any writer that did not lock.
+//
+// Ticks work in groups: one statement locks a set of runs and reads what
+// their ticks need (the run, its step nodes, its pending inputs, the
+// database's clock), the engine decides each, and the writes of all of
+// them go as one statement per kind of row, sent in one round trip. A
+// step worker (StepWorker) takes its attempt through attemptStarts, which
+// groups the starts of concurrent workers into one statement, executes it,
+// and hands the result to resultGroup, which takes every result handed
+// over meanwhile and ticks their runs together: the runs it can lock
+// without waiting and that have no tick job coming (tickFree), with the
+// results passed straight to the engine. The results of the other runs
+// (busy, or hot: a fan-out's children finishing) are stored as inputs,
+// with one statement per run, and the run's tick job (TickWorker,
+// Coordinator.Tick) drains them in batches. The worker does not wait for
+// its group to commit, so its River slot is free for the next job at once;
+// a result lost with its process leaves the attempt leased and unfinished,
+// and the sweep retries it when the lease runs out, as it does for a
+// worker that died. Tick jobs coalesce through the run's tick_requested
+// flag: only the wake that sets it enqueues a tick, and the tick clears
+// it before reading, so a wake during a tick causes exactly one more.
+// Triggers tick their new run inline the same way.
+//
+// Retries wait out their backoff in run_dispatch; Sweep (a 100 ms loop in
+// every coordinator process, sharing work through SKIP LOCKED) enqueues
+// them when due, fires due timers, and reports attempts whose worker
+// vanished (lease expired) as retryable failures. Every deadline is
+// compared with the database's clock.
 //
 // River's defaults hand a job from one worker to the next in ~100 ms to
 // 1 s (a 100 ms fetch cooldown that also rate-limits insert notifications,
@@ -45,7 +67,7 @@
 // fetched, while a tenant with 5,000 queued steps has tags stretching far
 // behind it: the two interleave instead of one waiting for the other. It
 // is work-conserving (one busy tenant gets every worker), costs one row
-// update per batch, and adds no hop. Virtual time advances only with
+// update per group of batches, and adds no hop. Virtual time advances only with
 // tagged work, so tags stay in the past (anchored a day behind now()), and
 // an insert middleware (fairMiddleware) turns tagged jobs from scheduled to
 // available. That relies on River honouring a middleware's change of
