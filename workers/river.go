@@ -29,9 +29,10 @@ type Options struct {
 	// neither, the client only inserts jobs.
 	Coordinator bool
 	Steps       bool
-	// MaxWorkers bounds concurrent jobs per queue (default 16). Keep the
-	// sum over queues near the pool size: a worker waiting for a connection
-	// has already been admitted, whatever the fair queue decided.
+	// MaxWorkers bounds concurrent jobs on the coordinator queue (default
+	// 16); each step queue gets four times as many. Step workers hold a
+	// connection only inside the grouped statements, so many of them share
+	// a few connections.
 	MaxWorkers int
 	Logger     *slog.Logger
 	// C is the coordinator the workers drive; NewClient hands it the
