@@ -1,7 +1,6 @@
-// Package bench measures the Speed figures of the quality spec
-// (shared/spec/quality.md) next to River's raw no-op job rate, measured in
-// the same run on the same database, and prints each figure with its goal
-// and its ratio to that baseline.
+// Package bench measures Ductor's speed figures next to River's raw no-op
+// job rate, measured in the same run on the same database, and prints each
+// figure with its goal and its ratio to that baseline.
 //
 // The package holds only benchmarks:
 //
@@ -30,8 +29,15 @@
 //     time from the run's creation to its step's start.
 //   - BenchmarkTransformChain: a 1,000-step chain of transforms; the ticks
 //     it took (the run's record_version) and the time to finish.
-//   - BenchmarkScatter: inline scatters of no-op tasks, when the engine
-//     runs them end to end.
+//   - BenchmarkScatter: a 10,000-way inline scatter of no-op tasks, end
+//     to end: steps per second, ticks and conflicts, peak memory.
+//   - BenchmarkScatterTickCost: single ticks applying one child's result,
+//     in a scatter of 100 and one of 10,000 children.
+//   - BenchmarkFairness: tenant B's single-step runs idle, under tenant A's
+//     5,000-way scatter, and under the same flood with the fair tags off
+//     (plain FIFO).
+//   - BenchmarkCompile: compiling a 1,000-step definition, cold and with
+//     the shared expression cache.
 //
 // Each iteration of a benchmark is one complete round; with -benchtime Nx
 // the reported figure is the median of N rounds, and the spread is printed
