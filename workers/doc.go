@@ -39,7 +39,9 @@
 // Retries wait out their backoff in run_dispatch; Sweep (a 100 ms loop in
 // every coordinator process, sharing work through SKIP LOCKED) enqueues
 // them when due, fires due timers, and reports attempts whose worker
-// vanished (lease expired) as retryable failures. Every deadline is
+// vanished as retryable failures: their lease ran out without a result, or
+// their River job has been running past the step's timeout plus the rescue
+// window without the attempt's start ever being recorded. Every deadline is
 // compared with the database's clock.
 //
 // River's defaults hand a job from one worker to the next in ~100 ms to

@@ -23,8 +23,8 @@ const (
 )
 
 // Sweep fires due timers, enqueues retries whose backoff is over,
-// reports attempts whose worker died (lease expired without a result) as a
-// retryable failure, and forgets long-expired bridge task claims, until
+// reports attempts whose worker died (lease expired without a result, or
+// job running past its timeout without a start) as a retryable failure, and forgets long-expired bridge task claims, until
 // ctx ends. Every coordinator process runs it; SKIP LOCKED lets replicas
 // share the work, and the database's clock decides what is due.
 func (c *Coordinator) Sweep(ctx context.Context) {
@@ -86,11 +86,21 @@ func (c *Coordinator) fireTimers(ctx context.Context, tx pgx.Tx, s *store.Store)
 	return len(timers), nil
 }
 
+// reportLost reports attempts whose worker died: those whose lease ran
+// out without a result, and those whose River job has been running for
+// longer than the step's timeout plus the rescue window although the
+// attempt was never started (the worker died between fetching the job and
+// recording the start, so there is no lease to run out).
 func (c *Coordinator) reportLost(ctx context.Context, tx pgx.Tx, s *store.Store) (int, error) {
 	lost, err := s.AttemptsClaimLost(ctx, sweepBatch)
 	if err != nil {
 		return 0, err
 	}
+	stranded, err := s.StepJobsClaimStranded(ctx, c.RescueWindow, sweepBatch)
+	if err != nil {
+		return 0, err
+	}
+	lost = append(lost, stranded...)
 	for _, a := range lost {
 		res := engine.StepResult{Node: a.Node, Generation: a.Generation, Attempt: a.Attempt, Error: &engine.Error{
 			Code: "worker_lost", Message: fmt.Sprintf("the worker of attempt %d stopped answering", a.Attempt), Retryable: true,

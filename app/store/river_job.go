@@ -116,3 +116,44 @@ func (s *Store) FairClockAdvanceMany(ctx context.Context, keys []FairClockKey, s
 	}
 	return out, nil
 }
+
+// stepJobsStranded claims step jobs that River shows running for longer
+// than their step's timeout plus window while their attempt was never
+// started: the worker's process died between fetching the job and
+// recording the start, so no lease will ever run out for it. Each job is
+// claimed once (a mark in its metadata); its attempt is returned.
+const stepJobsStranded = `WITH stranded AS (
+    SELECT j.id FROM river_job j
+    WHERE j.state = 'running' AND j.kind = 'ductor.step' AND NOT j.metadata ? 'ductor_stranded'
+      AND j.attempted_at < now() - coalesce((j.args->>'timeout_ms')::bigint, 0) * interval '1 millisecond'
+                                 - $1 * interval '1 millisecond'
+      AND NOT EXISTS (SELECT 1 FROM run_attempt a
+        WHERE a.tenant_id = (j.args->>'tenant_id')::uuid AND a.run_id = (j.args->>'run_id')::uuid
+          AND a.node = j.args->>'node' AND a.generation = (j.args->>'generation')::int
+          AND a.attempt = (j.args->>'attempt')::int
+          AND (a.started_at IS NOT NULL OR a.finished_at IS NOT NULL))
+    ORDER BY j.id
+    LIMIT $2
+    FOR UPDATE OF j SKIP LOCKED)
+UPDATE river_job SET metadata = river_job.metadata || '{"ductor_stranded": true}'
+FROM stranded WHERE river_job.id = stranded.id
+RETURNING (args->>'tenant_id')::uuid, (args->>'run_id')::uuid, args->>'node', (args->>'generation')::int, (args->>'attempt')::int`
+
+// StepJobsClaimStranded claims up to limit step jobs whose worker died
+// before recording its attempt's start, running for longer than their
+// timeout plus window, and returns their attempts.
+func (s *Store) StepJobsClaimStranded(ctx context.Context, window time.Duration, limit int) ([]LostAttempt, error) {
+	rows, err := s.db.Query(ctx, stepJobsStranded, window.Milliseconds(), limit)
+	if err != nil {
+		return nil, fmt.Errorf("claim stranded step jobs: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (LostAttempt, error) {
+		var a LostAttempt
+		err := r.Scan(&a.TenantID, &a.RunID, &a.Node, &a.Generation, &a.Attempt)
+		return a, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claim stranded step jobs: %w", err)
+	}
+	return out, nil
+}
