@@ -67,7 +67,7 @@ func (p process) run(ctx context.Context) error {
 	srv := server.New(server.Deps{
 		Login: web.Login, DevLogin: web.DevLogin, BaseURL: web.BaseURL,
 		Pool: p.pool, Store: store.New(p.pool), Logger: p.log, Registry: reg, Runs: coord,
-		API: p.cfg.Roles.Has(config.RoleAPI), Web: p.cfg.Roles.Has(config.RoleWeb),
+		API: p.cfg.Roles.Has(config.RoleAPI), Web: p.cfg.Roles.Has(config.RoleWeb), APIRate: p.cfg.APIRate,
 		ValidateInput: server.NewInputValidator(),
 	})
 	return srv.Serve(ctx, ln)

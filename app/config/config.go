@@ -8,10 +8,12 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/netip"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -27,6 +29,9 @@ type Config struct {
 	HTTPAllow        []netip.Prefix
 	LogLevel         slog.Level
 	Roles            Roles
+	// APIRate is how many requests a second each API key may make, with
+	// bursts of twice as many; 0 turns the limit off.
+	APIRate float64
 }
 
 // Role is a part of Ductor a process runs.
@@ -81,6 +86,7 @@ func Load(fs *flag.FlagSet, args []string, getenv func(string) string, defaultAd
 		{env: "DUCTOR_HTTP_ALLOW", flag: "http-allow", usage: "comma-separated CIDRs that http steps may reach although private"},
 		{env: "DUCTOR_LOG_LEVEL", flag: "log-level", usage: "debug, info, warn or error", def: "info"},
 		{env: "DUCTOR_ROLES", flag: "roles", usage: "comma-separated roles: web,api,coordinator,steps", def: "web,api,coordinator,steps"},
+		{env: "DUCTOR_API_RATE", flag: "api-rate", usage: "API requests a second each key may make, in bursts of twice as many (0: no limit)", def: "50"},
 	}
 	for _, s := range settings {
 		s.value = s.def
@@ -131,6 +137,8 @@ func build(get func(string) string) (Config, error) {
 	cfg.LogLevel, err = parseLevel(get("DUCTOR_LOG_LEVEL"))
 	check(err)
 	cfg.Roles, err = parseRoles(get("DUCTOR_ROLES"))
+	check(err)
+	cfg.APIRate, err = parseRate(get("DUCTOR_API_RATE"))
 	check(err)
 	if len(errs) > 0 {
 		return cfg, errs[0]
@@ -242,4 +250,15 @@ func parseRoles(v string) (Roles, error) {
 func IsConfigError(err error) bool {
 	var e *Error
 	return errors.As(err, &e)
+}
+
+func parseRate(v string) (float64, error) {
+	if v == "" {
+		return 0, nil
+	}
+	r, err := strconv.ParseFloat(v, 64)
+	if err != nil || r < 0 || math.IsInf(r, 0) || math.IsNaN(r) {
+		return 0, &Error{"DUCTOR_API_RATE", fmt.Sprintf("%q is not a number of requests a second (0 or more)", v)}
+	}
+	return r, nil
 }

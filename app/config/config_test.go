@@ -21,7 +21,7 @@ func TestLoadDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Addr != "127.0.0.1:8080" || len(cfg.Roles) != 4 || cfg.DatabaseURL != "" {
+	if cfg.Addr != "127.0.0.1:8080" || len(cfg.Roles) != 4 || cfg.DatabaseURL != "" || cfg.APIRate != 50 {
 		t.Fatalf("defaults = %+v", cfg)
 	}
 }
@@ -51,6 +51,7 @@ func TestBadSettingNamesIt(t *testing.T) {
 		"DUCTOR_HTTP_ALLOW": {"DUCTOR_HTTP_ALLOW": "10.0.0.0/8, nonsense"},
 		"DUCTOR_LOG_LEVEL":  {"DUCTOR_LOG_LEVEL": "loud"},
 		"DUCTOR_ROLES":      {"DUCTOR_ROLES": "web,chef"},
+		"DUCTOR_API_RATE":   {"DUCTOR_API_RATE": "-3"},
 	}
 	for setting, env := range cases {
 		_, err := load(t, env)

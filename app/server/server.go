@@ -52,6 +52,9 @@ type Deps struct {
 	// BaseURL is the dashboard's public URL (DUCTOR_BASE_URL); cookies are
 	// Secure when it is https.
 	BaseURL string
+	// APIRate is how many requests a second each API key may make, in
+	// bursts of twice as many (DUCTOR_API_RATE); 0 means no limit.
+	APIRate float64
 	// stopping is closed when the server starts shutting down: long polls
 	// answer at once instead of holding the shutdown up.
 	stopping chan struct{}
