@@ -38,6 +38,9 @@ func (p process) run(ctx context.Context) error {
 		return err
 	}
 	defer coord.Close()
+	if p.cfg.RescueWindow > 0 {
+		coord.RescueWindow = p.cfg.RescueWindow
+	}
 	reg.MustRegister(coord.Collectors()...)
 	stopWorkers, err := p.startWorkers(ctx, coord)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Config is every setting a Ductor process reads.
@@ -32,6 +33,9 @@ type Config struct {
 	// APIRate is how many requests a second each API key may make, with
 	// bursts of twice as many; 0 turns the limit off.
 	APIRate float64
+	// RescueWindow is how long past its timeout a step's attempt may go
+	// without a result before it is reported lost and retried.
+	RescueWindow time.Duration
 }
 
 // Role is a part of Ductor a process runs.
@@ -87,6 +91,7 @@ func Load(fs *flag.FlagSet, args []string, getenv func(string) string, defaultAd
 		{env: "DUCTOR_LOG_LEVEL", flag: "log-level", usage: "debug, info, warn or error", def: "info"},
 		{env: "DUCTOR_ROLES", flag: "roles", usage: "comma-separated roles: web,api,coordinator,steps", def: "web,api,coordinator,steps"},
 		{env: "DUCTOR_API_RATE", flag: "api-rate", usage: "API requests a second each key may make, in bursts of twice as many (0: no limit)", def: "50"},
+		{env: "DUCTOR_RESCUE_WINDOW", flag: "rescue-window", usage: "how long past its timeout a step may go without a result before it is retried", def: "30s"},
 	}
 	for _, s := range settings {
 		s.value = s.def
@@ -139,6 +144,8 @@ func build(get func(string) string) (Config, error) {
 	cfg.Roles, err = parseRoles(get("DUCTOR_ROLES"))
 	check(err)
 	cfg.APIRate, err = parseRate(get("DUCTOR_API_RATE"))
+	check(err)
+	cfg.RescueWindow, err = parseWindow(get("DUCTOR_RESCUE_WINDOW"))
 	check(err)
 	if len(errs) > 0 {
 		return cfg, errs[0]
@@ -261,4 +268,12 @@ func parseRate(v string) (float64, error) {
 		return 0, &Error{"DUCTOR_API_RATE", fmt.Sprintf("%q is not a number of requests a second (0 or more)", v)}
 	}
 	return r, nil
+}
+
+func parseWindow(v string) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 100*time.Millisecond {
+		return 0, &Error{"DUCTOR_RESCUE_WINDOW", fmt.Sprintf("%q is not a duration of at least 100ms (such as 30s)", v)}
+	}
+	return d, nil
 }
