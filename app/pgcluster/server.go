@@ -100,6 +100,13 @@ func (c *Cluster) Stop(ctx context.Context) error {
 	return c.stop(ctx, "fast")
 }
 
+// Crash stops the server as a power cut would (pg_ctl stop -m immediate:
+// no checkpoint, crash recovery on the next start), for fault tests. The
+// cluster must not be Fast, or the crash can corrupt it.
+func (c *Cluster) Crash(ctx context.Context) error {
+	return c.stop(ctx, "immediate")
+}
+
 func (c *Cluster) stop(ctx context.Context, mode string) error {
 	pm := c.postmaster()
 	if pm.state == stateAbsent || pm.state == stateStale {
