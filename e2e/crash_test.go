@@ -5,9 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -169,10 +171,17 @@ edges:
 	mu.Unlock()
 	for _, id := range ids {
 		var run store.Run
-		waitUntil(t, 90*time.Second, "run "+id.String()+" to end", func() bool {
+		deadline := time.Now().Add(90 * time.Second)
+		for {
 			run, err = s.RunGet(ctx, tenant.ID, id)
-			return err == nil && run.Status.Terminal()
-		})
+			if err == nil && run.Status.Terminal() {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("run %s has not ended 90 s after the restart:\n%s", id, dumpRun(ctx, pool, id))
+			}
+			time.Sleep(20 * time.Millisecond) // poll interval
+		}
 		if run.Status != engine.RunSucceeded {
 			t.Errorf("acknowledged run %s ended %s", id, run.Status)
 		}
@@ -184,4 +193,30 @@ edges:
 	_, f := counts()
 	t.Logf("%d triggers acknowledged (%d before the crash), %d refused during the outage, %d attempts retried as lost; all acknowledged runs succeeded",
 		len(ids), crashed, f, lost)
+}
+
+// dumpRun describes a run's rows, for a failure message.
+func dumpRun(ctx context.Context, pool *pgxpool.Pool, id uuid.UUID) string {
+	var b strings.Builder
+	queries := []string{
+		`SELECT status, record_version, tick_requested, updated_at FROM run WHERE id = $1`,
+		`SELECT node, state, updated_at FROM run_node WHERE run_id = $1 ORDER BY node`,
+		`SELECT node, generation, attempt, started_at, finished_at, lease_until, error FROM run_attempt WHERE run_id = $1 ORDER BY node, attempt`,
+		`SELECT id, kind, consumed_at FROM run_input WHERE run_id = $1 ORDER BY id`,
+		`SELECT id, kind, state, attempt, attempted_at, metadata FROM river_job WHERE args->>'run_id' = $1::text ORDER BY id`,
+	}
+	for _, q := range queries {
+		fmt.Fprintf(&b, "%s\n", q)
+		rows, err := pool.Query(ctx, q, id)
+		if err != nil {
+			fmt.Fprintf(&b, "  error: %v\n", err)
+			continue
+		}
+		for rows.Next() {
+			vals, _ := rows.Values()
+			fmt.Fprintf(&b, "  %v\n", vals)
+		}
+		rows.Close()
+	}
+	return b.String()
 }

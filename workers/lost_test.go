@@ -63,42 +63,51 @@ steps:
 // A worker that dies after River handed it the job but before it recorded
 // the attempt's start leaves no lease to run out: the sweep notices the
 // job running for longer than the step's timeout plus the rescue window
-// and the step is retried on another worker.
+// (or discarded by River, as when the worker failed before the start) and
+// the step is retried on another worker.
 func TestWorkerLostBeforeItsStartIsRetried(t *testing.T) {
 	t.Parallel()
-	pool := testdb.Schema(t)
-	b := testBundle{ctx: context.Background(), pool: pool, store: store.New(pool)}
-	b.coord = startWith(t, pool, roles{steps: false}) // no step workers yet
-	b.coord.RescueWindow = 200 * time.Millisecond
-	b.tenant = testdb.Tenant(t, b.store, nil)
-	b.publishYAML(t, `
+	for name, fate := range map[string]string{
+		"running":   `UPDATE river_job SET state = 'running', attempt = 1, attempted_at = now() WHERE id = $1`,
+		"discarded": `UPDATE river_job SET state = 'discarded', attempt = 1, attempted_at = now(), finalized_at = now() WHERE id = $1`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			pool := testdb.Schema(t)
+			b := testBundle{ctx: context.Background(), pool: pool, store: store.New(pool)}
+			b.coord = startWith(t, pool, roles{steps: false}) // no step workers yet
+			b.coord.RescueWindow = 200 * time.Millisecond
+			b.tenant = testdb.Tenant(t, b.store, nil)
+			b.publishYAML(t, `
 key: doomed-early
 steps:
   - {ref: work, type: task, with: {handler: builtin.noop}, timeout: 300ms}
 `)
-	id := b.start(t, "doomed-early", nil)
+			id := b.start(t, "doomed-early", nil)
 
-	// The "dead worker": River handed it attempt 1, then nothing.
-	var jobID int64
-	b.poll(t, func() bool {
-		return b.pool.QueryRow(b.ctx, `SELECT id FROM river_job WHERE kind = 'ductor.step' AND args->>'run_id' = $1`, id.String()).Scan(&jobID) == nil
-	})
-	if _, err := b.pool.Exec(b.ctx, `UPDATE river_job SET state = 'running', attempt = 1, attempted_at = now() WHERE id = $1`, jobID); err != nil {
-		t.Fatal(err)
-	}
-	taken := time.Now()
+			// The "dead worker": River handed it attempt 1, then nothing.
+			var jobID int64
+			b.poll(t, func() bool {
+				return b.pool.QueryRow(b.ctx, `SELECT id FROM river_job WHERE kind = 'ductor.step' AND args->>'run_id' = $1`, id.String()).Scan(&jobID) == nil
+			})
+			if _, err := b.pool.Exec(b.ctx, fate, jobID); err != nil {
+				t.Fatal(err)
+			}
+			taken := time.Now()
 
-	startWith(t, pool, roles{steps: true}) // a healthy worker joins
-	run := b.waitTerminal(t, id)
-	if run.Status != engine.RunSucceeded {
-		t.Fatalf("run %s", run.Status)
-	}
-	if waited := time.Since(taken); waited > 10*time.Second {
-		t.Errorf("the lost attempt was retried after %s", waited)
-	}
-	attempts, _ := b.store.RunAttempts(b.ctx, b.tenant.ID, id)
-	if len(attempts) != 2 || attempts[0].Error == nil || attempts[0].Error.Code != "worker_lost" || attempts[1].Error != nil {
-		t.Fatalf("attempts = %+v, want worker_lost then success", attempts)
+			startWith(t, pool, roles{steps: true}) // a healthy worker joins
+			run := b.waitTerminal(t, id)
+			if run.Status != engine.RunSucceeded {
+				t.Fatalf("run %s", run.Status)
+			}
+			if waited := time.Since(taken); waited > 10*time.Second {
+				t.Errorf("the lost attempt was retried after %s", waited)
+			}
+			attempts, _ := b.store.RunAttempts(b.ctx, b.tenant.ID, id)
+			if len(attempts) != 2 || attempts[0].Error == nil || attempts[0].Error.Code != "worker_lost" || attempts[1].Error != nil {
+				t.Fatalf("attempts = %+v, want worker_lost then success", attempts)
+			}
+		})
 	}
 }
 

@@ -29,6 +29,10 @@ func (w *StepWorker) Timeout(job *river.Job[StepArgs]) time.Duration {
 	return time.Duration(job.Args.TimeoutMS)*time.Millisecond + 10*time.Second
 }
 
+// startRetry is how long a step job whose start could not be recorded
+// waits before it is offered again.
+const startRetry = time.Second
+
 // Work executes the attempt unless it already has a result.
 func (w *StepWorker) Work(ctx context.Context, job *river.Job[StepArgs]) error {
 	a := job.Args
@@ -37,7 +41,10 @@ func (w *StepWorker) Work(ctx context.Context, job *river.Job[StepArgs]) error {
 		Run: store.RunKey{TenantID: a.TenantID, ID: a.RunID}, Node: a.Node, Generation: a.Generation, Attempt: a.Attempt,
 	}, lease)
 	if err != nil {
-		return err
+		// Nothing ran and nothing is recorded: offer the job again rather
+		// than let River discard its only attempt.
+		w.C.log.WarnContext(ctx, "could not record a step's start; offering it again", "run_id", a.RunID, "node", a.Node, "err", err)
+		return river.JobSnooze(startRetry)
 	}
 	if !fresh {
 		return nil // a duplicate delivery of an attempt that has its result

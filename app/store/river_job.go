@@ -117,31 +117,42 @@ func (s *Store) FairClockAdvanceMany(ctx context.Context, keys []FairClockKey, s
 	return out, nil
 }
 
-// stepJobsStranded claims step jobs that River shows running for longer
-// than their step's timeout plus window while their attempt was never
-// started: the worker's process died between fetching the job and
-// recording the start, so no lease will ever run out for it. Each job is
-// claimed once (a mark in its metadata); its attempt is returned.
-const stepJobsStranded = `WITH stranded AS (
+// stepJobsStranded claims step jobs whose attempt was never started and
+// never will be: River shows them running for longer than their step's
+// timeout plus window (the worker's process died between fetching the job
+// and recording the start), or it discarded them in the last hour (the
+// worker failed before the start, or River's own rescuer gave up on them).
+// No lease will ever run out for such an attempt. Each job is claimed once
+// (a mark in its metadata); its attempt is returned.
+const stepJobsStranded = `WITH running AS (
     SELECT j.id FROM river_job j
-    WHERE j.state = 'running' AND j.kind = 'ductor.step' AND NOT j.metadata ? 'ductor_stranded'
+    WHERE j.state = 'running' AND j.kind = 'ductor.step'
       AND j.attempted_at < now() - coalesce((j.args->>'timeout_ms')::bigint, 0) * interval '1 millisecond'
                                  - $1 * interval '1 millisecond'
-      AND NOT EXISTS (SELECT 1 FROM run_attempt a
-        WHERE a.tenant_id = (j.args->>'tenant_id')::uuid AND a.run_id = (j.args->>'run_id')::uuid
-          AND a.node = j.args->>'node' AND a.generation = (j.args->>'generation')::int
-          AND a.attempt = (j.args->>'attempt')::int
-          AND (a.started_at IS NOT NULL OR a.finished_at IS NOT NULL))
-    ORDER BY j.id
-    LIMIT $2
-    FOR UPDATE OF j SKIP LOCKED)
+      AND ` + neverStarted + `
+    ORDER BY j.id LIMIT $2 FOR UPDATE OF j SKIP LOCKED),
+discarded AS (
+    SELECT j.id FROM river_job j
+    WHERE j.state = 'discarded' AND j.finalized_at > now() - interval '1 hour' AND j.kind = 'ductor.step'
+      AND ` + neverStarted + `
+    ORDER BY j.id LIMIT $2 FOR UPDATE OF j SKIP LOCKED),
+stranded AS (SELECT id FROM running UNION ALL SELECT id FROM discarded)
 UPDATE river_job SET metadata = river_job.metadata || '{"ductor_stranded": true}'
 FROM stranded WHERE river_job.id = stranded.id
 RETURNING (args->>'tenant_id')::uuid, (args->>'run_id')::uuid, args->>'node', (args->>'generation')::int, (args->>'attempt')::int`
 
-// StepJobsClaimStranded claims up to limit step jobs whose worker died
-// before recording its attempt's start, running for longer than their
-// timeout plus window, and returns their attempts.
+// neverStarted holds for a step job j not yet claimed as stranded whose
+// attempt has neither started nor finished.
+const neverStarted = `NOT j.metadata ? 'ductor_stranded'
+       AND NOT EXISTS (SELECT 1 FROM run_attempt a
+         WHERE a.tenant_id = (j.args->>'tenant_id')::uuid AND a.run_id = (j.args->>'run_id')::uuid
+           AND a.node = j.args->>'node' AND a.generation = (j.args->>'generation')::int
+           AND a.attempt = (j.args->>'attempt')::int
+           AND (a.started_at IS NOT NULL OR a.finished_at IS NOT NULL))`
+
+// StepJobsClaimStranded claims up to limit step jobs whose attempt was
+// never started and never will be (see stepJobsStranded) and returns their
+// attempts.
 func (s *Store) StepJobsClaimStranded(ctx context.Context, window time.Duration, limit int) ([]LostAttempt, error) {
 	rows, err := s.db.Query(ctx, stepJobsStranded, window.Milliseconds(), limit)
 	if err != nil {
