@@ -42,7 +42,8 @@ func (w *StepWorker) Work(ctx context.Context, job *river.Job[StepArgs]) error {
 	}, lease)
 	if err != nil {
 		// Nothing ran and nothing is recorded: offer the job again rather
-		// than let River discard its only attempt.
+		// than let River discard its only attempt. (It loses its fair tag:
+		// this is for a database in trouble, not for ordinary work.)
 		w.C.log.WarnContext(ctx, "could not record a step's start; offering it again", "run_id", a.RunID, "node", a.Node, "err", err)
 		return river.JobSnooze(startRetry)
 	}
