@@ -21,9 +21,13 @@ RETURNING *;
 SELECT * FROM definition_version
 WHERE tenant_id = @tenant_id AND key = @key AND version = @version;
 
--- name: DefinitionVersionGetLatestPublished :one
-SELECT * FROM definition_version
-WHERE tenant_id = @tenant_id AND key = @key AND unpublished_at IS NULL
+-- name: DefinitionVersionRef :one
+-- A version's identity and manifest hash, without the manifest or the
+-- source: a trigger that has the manifest cached by hash needs no more.
+-- Version 0 is the newest version still published.
+SELECT tenant_id, key, version, manifest_hash FROM definition_version
+WHERE tenant_id = @tenant_id AND key = @key
+  AND CASE WHEN @version::integer > 0 THEN version = @version::integer ELSE unpublished_at IS NULL END
 ORDER BY version DESC
 LIMIT 1;
 

@@ -315,35 +315,6 @@ func (q *Queries) DefinitionVersionGet(ctx context.Context, arg DefinitionVersio
 	return i, err
 }
 
-const definitionVersionGetLatestPublished = `-- name: DefinitionVersionGetLatestPublished :one
-SELECT tenant_id, key, version, manifest, manifest_hash, source, source_format, published_at, unpublished_at FROM definition_version
-WHERE tenant_id = $1 AND key = $2 AND unpublished_at IS NULL
-ORDER BY version DESC
-LIMIT 1
-`
-
-type DefinitionVersionGetLatestPublishedParams struct {
-	TenantID uuid.UUID
-	Key      string
-}
-
-func (q *Queries) DefinitionVersionGetLatestPublished(ctx context.Context, arg DefinitionVersionGetLatestPublishedParams) (DefinitionVersion, error) {
-	row := q.db.QueryRow(ctx, definitionVersionGetLatestPublished, arg.TenantID, arg.Key)
-	var i DefinitionVersion
-	err := row.Scan(
-		&i.TenantID,
-		&i.Key,
-		&i.Version,
-		&i.Manifest,
-		&i.ManifestHash,
-		&i.Source,
-		&i.SourceFormat,
-		&i.PublishedAt,
-		&i.UnpublishedAt,
-	)
-	return i, err
-}
-
 const definitionVersionList = `-- name: DefinitionVersionList :many
 SELECT version, manifest_hash, source_format, published_at, unpublished_at
 FROM definition_version
@@ -389,6 +360,42 @@ func (q *Queries) DefinitionVersionList(ctx context.Context, arg DefinitionVersi
 		return nil, err
 	}
 	return items, nil
+}
+
+const definitionVersionRef = `-- name: DefinitionVersionRef :one
+SELECT tenant_id, key, version, manifest_hash FROM definition_version
+WHERE tenant_id = $1 AND key = $2
+  AND CASE WHEN $3::integer > 0 THEN version = $3::integer ELSE unpublished_at IS NULL END
+ORDER BY version DESC
+LIMIT 1
+`
+
+type DefinitionVersionRefParams struct {
+	TenantID uuid.UUID
+	Key      string
+	Version  int32
+}
+
+type DefinitionVersionRefRow struct {
+	TenantID     uuid.UUID
+	Key          string
+	Version      int32
+	ManifestHash string
+}
+
+// A version's identity and manifest hash, without the manifest or the
+// source: a trigger that has the manifest cached by hash needs no more.
+// Version 0 is the newest version still published.
+func (q *Queries) DefinitionVersionRef(ctx context.Context, arg DefinitionVersionRefParams) (DefinitionVersionRefRow, error) {
+	row := q.db.QueryRow(ctx, definitionVersionRef, arg.TenantID, arg.Key, arg.Version)
+	var i DefinitionVersionRefRow
+	err := row.Scan(
+		&i.TenantID,
+		&i.Key,
+		&i.Version,
+		&i.ManifestHash,
+	)
+	return i, err
 }
 
 const definitionVersionUnpublish = `-- name: DefinitionVersionUnpublish :one

@@ -46,10 +46,7 @@ func (b *commandBatch) startChild(ctx context.Context, cmd engine.StartChildRun)
 }
 
 func (b *commandBatch) childVersion(ctx context.Context, cmd engine.StartChildRun) (store.DefinitionVersion, error) {
-	if cmd.Version > 0 {
-		return b.s.DefinitionVersionGet(ctx, b.run.TenantID, cmd.Workflow, cmd.Version)
-	}
-	return b.s.DefinitionVersionLatest(ctx, b.run.TenantID, cmd.Workflow)
+	return b.c.version(ctx, b.s, b.run.TenantID, cmd.Workflow, cmd.Version)
 }
 
 func (b *commandBatch) childFailed(ctx context.Context, node, code, msg string) error {

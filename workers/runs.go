@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/store"
 )
@@ -30,7 +31,7 @@ type InputValidator func(schema []byte, input any) error
 // repeated idempotency key returns the existing run with created false.
 func (c *Coordinator) Start(ctx context.Context, t Trigger, validate InputValidator) (store.Run, bool, error) {
 	s := store.New(c.pool)
-	v, err := c.version(ctx, s, t)
+	v, err := c.version(ctx, s, t.TenantID, t.Definition, t.Version)
 	if err != nil {
 		return store.Run{}, false, err
 	}
@@ -60,11 +61,20 @@ func (c *Coordinator) Start(ctx context.Context, t Trigger, validate InputValida
 	return run, created, err
 }
 
-func (c *Coordinator) version(ctx context.Context, s *store.Store, t Trigger) (store.DefinitionVersion, error) {
-	if t.Version > 0 {
-		return s.DefinitionVersionGet(ctx, t.TenantID, t.Definition, t.Version)
+// version finds the version of a definition a new run starts (0: the
+// newest still published), its manifest from the cache by hash when it is
+// there: reading and decoding a manifest costs more than the rest of a
+// trigger.
+func (c *Coordinator) version(ctx context.Context, s *store.Store, tenantID uuid.UUID, key string, version int) (store.DefinitionVersion, error) {
+	v, err := s.DefinitionVersionRef(ctx, tenantID, key, version)
+	if err != nil {
+		return v, err
 	}
-	return s.DefinitionVersionLatest(ctx, t.TenantID, t.Definition)
+	if m, ok := c.manifests.Load(v.ManifestHash); ok {
+		v.Manifest = m.(*definition.Manifest)
+		return v, nil
+	}
+	return s.DefinitionVersionGet(ctx, v.TenantID, v.Key, v.Version)
 }
 
 // Control delivers an operator's control intent (cancel, retry-from-node,

@@ -16,7 +16,7 @@ import (
 // twice. A definition with no published version cannot continue: the run
 // is then force-stopped with reason transition_limit instead.
 func (b *commandBatch) startSuccessor(ctx context.Context, cmd engine.StartSuccessor) error {
-	v, err := b.s.DefinitionVersionLatest(ctx, b.run.TenantID, b.run.DefinitionKey)
+	v, err := b.c.version(ctx, b.s, b.run.TenantID, b.run.DefinitionKey, 0)
 	if apperr.Is(err, apperr.NotFound) {
 		b.cannotContinue = true
 		return nil

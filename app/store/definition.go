@@ -107,13 +107,18 @@ func (s *Store) DefinitionVersionGet(ctx context.Context, tenantID uuid.UUID, ke
 	return versionFromRow(row)
 }
 
-// DefinitionVersionLatest returns the newest version still published.
-func (s *Store) DefinitionVersionLatest(ctx context.Context, tenantID uuid.UUID, key string) (DefinitionVersion, error) {
-	row, err := s.q.DefinitionVersionGetLatestPublished(ctx, queries.DefinitionVersionGetLatestPublishedParams{TenantID: tenantID, Key: key})
+// DefinitionVersionRef returns a version's identity and manifest hash,
+// without its manifest or source; version 0 means the newest version still
+// published.
+func (s *Store) DefinitionVersionRef(ctx context.Context, tenantID uuid.UUID, key string, version int) (DefinitionVersion, error) {
+	row, err := s.q.DefinitionVersionRef(ctx, queries.DefinitionVersionRefParams{TenantID: tenantID, Key: key, Version: int32(version)})
 	if err != nil {
+		if version > 0 {
+			return DefinitionVersion{}, notFound(err, fmt.Sprintf("definition %s version %d", key, version))
+		}
 		return DefinitionVersion{}, notFound(err, fmt.Sprintf("published definition %s", key))
 	}
-	return versionFromRow(row)
+	return DefinitionVersion{TenantID: row.TenantID, Key: row.Key, Version: int(row.Version), ManifestHash: row.ManifestHash}, nil
 }
 
 // DefinitionVersionUnpublish unpublishes a version: runs on it keep going,
