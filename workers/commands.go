@@ -125,8 +125,9 @@ func stepOpts(queue string) *river.InsertOpts {
 	return &river.InsertOpts{Queue: queue, MaxAttempts: 1}
 }
 
-// insertSteps enqueues step jobs in tx and wakes each queue they went to.
-func (c *Coordinator) insertSteps(ctx context.Context, tx pgx.Tx, jobs []river.InsertManyParams) error {
+// insertSteps enqueues step jobs in tx and wakes each queue they went to,
+// with the notification sent among w's writes when w is given.
+func (c *Coordinator) insertSteps(ctx context.Context, tx pgx.Tx, jobs []river.InsertManyParams, w *store.RunWrites) error {
 	if len(jobs) == 0 {
 		return nil
 	}
@@ -150,7 +151,9 @@ func (c *Coordinator) insertSteps(ctx context.Context, tx pgx.Tx, jobs []river.I
 		queues[j.InsertOpts.Queue] = true
 	}
 	for q := range queues {
-		if err := Notify(ctx, tx, q); err != nil {
+		if w != nil {
+			w.After(notifySQL, q)
+		} else if err := Notify(ctx, tx, q); err != nil {
 			return err
 		}
 	}

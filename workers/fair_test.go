@@ -27,7 +27,7 @@ func TestFairTagsInterleaveTenantsInRiverOrder(t *testing.T) {
 		for i := range jobs {
 			jobs[i] = river.InsertManyParams{Args: StepArgs{TenantID: tenant, RunID: uuid.New(), Node: "n"}, InsertOpts: stepOpts(QueueStepsStandard)}
 		}
-		if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error { return c.insertSteps(ctx, tx, jobs) }); err != nil {
+		if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error { return c.insertSteps(ctx, tx, jobs, nil) }); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -110,13 +110,15 @@ func queues(opts Options) map[string]river.QueueConfig {
 // is delivered when tx commits, so the job the transaction inserted is
 // fetched at once instead of at the next poll.
 func Notify(ctx context.Context, tx pgx.Tx, queue string) error {
-	_, err := tx.Exec(ctx,
-		`SELECT pg_notify(current_schema() || '.river_insert', json_build_object('queue', $1::text)::text)`, queue)
+	_, err := tx.Exec(ctx, notifySQL, queue)
 	if err != nil {
 		return fmt.Errorf("notify queue %s: %w", queue, err)
 	}
 	return nil
 }
+
+// notifySQL wakes the clients working queue $1.
+const notifySQL = `SELECT pg_notify(current_schema() || '.river_insert', json_build_object('queue', $1::text)::text)`
 
 // NoopArgs is a job that does nothing: River's raw rate, measured with it,
 // is the baseline Ductor's benchmarks report their ratios against.

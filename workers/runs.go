@@ -2,6 +2,7 @@ package workers
 
 import (
 	"context"
+	"errors"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -46,20 +47,42 @@ func (c *Coordinator) Start(ctx context.Context, t Trigger, validate InputValida
 	n.TenantID, n.IdempotencyKey = t.TenantID, t.IdempotencyKey
 	var run store.Run
 	var created bool
-	err = pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
-		s := store.New(tx)
-		run, created, err = s.RunCreate(ctx, n)
-		if err != nil || !created {
-			return err
-		}
-		ticked, err := c.tickInline(ctx, tx, t.TenantID, run.ID, nil)
-		if err != nil || ticked {
-			return err
-		}
-		return c.Wake(ctx, tx, t.TenantID, run.ID)
-	})
+	create := func(inline bool) error {
+		return pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+			s := store.New(tx)
+			run, created, err = s.RunCreate(ctx, n)
+			if err != nil || !created {
+				return err
+			}
+			if inline {
+				ticked, err := c.tickLocked(ctx, tx, t.TenantID, run.ID, nil)
+				if err != nil {
+					return &inlineTickError{err}
+				}
+				if ticked {
+					return nil
+				}
+			}
+			return c.Wake(ctx, tx, t.TenantID, run.ID)
+		})
+	}
+	// The first tick runs in the creating transaction; should it fail,
+	// the run is created again, for its tick job.
+	err = create(c.InlineTicks)
+	var inlineErr *inlineTickError
+	if errors.As(err, &inlineErr) {
+		c.log.WarnContext(ctx, "inline tick failed; handing over to a tick job", "run_id", run.ID, "err", inlineErr.err)
+		err = create(false)
+	}
 	return run, created, err
 }
+
+// inlineTickError is a trigger's inline tick failing, which spoils the
+// creating transaction.
+type inlineTickError struct{ err error }
+
+func (e *inlineTickError) Error() string { return "inline tick: " + e.err.Error() }
+func (e *inlineTickError) Unwrap() error { return e.err }
 
 // version finds the version of a definition a new run starts (0: the
 // newest still published), its manifest from the cache by hash when it is

@@ -125,5 +125,5 @@ func (c *Coordinator) enqueueDue(ctx context.Context, tx pgx.Tx, s *store.Store)
 		}
 		jobs[i] = river.InsertManyParams{Args: args, InsertOpts: stepOpts(d.Queue)}
 	}
-	return len(due), c.insertSteps(ctx, tx, jobs)
+	return len(due), c.insertSteps(ctx, tx, jobs, nil)
 }

@@ -218,7 +218,7 @@ func (c *Coordinator) persist(ctx context.Context, tx pgx.Tx, ticks []*runTick) 
 		}
 		jobs = append(jobs, cmds[i].jobs...)
 	}
-	if err := c.insertSteps(ctx, tx, jobs); err != nil {
+	if err := c.insertSteps(ctx, tx, jobs, &w); err != nil {
 		return err
 	}
 	if err := c.fault(FaultAfterEnqueue); err != nil {

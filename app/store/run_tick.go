@@ -145,6 +145,18 @@ type RunWrites struct {
 	history  queries.RunHistoryInsertManyParams
 	consume  queries.RunInputConsumeManyParams
 	updates  queries.RunUpdateManyParams
+	after    []statement
+}
+
+type statement struct {
+	sql  string
+	args []any
+}
+
+// After adds a statement without rows to send last, in the same round
+// trip (a notification, say).
+func (w *RunWrites) After(sql string, args ...any) {
+	w.after = append(w.after, statement{sql, args})
 }
 
 // nodeBatch bounds one node statement: a 10,000-way scatter is written in
@@ -293,8 +305,8 @@ func (w *RunWrites) Update(r Run, st engine.Run) error {
 }
 
 // RunWritesFlush sends everything collected (nodes, attempts, history,
-// consumed inputs and the guarded run updates) in one round trip, and
-// forgets it. It returns ErrConflict when a run's version moved on since
+// consumed inputs, the guarded run updates and the statements to send
+// after them) in one round trip, and forgets it. It returns ErrConflict when a run's version moved on since
 // it was read.
 func (s *Store) RunWritesFlush(ctx context.Context, w *RunWrites) error {
 	var p pipeline
@@ -315,6 +327,9 @@ func (s *Store) RunWritesFlush(ctx context.Context, w *RunWrites) error {
 	if runs > 0 {
 		update = p.batch.Len()
 		_, _ = q.RunUpdateMany(ctx, w.updates)
+	}
+	for _, st := range w.after {
+		p.batch.Queue(st.sql, st.args...)
 	}
 	*w = RunWrites{}
 	if p.batch.Len() == 0 {
