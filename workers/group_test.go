@@ -214,3 +214,35 @@ func TestAttemptStartsInGroups(t *testing.T) {
 		t.Fatalf("an attempt with a result was taken again: %v, %v", ok, err)
 	}
 }
+
+// The engine runs on the result group's goroutine: a panic there fails
+// the group's transaction, each result is then recorded on its own, and
+// the process goes on.
+func TestResultGroupSurvivesAPanicInTheEngine(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c, pool := coordinatorOn(t, false)
+	s := store.New(pool)
+	_, keys := twoTasks(t, c, pool, 2)
+	var armed sync.Once
+	c.Fault = func(point string) error {
+		if point == FaultBeforeDecide {
+			armed.Do(func() { panic("engine bug") })
+		}
+		return nil
+	}
+	var group []*resultRequest
+	for _, k := range keys {
+		group = append(group, &resultRequest{key: k, result: resultOfA(), done: make(chan struct{})})
+	}
+	c.results.write(ctx, group)
+	for _, r := range group {
+		<-r.done
+		if r.err != nil {
+			t.Fatalf("run %s: %v", r.key.ID, r.err)
+		}
+		if st := nodeState(t, s, r.key, "a"); st != engine.NodeSucceeded {
+			t.Errorf("run %s after the panic: a is %s, want succeeded", r.key.ID, st)
+		}
+	}
+}

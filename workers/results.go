@@ -3,6 +3,8 @@ package workers
 import (
 	"context"
 	"errors"
+	"fmt"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -102,7 +104,11 @@ func (g *resultGroup) drain(ctx context.Context) error {
 // job in a fresh transaction.
 func (g *resultGroup) write(ctx context.Context, group []*resultRequest) {
 	c := g.c
-	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) (err error) {
+		// The engine runs here, on the group's goroutine rather than a
+		// River worker's: a panic becomes this group's error instead of
+		// taking the process down.
+		defer recoverAs(&err)
 		var keys []store.RunKey
 		inputs := map[store.RunKey][]engine.Input{}
 		for _, r := range group {
@@ -190,5 +196,12 @@ func (a *attemptStarts) write(group []*startRequest) {
 	for _, r := range group {
 		r.fresh, r.err = taken[r.key], err
 		close(r.done)
+	}
+}
+
+// recoverAs turns a panic into *err, with its stack.
+func recoverAs(err *error) {
+	if p := recover(); p != nil {
+		*err = fmt.Errorf("panic: %v\n%s", p, debug.Stack())
 	}
 }
