@@ -13,10 +13,10 @@ import (
 )
 
 // tickInline runs the run's tick inside tx, in a savepoint, when the run
-// row can be locked without waiting: a step worker that has just stored its
-// result dispatches the next step itself, saving a whole job hop. It
-// reports false (and leaves tx as it was) when the run is busy or the tick
-// fails; the caller then wakes the run's tick job as usual.
+// row can be locked without waiting: a remote worker's result, say,
+// dispatches the next step at once, saving a whole job hop. It reports
+// false (and leaves tx as it was) when the run is busy or the tick fails;
+// the caller then wakes the run's tick job as usual.
 func (c *Coordinator) tickInline(ctx context.Context, tx pgx.Tx, tenantID, runID uuid.UUID, in engine.Input) (bool, error) {
 	if !c.InlineTicks {
 		return false, nil
