@@ -63,3 +63,8 @@ WHERE (tenant_id, id) IN (
     WHERE e.token IS NOT NULL AND e.lease_until < now() - make_interval(secs => @keep_seconds::float8)
     LIMIT @max_rows
     FOR UPDATE SKIP LOCKED);
+
+-- name: BridgeTaskCountTenant :one
+-- A tenant's bridge tasks not yet finished, claimed or not: they count
+-- against its concurrency cap like its step jobs.
+SELECT count(*) FROM bridge_task WHERE tenant_id = @tenant_id;

@@ -92,6 +92,19 @@ func (q *Queries) BridgeTaskClaim(ctx context.Context, arg BridgeTaskClaimParams
 	return items, nil
 }
 
+const bridgeTaskCountTenant = `-- name: BridgeTaskCountTenant :one
+SELECT count(*) FROM bridge_task WHERE tenant_id = $1
+`
+
+// A tenant's bridge tasks not yet finished, claimed or not: they count
+// against its concurrency cap like its step jobs.
+func (q *Queries) BridgeTaskCountTenant(ctx context.Context, tenantID uuid.UUID) (int64, error) {
+	row := q.db.QueryRow(ctx, bridgeTaskCountTenant, tenantID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const bridgeTaskDelete = `-- name: BridgeTaskDelete :exec
 DELETE FROM bridge_task WHERE tenant_id = $1 AND id = $2
 `

@@ -131,12 +131,13 @@ func (c *Coordinator) insertSteps(ctx context.Context, tx pgx.Tx, jobs []river.I
 	if len(jobs) == 0 {
 		return nil
 	}
-	jobs, err := c.routeRemote(ctx, tx, jobs)
+	// Admission first, so that a tenant's limits hold for the steps its
+	// own workers take through the bridge too.
+	jobs, err := c.admit(ctx, store.New(tx), jobs)
 	if err != nil || len(jobs) == 0 {
 		return err
 	}
-	s := store.New(tx)
-	jobs, err = c.admit(ctx, s, jobs)
+	jobs, err = c.routeRemote(ctx, tx, jobs)
 	if err != nil || len(jobs) == 0 {
 		return err
 	}

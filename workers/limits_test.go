@@ -8,6 +8,7 @@ import (
 
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/steps"
+	"github.com/ductor/ductor/workers"
 )
 
 // A tenant's concurrency cap holds however wide its fan-out, and the work
@@ -82,5 +83,56 @@ steps:
 	// Burst 5, then 2 more at 5/s: the last starts at least ~400 ms later.
 	if spread := last.Sub(first); spread < 300*time.Millisecond {
 		t.Fatalf("7 steps at 5/s started within %s; the rate limit did not hold", spread)
+	}
+}
+
+// The cap also holds for steps the tenant's own workers take through the
+// bridge: no more bridge tasks exist at once than the cap allows.
+func TestTenantConcurrencyCapHoldsForBridgeTasks(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	if _, err := b.store.TenantSetLimits(b.ctx, b.tenant.ID, 2, 0); err != nil {
+		t.Fatal(err)
+	}
+	b.publishYAML(t, `
+key: wide-remote
+steps:
+  - ref: fan
+    type: scatter
+    with: {items_expr: input.items, do: {type: task, with: {handler: remote.work}}}
+`)
+	id := b.start(t, "wide-remote", map[string]any{"items": items(6)})
+	done, peak := 0, 0
+	deadline := time.Now().Add(30 * time.Second)
+	for done < 6 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of 6 bridge tasks done after 30s", done)
+		}
+		var n int
+		if err := b.pool.QueryRow(b.ctx, `SELECT count(*) FROM bridge_task WHERE tenant_id = $1`, b.tenant.ID).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		peak = max(peak, n)
+		tasks, err := b.coord.TaskPoll(b.ctx, b.tenant.ID, workers.TaskPoll{
+			Queue: workers.DefaultQueue, Handlers: []string{"remote.work"}, WorkerID: "w", Max: 10,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, task := range tasks {
+			if err := b.coord.TaskComplete(b.ctx, b.tenant.ID, task.ID, task.Token, map[string]any{}); err != nil {
+				t.Fatal(err)
+			}
+			done++
+		}
+		if len(tasks) == 0 {
+			time.Sleep(10 * time.Millisecond) // poll interval
+		}
+	}
+	if run := b.waitTerminal(t, id); run.Status != engine.RunSucceeded {
+		t.Fatalf("run %s", run.Status)
+	}
+	if peak > 2 {
+		t.Fatalf("%d bridge tasks existed at once under a cap of 2", peak)
 	}
 }

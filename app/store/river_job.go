@@ -40,14 +40,19 @@ func (s *Store) StepJobsRunning(ctx context.Context, tenantID, runID uuid.UUID, 
 const stepJobsInFlight = `SELECT count(*) FROM river_job
 WHERE kind = 'ductor.step' AND queue = $1 AND state IN ('available', 'running') AND args @> $2::jsonb`
 
-// StepJobsInFlight counts a tenant's step jobs queued or running.
+// StepJobsInFlight counts a tenant's steps queued or running: its step
+// jobs on queue and its unfinished bridge tasks.
 func (s *Store) StepJobsInFlight(ctx context.Context, tenantID uuid.UUID, queue string) (int, error) {
 	match, _ := json.Marshal(map[string]any{"tenant_id": tenantID})
 	var n int
 	if err := s.db.QueryRow(ctx, stepJobsInFlight, queue, match).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count steps in flight: %w", err)
 	}
-	return n, nil
+	remote, err := s.q.BridgeTaskCountTenant(ctx, tenantID)
+	if err != nil {
+		return 0, fmt.Errorf("count bridge tasks in flight: %w", err)
+	}
+	return n + int(remote), nil
 }
 
 // FairClockKey names one tenant's virtual clock on one queue.
