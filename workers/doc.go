@@ -76,4 +76,12 @@
 // State, pinned by TestFairTagsInterleaveTenantsInRiverOrder. Retries and
 // delayed dispatches get fresh tags when the sweep enqueues them, so they
 // keep their fair place rather than going behind everyone.
+//
+// A tenant's own limits (max_concurrency and rate_per_second, set with
+// `ductor tenant set`) apply before any of that, when its steps are
+// enqueued (admit): under a lock on the tenant's token-bucket row, so two
+// replicas never admit past a limit together, and counting the tenant's
+// step jobs and unfinished bridge tasks against its cap. Steps over a
+// limit wait in run_dispatch and the sweep offers them again, spaced at
+// the rate or after a short recheck of the cap.
 package workers
