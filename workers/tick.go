@@ -77,12 +77,10 @@ const maxTickConflicts = 5
 type runTick struct {
 	key    store.RunKey
 	inputs []engine.Input
-	load   store.TickLoad
+	load   store.TickLoad // the run as read, with the database's clock
 
-	run       store.Run
-	now       time.Time
 	m         *definition.Manifest
-	pending   store.PendingInputs
+	pending   store.PendingInputs // the load's and the caller's
 	state     *engine.State
 	decisions []*engine.Decision
 	// err is why this run could not be ticked; tickRuns returns it among
@@ -128,13 +126,13 @@ func (c *Coordinator) tickRuns(ctx context.Context, tx pgx.Tx, ticks []*runTick)
 	s := store.New(tx)
 	var decided []*runTick
 	for _, t := range ticks {
-		t.run, t.now, t.pending = t.load.Run, t.load.Now, t.load.Pending
+		t.pending = t.load.Pending
 		t.pending.Inputs = append(t.pending.Inputs, t.inputs...) // a duplicate is discarded by Decide
-		if len(t.pending.Inputs) == 0 && t.run.Status != engine.RunPending {
+		if len(t.pending.Inputs) == 0 && t.load.Run.Status != engine.RunPending {
 			continue // nothing new: time-based work arrives as timer inputs
 		}
-		if t.m, t.err = c.manifest(ctx, s, t.run); t.err == nil {
-			t.state, t.decisions, t.err = c.decide(ctx, s, t.run, t.m, t.pending, t.now, t.load.Nodes)
+		if t.m, t.err = c.manifest(ctx, s, t.load.Run); t.err == nil {
+			t.state, t.decisions, t.err = c.decide(ctx, s, t.load.Run, t.m, t.pending, t.load.Now, t.load.Nodes)
 		}
 		if t.err != nil {
 			if tx.Conn().PgConn().TxStatus() == 'E' {
@@ -198,7 +196,7 @@ func (c *Coordinator) persist(ctx context.Context, tx pgx.Tx, ticks []*runTick) 
 	}
 	for _, t := range ticks {
 		for _, d := range t.decisions {
-			if err := saveWaiting(ctx, s, t.run, t.m, d); err != nil {
+			if err := saveWaiting(ctx, s, t.load.Run, t.m, d); err != nil {
 				return err
 			}
 		}
@@ -209,7 +207,7 @@ func (c *Coordinator) persist(ctx context.Context, tx pgx.Tx, ticks []*runTick) 
 	var jobs []river.InsertManyParams
 	cmds := make([]*commandBatch, len(ticks))
 	for i, t := range ticks {
-		cmds[i] = &commandBatch{c: c, s: s, tx: tx, run: t.run, now: t.now}
+		cmds[i] = &commandBatch{c: c, s: s, tx: tx, run: t.load.Run, now: t.load.Now}
 		for _, d := range t.decisions {
 			cmds[i].add(d.Commands)
 		}
@@ -232,7 +230,7 @@ func (c *Coordinator) persist(ctx context.Context, tx pgx.Tx, ticks []*runTick) 
 			t.state.Run.Reason = engine.ReasonTransitionLimit
 		}
 		w.Consume(t.key, t.pending.IDs)
-		if err := w.Update(t.run, t.state.Run); err != nil {
+		if err := w.Update(t.load.Run, t.state.Run); err != nil {
 			return err
 		}
 	}
@@ -240,7 +238,7 @@ func (c *Coordinator) persist(ctx context.Context, tx pgx.Tx, ticks []*runTick) 
 		return err
 	}
 	for _, t := range ticks {
-		if t.state.Run.Status.Terminal() && !t.run.Status.Terminal() {
+		if t.state.Run.Status.Terminal() && !t.load.Run.Status.Terminal() {
 			c.metrics.finished.WithLabelValues(string(t.state.Run.Status)).Inc()
 		}
 	}
@@ -249,7 +247,7 @@ func (c *Coordinator) persist(ctx context.Context, tx pgx.Tx, ticks []*runTick) 
 	}
 	for _, t := range ticks {
 		if t.pending.More {
-			if err := c.Wake(ctx, tx, t.run.TenantID, t.run.ID); err != nil {
+			if err := c.Wake(ctx, tx, t.load.Run.TenantID, t.load.Run.ID); err != nil {
 				return err
 			}
 		}
