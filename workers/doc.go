@@ -55,8 +55,9 @@
 // Tiers are River queues: coordinator ticks on their own queue (cheap,
 // coalesced, and they unblock everything), then step tasks on one queue per
 // tenant tier (steps_interactive, steps_standard, steps_bulk), each with
-// its own workers, so a saturated bulk tier cannot hold interactive work
-// back and bulk work always has workers of its own: it never starves.
+// its own workers in proportion to the tier's weight (TierWeights, 4:2:1),
+// so a saturated bulk tier cannot hold interactive work back and bulk work
+// always has workers of its own: it never starves.
 //
 // Inside a tier, tenants share the workers by start-time fair queueing.
 // River fetches a queue in (priority, scheduled_at, id) order; Ductor

@@ -58,3 +58,16 @@ func TestFairTagsInterleaveTenantsInRiverOrder(t *testing.T) {
 		t.Fatalf("tenant B's steps sit at fetch positions %v of %d: want all three among the first few", positions, i)
 	}
 }
+
+// Each tier's step queue has workers of its own, in proportion to the
+// tier's weight.
+func TestTierQueuesHaveWorkersByWeight(t *testing.T) {
+	t.Parallel()
+	q := queues(Options{Steps: true, MaxWorkers: 10})
+	want := map[string]int{QueueStepsInteractive: 80, QueueStepsStandard: 40, QueueStepsBulk: 20}
+	for queue, n := range want {
+		if got := q[queue].MaxWorkers; got != n {
+			t.Errorf("%s has %d workers, want %d", queue, got, n)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/ductor/ductor/app/steps"
+	"github.com/ductor/ductor/app/store"
 )
 
 // Queue names.
@@ -30,9 +31,9 @@ type Options struct {
 	Coordinator bool
 	Steps       bool
 	// MaxWorkers bounds concurrent jobs on the coordinator queue (default
-	// 16); each step queue gets four times as many. Step workers hold a
-	// connection only inside the grouped statements, so many of them share
-	// a few connections.
+	// 16); each tier's step queue gets a multiple of it (TierWeights).
+	// Step workers hold a connection only inside the grouped statements,
+	// so many of them share a few connections.
 	MaxWorkers int
 	Logger     *slog.Logger
 	// C is the coordinator the workers drive; NewClient hands it the
@@ -98,13 +99,20 @@ func queues(opts Options) map[string]river.QueueConfig {
 		q[QueueCoordinator] = fast(max)
 	}
 	if opts.Steps {
-		q[QueueStepsInteractive] = fast(4 * max)
-		q[QueueStepsStandard] = fast(4 * max)
-		q[QueueStepsBulk] = fast(4 * max)
+		for tier, weight := range TierWeights {
+			q[stepQueue(tier)] = fast(2 * weight * max)
+		}
 		q[river.QueueDefault] = fast(max)
 	}
 	return q
 }
+
+// TierWeights are the tiers' shares of a process's step workers: each
+// tier's queue has 2 × weight × MaxWorkers workers of its own (128, 64
+// and 32 by default), which it never lends, so a saturated tier cannot
+// slow another down. Workers wait for the database without holding a
+// connection, so they are cheap.
+var TierWeights = map[store.Tier]int{store.TierInteractive: 4, store.TierStandard: 2, store.TierBulk: 1}
 
 // Notify wakes every client working queue from inside tx: the notification
 // is delivered when tx commits, so the job the transaction inserted is
