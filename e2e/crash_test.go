@@ -2,9 +2,6 @@ package e2e
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -17,7 +14,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/pgcluster"
 	"github.com/ductor/ductor/app/steps"
@@ -63,7 +59,7 @@ func TestPostgresCrashUnderLoadLosesNoAcknowledgedRun(t *testing.T) {
 	}
 	s := store.New(pool)
 	tenant := testdb.Tenant(t, s, nil)
-	compiled, err := definition.Compile([]byte(`
+	testdb.Definition(t, s, tenant.ID, `
 key: three
 steps:
   - { ref: a, type: task, with: { handler: builtin.noop }, timeout: 2s }
@@ -72,17 +68,7 @@ steps:
 edges:
   - { from: a, to: b }
   - { from: b, to: c }
-`), definition.FormatYAML)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, _ := json.Marshal(compiled.Manifest)
-	sum := sha256.Sum256(raw)
-	if _, _, err := s.DefinitionPublish(ctx, tenant.ID, store.Publication{
-		Manifest: compiled.Manifest, ManifestHash: hex.EncodeToString(sum[:]), Source: string(raw), SourceFormat: "json",
-	}); err != nil {
-		t.Fatal(err)
-	}
+`)
 
 	log := slog.New(slog.DiscardHandler)
 	coord, err := workers.NewCoordinator(pool, log)

@@ -3,9 +3,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -17,7 +14,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
@@ -81,21 +77,11 @@ func TestKilledWorkerProcessStepsAreRetried(t *testing.T) {
 	pool, url := testdb.SchemaURL(t)
 	s := store.New(pool)
 	tenant := testdb.Tenant(t, s, nil)
-	compiled, err := definition.Compile([]byte(`
+	testdb.Definition(t, s, tenant.ID, `
 key: slow
 steps:
   - { ref: work, type: task, with: { handler: builtin.sleep, input_expr: '{"ms": 1500}' }, timeout: 3s }
-`), definition.FormatYAML)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, _ := json.Marshal(compiled.Manifest)
-	sum := sha256.Sum256(raw)
-	if _, _, err := s.DefinitionPublish(ctx, tenant.ID, store.Publication{
-		Manifest: compiled.Manifest, ManifestHash: hex.EncodeToString(sum[:]), Source: string(raw), SourceFormat: "json",
-	}); err != nil {
-		t.Fatal(err)
-	}
+`)
 	// The test only triggers runs: its client inserts jobs, works none.
 	coord, err := workers.NewCoordinator(pool, slog.New(slog.DiscardHandler))
 	if err != nil {

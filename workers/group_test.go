@@ -2,9 +2,6 @@ package workers
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"slices"
 	"sync"
 	"testing"
@@ -12,7 +9,6 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
@@ -25,24 +21,14 @@ func twoTasks(t *testing.T, c *Coordinator, pool *pgxpool.Pool, n int) (store.Te
 	ctx := context.Background()
 	s := store.New(pool)
 	tenant := testdb.Tenant(t, s, nil)
-	compiled, err := definition.Compile([]byte(`
+	testdb.Definition(t, s, tenant.ID, `
 key: two
 steps:
   - { ref: a, type: task, with: { handler: builtin.noop } }
   - { ref: b, type: task, with: { handler: builtin.noop } }
 edges:
   - { from: a, to: b }
-`), definition.FormatYAML)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, _ := json.Marshal(compiled.Manifest)
-	sum := sha256.Sum256(raw)
-	if _, _, err := s.DefinitionPublish(ctx, tenant.ID, store.Publication{
-		Manifest: compiled.Manifest, ManifestHash: hex.EncodeToString(sum[:]), Source: string(raw), SourceFormat: "json",
-	}); err != nil {
-		t.Fatal(err)
-	}
+`)
 	var keys []store.RunKey
 	for range n {
 		run, _, err := c.Start(ctx, Trigger{TenantID: tenant.ID, Definition: "two"}, nil)

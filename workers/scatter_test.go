@@ -7,19 +7,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/steps"
+	"github.com/ductor/ductor/app/testdb"
 )
 
 // publishYAML compiles a YAML document and publishes it.
 func (b testBundle) publishYAML(t *testing.T, doc string) {
 	t.Helper()
-	c, err := definition.Compile([]byte(doc), definition.FormatYAML)
-	if err != nil {
-		t.Fatalf("compile: %v", err)
-	}
-	b.publish(t, c.Manifest)
+	testdb.Definition(t, b.store, b.tenant.ID, doc)
 }
 
 func items(n int) []any {

@@ -4,7 +4,10 @@ import (
 	"context"
 	"testing"
 
+	"github.com/google/uuid"
+
 	"github.com/ductor/ductor/app/auth"
+	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/store"
 )
 
@@ -64,3 +67,20 @@ func APIKey(tb testing.TB, s *store.Store, tenant store.Tenant, opts *APIKeyOpts
 
 // Ptr returns a pointer to v, for option structs.
 func Ptr[T any](v T) *T { return &v }
+
+// Definition compiles a YAML definition and publishes it as the next
+// version of its key for the tenant.
+func Definition(tb testing.TB, s *store.Store, tenantID uuid.UUID, yaml string) store.DefinitionVersion {
+	tb.Helper()
+	c, err := definition.Compile([]byte(yaml), definition.FormatYAML)
+	if err != nil {
+		tb.Fatalf("factory definition: %v", err)
+	}
+	v, _, err := s.DefinitionPublish(context.Background(), tenantID, store.Publication{
+		Manifest: c.Manifest, ManifestHash: c.Hash, Source: yaml, SourceFormat: "yaml",
+	})
+	if err != nil {
+		tb.Fatalf("factory definition: %v", err)
+	}
+	return v
+}
