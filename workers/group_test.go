@@ -40,6 +40,15 @@ edges:
 	return tenant, keys
 }
 
+// resultsOfA is a result group of step a's success for each run.
+func resultsOfA(keys []store.RunKey) []*resultRequest {
+	var group []*resultRequest
+	for _, k := range keys {
+		group = append(group, &resultRequest{key: k, result: resultOfA(), done: make(chan struct{})})
+	}
+	return group
+}
+
 func resultOfA() engine.StepResult {
 	return engine.StepResult{Node: "a", Generation: 0, Attempt: 1, Output: map[string]any{"ok": true}}
 }
@@ -73,10 +82,7 @@ func TestResultGroupTicksRunsTogetherAndHandsAFailingRunToItsTickJob(t *testing.
 	if st := nodeState(t, s, keys[0], "b"); st != engine.NodePending {
 		t.Fatalf("b is %s before a's result, want pending", st)
 	}
-	var group []*resultRequest
-	for _, k := range keys {
-		group = append(group, &resultRequest{key: k, result: resultOfA(), done: make(chan struct{})})
-	}
+	group := resultsOfA(keys)
 	c.results.write(ctx, group)
 	for _, r := range group {
 		<-r.done
@@ -217,10 +223,7 @@ func TestResultGroupSurvivesAPanicInTheEngine(t *testing.T) {
 		}
 		return nil
 	}
-	var group []*resultRequest
-	for _, k := range keys {
-		group = append(group, &resultRequest{key: k, result: resultOfA(), done: make(chan struct{})})
-	}
+	group := resultsOfA(keys)
 	c.results.write(ctx, group)
 	for _, r := range group {
 		<-r.done

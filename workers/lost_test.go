@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/app/store"
@@ -21,43 +23,14 @@ import (
 // retried on another worker.
 func TestLostWorkerIsRetriedAfterItsLease(t *testing.T) {
 	t.Parallel()
-	pool := testdb.Schema(t)
-	b := testBundle{ctx: context.Background(), pool: pool, store: store.New(pool)}
-	b.coord = startWith(t, pool, roles{steps: false}) // no step workers yet
-	b.coord.RescueWindow = 200 * time.Millisecond
-	b.tenant = testdb.Tenant(t, b.store, nil)
-	b.publishYAML(t, `
-key: doomed
-steps:
-  - {ref: work, type: task, with: {handler: builtin.noop}, timeout: 300ms}
-`)
-	id := b.start(t, "doomed", nil)
-
-	// The "dead worker": it took attempt 1 and never answered.
-	var jobID int64
-	b.poll(t, func() bool {
-		return b.pool.QueryRow(b.ctx, `SELECT id FROM river_job WHERE kind = 'ductor.step' AND args->>'run_id' = $1`, id.String()).Scan(&jobID) == nil
+	retriedAfterDeath(t, func(b testBundle, id uuid.UUID, jobID int64) {
+		if _, err := b.pool.Exec(b.ctx, `UPDATE river_job SET state = 'running', attempt = 1, attempted_at = now() WHERE id = $1`, jobID); err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := b.store.AttemptStart(b.ctx, b.tenant.ID, id, "work", 0, 1, 300*time.Millisecond+b.coord.RescueWindow); err != nil || !ok {
+			t.Fatalf("take attempt: %v %v", ok, err)
+		}
 	})
-	if _, err := b.pool.Exec(b.ctx, `UPDATE river_job SET state = 'running', attempt = 1, attempted_at = now() WHERE id = $1`, jobID); err != nil {
-		t.Fatal(err)
-	}
-	if ok, err := b.store.AttemptStart(b.ctx, b.tenant.ID, id, "work", 0, 1, 300*time.Millisecond+b.coord.RescueWindow); err != nil || !ok {
-		t.Fatalf("take attempt: %v %v", ok, err)
-	}
-	taken := time.Now()
-
-	startWith(t, pool, roles{steps: true}) // a healthy worker joins
-	run := b.waitTerminal(t, id)
-	if run.Status != engine.RunSucceeded {
-		t.Fatalf("run %s", run.Status)
-	}
-	if waited := time.Since(taken); waited > 10*time.Second {
-		t.Errorf("the lost attempt was retried after %s", waited)
-	}
-	attempts, _ := b.store.RunAttempts(b.ctx, b.tenant.ID, id)
-	if len(attempts) != 2 || attempts[0].Error == nil || attempts[0].Error.Code != "worker_lost" || attempts[1].Error != nil {
-		t.Fatalf("attempts = %+v, want worker_lost then success", attempts)
-	}
 }
 
 // A worker that dies after River handed it the job but before it recorded
@@ -73,41 +46,51 @@ func TestWorkerLostBeforeItsStartIsRetried(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			pool := testdb.Schema(t)
-			b := testBundle{ctx: context.Background(), pool: pool, store: store.New(pool)}
-			b.coord = startWith(t, pool, roles{steps: false}) // no step workers yet
-			b.coord.RescueWindow = 200 * time.Millisecond
-			b.tenant = testdb.Tenant(t, b.store, nil)
-			b.publishYAML(t, `
-key: doomed-early
+			retriedAfterDeath(t, func(b testBundle, _ uuid.UUID, jobID int64) {
+				if _, err := b.pool.Exec(b.ctx, fate, jobID); err != nil {
+					t.Fatal(err)
+				}
+			})
+		})
+	}
+}
+
+// retriedAfterDeath starts a one-step run with no step workers, lets die
+// leave its step job as a dead worker would, then starts a healthy worker:
+// the step must be retried within seconds, attempt 1 lost and attempt 2
+// successful.
+func retriedAfterDeath(t *testing.T, die func(b testBundle, runID uuid.UUID, jobID int64)) {
+	t.Helper()
+	pool := testdb.Schema(t)
+	b := testBundle{ctx: context.Background(), pool: pool, store: store.New(pool)}
+	b.coord = startWith(t, pool, roles{steps: false}) // no step workers yet
+	b.coord.RescueWindow = 200 * time.Millisecond
+	b.tenant = testdb.Tenant(t, b.store, nil)
+	b.publishYAML(t, `
+key: doomed
 steps:
   - {ref: work, type: task, with: {handler: builtin.noop}, timeout: 300ms}
 `)
-			id := b.start(t, "doomed-early", nil)
+	id := b.start(t, "doomed", nil)
 
-			// The "dead worker": River handed it attempt 1, then nothing.
-			var jobID int64
-			b.poll(t, func() bool {
-				return b.pool.QueryRow(b.ctx, `SELECT id FROM river_job WHERE kind = 'ductor.step' AND args->>'run_id' = $1`, id.String()).Scan(&jobID) == nil
-			})
-			if _, err := b.pool.Exec(b.ctx, fate, jobID); err != nil {
-				t.Fatal(err)
-			}
-			taken := time.Now()
+	var jobID int64
+	b.poll(t, func() bool {
+		return b.pool.QueryRow(b.ctx, `SELECT id FROM river_job WHERE kind = 'ductor.step' AND args->>'run_id' = $1`, id.String()).Scan(&jobID) == nil
+	})
+	die(b, id, jobID)
+	taken := time.Now()
 
-			startWith(t, pool, roles{steps: true}) // a healthy worker joins
-			run := b.waitTerminal(t, id)
-			if run.Status != engine.RunSucceeded {
-				t.Fatalf("run %s", run.Status)
-			}
-			if waited := time.Since(taken); waited > 10*time.Second {
-				t.Errorf("the lost attempt was retried after %s", waited)
-			}
-			attempts, _ := b.store.RunAttempts(b.ctx, b.tenant.ID, id)
-			if len(attempts) != 2 || attempts[0].Error == nil || attempts[0].Error.Code != "worker_lost" || attempts[1].Error != nil {
-				t.Fatalf("attempts = %+v, want worker_lost then success", attempts)
-			}
-		})
+	startWith(t, pool, roles{steps: true}) // a healthy worker joins
+	run := b.waitTerminal(t, id)
+	if run.Status != engine.RunSucceeded {
+		t.Fatalf("run %s", run.Status)
+	}
+	if waited := time.Since(taken); waited > 10*time.Second {
+		t.Errorf("the lost attempt was retried after %s", waited)
+	}
+	attempts, _ := b.store.RunAttempts(b.ctx, b.tenant.ID, id)
+	if len(attempts) != 2 || attempts[0].Error == nil || attempts[0].Error.Code != "worker_lost" || attempts[1].Error != nil {
+		t.Fatalf("attempts = %+v, want worker_lost then success", attempts)
 	}
 }
 
