@@ -3,6 +3,7 @@ package workers
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -55,7 +56,7 @@ func (c *Coordinator) Start(ctx context.Context, t Trigger, validate InputValida
 				return err
 			}
 			if inline {
-				ticked, err := c.tickLocked(ctx, tx, t.TenantID, run.ID, nil)
+				ticked, err := c.tickNew(ctx, tx, run)
 				if err != nil {
 					return &inlineTickError{err}
 				}
@@ -75,6 +76,26 @@ func (c *Coordinator) Start(ctx context.Context, t Trigger, validate InputValida
 		err = create(false)
 	}
 	return run, created, err
+}
+
+// tickNew runs a new run's first tick in the transaction that created
+// it. That transaction holds the run, and all that RunTickLoad would read
+// is known: no node, no pending input, the run as inserted, and the
+// transaction's now() as the run's created_at. It reports false when the
+// tick failed on its own, for a tick job to take over.
+func (c *Coordinator) tickNew(ctx context.Context, tx pgx.Tx, run store.Run) (bool, error) {
+	c.inputs.put(run.ID, run.State.Input) // decoded from the row, as a load would
+	defer c.observeTick("inline", time.Now())
+	k := store.RunKey{TenantID: run.TenantID, ID: run.ID}
+	t := &runTick{key: k, load: store.TickLoad{LeanRun: store.LeanRun{Run: run, Now: run.CreatedAt}}}
+	failed, err := c.tickRuns(ctx, tx, []*runTick{t})
+	if err != nil {
+		return false, err
+	}
+	for _, t := range failed {
+		c.log.WarnContext(ctx, "inline tick failed; handing over to a tick job", "run_id", t.key.ID, "err", t.err)
+	}
+	return len(failed) == 0, nil
 }
 
 // inlineTickError is a trigger's inline tick failing, which spoils the
