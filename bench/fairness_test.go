@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"fmt"
+
 	"github.com/google/uuid"
 
 	"testing"
@@ -26,7 +28,8 @@ func BenchmarkFairness(b *testing.B) {
 	bb.tenant = a.newTenant(b)
 	bb.publish(b, taskChain("single", 1))
 	var idle, loaded, fifo []time.Duration
-	flood := func(into *[]time.Duration) {
+	var idleStages, loadedStages stages
+	flood := func(into *[]time.Duration, st *stages) {
 		id, err := a.start("fan", map[string]any{"items": items(n)})
 		if err != nil {
 			b.Fatal(err)
@@ -34,7 +37,11 @@ func BenchmarkFairness(b *testing.B) {
 		a.waitTicked(b, id)
 		budget := time.Now().Add(deadline(2*time.Minute, 10*time.Second))
 		for i := 0; i < samples && time.Now().Before(budget) && a.flooding(b); i++ {
-			*into = append(*into, bb.triggerWait(b, "single"))
+			d, s := bb.triggerStages(b, "single")
+			*into = append(*into, d)
+			if st != nil {
+				st.add(s)
+			}
 		}
 		a.cancel(b, id)
 		a.waitStepsDrained(b)
@@ -42,11 +49,13 @@ func BenchmarkFairness(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		for range samples {
-			idle = append(idle, bb.triggerWait(b, "single"))
+			d, s := bb.triggerStages(b, "single")
+			idle = append(idle, d)
+			idleStages.add(s)
 		}
-		flood(&loaded)
+		flood(&loaded, &loadedStages)
 		a.coord.PlainFIFO = true
-		flood(&fifo)
+		flood(&fifo, nil)
 		a.coord.PlainFIFO = false
 	}
 	b.StopTimer()
@@ -61,6 +70,8 @@ func BenchmarkFairness(b *testing.B) {
 	b.ReportMetric(f.p95/i.p95, "fifo-x-idle")
 	record(b, "fairness", "fairness: tenant B p95 %.0f ms behind A's %d-way scatter vs %.0f ms idle = %.1f× (goal ≤ 3×: %s; %d loaded, %d idle samples)",
 		l.p95, n, i.p95, ratio, verdict(ratio <= 3), l.n, i.n)
+	record(b, "fairness-stages", "fairness, tenant B's stages p50/p95 (ms), idle → loaded: %s",
+		idleStages.versus(loadedStages))
 	record(b, "fairness-fifo", "fairness with plain FIFO (fair tags off), same flood: tenant B p95 %.0f ms = %.1f× idle (%d samples taken while A had steps queued)",
 		f.p95, f.p95/i.p95, f.n)
 }
@@ -98,20 +109,59 @@ func (d *ductor) waitStepsDrained(b *testing.B) {
 	}
 }
 
-// triggerWait starts a single-step run, waits for it to end and returns
-// the time from its creation to its step's start (database clock).
-func (d *ductor) triggerWait(b *testing.B, key string) time.Duration {
+// stage is one sample of tenant B's path, split where the database
+// records a time: the trigger's transaction (until Start returns), its
+// step job waiting to be fetched (River's attempted_at), and the fetched
+// job waiting for its attempt's start to be recorded.
+type stage struct{ trigger, fetch, start time.Duration }
+
+type stages struct{ trigger, fetch, start []time.Duration }
+
+func (s *stages) add(x stage) {
+	s.trigger = append(s.trigger, x.trigger)
+	s.fetch = append(s.fetch, x.fetch)
+	s.start = append(s.start, x.start)
+}
+
+func (s stages) versus(l stages) string {
+	part := func(name string, a, b []time.Duration) string {
+		x, y := latencyOf(a), latencyOf(b)
+		return fmt.Sprintf("%s %.1f/%.1f → %.1f/%.1f", name, x.p50, x.p95, y.p50, y.p95)
+	}
+	return part("trigger", s.trigger, l.trigger) + "; " + part("fetch", s.fetch, l.fetch) + "; " + part("start", s.start, l.start)
+}
+
+// triggerStages starts a single-step run, waits for it to end and returns
+// the time from its creation to its step's start (database clock), with
+// that time split into its stages.
+func (d *ductor) triggerStages(b *testing.B, key string) (time.Duration, stage) {
 	b.Helper()
 	id, err := d.start(key, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
+	started := time.Now()
 	run := d.waitRun(b, id, deadline(5*time.Minute, 30*time.Second))
 	attempts, err := d.store.RunAttempts(d.ctx, d.tenant.ID, id)
 	if err != nil || len(attempts) == 0 {
 		b.Fatalf("attempts of %s: %v (%d)", id, err, len(attempts))
 	}
-	return attempts[0].StartedAt.Sub(run.CreatedAt)
+	var fetched time.Time
+	err = d.pool.QueryRow(d.ctx, `SELECT attempted_at FROM river_job
+		WHERE kind = 'ductor.step' AND args->>'run_id' = $1 ORDER BY id LIMIT 1`, id.String()).Scan(&fetched)
+	if err != nil {
+		b.Fatal(err)
+	}
+	at := attempts[0].StartedAt
+	return at.Sub(run.CreatedAt), stage{trigger: started.Sub(run.CreatedAt), fetch: fetched.Sub(started), start: at.Sub(fetched)}
+}
+
+// triggerWait starts a single-step run, waits for it to end and returns
+// the time from its creation to its step's start (database clock).
+func (d *ductor) triggerWait(b *testing.B, key string) time.Duration {
+	b.Helper()
+	total, _ := d.triggerStages(b, key)
+	return total
 }
 
 // waitTicked waits until the run's first tick committed, so its children
