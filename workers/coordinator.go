@@ -35,6 +35,8 @@ type Coordinator struct {
 	inputs    *inputCache
 	bridge    *bridge
 	clock     *fairClock
+	gate      *yieldGate
+	busy      busyTenants
 	results   *resultGroup
 	starts    *attemptStarts
 	// RescueWindow is added to a step's timeout to lease its attempt.
@@ -84,7 +86,7 @@ func NewCoordinator(pool *pgxpool.Pool, log *slog.Logger) (*Coordinator, error) 
 	c := &Coordinator{
 		pool: pool, log: log, engine: &engine.Engine{Eval: eval},
 		tenants: tenantCache{ttl: 5 * time.Second}, RescueWindow: 30 * time.Second, InlineTicks: true, metrics: newMetrics(), inputs: newInputCache(4096),
-		bridge: newBridge(), clock: clock,
+		bridge: newBridge(), clock: clock, gate: newYieldGate(maxYield),
 	}
 	c.results = newResultGroup(c)
 	c.starts = newAttemptStarts(c)

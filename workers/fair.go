@@ -43,15 +43,22 @@ func (c *Coordinator) fairTag(ctx context.Context, jobs []river.InsertManyParams
 	}
 	for _, g := range order {
 		idx := batches[g]
-		start, err := c.clock.advance(ctx, g.tenant, g.queue, time.Duration(len(idx))*StepCost)
+		tag, err := c.clock.advance(ctx, g.tenant, g.queue, time.Duration(len(idx))*StepCost)
 		if err != nil {
 			return err
 		}
+		c.busy.note(g.tenant, !tag.Idle || len(idx) > 1)
 		for k, i := range idx {
 			opts := *jobs[i].InsertOpts
-			opts.ScheduledAt = start.Add(time.Duration(k) * StepCost)
+			opts.ScheduledAt = tag.Start.Add(time.Duration(k) * StepCost)
 			opts.Metadata = fairMarker
 			jobs[i].InsertOpts = &opts
+			if k == 0 && tag.Idle {
+				a := jobs[i].Args.(StepArgs)
+				a.Sparse = true
+				jobs[i].Args = a
+				c.gate.await(a.attemptKey())
+			}
 		}
 	}
 	return nil

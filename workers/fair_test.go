@@ -2,10 +2,13 @@ package workers
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
 	"github.com/ductor/ductor/app/store"
@@ -22,17 +25,8 @@ func TestFairTagsInterleaveTenantsInRiverOrder(t *testing.T) {
 	c, pool := coordinatorOn(t, false)
 	s := store.New(pool)
 	a, b := testdb.Tenant(t, s, nil), testdb.Tenant(t, s, nil)
-	insert := func(tenant uuid.UUID, n int) {
-		jobs := make([]river.InsertManyParams, n)
-		for i := range jobs {
-			jobs[i] = river.InsertManyParams{Args: StepArgs{TenantID: tenant, RunID: uuid.New(), Node: "n"}, InsertOpts: stepOpts(QueueStepsStandard)}
-		}
-		if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error { return c.insertSteps(ctx, tx, jobs, nil) }); err != nil {
-			t.Fatal(err)
-		}
-	}
-	insert(a.ID, 300)
-	insert(b.ID, 3)
+	insertSteps(t, c, pool, a.ID, 300)
+	insertSteps(t, c, pool, b.ID, 3)
 
 	rows, err := pool.Query(ctx, `SELECT args->>'tenant_id', state FROM river_job
 		WHERE queue = $1 ORDER BY priority, scheduled_at, id`, QueueStepsStandard)
@@ -69,5 +63,71 @@ func TestTierQueuesHaveWorkersByWeight(t *testing.T) {
 		if got := q[queue].MaxWorkers; got != n {
 			t.Errorf("%s has %d workers, want %d", queue, got, n)
 		}
+	}
+}
+
+// insertSteps dispatches n steps of new runs of the tenant, as a tick
+// would, in one transaction.
+func insertSteps(t *testing.T, c *Coordinator, pool *pgxpool.Pool, tenant uuid.UUID, n int) {
+	t.Helper()
+	ctx := context.Background()
+	jobs := make([]river.InsertManyParams, n)
+	for i := range jobs {
+		jobs[i] = river.InsertManyParams{Args: StepArgs{TenantID: tenant, RunID: uuid.New(), Node: "n"}, InsertOpts: stepOpts(QueueStepsStandard)}
+	}
+	if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error { return c.insertSteps(ctx, tx, jobs, nil) }); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A tenant's step dispatched with nothing of the tenant queued is sparse
+// (its start goes ahead of bulk work, see yieldGate); the rest of a batch,
+// and the steps of a tenant with a backlog, are not. The coordinator also
+// remembers which tenants are busy, for their triggers.
+func TestFairTagsMarkAnIdleTenantsFirstStepSparse(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c, pool := coordinatorOn(t, false)
+	s := store.New(pool)
+	a, b := testdb.Tenant(t, s, nil), testdb.Tenant(t, s, nil)
+
+	insertSteps(t, c, pool, a.ID, 300) // the queue was empty
+	insertSteps(t, c, pool, b.ID, 1)   // B had nothing queued
+	if !c.busy.busy(a.ID) || c.busy.busy(b.ID) {
+		t.Fatalf("busy: A %v (queued 300), B %v (queued 1 while idle)", c.busy.busy(a.ID), c.busy.busy(b.ID))
+	}
+	insertSteps(t, c, pool, b.ID, 1) // B's first is still queued
+	insertSteps(t, c, pool, a.ID, 1)
+	if !c.busy.busy(b.ID) {
+		t.Fatal("B is not known busy after a dispatch behind its own queued step")
+	}
+
+	rows, err := pool.Query(ctx, `SELECT args->>'tenant_id', coalesce((args->>'sparse')::bool, false)
+		FROM river_job WHERE queue = $1 ORDER BY id`, QueueStepsStandard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sparse []string
+	i := 0
+	for rows.Next() {
+		var tenant string
+		var isSparse bool
+		if err := rows.Scan(&tenant, &isSparse); err != nil {
+			t.Fatal(err)
+		}
+		if isSparse {
+			who := "A"
+			if tenant == b.ID.String() {
+				who = "B"
+			}
+			sparse = append(sparse, fmt.Sprintf("%s at %d", who, i))
+		}
+		i++
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"A at 0", "B at 300"}; i != 303 || !slices.Equal(sparse, want) {
+		t.Fatalf("sparse steps: %v of %d, want %v of 303", sparse, i, want)
 	}
 }

@@ -25,11 +25,11 @@ type fairClock struct {
 }
 
 type clockRequest struct {
-	key   store.FairClockKey
-	span  time.Duration
-	start time.Time
-	err   error
-	done  chan struct{}
+	key  store.FairClockKey
+	span time.Duration
+	tag  store.FairTag
+	err  error
+	done chan struct{}
 }
 
 // newFairClock opens (lazily) a pool of two connections like base's. Its
@@ -54,21 +54,21 @@ func newFairClock(base *pgxpool.Pool) (*fairClock, error) {
 func (f *fairClock) close() { f.pool.Close() }
 
 // advance reserves span of the tenant's virtual time on queue and returns
-// the start tag of the span.
-func (f *fairClock) advance(ctx context.Context, tenantID uuid.UUID, queue string, span time.Duration) (time.Time, error) {
+// the start tag of the span, idle when the tenant had nothing queued.
+func (f *fairClock) advance(ctx context.Context, tenantID uuid.UUID, queue string, span time.Duration) (store.FairTag, error) {
 	r := &clockRequest{key: store.FairClockKey{TenantID: tenantID, Queue: queue}, span: span, done: make(chan struct{})}
 	f.g.submit(r)
 	select {
 	case <-r.done:
-		return r.start, r.err
+		return r.tag, r.err
 	case <-ctx.Done():
-		return time.Time{}, ctx.Err()
+		return store.FairTag{}, ctx.Err()
 	}
 }
 
 // send advances each (tenant, queue) once by the sum of its requests'
 // spans and hands each request its slice of the reserved span, in arrival
-// order.
+// order; only the first slice can be idle, the others queue behind it.
 func (f *fairClock) send(group []*clockRequest) {
 	spans := map[store.FairClockKey]time.Duration{}
 	var keys []store.FairClockKey
@@ -85,20 +85,20 @@ func (f *fairClock) send(group []*clockRequest) {
 	// The statement must not die with the context of whichever caller
 	// happens to lead.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	starts, err := store.New(f.pool).FairClockAdvanceMany(ctx, keys, spanList)
+	tags, err := store.New(f.pool).FairClockAdvanceMany(ctx, keys, spanList)
 	cancel()
-	next := map[store.FairClockKey]time.Time{}
+	next := map[store.FairClockKey]store.FairTag{}
 	for i, k := range keys {
 		if err == nil {
-			next[k] = starts[i]
+			next[k] = tags[i]
 		}
 	}
 	for _, r := range group {
 		if err != nil {
 			r.err = err
 		} else {
-			r.start = next[r.key]
-			next[r.key] = r.start.Add(r.span)
+			r.tag = next[r.key]
+			next[r.key] = store.FairTag{Start: r.tag.Start.Add(r.span)}
 		}
 		close(r.done)
 	}

@@ -151,11 +151,11 @@ func TestFairClockReservationsDoNotOverlap(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			start, err := c.clock.advance(ctx, a.ID, QueueStepsStandard, StepCost)
+			tag, err := c.clock.advance(ctx, a.ID, QueueStepsStandard, StepCost)
 			if err != nil {
 				t.Error(err)
 			}
-			starts[i] = start
+			starts[i] = tag.Start
 		})
 	}
 	wg.Wait()
@@ -169,7 +169,7 @@ func TestFairClockReservationsDoNotOverlap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !first.Before(starts[n-1]) {
+	if !first.Start.Before(starts[n-1]) {
 		t.Errorf("tenant B's first tag %v queues behind tenant A's last %v", first, starts[n-1])
 	}
 }
@@ -185,7 +185,7 @@ func TestAttemptStartsInGroups(t *testing.T) {
 	fresh := make([]bool, 2)
 	for i := range fresh {
 		wg.Go(func() {
-			ok, err := c.starts.start(a, time.Minute)
+			ok, err := c.starts.start(a, time.Minute, false)
 			if err != nil {
 				t.Error(err)
 			}
@@ -202,7 +202,7 @@ func TestAttemptStartsInGroups(t *testing.T) {
 	if err := c.results.drain(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := c.starts.start(a, time.Minute); err != nil || ok {
+	if ok, err := c.starts.start(a, time.Minute, false); err != nil || ok {
 		t.Fatalf("an attempt with a result was taken again: %v, %v", ok, err)
 	}
 }

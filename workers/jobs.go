@@ -3,6 +3,8 @@ package workers
 import (
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
+
+	"github.com/ductor/ductor/app/store"
 )
 
 // TickArgs is the coordinator tick of one run.
@@ -31,7 +33,15 @@ type StepArgs struct {
 	IdempotencyKey string         `json:"idempotency_key"`
 	Params         map[string]any `json:"params"`
 	TimeoutMS      int64          `json:"timeout_ms"`
+	// Sparse marks the first step of a tenant that had nothing queued on
+	// its queue: its start is recorded on its own, ahead of bulk work
+	// (see yieldGate).
+	Sparse bool `json:"sparse,omitempty"`
 }
 
 // Kind implements river.JobArgs.
 func (StepArgs) Kind() string { return "ductor.step" }
+
+func (a StepArgs) attemptKey() store.AttemptKey {
+	return store.AttemptKey{Run: store.RunKey{TenantID: a.TenantID, ID: a.RunID}, Node: a.Node, Generation: a.Generation, Attempt: a.Attempt}
+}

@@ -36,14 +36,17 @@ func newMetrics() *metrics {
 
 // Collectors are the coordinator's metrics for a Prometheus registry:
 // tick duration, step duration by type and outcome, finished runs by
-// status, record_version conflicts, and live queue depth and in-flight
-// steps per tier and tenant.
+// status, record_version conflicts, time bulk work yielded to idle
+// tenants, and live queue depth and in-flight steps per tier and tenant.
 func (c *Coordinator) Collectors() []prometheus.Collector {
 	return []prometheus.Collector{
 		c.metrics.tickSeconds, c.metrics.stepSeconds, c.metrics.finished, c.metrics.warnings,
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "ductor_tick_conflicts_total", Help: "Ticks that lost the record_version race and decided again.",
 		}, func() float64 { return float64(c.Conflicts.Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "ductor_bulk_yield_seconds_total", Help: "Time grouped starts, group ticks and tick jobs waited for an idle tenant's urgent work.",
+		}, func() float64 { return time.Duration(c.gate.yielded.Load()).Seconds() }),
 		&queueCollector{c: c},
 	}
 }

@@ -104,6 +104,7 @@ func (g *resultGroup) drain(ctx context.Context) error {
 // job in a fresh transaction.
 func (g *resultGroup) write(ctx context.Context, group []*resultRequest) {
 	c := g.c
+	c.gate.yield(ctx, true)
 	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) (err error) {
 		// The engine runs here, on the group's goroutine rather than a
 		// River worker's: a panic becomes this group's error instead of
@@ -155,11 +156,18 @@ func (g *resultGroup) write(ctx context.Context, group []*resultRequest) {
 }
 
 // attemptStarts records attempt starts in groups (see grouper), so a busy
-// process pays one statement and one commit per group.
+// process pays one statement and one commit per group. The start of a
+// sparse step (its tenant's first, see StepArgs.Sparse) goes on its own
+// instead, as urgent work, unless maxExpress of them are already out.
 type attemptStarts struct {
 	c *Coordinator
 	g grouper[*startRequest]
+
+	mu      sync.Mutex
+	express int
 }
+
+const maxExpress = 4
 
 type startRequest struct {
 	key   store.AttemptKey
@@ -177,14 +185,40 @@ func newAttemptStarts(c *Coordinator) *attemptStarts {
 
 // start records that this worker took the attempt; it reports false when
 // the attempt already has a result.
-func (a *attemptStarts) start(key store.AttemptKey, lease time.Duration) (bool, error) {
+func (a *attemptStarts) start(key store.AttemptKey, lease time.Duration, sparse bool) (bool, error) {
 	r := &startRequest{key: key, lease: lease, done: make(chan struct{})}
+	if sparse && a.takeExpress() {
+		a.c.gate.enter()
+		a.send([]*startRequest{r})
+		a.c.gate.leave()
+		a.c.gate.started(key)
+		a.mu.Lock()
+		a.express--
+		a.mu.Unlock()
+		return r.fresh, r.err
+	}
 	a.g.submit(r)
 	<-r.done
 	return r.fresh, r.err
 }
 
+func (a *attemptStarts) takeExpress() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.express >= maxExpress {
+		return false
+	}
+	a.express++
+	return true
+}
+
+// write sends a group once urgent work lets it.
 func (a *attemptStarts) write(group []*startRequest) {
+	a.c.gate.yield(context.Background(), false)
+	a.send(group)
+}
+
+func (a *attemptStarts) send(group []*startRequest) {
 	keys := make([]store.AttemptKey, len(group))
 	leases := make([]time.Duration, len(group))
 	for i, r := range group {

@@ -67,6 +67,11 @@ func (c *Coordinator) Start(ctx context.Context, t Trigger, validate InputValida
 			return c.Wake(ctx, tx, t.TenantID, run.ID)
 		})
 	}
+	// The trigger of a tenant with nothing queued is urgent (see yieldGate).
+	if !c.busy.busy(t.TenantID) {
+		c.gate.enter()
+		defer c.gate.leave()
+	}
 	// The first tick runs in the creating transaction; should it fail,
 	// the run is created again, for its tick job.
 	err = create(c.InlineTicks)

@@ -37,9 +37,7 @@ const startRetry = time.Second
 func (w *StepWorker) Work(ctx context.Context, job *river.Job[StepArgs]) error {
 	a := job.Args
 	lease := time.Duration(a.TimeoutMS)*time.Millisecond + w.C.RescueWindow
-	fresh, err := w.C.starts.start(store.AttemptKey{
-		Run: store.RunKey{TenantID: a.TenantID, ID: a.RunID}, Node: a.Node, Generation: a.Generation, Attempt: a.Attempt,
-	}, lease)
+	fresh, err := w.C.starts.start(a.attemptKey(), lease, a.Sparse)
 	if err != nil {
 		// Nothing ran and nothing is recorded: offer the job again rather
 		// than let River discard its only attempt. (It loses its fair tag:

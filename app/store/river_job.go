@@ -72,9 +72,10 @@ type FairClockKey struct {
 const fairClockAdvanceMany = `WITH req AS (
     SELECT * FROM unnest($1::uuid[], $2::text[], $3::bigint[]) AS r(tenant_id, queue, span)),
 head AS (
-    SELECT q.queue, coalesce((SELECT min(scheduled_at) FROM river_job
-        WHERE state = 'available' AND queue = q.queue AND priority = 1), now() - interval '24 hours') AS h
-    FROM (SELECT DISTINCT queue FROM req) q)
+    SELECT q.queue, m.first IS NULL AS empty, coalesce(m.first, now() - interval '24 hours') AS h
+    FROM (SELECT DISTINCT queue FROM req) q,
+    LATERAL (SELECT min(scheduled_at) AS first FROM river_job
+        WHERE state = 'available' AND queue = q.queue AND priority = 1) m)
 INSERT INTO fair_clock AS c (tenant_id, queue, finish_tag)
 SELECT req.tenant_id, req.queue, head.h + req.span * interval '1 microsecond' FROM req JOIN head USING (queue)
 ORDER BY req.tenant_id, req.queue
@@ -83,11 +84,21 @@ SET finish_tag = greatest(c.finish_tag, excluded.finish_tag - (SELECT span FROM 
         WHERE req.tenant_id = c.tenant_id AND req.queue = c.queue) * interval '1 microsecond') +
     (SELECT span FROM req WHERE req.tenant_id = c.tenant_id AND req.queue = c.queue) * interval '1 microsecond'
 RETURNING c.tenant_id, c.queue, c.finish_tag - (SELECT span FROM req
-    WHERE req.tenant_id = c.tenant_id AND req.queue = c.queue) * interval '1 microsecond'`
+    WHERE req.tenant_id = c.tenant_id AND req.queue = c.queue) * interval '1 microsecond',
+    (SELECT empty FROM head WHERE head.queue = c.queue),
+    (SELECT h FROM head WHERE head.queue = c.queue)`
+
+// FairTag is the start of a span of a tenant's virtual time on a queue.
+// Idle tells that the tenant had nothing queued before it: the span starts
+// at the queue's head, or the queue was empty.
+type FairTag struct {
+	Start time.Time
+	Idle  bool
+}
 
 // FairClockAdvanceMany reserves spans[i] of keys[i]'s virtual time, for
 // distinct keys, in one statement, and returns each span's start tag.
-func (s *Store) FairClockAdvanceMany(ctx context.Context, keys []FairClockKey, spans []time.Duration) ([]time.Time, error) {
+func (s *Store) FairClockAdvanceMany(ctx context.Context, keys []FairClockKey, spans []time.Duration) ([]FairTag, error) {
 	tenants := make([]uuid.UUID, len(keys))
 	queues := make([]string, len(keys))
 	micros := make([]int64, len(keys))
@@ -98,22 +109,23 @@ func (s *Store) FairClockAdvanceMany(ctx context.Context, keys []FairClockKey, s
 	if err != nil {
 		return nil, fmt.Errorf("advance fair clocks: %w", err)
 	}
-	starts := map[FairClockKey]time.Time{}
+	tags := map[FairClockKey]FairTag{}
 	for rows.Next() {
 		var k FairClockKey
-		var start time.Time
-		if err := rows.Scan(&k.TenantID, &k.Queue, &start); err != nil {
+		var start, head time.Time
+		var empty bool
+		if err := rows.Scan(&k.TenantID, &k.Queue, &start, &empty, &head); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("advance fair clocks: %w", err)
 		}
-		starts[k] = start
+		tags[k] = FairTag{Start: start, Idle: empty || !start.After(head)}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("advance fair clocks: %w", err)
 	}
-	out := make([]time.Time, len(keys))
+	out := make([]FairTag, len(keys))
 	for i, k := range keys {
-		t, ok := starts[k]
+		t, ok := tags[k]
 		if !ok {
 			return nil, fmt.Errorf("advance fair clocks: no tag for tenant %s on %s", k.TenantID, k.Queue)
 		}
