@@ -82,13 +82,14 @@
 // an idle tenant's way (its trigger's transaction, its step's start) share
 // the CPU with the flood's grouped work, and each takes several times its
 // idle time. So the clock also reports whether the tenant had anything
-// queued: the first step dispatched for an idle tenant is marked sparse
-// (StepArgs.Sparse). A trigger of a tenant not known to be busy and a
-// sparse step's start (recorded on its own, not in a group) are urgent:
-// while urgent work runs, the process's bulk work (grouped starts, group
-// ticks, tick jobs) waits before its next statement, for at most 20 ms a
-// spell (yieldGate); while a sparse step waits to be fetched, the ticks
-// wait. When only one tenant is busy nothing is urgent and nothing waits.
+// queued: a step dispatched for a tenant with nothing queued, while others
+// have a backlog, is marked sparse (StepArgs.Sparse). A trigger of a
+// tenant not known to be busy and a sparse step's start (recorded on its
+// own, not in a group) are urgent: while urgent work runs, the process's
+// bulk work (grouped starts, group ticks, tick jobs) waits before its next
+// statement, for at most 20 ms a spell (yieldGate); while a sparse step
+// waits to be fetched, the ticks wait. When only one tenant is busy
+// nothing is urgent and nothing waits.
 //
 // A tenant's own limits (max_concurrency and rate_per_second, set with
 // `ductor tenant set`) apply before any of that, when its steps are

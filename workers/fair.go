@@ -47,13 +47,13 @@ func (c *Coordinator) fairTag(ctx context.Context, jobs []river.InsertManyParams
 		if err != nil {
 			return err
 		}
-		c.busy.note(g.tenant, !tag.Idle || len(idx) > 1)
+		c.busy.note(g.tenant, !tag.Sparse || len(idx) > 1)
 		for k, i := range idx {
 			opts := *jobs[i].InsertOpts
 			opts.ScheduledAt = tag.Start.Add(time.Duration(k) * StepCost)
 			opts.Metadata = fairMarker
 			jobs[i].InsertOpts = &opts
-			if k == 0 && tag.Idle {
+			if k == 0 && tag.Sparse {
 				a := jobs[i].Args.(StepArgs)
 				a.Sparse = true
 				jobs[i].Args = a

@@ -80,21 +80,26 @@ func insertSteps(t *testing.T, c *Coordinator, pool *pgxpool.Pool, tenant uuid.U
 	}
 }
 
-// A tenant's step dispatched with nothing of the tenant queued is sparse
-// (its start goes ahead of bulk work, see yieldGate); the rest of a batch,
-// and the steps of a tenant with a backlog, are not. The coordinator also
-// remembers which tenants are busy, for their triggers.
+// A tenant's step dispatched with nothing of the tenant queued while other
+// tenants have a backlog is sparse (its start goes ahead of bulk work, see
+// yieldGate); the rest of a batch, the steps of a tenant with a backlog,
+// and steps put into an empty queue are not. The coordinator remembers
+// which tenants are not sparse (busy), for their triggers.
 func TestFairTagsMarkAnIdleTenantsFirstStepSparse(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	c, pool := coordinatorOn(t, false)
 	s := store.New(pool)
-	a, b := testdb.Tenant(t, s, nil), testdb.Tenant(t, s, nil)
+	a, b, alone := testdb.Tenant(t, s, nil), testdb.Tenant(t, s, nil), testdb.Tenant(t, s, nil)
 
-	insertSteps(t, c, pool, a.ID, 300) // the queue was empty
-	insertSteps(t, c, pool, b.ID, 1)   // B had nothing queued
+	insertSteps(t, c, pool, alone.ID, 1) // nothing to go ahead of
+	if !c.busy.busy(alone.ID) {
+		t.Fatal("a tenant alone on an empty queue is treated as urgent")
+	}
+	insertSteps(t, c, pool, a.ID, 300) // the first goes ahead of alone's
+	insertSteps(t, c, pool, b.ID, 1)   // B had nothing queued, A had
 	if !c.busy.busy(a.ID) || c.busy.busy(b.ID) {
-		t.Fatalf("busy: A %v (queued 300), B %v (queued 1 while idle)", c.busy.busy(a.ID), c.busy.busy(b.ID))
+		t.Fatalf("busy: A %v (queued 300), B %v (queued 1 behind A's backlog)", c.busy.busy(a.ID), c.busy.busy(b.ID))
 	}
 	insertSteps(t, c, pool, b.ID, 1) // B's first is still queued
 	insertSteps(t, c, pool, a.ID, 1)
@@ -127,7 +132,7 @@ func TestFairTagsMarkAnIdleTenantsFirstStepSparse(t *testing.T) {
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"A at 0", "B at 300"}; i != 303 || !slices.Equal(sparse, want) {
-		t.Fatalf("sparse steps: %v of %d, want %v of 303", sparse, i, want)
+	if want := []string{"A at 1", "B at 301"}; i != 304 || !slices.Equal(sparse, want) {
+		t.Fatalf("sparse steps: %v of %d, want %v of 304", sparse, i, want)
 	}
 }

@@ -54,7 +54,8 @@ func newFairClock(base *pgxpool.Pool) (*fairClock, error) {
 func (f *fairClock) close() { f.pool.Close() }
 
 // advance reserves span of the tenant's virtual time on queue and returns
-// the start tag of the span, idle when the tenant had nothing queued.
+// the start tag of the span, sparse when the tenant had nothing queued
+// while others had.
 func (f *fairClock) advance(ctx context.Context, tenantID uuid.UUID, queue string, span time.Duration) (store.FairTag, error) {
 	r := &clockRequest{key: store.FairClockKey{TenantID: tenantID, Queue: queue}, span: span, done: make(chan struct{})}
 	f.g.submit(r)
@@ -68,7 +69,7 @@ func (f *fairClock) advance(ctx context.Context, tenantID uuid.UUID, queue strin
 
 // send advances each (tenant, queue) once by the sum of its requests'
 // spans and hands each request its slice of the reserved span, in arrival
-// order; only the first slice can be idle, the others queue behind it.
+// order; only the first slice can be sparse, the others queue behind it.
 func (f *fairClock) send(group []*clockRequest) {
 	spans := map[store.FairClockKey]time.Duration{}
 	var keys []store.FairClockKey

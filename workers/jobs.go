@@ -33,9 +33,9 @@ type StepArgs struct {
 	IdempotencyKey string         `json:"idempotency_key"`
 	Params         map[string]any `json:"params"`
 	TimeoutMS      int64          `json:"timeout_ms"`
-	// Sparse marks the first step of a tenant that had nothing queued on
-	// its queue: its start is recorded on its own, ahead of bulk work
-	// (see yieldGate).
+	// Sparse marks a step dispatched with nothing of its tenant queued
+	// while other tenants had a backlog: its start is recorded on its
+	// own, ahead of bulk work (see yieldGate).
 	Sparse bool `json:"sparse,omitempty"`
 }
 

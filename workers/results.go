@@ -104,6 +104,7 @@ func (g *resultGroup) drain(ctx context.Context) error {
 // job in a fresh transaction.
 func (g *resultGroup) write(ctx context.Context, group []*resultRequest) {
 	c := g.c
+	ctx = asBulk(ctx)
 	c.gate.yield(ctx, true)
 	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) (err error) {
 		// The engine runs here, on the group's goroutine rather than a

@@ -33,6 +33,7 @@ func (w *TickWorker) Work(ctx context.Context, job *river.Job[TickArgs]) error {
 // wake that lands after the flag is cleared enqueues the next tick, so no
 // input is left undrained.
 func (c *Coordinator) Tick(ctx context.Context, tenantID, runID uuid.UUID) error {
+	ctx = asBulk(ctx)
 	c.gate.yield(ctx, true)
 	defer c.observeTick("job", time.Now())
 	if err := store.New(c.pool).RunClearTick(ctx, tenantID, runID); err != nil {
@@ -186,6 +187,7 @@ func (c *Coordinator) persist(ctx context.Context, tx pgx.Tx, ticks []*runTick) 
 	if len(ticks) == 0 {
 		return nil
 	}
+	c.gate.yieldBulk(ctx)
 	s := store.New(tx)
 	var w store.RunWrites
 	for _, t := range ticks {

@@ -27,9 +27,11 @@ const maxYield = 20 * time.Millisecond
 // already sent run on.
 //
 // Urgent work is a trigger of a tenant not known to be busy, and the
-// start of a sparse step (StepArgs.Sparse: its tenant's first, dispatched
-// with nothing of the tenant queued); both hold every kind of bulk work
-// (grouped attempt starts, group ticks, tick jobs). A sparse step waiting
+// start of a sparse step (StepArgs.Sparse: dispatched with nothing of its
+// tenant queued while other tenants had a backlog); both hold every kind
+// of bulk work
+// (grouped attempt starts, group ticks, tick jobs; a tick that already
+// holds its runs yields once more before writing). A sparse step waiting
 // to be fetched holds only the ticks: the grouped starts must go on, for
 // they free the worker slots the step needs.
 //
@@ -37,7 +39,8 @@ const maxYield = 20 * time.Millisecond
 // preference for a task that wakes after sleeping, applied to database
 // statements: a tenant that had nothing queued is served ahead of the
 // backlog once, then takes its fair turn. When only one tenant is busy
-// nothing is urgent and nothing waits. The gate is per process: urgent
+// nothing is urgent (its steps have no one's backlog to go ahead of) and
+// nothing waits. The gate is per process: urgent
 // work in one replica does not hold back another's.
 type yieldGate struct {
 	max time.Duration
@@ -139,10 +142,25 @@ func (g *yieldGate) yield(ctx context.Context, tick bool) {
 	}
 }
 
+type bulkKey struct{}
+
+// asBulk marks ctx as bulk work's: such work also yields inside its
+// transaction, between deciding and writing (yieldBulk).
+func asBulk(ctx context.Context) context.Context { return context.WithValue(ctx, bulkKey{}, true) }
+
+// yieldBulk yields as a tick does if ctx is bulk work's; urgent work that
+// ticks inline (a trigger's) goes straight on.
+func (g *yieldGate) yieldBulk(ctx context.Context) {
+	if ctx.Value(bulkKey{}) != nil {
+		g.yield(ctx, true)
+	}
+}
+
 // busyTenants remembers the tenants whose last dispatch in this process
-// found work of their own queued before it (or queued several steps). A
-// trigger of a tenant not known to be busy is urgent. It is a hint: a
-// tenant whose backlog drained is found idle again at its next dispatch.
+// was not a single sparse step: they had work queued, queued several
+// steps, or had no backlog of others to go ahead of. A trigger of a tenant
+// not known to be busy is urgent. It is a hint: a tenant whose backlog
+// drained is found sparse again at its next dispatch behind another's.
 type busyTenants struct{ m sync.Map }
 
 func (b *busyTenants) note(tenantID uuid.UUID, busy bool) {

@@ -105,3 +105,30 @@ func TestYieldGateWaitIsBounded(t *testing.T) {
 		time.Sleep(time.Millisecond) // poll interval
 	}
 }
+
+// A tick that already holds its runs yields once more before writing, but
+// only when it is bulk work's: a trigger's inline tick is the urgent work
+// itself and must not wait for itself.
+func TestYieldGateInsideATickOnlyForBulkWork(t *testing.T) {
+	t.Parallel()
+	g := newYieldGate(time.Hour)
+	g.enter()
+	inline := make(chan struct{})
+	go func() {
+		g.yieldBulk(context.Background())
+		close(inline)
+	}()
+	waitClosed(t, inline, "an urgent trigger's own inline tick")
+	bulk := make(chan struct{})
+	go func() {
+		g.yieldBulk(asBulk(context.Background()))
+		close(bulk)
+	}()
+	select {
+	case <-bulk:
+		t.Fatal("a bulk tick went on writing while urgent work was running")
+	default:
+	}
+	g.leave()
+	waitClosed(t, bulk, "bulk tick after urgent work left")
+}

@@ -89,11 +89,11 @@ RETURNING c.tenant_id, c.queue, c.finish_tag - (SELECT span FROM req
     (SELECT h FROM head WHERE head.queue = c.queue)`
 
 // FairTag is the start of a span of a tenant's virtual time on a queue.
-// Idle tells that the tenant had nothing queued before it: the span starts
-// at the queue's head, or the queue was empty.
+// Sparse tells that the tenant had nothing queued while others had: the
+// span starts at the head of a queue that is not empty.
 type FairTag struct {
-	Start time.Time
-	Idle  bool
+	Start  time.Time
+	Sparse bool
 }
 
 // FairClockAdvanceMany reserves spans[i] of keys[i]'s virtual time, for
@@ -118,7 +118,7 @@ func (s *Store) FairClockAdvanceMany(ctx context.Context, keys []FairClockKey, s
 			rows.Close()
 			return nil, fmt.Errorf("advance fair clocks: %w", err)
 		}
-		tags[k] = FairTag{Start: start, Idle: empty || !start.After(head)}
+		tags[k] = FairTag{Start: start, Sparse: !empty && !start.After(head)}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("advance fair clocks: %w", err)
