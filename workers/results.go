@@ -189,13 +189,7 @@ func newAttemptStarts(c *Coordinator) *attemptStarts {
 func (a *attemptStarts) start(key store.AttemptKey, lease time.Duration, sparse bool) (bool, error) {
 	r := &startRequest{key: key, lease: lease, done: make(chan struct{})}
 	if sparse && a.takeExpress() {
-		a.c.gate.enter()
-		a.send([]*startRequest{r})
-		a.c.gate.leave()
-		a.c.gate.started(key)
-		a.mu.Lock()
-		a.express--
-		a.mu.Unlock()
+		a.sendUrgent(r)
 		return r.fresh, r.err
 	}
 	a.g.submit(r)
@@ -211,6 +205,19 @@ func (a *attemptStarts) takeExpress() bool {
 	}
 	a.express++
 	return true
+}
+
+// sendUrgent records a sparse step's start on its own, as urgent work.
+func (a *attemptStarts) sendUrgent(r *startRequest) {
+	a.c.gate.enter()
+	defer func() {
+		a.c.gate.leave()
+		a.c.gate.started(r.key)
+		a.mu.Lock()
+		a.express--
+		a.mu.Unlock()
+	}()
+	a.send([]*startRequest{r})
 }
 
 // write sends a group once urgent work lets it.
