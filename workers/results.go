@@ -158,7 +158,7 @@ func (g *resultGroup) write(ctx context.Context, group []*resultRequest) {
 
 // attemptStarts records attempt starts in groups (see grouper), so a busy
 // process pays one statement and one commit per group. The start of a
-// sparse step (its tenant's first, see StepArgs.Sparse) goes on its own
+// sparse step (see StepArgs.Sparse) goes on its own
 // instead, as urgent work, unless maxExpress of them are already out.
 type attemptStarts struct {
 	c *Coordinator
