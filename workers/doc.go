@@ -76,7 +76,9 @@
 // available. That relies on River honouring a middleware's change of
 // State, pinned by TestFairTagsInterleaveTenantsInRiverOrder. Retries and
 // delayed dispatches get fresh tags when the sweep enqueues them, so they
-// keep their fair place rather than going behind everyone.
+// keep their fair place rather than going behind everyone; a step job
+// that River itself snoozed, retried or rescued (its scheduled_at is now
+// a real time, behind every tag) is put back at the head by the sweep.
 //
 // Tags order the queue, but on a saturated machine the few statements on
 // an idle tenant's way (its trigger's transaction, its step's start) share

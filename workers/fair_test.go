@@ -136,3 +136,46 @@ func TestFairTagsMarkAnIdleTenantsFirstStepSparse(t *testing.T) {
 		t.Fatalf("sparse steps: %v of %d, want %v of 304", sparse, i, want)
 	}
 }
+
+// A step job River snoozed, retried or rescued has a scheduled_at of now,
+// behind every fair tag: under a flood that never drains it would never
+// be fetched. The sweep puts it back at the head of its queue.
+func TestSweepPutsAStepJobThatLostItsTagBackAtTheHead(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c, pool := coordinatorOn(t, false)
+	s := store.New(pool)
+	a, b := testdb.Tenant(t, s, nil), testdb.Tenant(t, s, nil)
+	insertSteps(t, c, pool, a.ID, 300)
+	insertSteps(t, c, pool, b.ID, 1)
+	// What River does to the job when it snoozes it and later makes it
+	// available again.
+	if _, err := pool.Exec(ctx, `UPDATE river_job SET scheduled_at = now() WHERE args->>'tenant_id' = $1`, b.ID.String()); err != nil {
+		t.Fatal(err)
+	}
+	position := func() int {
+		t.Helper()
+		var pos int
+		err := pool.QueryRow(ctx, `SELECT n FROM (
+			SELECT args->>'tenant_id' AS tenant, row_number() OVER (ORDER BY priority, scheduled_at, id) - 1 AS n
+			FROM river_job WHERE queue = $1 AND state = 'available') q WHERE tenant = $2`, QueueStepsStandard, b.ID.String()).Scan(&pos)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pos
+	}
+	if pos := position(); pos != 300 {
+		t.Fatalf("the untagged job is at fetch position %d, want last (300)", pos)
+	}
+	if _, err := c.SweepOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if pos := position(); pos > 1 {
+		t.Fatalf("after the sweep the job is at fetch position %d, want the head", pos)
+	}
+	// Tagged jobs are left alone.
+	var moved int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE queue = $1 AND scheduled_at > now() - interval '1 hour'`, QueueStepsStandard).Scan(&moved); err != nil || moved != 0 {
+		t.Fatalf("%d jobs still untagged after the sweep (%v)", moved, err)
+	}
+}

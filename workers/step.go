@@ -40,8 +40,8 @@ func (w *StepWorker) Work(ctx context.Context, job *river.Job[StepArgs]) error {
 	fresh, err := w.C.starts.start(a.attemptKey(), lease, a.Sparse)
 	if err != nil {
 		// Nothing ran and nothing is recorded: offer the job again rather
-		// than let River discard its only attempt. (It loses its fair tag:
-		// this is for a database in trouble, not for ordinary work.)
+		// than let River discard its only attempt. (Snoozing costs it its
+		// fair tag; the sweep puts it back at the head of its queue.)
 		w.C.log.WarnContext(ctx, "could not record a step's start; offering it again", "run_id", a.RunID, "node", a.Node, "err", err)
 		return river.JobSnooze(startRetry)
 	}

@@ -24,8 +24,10 @@ const (
 
 // Sweep fires due timers, enqueues retries whose backoff is over,
 // reports attempts whose worker died (lease expired without a result, or
-// job running past its timeout without a start) as a retryable failure, and forgets long-expired bridge task claims, until
-// ctx ends. Every coordinator process runs it; SKIP LOCKED lets replicas
+// job running past its timeout without a start) as a retryable failure,
+// forgets long-expired bridge task claims, and puts step jobs that River
+// snoozed, retried or rescued back at the head of their queue (they lost
+// their fair tag), until ctx ends. Every coordinator process runs it; SKIP LOCKED lets replicas
 // share the work, and the database's clock decides what is due.
 func (c *Coordinator) Sweep(ctx context.Context) {
 	t := time.NewTicker(SweepEvery)
@@ -67,11 +69,21 @@ func (c *Coordinator) SweepOnce(ctx context.Context) (int, error) {
 			return err
 		}
 		expired, err := s.BridgeTasksDeleteExpired(ctx, taskKeep, sweepBatch)
-		claimed = max(timers, lost, due, expired)
+		if err != nil {
+			return err
+		}
+		var retagged int
+		if !c.PlainFIFO {
+			retagged, err = s.StepJobsRetag(ctx, stepQueues, sweepBatch)
+		}
+		claimed = max(timers, lost, due, expired, retagged)
 		return err
 	})
 	return claimed, err
 }
+
+// stepQueues are the tiers' step queues.
+var stepQueues = []string{QueueStepsInteractive, QueueStepsStandard, QueueStepsBulk}
 
 func (c *Coordinator) fireTimers(ctx context.Context, tx pgx.Tx, s *store.Store) (int, error) {
 	timers, err := s.TimersClaimDue(ctx, sweepBatch)

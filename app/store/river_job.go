@@ -88,6 +88,40 @@ RETURNING c.tenant_id, c.queue, c.finish_tag - (SELECT span FROM req
     (SELECT empty FROM head WHERE head.queue = c.queue),
     (SELECT h FROM head WHERE head.queue = c.queue)`
 
+// stepJobsRetag gives step jobs that lost their fair tag the head of
+// their queue's. A tag lies a day or so in the past (see
+// fairClockAdvanceMany); River sets scheduled_at to now plus a delay when
+// it snoozes a job, retries it after an error or rescues it from a dead
+// worker, which orders the job behind every tagged job: under a flood that
+// never drains, it would wait forever. At the head it goes next, as a
+// tenant that has just become busy does.
+const stepJobsRetag = `WITH stray AS (
+    SELECT id, queue FROM river_job
+    WHERE state = 'available' AND queue = ANY($1::text[]) AND priority = 1
+      AND scheduled_at > now() - interval '1 hour' AND kind = 'ductor.step'
+    ORDER BY id
+    LIMIT $2
+    FOR UPDATE SKIP LOCKED),
+head AS (
+    SELECT q.queue, coalesce((SELECT min(scheduled_at) FROM river_job
+        WHERE state = 'available' AND queue = q.queue AND priority = 1
+          AND scheduled_at <= now() - interval '1 hour'), now() - interval '24 hours') AS h
+    FROM (SELECT DISTINCT queue FROM stray) q)
+UPDATE river_job j SET scheduled_at = head.h
+FROM stray JOIN head USING (queue)
+WHERE j.id = stray.id`
+
+// StepJobsRetag puts up to limit available step jobs of queues whose
+// scheduled_at is no fair tag back at the head of their queue, and
+// returns how many it moved.
+func (s *Store) StepJobsRetag(ctx context.Context, queues []string, limit int) (int, error) {
+	tag, err := s.db.Exec(ctx, stepJobsRetag, queues, limit)
+	if err != nil {
+		return 0, fmt.Errorf("retag step jobs: %w", err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
 // FairTag is the start of a span of a tenant's virtual time on a queue.
 // Sparse tells that the tenant had nothing queued while others had: the
 // span starts at the head of a queue that is not empty.
