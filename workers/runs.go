@@ -32,6 +32,11 @@ type InputValidator func(schema []byte, input any) error
 // Start creates a run and enqueues its first tick in one transaction. A
 // repeated idempotency key returns the existing run with created false.
 func (c *Coordinator) Start(ctx context.Context, t Trigger, validate InputValidator) (store.Run, bool, error) {
+	// The trigger of a tenant with nothing queued is urgent (see yieldGate).
+	if !c.busy.busy(t.TenantID) {
+		c.gate.enter()
+		defer c.gate.leave()
+	}
 	s := store.New(c.pool)
 	v, err := c.version(ctx, s, t.TenantID, t.Definition, t.Version)
 	if err != nil {
@@ -66,11 +71,6 @@ func (c *Coordinator) Start(ctx context.Context, t Trigger, validate InputValida
 			}
 			return c.Wake(ctx, tx, t.TenantID, run.ID)
 		})
-	}
-	// The trigger of a tenant with nothing queued is urgent (see yieldGate).
-	if !c.busy.busy(t.TenantID) {
-		c.gate.enter()
-		defer c.gate.leave()
 	}
 	// The first tick runs in the creating transaction; should it fail,
 	// the run is created again, for its tick job.
