@@ -53,7 +53,8 @@ func (c *Coordinator) admitTenant(ctx context.Context, s *store.Store, tenantID 
 	}
 	free := -1
 	if t.MaxConcurrency > 0 {
-		inFlight, err := s.StepJobsInFlight(ctx, tenantID, jobs[0].InsertOpts.Queue)
+		q := jobs[0].InsertOpts.Queue
+		inFlight, err := s.StepJobsInFlight(ctx, tenantID, []string{q, sparseLane(q)})
 		if err != nil {
 			return nil, err
 		}

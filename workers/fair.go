@@ -52,13 +52,14 @@ func (c *Coordinator) fairTag(ctx context.Context, jobs []river.InsertManyParams
 			opts := *jobs[i].InsertOpts
 			opts.ScheduledAt = tag.Start.Add(time.Duration(k) * StepCost)
 			opts.Metadata = fairMarker
-			jobs[i].InsertOpts = &opts
 			if k == 0 && tag.Sparse {
 				a := jobs[i].Args.(StepArgs)
 				a.Sparse = true
 				jobs[i].Args = a
+				opts.Queue = sparseLane(g.queue)
 				c.gate.await(a.attemptKey())
 			}
+			jobs[i].InsertOpts = &opts
 		}
 	}
 	return nil

@@ -74,7 +74,8 @@ func (q *queueCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- activeRunsDesc
 }
 
-const queueDepthQuery = `SELECT queue, coalesce(args->>'tenant_id', ''), state::text, count(*)
+// queueDepthQuery counts a tier's sparse lane with the tier's queue.
+const queueDepthQuery = `SELECT regexp_replace(queue, '_sparse$', ''), coalesce(args->>'tenant_id', ''), state::text, count(*)
 FROM river_job
 WHERE kind = 'ductor.step' AND state IN ('available', 'running')
 GROUP BY 1, 2, 3`

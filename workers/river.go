@@ -101,6 +101,7 @@ func queues(opts Options) map[string]river.QueueConfig {
 	if opts.Steps {
 		for tier, weight := range TierWeights {
 			q[stepQueue(tier)] = fast(2 * weight * max)
+			q[sparseLane(stepQueue(tier))] = fast(2 * weight * max)
 		}
 		q[river.QueueDefault] = fast(max)
 	}
@@ -110,8 +111,9 @@ func queues(opts Options) map[string]river.QueueConfig {
 // TierWeights are the tiers' shares of a process's step workers: each
 // tier's queue has 2 × weight × MaxWorkers workers of its own (128, 64
 // and 32 by default), which it never lends, so a saturated tier cannot
-// slow another down. Workers wait for the database without holding a
-// connection, so they are cheap.
+// slow another down; its sparse lane (sparseLane) has as many again.
+// Workers wait for the database without holding a connection, so they
+// are cheap.
 var TierWeights = map[store.Tier]int{store.TierInteractive: 4, store.TierStandard: 2, store.TierBulk: 1}
 
 // Notify wakes every client working queue from inside tx: the notification

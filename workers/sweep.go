@@ -82,8 +82,11 @@ func (c *Coordinator) SweepOnce(ctx context.Context) (int, error) {
 	return claimed, err
 }
 
-// stepQueues are the tiers' step queues.
-var stepQueues = []string{QueueStepsInteractive, QueueStepsStandard, QueueStepsBulk}
+// stepQueues are the tiers' step queues and their sparse lanes.
+var stepQueues = []string{
+	QueueStepsInteractive, QueueStepsStandard, QueueStepsBulk,
+	sparseLane(QueueStepsInteractive), sparseLane(QueueStepsStandard), sparseLane(QueueStepsBulk),
+}
 
 func (c *Coordinator) fireTimers(ctx context.Context, tx pgx.Tx, s *store.Store) (int, error) {
 	timers, err := s.TimersClaimDue(ctx, sweepBatch)

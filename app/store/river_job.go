@@ -35,17 +35,17 @@ func (s *Store) StepJobsRunning(ctx context.Context, tenantID, runID uuid.UUID, 
 	return ids, nil
 }
 
-// stepJobsInFlight counts a tenant's step jobs queued or running on a
-// queue, through River's GIN index on args.
+// stepJobsInFlight counts a tenant's step jobs queued or running on some
+// queues, through River's GIN index on args.
 const stepJobsInFlight = `SELECT count(*) FROM river_job
-WHERE kind = 'ductor.step' AND queue = $1 AND state IN ('available', 'running') AND args @> $2::jsonb`
+WHERE kind = 'ductor.step' AND queue = ANY($1::text[]) AND state IN ('available', 'running') AND args @> $2::jsonb`
 
 // StepJobsInFlight counts a tenant's steps queued or running: its step
-// jobs on queue and its unfinished bridge tasks.
-func (s *Store) StepJobsInFlight(ctx context.Context, tenantID uuid.UUID, queue string) (int, error) {
+// jobs on queues and its unfinished bridge tasks.
+func (s *Store) StepJobsInFlight(ctx context.Context, tenantID uuid.UUID, queues []string) (int, error) {
 	match, _ := json.Marshal(map[string]any{"tenant_id": tenantID})
 	var n int
-	if err := s.db.QueryRow(ctx, stepJobsInFlight, queue, match).Scan(&n); err != nil {
+	if err := s.db.QueryRow(ctx, stepJobsInFlight, queues, match).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count steps in flight: %w", err)
 	}
 	remote, err := s.q.BridgeTaskCountTenant(ctx, tenantID)
