@@ -85,10 +85,12 @@
 // the CPU with the flood's grouped work, and each takes several times its
 // idle time. So the clock also reports whether the tenant had anything
 // queued: a step dispatched for a tenant with nothing queued, while others
-// have a backlog, is marked sparse (StepArgs.Sparse). A trigger of a
-// tenant not known to be busy and a sparse step's start (recorded on its
-// own, not in a group) are urgent: while urgent work runs, the process's
-// bulk work (grouped starts, group ticks, tick jobs) waits before its next
+// have a backlog, is marked sparse (StepArgs.Sparse) and goes to its
+// tier's sparse lane, a queue with workers of its own, so that it never
+// waits for a worker slot the flood holds. A trigger of a tenant not known
+// to be busy and a sparse step's start (recorded on its own, not in a
+// group) are urgent: while urgent work runs, the process's bulk work
+// (grouped starts, group ticks, tick jobs) waits before its next
 // statement, for at most 20 ms a spell (yieldGate); while a sparse step
 // waits to be fetched, the ticks wait. When only one tenant is busy
 // nothing is urgent and nothing waits.

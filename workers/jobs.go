@@ -34,8 +34,9 @@ type StepArgs struct {
 	Params         map[string]any `json:"params"`
 	TimeoutMS      int64          `json:"timeout_ms"`
 	// Sparse marks a step dispatched with nothing of its tenant queued
-	// while other tenants had a backlog: its start is recorded on its
-	// own, ahead of bulk work (see yieldGate).
+	// while other tenants had a backlog: it goes to its tier's sparse lane
+	// and its start is recorded on its own, ahead of bulk work (see
+	// yieldGate).
 	Sparse bool `json:"sparse,omitempty"`
 }
 

@@ -29,11 +29,12 @@ const maxYield = 20 * time.Millisecond
 // Urgent work is a trigger of a tenant not known to be busy, and the
 // start of a sparse step (StepArgs.Sparse: dispatched with nothing of its
 // tenant queued while other tenants had a backlog); both hold every kind
-// of bulk work
-// (grouped attempt starts, group ticks, tick jobs; a tick that already
-// holds its runs yields once more before writing). A sparse step waiting
-// to be fetched holds only the ticks: the grouped starts must go on, for
-// they free the worker slots the step needs.
+// of bulk work (grouped attempt starts, group ticks, tick jobs; a tick
+// that already holds its runs yields once more before writing). While a
+// sparse step waits to be fetched from its tier's sparse lane (sparseLane,
+// whose workers a flood cannot occupy) and started, the ticks wait; the
+// grouped starts go on, since a sparse start that finds the express path
+// full goes through them.
 //
 // This is the new-flow priority of fq_codel, or a CPU scheduler's
 // preference for a task that wakes after sleeping, applied to database
