@@ -203,7 +203,7 @@ func (w *Worker) report(ctx context.Context, t Task, out any, err error) {
 	if err != nil {
 		verb, body = "fail", failure(t, err)
 	}
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.opts.MaxBackoff*3)
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.reportFor(t))
 	defer cancel()
 	b := backoff{min: w.opts.MinBackoff, max: w.opts.MaxBackoff}
 	for {
@@ -215,6 +215,20 @@ func (w *Worker) report(ctx context.Context, t Task, out any, err error) {
 			return
 		}
 	}
+}
+
+// minReport is the least time a result is offered for: a slow answer
+// from a loaded server is no reason to drop it.
+const minReport = 10 * time.Second
+
+// reportFor is how long a result is offered for: while the task's lease
+// may hold, three backoffs, and at least minReport.
+func (w *Worker) reportFor(t Task) time.Duration {
+	d := max(w.opts.MaxBackoff*3, minReport)
+	if t.LeaseUntil != nil {
+		d = max(d, time.Until(*t.LeaseUntil))
+	}
+	return d
 }
 
 // failure is the fail body of a handler's error; a cancellation at
