@@ -41,8 +41,8 @@ const maxYield = 20 * time.Millisecond
 // statements: a tenant that had nothing queued is served ahead of the
 // backlog once, then takes its fair turn. When only one tenant is busy
 // nothing is urgent (its steps have no one's backlog to go ahead of) and
-// nothing waits. The gate is per process: urgent
-// work in one replica does not hold back another's.
+// nothing waits. The gate is per process: urgent work in one replica does
+// not hold back another's.
 type yieldGate struct {
 	max time.Duration
 
