@@ -185,7 +185,9 @@ func stepQueue(t store.Tier) string {
 // sparseLane is the queue of a tier queue's sparse steps (see
 // StepArgs.Sparse): its own workers fetch them, so they never wait for a
 // worker slot behind another tenant's backlog.
-func sparseLane(queue string) string { return queue + "_sparse" }
+func sparseLane(queue string) string { return queue + sparseSuffix }
+
+const sparseSuffix = "_sparse"
 
 // Manifest returns the compiled manifest a run executes.
 func (c *Coordinator) Manifest(ctx context.Context, r store.Run) (*definition.Manifest, error) {

@@ -74,8 +74,9 @@ func (q *queueCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- activeRunsDesc
 }
 
-// queueDepthQuery counts a tier's sparse lane with the tier's queue.
-const queueDepthQuery = `SELECT regexp_replace(queue, '_sparse$', ''), coalesce(args->>'tenant_id', ''), state::text, count(*)
+// queueDepthQuery counts a tier's sparse lane with the tier's queue ($1
+// matches the lane's suffix).
+const queueDepthQuery = `SELECT regexp_replace(queue, $1, ''), coalesce(args->>'tenant_id', ''), state::text, count(*)
 FROM river_job
 WHERE kind = 'ductor.step' AND state IN ('available', 'running')
 GROUP BY 1, 2, 3`
@@ -85,7 +86,7 @@ const activeRunsQuery = `SELECT status, count(*) FROM run WHERE status IN ('pend
 func (q *queueCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	rows, err := q.c.pool.Query(ctx, queueDepthQuery)
+	rows, err := q.c.pool.Query(ctx, queueDepthQuery, sparseSuffix+"$")
 	if err == nil {
 		for rows.Next() {
 			var queue, tenant, state string

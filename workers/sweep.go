@@ -27,8 +27,9 @@ const (
 // job running past its timeout without a start) as a retryable failure,
 // forgets long-expired bridge task claims, and puts step jobs that River
 // snoozed, retried or rescued back at the head of their queue (they lost
-// their fair tag), until ctx ends. Every coordinator process runs it; SKIP LOCKED lets replicas
-// share the work, and the database's clock decides what is due.
+// their fair tag), until ctx ends. Every coordinator process runs it;
+// SKIP LOCKED lets replicas share the work, and the database's clock
+// decides what is due.
 func (c *Coordinator) Sweep(ctx context.Context) {
 	t := time.NewTicker(SweepEvery)
 	defer t.Stop()
@@ -74,7 +75,7 @@ func (c *Coordinator) SweepOnce(ctx context.Context) (int, error) {
 		}
 		var retagged int
 		if !c.PlainFIFO {
-			retagged, err = s.StepJobsRetag(ctx, stepQueues, sweepBatch)
+			retagged, err = s.StepJobsRetag(ctx, stepQueues(), sweepBatch)
 		}
 		claimed = max(timers, lost, due, expired, retagged)
 		return err
@@ -83,9 +84,12 @@ func (c *Coordinator) SweepOnce(ctx context.Context) (int, error) {
 }
 
 // stepQueues are the tiers' step queues and their sparse lanes.
-var stepQueues = []string{
-	QueueStepsInteractive, QueueStepsStandard, QueueStepsBulk,
-	sparseLane(QueueStepsInteractive), sparseLane(QueueStepsStandard), sparseLane(QueueStepsBulk),
+func stepQueues() []string {
+	var qs []string
+	for tier := range TierWeights {
+		qs = append(qs, stepQueue(tier), sparseLane(stepQueue(tier)))
+	}
+	return qs
 }
 
 func (c *Coordinator) fireTimers(ctx context.Context, tx pgx.Tx, s *store.Store) (int, error) {
