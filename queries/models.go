@@ -124,6 +124,7 @@ type Event struct {
 	Data           []byte
 	IdempotencyKey pgtype.Text
 	CreatedAt      time.Time
+	RequestHash    pgtype.Text
 }
 
 type EventUse struct {
@@ -189,6 +190,7 @@ type Run struct {
 	UpdatedAt          time.Time
 	FinishedAt         *time.Time
 	Input              []byte
+	RequestHash        pgtype.Text
 }
 
 type RunAttempt struct {
