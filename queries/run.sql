@@ -85,6 +85,11 @@ WHERE tenant_id = @tenant_id AND parent_run_id = @parent_run_id
 GROUP BY status
 ORDER BY status;
 
+-- name: RunGetLocked :one
+-- The run, locked (waiting for a tick that holds it): what is decided on
+-- its status and successor holds until the caller commits.
+SELECT * FROM run WHERE tenant_id = @tenant_id AND id = @id FOR NO KEY UPDATE;
+
 -- name: RunLock :one
 -- A tick job locks its run before reading it, waiting for an inline tick
 -- that holds it: a hot run is decided once, not decided and then lost to

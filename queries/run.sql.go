@@ -165,6 +165,49 @@ func (q *Queries) RunGetByIdempotencyKey(ctx context.Context, arg RunGetByIdempo
 	return i, err
 }
 
+const runGetLocked = `-- name: RunGetLocked :one
+SELECT tenant_id, id, definition_key, definition_version, manifest_hash, status, reason, subject, search_attributes, parent_run_id, root_run_id, depth, continued_from_run_id, continued_to_run_id, idempotency_key, state, transition_count, record_version, tick_requested, created_at, updated_at, finished_at, input, request_hash FROM run WHERE tenant_id = $1 AND id = $2 FOR NO KEY UPDATE
+`
+
+type RunGetLockedParams struct {
+	TenantID uuid.UUID
+	ID       uuid.UUID
+}
+
+// The run, locked (waiting for a tick that holds it): what is decided on
+// its status and successor holds until the caller commits.
+func (q *Queries) RunGetLocked(ctx context.Context, arg RunGetLockedParams) (Run, error) {
+	row := q.db.QueryRow(ctx, runGetLocked, arg.TenantID, arg.ID)
+	var i Run
+	err := row.Scan(
+		&i.TenantID,
+		&i.ID,
+		&i.DefinitionKey,
+		&i.DefinitionVersion,
+		&i.ManifestHash,
+		&i.Status,
+		&i.Reason,
+		&i.Subject,
+		&i.SearchAttributes,
+		&i.ParentRunID,
+		&i.RootRunID,
+		&i.Depth,
+		&i.ContinuedFromRunID,
+		&i.ContinuedToRunID,
+		&i.IdempotencyKey,
+		&i.State,
+		&i.TransitionCount,
+		&i.RecordVersion,
+		&i.TickRequested,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.FinishedAt,
+		&i.Input,
+		&i.RequestHash,
+	)
+	return i, err
+}
+
 const runInsert = `-- name: RunInsert :one
 INSERT INTO run (
     tenant_id, id, definition_key, definition_version, manifest_hash, status,

@@ -161,15 +161,18 @@ func (c *Coordinator) insertSteps(ctx context.Context, tx pgx.Tx, jobs []river.I
 	return nil
 }
 
-// cancelAttempt asks River to cancel the job running the attempt; its
-// worker's context ends when the transaction commits. A result that still
-// arrives is stale and the engine discards it.
+// cancelAttempt asks River to cancel the attempt's job: a job not fetched
+// yet never runs, and a running one's worker context ends when the
+// transaction commits. (A job fetched after this tick read it as waiting
+// is cancelled all the same: River cancels a job whatever its state, under
+// its row lock.) A result that still arrives is stale and the engine
+// discards it.
 func (b *commandBatch) cancelAttempt(ctx context.Context, a engine.CancelAttempt) error {
 	err := b.s.BridgeTaskDeleteAttempt(ctx, b.run.TenantID, b.run.ID, a.Node, a.Generation, a.Attempt)
 	if err != nil {
 		return err
 	}
-	ids, err := b.s.StepJobsRunning(ctx, b.run.TenantID, b.run.ID, a.Node, a.Generation, a.Attempt)
+	ids, err := b.s.StepJobsLive(ctx, b.run.TenantID, b.run.ID, a.Node, a.Generation, a.Attempt)
 	if err != nil {
 		return err
 	}

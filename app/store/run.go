@@ -287,6 +287,17 @@ func (s *Store) RunChildCounts(ctx context.Context, tenantID, runID uuid.UUID) (
 	return out, nil
 }
 
+// RunGetLocked returns a tenant's run with its row locked, waiting for a
+// tick that holds it, so that what the caller decides on the run's status
+// (or its successor) holds until it commits.
+func (s *Store) RunGetLocked(ctx context.Context, tenantID, id uuid.UUID) (Run, error) {
+	row, err := s.q.RunGetLocked(ctx, queries.RunGetLockedParams{TenantID: tenantID, ID: id})
+	if err != nil {
+		return Run{}, notFound(err, "run")
+	}
+	return runFromRow(row)
+}
+
 // RunLock locks the run row, waiting for a transaction that holds it:
 // every tick holds its run's lock before it reads, so ticks never deadlock
 // on node rows and a hot run is decided once.

@@ -346,8 +346,9 @@ func (w *RunWrites) Update(r Run, st engine.Run) error {
 
 // RunWritesFlush sends everything collected (nodes, attempts, history,
 // consumed inputs, the guarded run updates and the statements to send
-// after them) in one round trip, and forgets it. It returns ErrConflict when a run's version moved on since
-// it was read.
+// after them) in one round trip, and forgets it. It returns ErrConflict
+// when a run's version moved on since it was read, or an input it
+// consumes was consumed already.
 func (s *Store) RunWritesFlush(ctx context.Context, w *RunWrites) error {
 	var p pipeline
 	q := queries.New(&p)
@@ -360,8 +361,10 @@ func (s *Store) RunWritesFlush(ctx context.Context, w *RunWrites) error {
 	if len(w.history.Seqs) > 0 {
 		_ = q.RunHistoryInsertMany(ctx, w.history)
 	}
-	if len(w.consume.Ids) > 0 {
-		_ = q.RunInputConsumeMany(ctx, w.consume)
+	consume, inputs := -1, len(w.consume.Ids)
+	if inputs > 0 {
+		consume = p.batch.Len()
+		_, _ = q.RunInputConsumeMany(ctx, w.consume)
 	}
 	update, runs := -1, len(w.updates.Ids)
 	if runs > 0 {
@@ -382,7 +385,7 @@ func (s *Store) RunWritesFlush(ctx context.Context, w *RunWrites) error {
 			_ = results.Close()
 			return fmt.Errorf("write run records: %w", err)
 		}
-		if i == update && tag.RowsAffected() != int64(runs) {
+		if (i == update && tag.RowsAffected() != int64(runs)) || (i == consume && tag.RowsAffected() != int64(inputs)) {
 			_ = results.Close()
 			return ErrConflict
 		}
