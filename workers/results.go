@@ -24,10 +24,11 @@ import (
 // a worker that waited would hold the slot for a whole group, and the
 // workers of one group would free their slots together, making every other
 // tenant's step wait for the next group. A result that cannot be written
-// (the database is restarting, say) is kept and offered again with
-// backoff until its attempt's lease runs out (see retry.go); only then, or
-// when its process dies, is it lost, and the sweep retries the attempt
-// when the lease runs out, as for a worker that died. Past maxUnrecorded
+// because the database is unavailable (restarting, say) is kept and
+// offered again with backoff until its attempt's lease runs out (see
+// retry.go); only then, or when its process dies, is it lost, and the
+// sweep retries the attempt when the lease runs out, as for a worker that
+// died. Past maxUnrecorded
 // results waiting, workers wait for theirs again, so a slow database
 // slows the workers down rather than filling memory.
 type resultGroup struct {
@@ -135,7 +136,7 @@ func (g *resultGroup) write(ctx context.Context, group []*resultRequest) {
 	r.err = pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
 		return c.Deliver(ctx, tx, r.key.TenantID, r.key.ID, r.result)
 	})
-	if r.err != nil && g.retryLater(r) {
+	if store.Unavailable(r.err) && g.retryLater(r) {
 		return
 	}
 	if r.err != nil {
@@ -177,9 +178,10 @@ func (g *resultGroup) tickGroup(ctx context.Context, group []*resultRequest) err
 	})
 }
 
-// retryLater offers a result that could not be stored again after a
-// backoff, with whatever results gather meanwhile, and reports false when
-// the next try would come after its lease may have run out.
+// retryLater offers a result that could not be stored (the database was
+// unavailable) again after a backoff, with whatever results gather
+// meanwhile, and reports false when the next try would come after its
+// lease may have run out.
 func (g *resultGroup) retryLater(r *resultRequest) bool {
 	r.tries++
 	d := retryBackoff(r.tries)
@@ -224,14 +226,14 @@ func newAttemptStarts(c *Coordinator) *attemptStarts {
 
 // start records that this worker took the attempt and reports what
 // became of it (store.TakeOutcome), trying again with backoff until until
-// while the start cannot be recorded. leased is a moment before the
+// while the database is unavailable. leased is a moment before the
 // database computed the recorded lease: the lease runs at least until
 // leased plus take.Lease.
 func (a *attemptStarts) start(ctx context.Context, take store.AttemptTake, sparse bool, until time.Time) (outcome store.TakeOutcome, leased time.Time, err error) {
 	for n := 1; ; n++ {
 		leased = time.Now()
 		outcome, err = a.startOnce(take, sparse)
-		if err == nil || !waitRetry(ctx, n, until) {
+		if !store.Unavailable(err) || !waitRetry(ctx, n, until) {
 			return outcome, leased, err
 		}
 		if n == 1 {

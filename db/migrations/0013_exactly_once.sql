@@ -28,3 +28,8 @@ BEGIN
     RETURN true;
 END
 $$;
+
+-- A run's created_at is the clock its first tick decides with (a trigger
+-- ticks the run it just inserted without reading the clock again), so it
+-- is the database's clock as ticks read it.
+ALTER TABLE run ALTER COLUMN created_at SET DEFAULT ductor_now();
