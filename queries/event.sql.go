@@ -37,8 +37,8 @@ func (q *Queries) EventGetByKey(ctx context.Context, arg EventGetByKeyParams) (E
 }
 
 const eventInsert = `-- name: EventInsert :one
-INSERT INTO event (tenant_id, id, name, data, idempotency_key)
-VALUES ($1, $2, $3, $4, $5)
+INSERT INTO event (tenant_id, id, name, data, idempotency_key, request_hash)
+VALUES ($1, $2, $3, $4, $5, $6)
 ON CONFLICT (tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
 RETURNING tenant_id, id, name, data, idempotency_key, created_at, request_hash
 `
@@ -49,6 +49,7 @@ type EventInsertParams struct {
 	Name           string
 	Data           []byte
 	IdempotencyKey pgtype.Text
+	RequestHash    pgtype.Text
 }
 
 // A repeated idempotency key returns nothing; EventGetByKey finds the first.
@@ -59,6 +60,7 @@ func (q *Queries) EventInsert(ctx context.Context, arg EventInsertParams) (Event
 		arg.Name,
 		arg.Data,
 		arg.IdempotencyKey,
+		arg.RequestHash,
 	)
 	var i Event
 	err := row.Scan(

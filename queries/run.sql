@@ -3,11 +3,11 @@
 INSERT INTO run (
     tenant_id, id, definition_key, definition_version, manifest_hash, status,
     subject, search_attributes, parent_run_id, root_run_id, depth,
-    continued_from_run_id, idempotency_key, state, input, tick_requested
+    continued_from_run_id, idempotency_key, request_hash, state, input, tick_requested
 ) VALUES (
     @tenant_id, @id, @definition_key, @definition_version, @manifest_hash, @status,
     @subject, @search_attributes, sqlc.narg(parent_run_id), @root_run_id, @depth,
-    sqlc.narg(continued_from_run_id), sqlc.narg(idempotency_key), @state, @input, false
+    sqlc.narg(continued_from_run_id), sqlc.narg(idempotency_key), sqlc.narg(request_hash), @state, @input, false
 )
 ON CONFLICT DO NOTHING
 RETURNING *;

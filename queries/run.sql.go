@@ -212,11 +212,11 @@ const runInsert = `-- name: RunInsert :one
 INSERT INTO run (
     tenant_id, id, definition_key, definition_version, manifest_hash, status,
     subject, search_attributes, parent_run_id, root_run_id, depth,
-    continued_from_run_id, idempotency_key, state, input, tick_requested
+    continued_from_run_id, idempotency_key, request_hash, state, input, tick_requested
 ) VALUES (
     $1, $2, $3, $4, $5, $6,
     $7, $8, $9, $10, $11,
-    $12, $13, $14, $15, false
+    $12, $13, $14, $15, $16, false
 )
 ON CONFLICT DO NOTHING
 RETURNING tenant_id, id, definition_key, definition_version, manifest_hash, status, reason, subject, search_attributes, parent_run_id, root_run_id, depth, continued_from_run_id, continued_to_run_id, idempotency_key, state, transition_count, record_version, tick_requested, created_at, updated_at, finished_at, input, request_hash
@@ -236,6 +236,7 @@ type RunInsertParams struct {
 	Depth              int32
 	ContinuedFromRunID uuid.NullUUID
 	IdempotencyKey     pgtype.Text
+	RequestHash        pgtype.Text
 	State              []byte
 	Input              []byte
 }
@@ -256,6 +257,7 @@ func (q *Queries) RunInsert(ctx context.Context, arg RunInsertParams) (Run, erro
 		arg.Depth,
 		arg.ContinuedFromRunID,
 		arg.IdempotencyKey,
+		arg.RequestHash,
 		arg.State,
 		arg.Input,
 	)
