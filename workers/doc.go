@@ -40,9 +40,11 @@
 // every coordinator process, sharing work through SKIP LOCKED) enqueues
 // them when due, fires due timers, and reports attempts whose worker
 // vanished as retryable failures: their lease ran out without a result, or
-// their River job has been running past the step's timeout plus the rescue
-// window without the attempt's start ever being recorded. Every deadline is
-// compared with the database's clock.
+// their River job has been running past the rescue window without the
+// attempt's start ever being recorded. It finalizes their River jobs at
+// the same time, re-ticks runs whose tick job died mid-tick, and completes
+// step jobs whose result was recorded but whose River completion was lost.
+// Every deadline is compared with the database's clock.
 //
 // River's defaults hand a job from one worker to the next in ~100 ms to
 // 1 s (a 100 ms fetch cooldown that also rate-limits insert notifications,

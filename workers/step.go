@@ -43,9 +43,9 @@ var errStartTooLate = errors.New("the step's start came after its job could be r
 // Work executes the attempt unless it already has a result.
 func (w *StepWorker) Work(ctx context.Context, job *river.Job[StepArgs]) error {
 	a := job.Args
-	window := time.Duration(a.TimeoutMS)*time.Millisecond + w.C.RescueWindow
-	take := store.AttemptTake{Key: a.attemptKey(), Lease: window, By: startBy(job, window)}
-	outcome, leased, err := w.C.starts.start(ctx, take, a.Sparse, time.Now().Add(window))
+	lease := time.Duration(a.TimeoutMS)*time.Millisecond + w.C.RescueWindow
+	take := store.AttemptTake{Key: a.attemptKey(), Lease: lease, By: startBy(job, w.C.RescueWindow)}
+	outcome, leased, err := w.C.starts.start(ctx, take, a.Sparse, time.Now().Add(w.C.RescueWindow))
 	if err != nil {
 		// Nothing ran and nothing is recorded: offer the job again rather
 		// than let River discard its only attempt. (Snoozing costs it its
@@ -71,14 +71,14 @@ func (w *StepWorker) Work(ctx context.Context, job *river.Job[StepArgs]) error {
 	}
 	w.C.metrics.stepSeconds.WithLabelValues(a.Type, outcomeLabel).Observe(time.Since(started).Seconds())
 	result := engine.StepResult{Node: a.Node, Generation: a.Generation, Attempt: a.Attempt, Output: out, Error: stepErr}
-	return w.C.results.record(store.RunKey{TenantID: a.TenantID, ID: a.RunID}, result, leased.Add(window))
+	return w.C.results.record(store.RunKey{TenantID: a.TenantID, ID: a.RunID}, result, leased.Add(lease))
 }
 
 // startBy is when the sweep may report the job stranded if its attempt
 // has not started (StepJobsClaimStranded): River's attempted_at, the
-// database's clock at the fetch, plus the step's timeout and the rescue
-// window. A start recorded from then on is refused, so that a step is never
-// both executed here and reported lost.
+// database's clock at the fetch, plus the rescue window. A start recorded
+// from then on is refused, so that a step is never both executed here and
+// reported lost.
 func startBy(job *river.Job[StepArgs], window time.Duration) time.Time {
 	if job.AttemptedAt == nil {
 		return time.Time{}

@@ -25,7 +25,8 @@ const (
 // Sweep fires due timers, enqueues retries whose backoff is over,
 // reports attempts whose worker died (lease expired without a result, or
 // job running past its timeout without a start) as a retryable failure,
-// ticks again the runs of tick jobs that died mid-tick,
+// ticks again the runs of tick jobs that died mid-tick, completes step
+// jobs whose result was recorded but whose River completion was lost,
 // forgets long-expired bridge task claims, and puts step jobs that River
 // snoozed, retried or rescued back at the head of their queue (they lost
 // their fair tag), until ctx ends. Every coordinator process runs it;
@@ -70,6 +71,10 @@ func (c *Coordinator) SweepOnce(ctx context.Context) (int, error) {
 		if err != nil {
 			return err
 		}
+		completed, err := s.StepJobsCompleteFinished(ctx, c.RescueWindow, sweepBatch)
+		if err != nil {
+			return err
+		}
 		due, err := c.enqueueDue(ctx, tx, s)
 		if err != nil {
 			return err
@@ -82,7 +87,7 @@ func (c *Coordinator) SweepOnce(ctx context.Context) (int, error) {
 		if !c.PlainFIFO {
 			retagged, err = s.StepJobsRetag(ctx, stepQueues(), sweepBatch)
 		}
-		claimed = max(timers, lost, rescued, due, expired, retagged)
+		claimed = max(timers, lost, rescued, completed, due, expired, retagged)
 		return err
 	})
 	return claimed, err
@@ -112,9 +117,9 @@ func (c *Coordinator) fireTimers(ctx context.Context, tx pgx.Tx, s *store.Store)
 
 // reportLost reports attempts whose worker died: those whose lease ran
 // out without a result, and those whose River job has been running for
-// longer than the step's timeout plus the rescue window although the
-// attempt was never started (the worker died between fetching the job and
-// recording the start, so there is no lease to run out). Their River jobs
+// longer than the rescue window although the attempt was never started
+// (the worker died between fetching the job and recording the start, so
+// there is no lease to run out). Their River jobs
 // are finalized at the same time, not an hour later by River's rescuer:
 // River's rescue follows Ductor's detection, and since a step job has one
 // River attempt, River never runs it again.

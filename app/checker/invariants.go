@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -172,4 +173,30 @@ func lines(ctx context.Context, db *pgxpool.Pool, sql string) ([]string, error) 
 		return nil, fmt.Errorf("check: %w", err)
 	}
 	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+// Dump describes a run's rows, for a failure message.
+func Dump(ctx context.Context, db *pgxpool.Pool, id uuid.UUID) string {
+	var b strings.Builder
+	for _, q := range []string{
+		`SELECT status, record_version, tick_requested, updated_at FROM run WHERE id = $1`,
+		`SELECT node, state, updated_at FROM run_node WHERE run_id = $1 AND scatter IS NULL ORDER BY node`,
+		`SELECT node, generation, attempt, started_at, finished_at, lease_until, error FROM run_attempt WHERE run_id = $1 ORDER BY node, attempt`,
+		`SELECT id, kind, consumed_at, payload->>'Node' FROM run_input WHERE run_id = $1 ORDER BY id`,
+		`SELECT node, attempt, pid, started_at FROM checker_execution WHERE run_id = $1 ORDER BY id`,
+		`SELECT id, kind, state, attempt, attempted_at, finalized_at, errors, metadata FROM river_job WHERE args->>'run_id' = $1::text ORDER BY id`,
+	} {
+		fmt.Fprintf(&b, "%s\n", q)
+		rows, err := db.Query(ctx, q, id)
+		if err != nil {
+			fmt.Fprintf(&b, "  error: %v\n", err)
+			continue
+		}
+		for rows.Next() {
+			vals, _ := rows.Values()
+			fmt.Fprintf(&b, "  %v\n", vals)
+		}
+		rows.Close()
+	}
+	return b.String()
 }

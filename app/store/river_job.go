@@ -171,10 +171,12 @@ func (s *Store) FairClockAdvanceMany(ctx context.Context, keys []FairClockKey, s
 }
 
 // stepJobsStranded claims step jobs whose attempt was never started and
-// never will be: River shows them running for longer than their step's
-// timeout plus window (the worker's process died between fetching the job
-// and recording the start), or it discarded them in the last hour (the
-// worker failed before the start, or River's own rescuer gave up on them).
+// never will be: River shows them running for longer than the rescue
+// window (a start takes milliseconds: the worker's process died between
+// fetching the job and recording the start, or the fetch itself was lost
+// with the database before its answer reached River), or it discarded
+// them in the last hour (the worker failed before the start, or River's
+// own rescuer gave up on them).
 // No lease will ever run out for such an attempt. Each job is claimed once
 // (a mark in its metadata) and finalized (a running one is discarded, as
 // River's own rescuer would an hour later); its attempt is returned. A
@@ -182,8 +184,7 @@ func (s *Store) FairClockAdvanceMany(ctx context.Context, keys []FairClockKey, s
 const stepJobsStranded = `WITH running AS (
     SELECT j.id FROM river_job j
     WHERE j.state = 'running' AND j.kind = 'ductor.step'
-      AND j.attempted_at < now() - coalesce((j.args->>'timeout_ms')::bigint, 0) * interval '1 millisecond'
-                                 - $1 * interval '1 millisecond'
+      AND j.attempted_at < now() - $1 * interval '1 millisecond'
       AND ` + neverStarted + `
     ORDER BY j.id LIMIT $2 FOR UPDATE OF j SKIP LOCKED),
 discarded AS (
@@ -195,7 +196,7 @@ stranded AS (SELECT id FROM running UNION ALL SELECT id FROM discarded)
 UPDATE river_job SET metadata = river_job.metadata || '{"ductor_stranded": true}',
     state = 'discarded', finalized_at = coalesce(river_job.finalized_at, now()),
     errors = CASE WHEN river_job.state = 'running' THEN array_append(river_job.errors, jsonb_build_object(
-        'at', now(), 'attempt', river_job.attempt, 'error', 'stranded: running past its timeout without its attempt started')) ELSE river_job.errors END
+        'at', now(), 'attempt', river_job.attempt, 'error', 'stranded: running past the rescue window without its attempt started')) ELSE river_job.errors END
 FROM stranded WHERE river_job.id = stranded.id
 RETURNING (args->>'tenant_id')::uuid, (args->>'run_id')::uuid, args->>'node', (args->>'generation')::int, (args->>'attempt')::int`
 
@@ -295,4 +296,33 @@ func (s *Store) TickJobsRescue(ctx context.Context, window time.Duration, limit 
 		return nil, fmt.Errorf("rescue tick jobs: %w", err)
 	}
 	return keys, nil
+}
+
+// stepJobsCompleteFinished completes step jobs that River shows running
+// for longer than the rescue window although their attempt has its result:
+// the worker recorded the result, but River's completion of the job was
+// lost (its process died, or the database was down when River tried and
+// River gave up). Nothing will run them again; River's rescuer would
+// discard them an hour later, counted against their tenant's concurrency
+// cap meanwhile.
+const stepJobsCompleteFinished = `UPDATE river_job SET state = 'completed', finalized_at = now()
+WHERE id IN (
+    SELECT j.id FROM river_job j
+    WHERE j.state = 'running' AND j.kind = 'ductor.step'
+      AND j.attempted_at < now() - $1 * interval '1 millisecond'
+      AND EXISTS (SELECT 1 FROM run_attempt a
+         WHERE a.tenant_id = (j.args->>'tenant_id')::uuid AND a.run_id = (j.args->>'run_id')::uuid
+           AND a.node = j.args->>'node' AND a.generation = (j.args->>'generation')::int
+           AND a.attempt = (j.args->>'attempt')::int AND a.finished_at IS NOT NULL)
+    ORDER BY j.id LIMIT $2 FOR UPDATE OF j SKIP LOCKED)`
+
+// StepJobsCompleteFinished completes up to limit step jobs left running
+// after their attempt finished (see stepJobsCompleteFinished) and returns
+// how many it completed.
+func (s *Store) StepJobsCompleteFinished(ctx context.Context, window time.Duration, limit int) (int, error) {
+	tag, err := s.db.Exec(ctx, stepJobsCompleteFinished, window.Milliseconds(), limit)
+	if err != nil {
+		return 0, fmt.Errorf("complete finished step jobs: %w", err)
+	}
+	return int(tag.RowsAffected()), nil
 }
