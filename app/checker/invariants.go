@@ -167,8 +167,8 @@ func Check(ctx context.Context, db *pgxpool.Pool) ([]string, error) {
 	return out, nil
 }
 
-func lines(ctx context.Context, db *pgxpool.Pool, sql string) ([]string, error) {
-	rows, err := db.Query(ctx, sql)
+func lines(ctx context.Context, db *pgxpool.Pool, sql string, args ...any) ([]string, error) {
+	rows, err := db.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("check: %w", err)
 	}
