@@ -94,7 +94,7 @@ func TestOutageLosesNoResultAndRunsNoStepTwice(t *testing.T) {
 	var strandedFetches int
 	if err := c.pool.QueryRow(c.ctx, `SELECT count(*) FROM run_attempt WHERE error->>'code' = 'worker_lost'`).Scan(&strandedFetches); err != nil {
 		t.Fatal(err)
-	}	// A job whose fetch was lost with the database (River never received
+	} // A job whose fetch was lost with the database (River never received
 	// it) is retried after the rescue window: it never ran. An attempt
 	// that ran and was reported lost would be a result dropped.
 	lost, err := lines(c.ctx, c.pool, `SELECT format('run %s: node %s attempt %s ran and was reported lost', a.run_id, a.node, a.attempt)
