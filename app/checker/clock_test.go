@@ -120,7 +120,7 @@ func wakeUps(t *testing.T, offset time.Duration) map[string]time.Duration {
 // signalWake is the time from a signal to the end of the run it woke.
 func signalWake(t *testing.T, c *ownCluster) (time.Duration, uuid.UUID) {
 	id := c.start(t, "clk-signal", nil)
-	c.waitRun(t, id, 30*time.Second, c.waiting(t, id, "wake"))
+	c.waitRun(t, id, 30*time.Second, c.waiting(id, "wake"))
 	sent := time.Now()
 	if _, err := c.coord.Signal(c.ctx, c.tenant, id, engine.Signal{RequestID: "w", Name: "wake"}); err != nil {
 		t.Fatal(err)

@@ -128,8 +128,8 @@ func (c *ownCluster) waitRun(t *testing.T, id uuid.UUID, timeout time.Duration, 
 
 func ended(r store.Run) bool { return r.Status.Terminal() }
 
-// waitingAt reports a run whose node waits.
-func (c *ownCluster) waiting(t *testing.T, id uuid.UUID, node string) func(store.Run) bool {
+// waiting holds once the run's node waits.
+func (c *ownCluster) waiting(id uuid.UUID, node string) func(store.Run) bool {
 	return func(store.Run) bool {
 		nodes, err := c.store.RunNodesByName(c.ctx, c.tenant, id, []string{node})
 		return err == nil && len(nodes) == 1 && nodes[0].State == engine.NodeWaiting

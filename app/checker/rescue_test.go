@@ -87,7 +87,7 @@ func TestKilledProcessJobsAreRescuedByDuctorsDetection(t *testing.T) {
 			t.Errorf("run %s ended %s:\n%s", id, run.Status, Dump(ctx, pool, id))
 		}
 	}
-	ended := time.Since(killed)
+	took := time.Since(killed)
 	waitFor(t, 30*time.Second, "no River job left running", func() bool {
 		left, err := Jobs(ctx, pool)
 		return err == nil && len(left) == 0
@@ -126,11 +126,11 @@ func TestKilledProcessJobsAreRescuedByDuctorsDetection(t *testing.T) {
 	if rescuedTicks == 0 || lostSteps == 0 {
 		t.Errorf("%d tick jobs rescued and %d step jobs discarded as lost, want some of each", rescuedTicks, lostSteps)
 	}
-	if ended > 20*time.Second {
-		t.Errorf("the killed process's runs took %s to end", ended)
+	if took > 20*time.Second {
+		t.Errorf("the killed process's runs took %s to end", took)
 	}
 	t.Logf("killed worker %d: %d held tick jobs rescued, %d running step jobs discarded as lost; every run ended %s after the kill; nothing ran twice but the steps killed mid-run",
-		doomed.Pid(), rescuedTicks, lostSteps, ended.Round(time.Millisecond))
+		doomed.Pid(), rescuedTicks, lostSteps, took.Round(time.Millisecond))
 }
 
 // waitFor polls cond until it holds or timeout passes.
