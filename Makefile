@@ -50,15 +50,16 @@ vet:
 	$(STATICCHECK) ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 
-## generate: regenerate sqlc queries and templ components
+## generate: regenerate sqlc queries, templ components and the definition schema
 generate:
 	$(SQLC) generate
 	$(TEMPL) generate -path views
+	go test ./app/definition -run '^TestCommittedSchemaIsCurrent$$' -count=1 -update >/dev/null
 
 ## check-generated: fail if committed generated code is not current
 check-generated: generate
-	@git diff --exit-code -- queries views || { echo "generated code is stale: run make generate and commit"; exit 1; }
-	@test -z "$$(git status --porcelain --untracked-files=all -- queries views)" || { echo "generated files not committed:"; git status --porcelain -- queries views; exit 1; }
+	@git diff --exit-code -- queries views docs/schema || { echo "generated code is stale: run make generate and commit"; exit 1; }
+	@test -z "$$(git status --porcelain --untracked-files=all -- queries views docs/schema)" || { echo "generated files not committed:"; git status --porcelain -- queries views docs/schema; exit 1; }
 
 ## bench-short: the benchmark suite at small sizes, so it never rots (CI)
 bench-short: pg-deps

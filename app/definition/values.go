@@ -10,11 +10,6 @@ import (
 	"time"
 )
 
-var (
-	keyPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
-	refPattern = regexp.MustCompile(`^[a-z][a-z0-9_]{0,62}$`)
-)
-
 // jsonType names a decoded value's JSON type for messages.
 func jsonType(v any) string {
 	switch v.(type) {

@@ -19,6 +19,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/ductor/ductor/app/auth"
+	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/testdb"
 )
 
@@ -130,7 +131,7 @@ func TestOpenAPIOperationsDeclareAnswers(t *testing.T) {
 			t.Errorf("%s declares no 2xx answer", name)
 		}
 		public := op.Security != nil && len(*op.Security) == 0
-		if name == "GET "+apiBase+"/openapi.json" {
+		if name == "GET "+apiBase+"/openapi.json" || name == "GET "+definition.SchemaPath {
 			if !public {
 				t.Errorf("%s: the document is served without a key: security must be []", name)
 			}
@@ -321,6 +322,7 @@ func TestOpenAPIDescribesTheAnswers(t *testing.T) {
 
 	cases := []answerCase{
 		{route: "GET /api/v1/openapi.json", path: "/api/v1/openapi.json"},
+		{route: "GET /api/v1/schemas/definition.json", path: "/api/v1/schemas/definition.json"},
 		{route: "GET /api/v1/whoami", path: "/api/v1/whoami"},
 		{route: "POST /api/v1/runs", path: "/api/v1/runs", body: `{"definition": "orders", "input": {"amount": 1}, "idempotency_key": "k"}`},
 		{route: "POST /api/v1/runs", path: "/api/v1/runs", body: `{"definition": "orders", "input": {"amount": 1}, "idempotency_key": "k"}`},
@@ -410,7 +412,7 @@ func TestOpenAPIDescribesTheAnswers(t *testing.T) {
 	done := map[string]bool{}
 	for _, c := range cases {
 		op := ops[c.route]
-		if op == nil || done[c.route] || c.route == "GET /api/v1/openapi.json" {
+		if op == nil || done[c.route] || c.route == "GET /api/v1/openapi.json" || c.route == "GET "+definition.SchemaPath {
 			continue
 		}
 		done[c.route] = true
@@ -433,5 +435,35 @@ func TestOpenAPIDescribesTheAnswers(t *testing.T) {
 		if status, _, body = b.rawCall(t, method, c.path, k[0], c.contentType, c.body); status == http.StatusForbidden || status == http.StatusUnauthorized {
 			t.Errorf("%s with only scope %s = %d %v", c.route, scope, status, body)
 		}
+	}
+}
+
+// The definition schema is served alone without a key, and inlined in
+// the served OpenAPI document as Document, its parts as Document*.
+func TestDefinitionSchemaIsServedAndInlined(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(New(Deps{API: true, Logger: slog.New(slog.DiscardHandler)}))
+	t.Cleanup(srv.Close)
+	res, err := http.Get(srv.URL + definition.SchemaPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusOK || !bytes.Equal(body, definition.DocumentSchema()) {
+		t.Fatalf("GET %s = %d, want the definition schema", definition.SchemaPath, res.StatusCode)
+	}
+	doc := loadOpenAPI(t)
+	d := doc.Components.Schemas["Document"]
+	if d == nil || d.Value.Properties["steps"] == nil || d.Value.Properties["steps"].Value.Items.Ref != "#/components/schemas/DocumentStep" {
+		t.Fatalf("served Document is not the definition schema: %+v", d)
+	}
+	for _, name := range []string{"DocumentStep", "DocumentEdge", "DocumentRetry", "DocumentWithEventSet", "DocumentWithHumanLoop"} {
+		if doc.Components.Schemas[name] == nil {
+			t.Errorf("served document lacks %s", name)
+		}
+	}
+	if strings.Contains(string(openAPIDocument), "#/$defs/") {
+		t.Error("served document keeps a #/$defs/ reference")
 	}
 }

@@ -23,6 +23,7 @@ func routes(e *echo.Echo, d Deps) {
 
 	if d.API {
 		e.GET("/api/v1/openapi.json", handleOpenAPI()) // documentation: no key needed
+		e.GET(definition.SchemaPath, handleDefinitionSchema())
 		apiRoutes(e.Group("/api/v1", bodyLimit(MaxBodyBytes), apiKeyAuth(d.Store), rateLimit(d.APIRate)), d)
 	}
 	if d.Web {
