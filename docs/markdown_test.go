@@ -17,7 +17,7 @@ type block struct {
 	body string
 	// marker is the <!-- run: … --> comment on the line before the
 	// fence, if any.
-	marker *runMarker
+	marker    *runMarker
 	markerErr error
 }
 
