@@ -247,7 +247,9 @@ func stepSchema() schema {
 }
 
 // openObject is an object a rule elsewhere closes.
-func openObject(doc string) schema { return schema{"type": "object", "description": doc} }
+func openObject(doc string) schema {
+	return schema{"type": "object", "description": doc, "additionalProperties": true}
+}
 
 func withDoc(s schema, doc string) schema {
 	s["description"] = doc

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -465,5 +466,28 @@ func TestDefinitionSchemaIsServedAndInlined(t *testing.T) {
 	}
 	if strings.Contains(string(openAPIDocument), "#/$defs/") {
 		t.Error("served document keeps a #/$defs/ reference")
+	}
+}
+
+// TestServedOpenAPIDocument fetches the document as a client generator
+// would and, when OPENAPI_OUT names a file, writes it there (`make
+// apiclients` generates and compiles Go and TypeScript clients from it).
+func TestServedOpenAPIDocument(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(New(Deps{API: true, Logger: slog.New(slog.DiscardHandler)}))
+	t.Cleanup(srv.Close)
+	res, err := http.Get(srv.URL + apiBase + "/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("GET openapi.json = %d, %v", res.StatusCode, err)
+	}
+	if out := os.Getenv("OPENAPI_OUT"); out != "" {
+		if err := os.WriteFile(out, body, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
