@@ -73,16 +73,18 @@ vet:
 	$(STATICCHECK) ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 
-## generate: regenerate sqlc queries, templ components and the definition schema
+## generate: regenerate sqlc queries, templ components, the definition schema and the
+## reference's field tables
 generate:
 	$(SQLC) generate
 	$(TEMPL) generate -path views
 	go test ./app/definition -run '^TestCommittedSchemaIsCurrent$$' -count=1 -update >/dev/null
+	go test ./docs -run '^TestFieldTablesAreCurrent$$' -count=1 -update >/dev/null
 
 ## check-generated: fail if committed generated code is not current
 check-generated: generate
-	@git diff --exit-code -- queries views docs/schema || { echo "generated code is stale: run make generate and commit"; exit 1; }
-	@test -z "$$(git status --porcelain --untracked-files=all -- queries views docs/schema)" || { echo "generated files not committed:"; git status --porcelain -- queries views docs/schema; exit 1; }
+	@git diff --exit-code -- queries views docs || { echo "generated code is stale: run make generate and commit"; exit 1; }
+	@test -z "$$(git status --porcelain --untracked-files=all -- queries views docs)" || { echo "generated files not committed:"; git status --porcelain -- queries views docs; exit 1; }
 
 ## bench-short: the benchmark suite at small sizes, so it never rots (CI)
 bench-short: pg-deps
