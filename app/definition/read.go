@@ -36,17 +36,6 @@ func groupMembers(fs []Field, group string) []string {
 	return out
 }
 
-// readFields reads the named fields of table fs.
-func (o object) readFields(fs []Field, out map[string]any, names ...string) {
-	for _, n := range names {
-		f, ok := fieldNamed(fs, n)
-		if !ok {
-			panic("definition: no field " + n)
-		}
-		o.readField(f, out)
-	}
-}
-
 // readField normalises one field by its kind: defaults filled in,
 // durations in milliseconds under NAME_ms.
 func (o object) readField(f Field, out map[string]any) {
