@@ -28,11 +28,13 @@ func (d *decider) endRun(n *Node) {
 		d.setRun(RunSucceeded, reason)
 	}
 	d.stopNodesFor(NodeSkipped, reason)
+	d.resolve(n, -1) // its edges resolve as usual; nothing reacts in an ended run
 	d.killOpenEdges()
 }
 
-// killOpenEdges marks dead every edge still unresolved, so that in an
-// ended run every edge ended fired or dead.
+// killOpenEdges marks dead every edge still unresolved (the cancelled
+// and skipped nodes' edges), so that in an ended run every edge ended
+// fired or dead.
 func (d *decider) killOpenEdges() {
 	for _, e := range d.g.m.Edges {
 		if t := d.get(e.To); t != nil && t.Inbound[EdgeID(e)] == "" {
