@@ -87,12 +87,11 @@ func earlyText(s *engine.ScatterState) string {
 		s.Checked, s.Total, s.Succeeded, s.Failed, s.Cancelled)
 }
 
-// cancellable reports whether an operator can cancel the node now.
-func cancellable(r engineRun, n *engine.Node) bool {
-	return n != nil && !r.Terminal() && (n.State == engine.NodeRunning || n.State == engine.NodeWaiting)
+// cancellable reports whether an operator can cancel the node of a run
+// in status now.
+func cancellable(status engine.RunStatus, n *engine.Node) bool {
+	return n != nil && !status.Terminal() && (n.State == engine.NodeRunning || n.State == engine.NodeWaiting)
 }
-
-type engineRun interface{ Terminal() bool }
 
 func cancelConfirm(id string) string {
 	return "Cancel " + id + "? Its work is withdrawn and it fails with code cancelled; its error and done edges and its on_error policy apply."
