@@ -97,16 +97,23 @@ func (p process) startWorkers(ctx context.Context, coord *workers.Coordinator) (
 		return nil, fmt.Errorf("start workers: %w", err)
 	}
 	sweepCtx, stopSweep := context.WithCancel(context.WithoutCancel(ctx))
-	swept := make(chan struct{})
+	swept, scheduled := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(swept)
 		if p.cfg.Roles.Has(config.RoleCoordinator) {
 			coord.Sweep(sweepCtx)
 		}
 	}()
+	go func() {
+		defer close(scheduled)
+		if p.cfg.Roles.Has(config.RoleCoordinator) {
+			coord.RunSchedules(sweepCtx)
+		}
+	}()
 	return func() {
 		stopSweep()
 		<-swept
+		<-scheduled
 		stopCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		defer cancel()
 		if err := client.Stop(stopCtx); err != nil && !errors.Is(err, context.Canceled) {
