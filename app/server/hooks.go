@@ -97,7 +97,7 @@ func (h hooks) verify(ctx context.Context, w store.Webhook, hdr http.Header, bod
 		return "", err
 	}
 	var keys []string
-	aad := sealAAD(w.TenantID, w.ID)
+	aad := store.WebhookAAD(w.TenantID, w.ID)
 	if plain, err := h.box.Open(w.Secret, aad); err == nil {
 		keys = append(keys, string(plain))
 	}

@@ -69,9 +69,6 @@ func hookURL(c echo.Context, base, slug, id string) string {
 	return base + "/hooks/" + slug + "/" + id
 }
 
-// sealAAD binds a webhook's sealed secret to its tenant and id.
-func sealAAD(tenantID uuid.UUID, id string) string { return "webhook/" + tenantID.String() + "/" + id }
-
 func needBox(box *secrets.Box) error {
 	if box == nil {
 		return apperr.New(apperr.Unavailable, "webhooks need DUCTOR_SECRET_KEY, which seals their secrets")
@@ -106,7 +103,7 @@ func handleWebhookCreate(s *store.Store, box *secrets.Box, base string) echo.Han
 		ctx, tenantID, secret := c.Request().Context(), tenantOf(c), webhook.NewSecret()
 		w, err := s.WebhookCreate(ctx, store.Webhook{
 			TenantID: tenantID, ID: req.ID, Event: req.Event, Scheme: string(scheme),
-			Secret: box.Seal([]byte(secret), sealAAD(tenantID, req.ID)), SecretHint: webhook.Hint(secret),
+			Secret: box.Seal([]byte(secret), store.WebhookAAD(tenantID, req.ID)), SecretHint: webhook.Hint(secret),
 		})
 		if err != nil {
 			return err
@@ -133,7 +130,7 @@ func handleWebhookRotate(s *store.Store, box *secrets.Box, base string) echo.Han
 			return err
 		}
 		ctx, tenantID, id, secret := c.Request().Context(), tenantOf(c), c.Param("id"), webhook.NewSecret()
-		w, err := s.WebhookRotate(ctx, tenantID, id, box.Seal([]byte(secret), sealAAD(tenantID, id)), webhook.Hint(secret))
+		w, err := s.WebhookRotate(ctx, tenantID, id, box.Seal([]byte(secret), store.WebhookAAD(tenantID, id)), webhook.Hint(secret))
 		if err != nil {
 			return err
 		}
