@@ -85,6 +85,7 @@ func webRoutes(e *echo.Echo, d Deps) {
 	t.POST("/definitions/:key/runs", handleTestRun(d.Runs, d.ValidateInput), needAny(auth.PermDefinitionsWrite, auth.PermRunsOperate))
 	editorRoutes(e, d, st)
 	runPages(t, d)
+	triggerPages(t, d)
 	t.GET("/settings", handleSettings(), need(auth.PermView))
 	t.POST("/settings/tier", handleTierSet(d.Store), need(auth.PermTierManage))
 	t.GET("/settings/keys", handleKeys(d.Store), need(auth.PermKeysManage))
