@@ -28,6 +28,3 @@ UPDATE webhook SET
     deliveries = deliveries + 1, last_delivery_at = now(), last_outcome = @outcome,
     last_status = @status, last_event_id = coalesce(sqlc.narg(event_id), last_event_id)
 WHERE tenant_id = @tenant_id AND id = @id;
-
--- name: WebhookClockNow :one
-SELECT ductor_now()::timestamptz AS now;

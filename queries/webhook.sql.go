@@ -7,22 +7,10 @@ package queries
 
 import (
 	"context"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgtype"
 )
-
-const webhookClockNow = `-- name: WebhookClockNow :one
-SELECT ductor_now()::timestamptz AS now
-`
-
-func (q *Queries) WebhookClockNow(ctx context.Context) (time.Time, error) {
-	row := q.db.QueryRow(ctx, webhookClockNow)
-	var now time.Time
-	err := row.Scan(&now)
-	return now, err
-}
 
 const webhookDelete = `-- name: WebhookDelete :execrows
 DELETE FROM webhook WHERE tenant_id = $1 AND id = $2
