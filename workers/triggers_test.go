@@ -35,7 +35,7 @@ func TestEventTriggerStartsExactlyTheRunsItShould(t *testing.T) {
 	}
 	publish(map[string]any{"amount": 5.0}, "")
 	big := publish(map[string]any{"amount": 500.0}, "k1")
-	publish(map[string]any{"amount": 500.0}, "k1") // a retry of the same event
+	publish(map[string]any{"amount": 500.0}, "k1")   // a retry of the same event
 	publish(map[string]any{"note": "no amount"}, "") // the filter errors
 	if _, _, err := b.coord.Publish(b.ctx, store.Event{TenantID: b.tenant.ID, Name: "order.cancelled", Data: map[string]any{"amount": 50.0}}); err != nil {
 		t.Fatal(err)

@@ -35,7 +35,9 @@ type Webhook struct {
 
 // WebhookAAD binds a webhook's sealed secret to its tenant and id (the
 // additional data it is sealed with).
-func WebhookAAD(tenantID uuid.UUID, id string) string { return "webhook/" + tenantID.String() + "/" + id }
+func WebhookAAD(tenantID uuid.UUID, id string) string {
+	return "webhook/" + tenantID.String() + "/" + id
+}
 
 // RotationGrace is how long a rotated-out secret is still accepted.
 const RotationGrace = 24 * time.Hour
