@@ -73,9 +73,16 @@ func (c *Coordinator) UpdateSchedule(ctx context.Context, tenantID uuid.UUID, id
 		if err := change(&after); err != nil {
 			return err
 		}
-		plan, err := c.checkSchedule(ctx, after, validate)
+		plan, err := after.Compiled()
 		if err != nil {
-			return err
+			return apperr.Wrap(err, apperr.Unprocessable, "spec."+err.Error())
+		}
+		// Pausing or a new note needs no published definition; what the
+		// runs start with does.
+		if before.Version != after.Version || !reflect.DeepEqual(before.Input, after.Input) {
+			if _, err := c.checkSchedule(ctx, after, validate); err != nil {
+				return err
+			}
 		}
 		if !reflect.DeepEqual(before.Spec, after.Spec) || (before.Paused && !after.Paused) {
 			now, err := s.Now(ctx)

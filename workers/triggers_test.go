@@ -101,3 +101,18 @@ func TestDeclaredSchedulesFollowTheDefinition(t *testing.T) {
 		t.Errorf("a schedule the document no longer declares is still there")
 	}
 }
+
+// A declared schedule of a definition with nothing published can still be
+// paused and unpaused.
+func TestPauseAScheduleWithoutAPublishedDefinition(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	v := testdb.Definition(t, b.store, b.tenant.ID, "key: gone\nsteps:\n  - {ref: a, type: task, with: {handler: builtin.noop}}\ntriggers:\n  - schedule: {id: gone-s, interval: 1h}\n")
+	if _, _, err := b.store.DefinitionVersionUnpublish(b.ctx, b.tenant.ID, "gone", v.Version, ""); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := b.coord.UpdateSchedule(b.ctx, b.tenant.ID, "gone-s", func(s *store.Schedule) error { s.Note = "still here"; return nil }, nil)
+	if err != nil || sc.Note != "still here" {
+		t.Errorf("update = %+v, %v", sc, err)
+	}
+}
