@@ -66,7 +66,12 @@ func runDev(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	if cfg.SecretKey == "" {
-		if cfg.SecretKey, err = devSecretKey(filepath.Join(devDir, "secret-key")); err != nil {
+		// Kept beside dev's own database; with another one, for this run only.
+		file := ""
+		if keyFile != "" {
+			file = filepath.Join(devDir, "secret-key")
+		}
+		if cfg.SecretKey, err = devSecretKey(file); err != nil {
 			return err
 		}
 	}
@@ -135,10 +140,11 @@ func ensureDevUser(ctx context.Context, s *store.Store, tenant store.Tenant) err
 	return err
 }
 
-// devSecretKey reads dev's own secret key (what seals webhook secrets),
-// making one on first start, so they open again after a restart.
+// devSecretKey reads dev's own secret key (what seals webhook secrets)
+// from file, making one on first start, so they open again after a
+// restart; without a file, the key lasts for this run.
 func devSecretKey(file string) (string, error) {
-	if b, err := os.ReadFile(file); err == nil && len(strings.TrimSpace(string(b))) >= secrets.MinKeyLength {
+	if b, err := os.ReadFile(file); file != "" && err == nil && len(strings.TrimSpace(string(b))) >= secrets.MinKeyLength {
 		return strings.TrimSpace(string(b)), nil
 	}
 	raw := make([]byte, 32)
@@ -146,6 +152,9 @@ func devSecretKey(file string) (string, error) {
 		return "", err
 	}
 	key := hex.EncodeToString(raw)
+	if file == "" {
+		return key, nil
+	}
 	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 		return "", fmt.Errorf("save the dev secret key: %w", err)
 	}
