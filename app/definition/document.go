@@ -29,6 +29,9 @@ type Definition struct {
 	Limits      *LimitsDef `json:"limits,omitempty"`
 	Steps       []StepDef  `json:"steps"`
 	Edges       []EdgeDef  `json:"edges,omitempty"`
+	// Triggers are written as in a document: {"schedule": {…}} or
+	// {"event": NAME, "filter_expr": …, "input_expr": …}.
+	Triggers []map[string]any `json:"triggers,omitempty"`
 }
 
 // LimitsDef lowers the server's limits for one definition.

@@ -26,6 +26,8 @@ type Manifest struct {
 	Entrypoints []string `json:"entrypoints"`
 	// Order is the Kahn topological order, ties broken by ref.
 	Order []string `json:"order"`
+	// Triggers are the schedules and event triggers that start runs.
+	Triggers []Trigger `json:"triggers,omitempty"`
 }
 
 // Limits are per-definition limits, each already clamped to the server

@@ -37,6 +37,9 @@ type TerminateReason string
 const (
 	ReasonContinuedAsNew  TerminateReason = "continued_as_new"
 	ReasonTransitionLimit TerminateReason = "transition_limit"
+	// ReasonScheduleOverlap: a newer action of the schedule that started
+	// the run took its place (overlap policy terminate_other).
+	ReasonScheduleOverlap TerminateReason = "schedule_overlap"
 )
 
 // NodeState is a node's lifecycle state.

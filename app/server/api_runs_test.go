@@ -45,7 +45,7 @@ func setupAPI(t *testing.T) *apiBundle {
 	log := slog.New(slog.DiscardHandler)
 	coord := startWorkers(t, pool, log)
 	s := store.New(pool)
-	server := New(Deps{Pool: pool, Store: s, Logger: log, API: true, Runs: coord, ValidateInput: NewInputValidator()})
+	server := New(Deps{Pool: pool, Store: s, Logger: log, API: true, Runs: coord, ValidateInput: NewInputValidator(), Secrets: testBox(t)})
 	srv := httptest.NewServer(server)
 	t.Cleanup(srv.Close)
 	b := &apiBundle{srv: srv, store: s, runs: coord, pool: pool}
@@ -273,6 +273,9 @@ func TestAPITenantIsolation(t *testing.T) {
 	tasks, tokens := taskIsolationCases(t, b)
 	maps.Copy(cases, tasks)
 	secrets = append(secrets, tokens...)
+	triggers, names := triggerIsolationCases(t, b)
+	maps.Copy(cases, triggers)
+	secrets = append(secrets, names...)
 	for _, route := range b.echoRoutes {
 		tc, ok := cases[route]
 		if !ok {
