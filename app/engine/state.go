@@ -96,6 +96,7 @@ type Error struct {
 // Error codes the engine produces or interprets.
 const (
 	CodeExpressionError  = "expression_error"
+	CodeExpressionLimit  = "expression_limit"
 	CodePayloadTooLarge  = "payload_too_large"
 	CodeTimeout          = "timeout"
 	CodeRejected         = "rejected"
@@ -109,6 +110,7 @@ const (
 // nonRetryable are error codes never retried, whatever the policy says.
 var nonRetryable = map[string]bool{
 	CodeExpressionError: true,
+	CodeExpressionLimit: true,
 	CodePayloadTooLarge: true,
 	CodeInvalidStep:     true,
 }
