@@ -256,7 +256,7 @@ func (c *Coordinator) persist(ctx context.Context, tx pgx.Tx, ticks []*runTick) 
 	}
 	for _, t := range ticks {
 		if t.state.Run.Status.Terminal() && !t.load.Run.Status.Terminal() {
-			c.metrics.finished.WithLabelValues(string(t.state.Run.Status)).Inc()
+			c.metrics.finished.WithLabelValues(statusLabel(t.state.Run.Status)).Inc()
 		}
 	}
 	if err := c.fault(FaultAfterUpdate); err != nil {
