@@ -23,7 +23,7 @@ func routes(e *echo.Echo, d Deps) {
 
 	if d.API {
 		e.GET("/api/v1/openapi.json", handleOpenAPI()) // documentation: no key needed
-		apiRoutes(e.Group("/api/v1", bodyLimit(MaxBodyBytes), apiKeyAuth(d.Store), rateLimit(d.APIRate)), d)
+		apiRoutes(e.Group("/api/v1", bodyLimit(MaxBodyBytes), apiKeyAuth(d.Store, newFailureLimiter(d.AuthFailuresPerMinute, d.AuthFailureBurst)), rateLimit(d.APIRate)), d)
 	}
 	if d.Web {
 		e.GET(static.Prefix+"*", echo.WrapHandler(static.Handler()))
