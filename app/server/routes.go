@@ -14,6 +14,7 @@ import (
 // API's in apiRoutes and the dashboard's in webRoutes.
 func routes(e *echo.Echo, d Deps) {
 	e.Use(middleware.RequestID())
+	e.Use(securityHeaders)
 	e.Use(requestLogger(d.Logger))
 	e.Use(recoverer(d.Logger))
 
