@@ -3,8 +3,8 @@ package views
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
