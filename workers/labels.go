@@ -24,7 +24,7 @@ var outcomeLabels = setOf(
 	engine.CodeTimeout, engine.CodePayloadTooLarge, engine.CodeInvalidStep,
 	engine.CodeExpressionError, engine.CodeExpressionLimit, engine.CodeRejected,
 	engine.CodeChildFailed, engine.CodeTooManyChildren, engine.CodeGatherRaised,
-	engine.CodeSignalBufferFull,
+	engine.CodeSignalBufferFull, engine.CodeCancelled, engine.CodeMaxIterations, engine.CodeEndRun,
 )
 
 // outcomeLabel is code as a metric label.

@@ -20,6 +20,8 @@ type checker struct {
 	paths   map[string]path
 	edges   edgeSet
 	gathers []gatherRef
+	joins   []joinCheck
+	endRuns []string
 }
 
 func newChecker(opts Options) *checker {

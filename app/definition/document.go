@@ -44,14 +44,17 @@ type With map[string]any
 
 // StepDef is one authored step.
 type StepDef struct {
-	Ref     string    `json:"ref"`
-	Type    StepType  `json:"type"`
-	Name    string    `json:"name,omitempty"`
-	With    With      `json:"with,omitempty"`
-	RunIf   string    `json:"run_if,omitempty"`
-	ForEach string    `json:"for_each,omitempty"`
-	Join    Join      `json:"join,omitempty"`
-	OnError OnError   `json:"on_error,omitempty"`
+	Ref     string   `json:"ref"`
+	Type    StepType `json:"type"`
+	Name    string   `json:"name,omitempty"`
+	With    With     `json:"with,omitempty"`
+	RunIf   string   `json:"run_if,omitempty"`
+	ForEach string   `json:"for_each,omitempty"`
+	// Join is JoinAll (the default), JoinAny or an [AtLeast].
+	Join    any     `json:"join,omitempty"`
+	OnError OnError `json:"on_error,omitempty"`
+	// EndRun ends the run with this status once the step succeeds.
+	EndRun  RunEnd    `json:"end_run,omitempty"`
 	Retry   *RetryDef `json:"retry,omitempty"`
 	Timeout string    `json:"timeout,omitempty"`
 }

@@ -14,6 +14,13 @@
 //	key     string               the current child's key
 //	event   dyn                  the event a match expression looks at
 //
+// and, only where a field provides them (scoped.go):
+//
+//	succeeded, failed, done, total  int        a scatter's children so far (complete_when)
+//	results                         list(dyn)  the finished children's outcomes (complete_when)
+//	output                          dyn        the last iteration's output (repeat)
+//	iteration                       int        iterations finished so far (repeat)
+//
 // Values arrive as JSON-decoded Go values: map[string]any, []any, string,
 // bool, nil, float64 and json.Number. JSON numbers are CEL doubles (a
 // json.Number holding an integer becomes an int); comparisons across int,

@@ -111,7 +111,7 @@ func (c config) validate() error {
 }
 
 func envOptions(c config) []cel.EnvOption {
-	return []cel.EnvOption{
+	return append(scopedOptions(),
 		cel.Variable(VarInput, cel.DynType),
 		cel.Variable(VarSteps, cel.MapType(cel.StringType, cel.DynType)),
 		cel.Variable(VarRun, cel.MapType(cel.StringType, cel.DynType)),
@@ -137,5 +137,5 @@ func envOptions(c config) []cel.EnvOption {
 			cel.ValidateTimestampLiterals(),
 			cel.ValidateRegexLiterals(),
 		),
-	}
+	)
 }

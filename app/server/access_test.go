@@ -47,6 +47,7 @@ func setupTwoTenants(t *testing.T) twoTenants {
 	f.keyA, _ = testdb.APIKey(t, w.store, f.a, nil)
 	f.runA = ordersRun(t, w, f.a)
 	f.approvalA, f.caseA = runPagesFixture(t, w.store, f.a, f.runA, alice)
+	waitingNodeFixture(t, w.store, f.a, f.runA)
 	for _, m := range []struct {
 		tenant store.Tenant
 		email  string
@@ -141,6 +142,7 @@ func (f twoTenants) routeCases() map[string]routeCase {
 		"POST /t/:tenant/runs/:id/signal":          {params: runA, form: url.Values{"name": {"stolen"}}},
 		"POST /t/:tenant/runs/:id/continue-as-new": {params: runA},
 		"POST /t/:tenant/runs/:id/retry":           {params: runA, form: url.Values{"node": {"a"}}},
+		"POST /t/:tenant/runs/:id/cancel-node":     {params: runA, form: url.Values{"node": {"hold"}}},
 		"GET /t/:tenant/runs":                      {},
 		"GET /t/:tenant/inbox":                     {},
 		"POST /t/:tenant/inbox/approvals/:id":      {params: map[string]string{"id": f.approvalA.String()}, form: url.Values{"decision": {"approve"}}},

@@ -336,6 +336,8 @@ func TestOpenAPIDescribesTheAnswers(t *testing.T) {
 		{route: "GET /api/v1/runs/{id}/nodes/{node}/children", path: runs + "/nodes/total/children"},
 		{route: "GET /api/v1/runs/{id}/nodes/{node}/children", path: runs + "/nodes/ghost/children"},
 		{route: "POST /api/v1/runs/{id}/nodes/{node}/retry", path: runs + "/nodes/total/retry"},
+		{route: "POST /api/v1/runs/{id}/nodes/{node}/cancel", path: runs + "/nodes/total/cancel", body: `{"reason": "r"}`},
+		{route: "POST /api/v1/runs/{id}/nodes/{node}/cancel", path: runs + "/nodes/ghost/cancel"},
 		{route: "POST /api/v1/runs/{id}/continue-as-new", path: runs + "/continue-as-new", body: `{"request_id": "r1"}`},
 		{route: "POST /api/v1/runs/{id}/continue-as-new", path: runs + "/continue-as-new", body: `{}`},
 		{route: "POST /api/v1/runs/{id}/cancel", path: runs + "/cancel", body: `{"reason": "done"}`},

@@ -47,6 +47,7 @@ func apiRoutes(api *echo.Group, d Deps) {
 	api.GET("/runs/:id/nodes/:node/children", handleScatterChildren(d.Store, d.Runs), read)
 	api.POST("/runs/:id/cancel", handleRunCancel(d.Runs), write)
 	api.POST("/runs/:id/nodes/:node/retry", handleNodeRetry(d.Runs), write)
+	api.POST("/runs/:id/nodes/:node/cancel", handleNodeCancel(d.Runs), write)
 	api.POST("/runs/:id/continue-as-new", handleContinueAsNew(d.Runs), write)
 
 	defRead, defWrite := requireScope(auth.ScopeDefinitionsRead), requireScope(auth.ScopeDefinitionsWrite)
