@@ -79,7 +79,7 @@ func (c *Coordinator) fault(point string) error {
 // NewCoordinator builds a coordinator with a process-wide CEL cache.
 // defaultInlineBudget is a few times what deciding a large group of
 // ordinary runs takes, well under an expression's own time limit.
-const defaultInlineBudget = 50 * time.Millisecond
+const defaultInlineBudget = 100 * time.Millisecond
 
 func NewCoordinator(pool *pgxpool.Pool, log *slog.Logger) (*Coordinator, error) {
 	env, err := expr.NewEnv()

@@ -165,7 +165,7 @@ func TestCostLimitAppliesPerEvaluation(t *testing.T) {
 // long before it holds the memory it asks for.
 func TestCostLimitChargesAllocation(t *testing.T) {
 	t.Parallel()
-	env := newTestEnv(t)
+	env := newTestEnv(t, WithTimeLimit(time.Minute)) // the cost limit, not the clock, must stop them
 	for _, src := range []string{
 		"input.map(x, lists.range(10000)).size()",
 		"input.map(x, input.map(y, [x, y])).size()",
@@ -204,7 +204,7 @@ func TestCostLimitDoesNotChargeReads(t *testing.T) {
 // replace and join are charged for their output before they build it.
 func TestCostLimitGuardsAmplifyingCalls(t *testing.T) {
 	t.Parallel()
-	env := newTestEnv(t)
+	env := newTestEnv(t, WithTimeLimit(time.Minute))
 	big := strings.Repeat("x", 4000)
 	for _, src := range []string{
 		`input.replace("", input).replace("", input)`,
