@@ -27,7 +27,7 @@ const (
 	DefaultMaxNesting           = 100
 	DefaultComprehensionNesting = 3
 	DefaultInterruptEvery       = 100
-	DefaultTimeLimit            = 250 * time.Millisecond
+	DefaultTimeLimit            = time.Second
 	defaultMaxListRange         = 10_000
 )
 
@@ -71,7 +71,8 @@ func WithComprehensionNesting(n int) Option {
 }
 
 // WithTimeLimit bounds how long one evaluation may run; past it the
-// evaluation stops with [ErrTimeLimit].
+// evaluation stops with [ErrTimeLimit]. It is a backstop behind the cost
+// limit, which normally stops an expression first, whatever the load.
 func WithTimeLimit(d time.Duration) Option { return func(c *config) { c.timeLimit = d } }
 
 // WithInterruptEvery sets how many cost units are spent between checks of

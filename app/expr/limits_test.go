@@ -37,7 +37,7 @@ func TestCostLimit(t *testing.T) {
 
 func TestDefaultCostLimit(t *testing.T) {
 	t.Parallel()
-	env := newTestEnv(t)
+	env := newTestEnv(t, WithTimeLimit(time.Minute))
 	p, err := env.Compile("input.all(x, x >= 0.0)", KindBool)
 	if err != nil {
 		t.Fatal(err)
