@@ -38,9 +38,6 @@ func previewJSON(v any) JSONPreview {
 	return JSONPreview{Text: w.b.String(), Truncated: w.cut}
 }
 
-// prettyJSON is previewJSON's text.
-func prettyJSON(v any) string { return previewJSON(v).Text }
-
 type previewWriter struct {
 	b     strings.Builder
 	limit int
