@@ -1,7 +1,6 @@
 package views
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/url"
 	"sort"
@@ -108,15 +107,6 @@ func historyURL(slug string, d InspectorData, after int64) string {
 		q.Set("node", d.Selected.Ref)
 	}
 	return runURL(slug, d.Run.ID) + "?" + q.Encode() + "#history"
-}
-
-// prettyJSON renders a value indented, for <pre> blocks.
-func prettyJSON(v any) string {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
 }
 
 func hasJSON(v any) bool { return v != nil }

@@ -99,6 +99,7 @@ type Error struct {
 // Error codes the engine produces or interprets.
 const (
 	CodeExpressionError  = "expression_error"
+	CodeExpressionLimit  = "expression_limit"
 	CodePayloadTooLarge  = "payload_too_large"
 	CodeTimeout          = "timeout"
 	CodeRejected         = "rejected"
@@ -119,6 +120,7 @@ const (
 // nonRetryable are error codes never retried, whatever the policy says.
 var nonRetryable = map[string]bool{
 	CodeExpressionError: true,
+	CodeExpressionLimit: true,
 	CodePayloadTooLarge: true,
 	CodeInvalidStep:     true,
 	CodeCancelled:       true,
