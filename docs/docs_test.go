@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ductor/ductor/app/auth"
 	"github.com/ductor/ductor/app/cli"
 	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/store"
@@ -110,7 +111,7 @@ func (h *harness) runExamples(t *testing.T, examples []example) {
 	if runnable == 0 {
 		return
 	}
-	key := h.tenantKey(t)
+	key, deciders := h.tenantKey(t)
 	versions := map[string]int{}
 	for _, e := range examples {
 		var v struct {
@@ -129,7 +130,7 @@ func (h *harness) runExamples(t *testing.T, examples []example) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			h.runExample(t, key, e, versions[e.key])
+			h.runExample(t, key, deciders, e, versions[e.key])
 		}()
 	}
 	wg.Wait()
@@ -182,11 +183,33 @@ func echoRequest(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(map[string]any{"method": r.Method, "path": r.URL.Path, "query": r.URL.RawQuery, "body": body})
 }
 
-// tenantKey creates a tenant and an admin key for it.
-func (h *harness) tenantKey(t *testing.T) string {
+// tenantKey creates a tenant and an admin key for it, and the keys that
+// decide its approvals.
+func (h *harness) tenantKey(t *testing.T) (string, *deciders) {
 	tenant := testdb.Tenant(t, h.store, nil)
 	_, key := testdb.APIKey(t, h.store, tenant, nil)
-	return key
+	return key, &deciders{h: h, tenant: tenant, keys: map[string]string{}}
+}
+
+// deciders are the API keys of a tenant by name: an API key decides only
+// an approval that names it (key:NAME), so the harness decides as the
+// key an approval names, made on first use.
+type deciders struct {
+	h      *harness
+	tenant store.Tenant
+	mu     sync.Mutex
+	keys   map[string]string
+}
+
+func (d *deciders) key(t *testing.T, name string) string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if k, ok := d.keys[name]; ok {
+		return k
+	}
+	_, k := testdb.APIKey(t, d.h.store, d.tenant, &testdb.APIKeyOpts{Name: &name, Scopes: []auth.Scope{auth.ScopeApprovalsWrite}})
+	d.keys[name] = k
+	return k
 }
 
 // call sends a request and decodes the JSON answer into out.

@@ -94,7 +94,7 @@ func TestReadmeQuickStart(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the client's quick start failed: %v\n%s", err, out)
 	}
-	for _, want := range []string{"hello v1 ", "(created)", `"status": "succeeded"`, `"output": "hello, Ada"`, `"definitions:write"`, "STATUS", "ci "} {
+	for _, want := range []string{"hello v1 ", "(created)", `"status": "succeeded"`, `"output": "hello, Ada"`, `"definitions:write"`, "STATUS", "ci ", `"id": "hello-hourly"`, "whsec_"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("the quick start's output lacks %q:\n%s", want, out)
 		}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ductor/ductor/app/secrets"
 	"github.com/ductor/ductor/app/server"
 	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/app/store"
@@ -45,10 +46,14 @@ func startDuctor(t *testing.T) (string, string) {
 	})
 	background(t, coord.Sweep, coord.ListenTasks)
 	s := store.New(pool)
+	box, err := secrets.NewBox(strings.Repeat("s", 32))
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := httptest.NewServer(server.New(server.Deps{Pool: pool, Store: s, Logger: log, API: true, Runs: coord,
-		ValidateInput: server.NewInputValidator()}))
+		ValidateInput: server.NewInputValidator(), Secrets: box}))
 	t.Cleanup(srv.Close)
-	_, key := testdb.APIKey(t, s, testdb.Tenant(t, s, nil), nil)
+	_, key := testdb.APIKey(t, s, testdb.Tenant(t, s, nil), &testdb.APIKeyOpts{Name: testdb.Ptr("sdk")})
 	return srv.URL, key
 }
 
@@ -224,7 +229,7 @@ func TestClientCoversTheAPI(t *testing.T) {
 		{Key: "fail", Steps: []sdk.Step{sdk.TaskStep("boom", sdk.TaskWith{Handler: "builtin.fail"})}},
 		{Key: "gate", Steps: []sdk.Step{sdk.SignalStep("go", sdk.SignalWith{Name: "go"})}},
 		{Key: "inbox", Steps: []sdk.Step{
-			sdk.ApprovalStep("ok", sdk.ApprovalWith{Approvers: []string{"role:owner"}}),
+			sdk.ApprovalStep("ok", sdk.ApprovalWith{Approvers: []string{"key:sdk"}}),
 			sdk.HumanLoopStep("work", sdk.HumanLoopWith{Title: "Work"}),
 			sdk.ScatterStep("fan", sdk.ScatterWith{ItemsExpr: "[1, 2, 3]", Do: &sdk.Template{Type: sdk.TypeTransform, With: sdk.With{"expr": "item"}}}),
 		}, Edges: []sdk.Edge{sdk.On("ok", "work", sdk.OutcomeApproved)}},
@@ -323,4 +328,45 @@ func TestClientCoversTheAPI(t *testing.T) {
 	if err != nil || !strings.Contains(string(kids), "fan[2]") {
 		t.Errorf("ScatterChildren = %s, %v", kids, err)
 	}
+
+	// Schedules, webhooks, one node's cancel.
+	if _, err := c.CreateSchedule(ctx, sdk.Schedule{ID: "hourly", Definition: "gate", Spec: sdk.ScheduleSpec{Interval: "1h"}, Paused: true}); err != nil {
+		t.Fatalf("CreateSchedule: %v", err)
+	}
+	if got, err := c.GetSchedule(ctx, "hourly"); err != nil || !strings.Contains(string(got), `"paused":true`) {
+		t.Fatalf("GetSchedule = %s, %v", got, err)
+	}
+	if got, err := c.PauseSchedule(ctx, "hourly", false, "go"); err != nil || !strings.Contains(string(got), `"paused":false`) {
+		t.Fatalf("PauseSchedule = %s, %v", got, err)
+	}
+	if got, err := c.TriggerSchedule(ctx, "hourly", "allow_all"); err != nil || !strings.Contains(string(got), "run_id") {
+		t.Fatalf("TriggerSchedule = %s, %v", got, err)
+	}
+	from := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	if got, err := c.BackfillSchedule(ctx, "hourly", from, from.Add(2*time.Hour), "allow_all"); err != nil || strings.Count(string(got), "scheduled_at") != 2 {
+		t.Fatalf("BackfillSchedule = %s, %v", got, err)
+	}
+	if list, err := c.ListSchedules(ctx, sdk.Page{}); err != nil || !strings.Contains(string(list), "hourly") {
+		t.Fatalf("ListSchedules = %s, %v", list, err)
+	}
+	must(c.DeleteSchedule(ctx, "hourly"))
+	hook, err := c.CreateWebhook(ctx, "psp", "payment.settled", "")
+	if err != nil || hook.Secret == "" || hook.URL == "" {
+		t.Fatalf("CreateWebhook = %+v, %v", hook, err)
+	}
+	if rotated, err := c.RotateWebhook(ctx, "psp"); err != nil || rotated.Secret == hook.Secret {
+		t.Fatalf("RotateWebhook = %+v, %v", rotated, err)
+	}
+	if hooks, err := c.ListWebhooks(ctx, sdk.Page{}); err != nil || len(hooks) != 1 || hooks[0].Secret != "" {
+		t.Fatalf("ListWebhooks = %+v, %v", hooks, err)
+	}
+	if got, err := c.GetWebhook(ctx, "psp"); err != nil || got.Event != "payment.settled" {
+		t.Fatalf("GetWebhook = %+v, %v", got, err)
+	}
+	must(c.DeleteWebhook(ctx, "psp"))
+	waiting, err := c.StartRun(ctx, sdk.StartRun{Definition: "gate"})
+	must(err)
+	waitFor(t, ctx, c, waiting.ID, isStatus("waiting"))
+	must(c.CancelNode(ctx, waiting.ID, "go", "not needed"))
+	waitFor(t, ctx, c, waiting.ID, func(r *sdk.Run) bool { return r.Terminal() && r.Nodes[0].State == "cancelled" })
 }

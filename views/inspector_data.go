@@ -1,13 +1,13 @@
 package views
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/url"
 	"sort"
 	"strconv"
 	"time"
 
+	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/store"
 )
@@ -50,10 +50,14 @@ type ActionForm struct {
 type NodeDetail struct {
 	Ref, Type string
 	Node      *engine.Node
-	Settings  map[string]any
-	Attempts  []store.AttemptRecord
-	Approval  *store.Approval
-	Case      *store.Case
+	// Step is the manifest step, InEdges its incoming edges (for the
+	// join's description).
+	Step     *definition.Step
+	InEdges  int
+	Settings map[string]any
+	Attempts []store.AttemptRecord
+	Approval *store.Approval
+	Case     *store.Case
 	// ChildRun is the run a subworkflow node (or child_workflow scatter
 	// child) waits for, when known.
 	Children    []*engine.Node
@@ -103,15 +107,6 @@ func historyURL(slug string, d InspectorData, after int64) string {
 		q.Set("node", d.Selected.Ref)
 	}
 	return runURL(slug, d.Run.ID) + "?" + q.Encode() + "#history"
-}
-
-// prettyJSON renders a value indented, for <pre> blocks.
-func prettyJSON(v any) string {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
 }
 
 func hasJSON(v any) bool { return v != nil }
@@ -178,6 +173,9 @@ func waitsFor(w *engine.Waiting) string {
 	}
 	if w.Approvals > 0 {
 		s += fmt.Sprintf(" (%d approvals so far)", w.Approvals)
+	}
+	if w.Iteration > 0 {
+		s += fmt.Sprintf(" (iteration %d)", w.Iteration)
 	}
 	return s
 }

@@ -12,6 +12,8 @@ var subcommandTables = map[string]func() []subcommand{
 	"run": runSubcommands, "definition": definitionSubcommands, "approval": approvalSubcommands,
 	"case": caseSubcommands, "tenant": tenantSubcommands, "apikey": apikeySubcommands,
 	"completion": completionSubcommands, "member": func() []subcommand { return []subcommand{{name: "add"}} },
+	"schedule": scheduleSubcommands, "webhook": webhookSubcommands,
+	"node": func() []subcommand { return []subcommand{{name: "cancel"}} },
 }
 
 func completionSubcommands() []subcommand {

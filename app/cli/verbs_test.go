@@ -153,7 +153,7 @@ steps:
 ---
 key: verbs-approve
 steps:
-  - {ref: ok, type: approval, with: {approvers: ['role:owner'], title: Ship it}}
+  - {ref: ok, type: approval, with: {approvers: ['key:dev'], title: Ship it}}
 ---
 key: verbs-case
 steps:

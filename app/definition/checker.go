@@ -20,6 +20,8 @@ type checker struct {
 	paths   map[string]path
 	edges   edgeSet
 	gathers []gatherRef
+	joins   []joinCheck
+	endRuns []string
 }
 
 func newChecker(opts Options) *checker {
@@ -46,6 +48,7 @@ func (c *checker) document(v any) {
 	c.steps(o)
 	c.edgeList(o)
 	c.graph()
+	c.triggers(o)
 }
 
 // inputSchema checks the schema compiles as JSON Schema 2020-12 and keeps

@@ -130,9 +130,11 @@ func kindSchema(f Field) schema {
 	case KindAny:
 		return schema{}
 	case KindObject:
-		return objectSchema(f.Fields, nil)
+		return withGroups(objectSchema(f.Fields, nil), f.Fields)
 	case KindList:
 		return listSchema(f)
+	case KindJoin:
+		return schema{"anyOf": []any{schema{"type": "string", "enum": f.Enum}, objectSchema(f.Fields, nil)}}
 	case KindEdge:
 		values := []any{}
 		for _, e := range f.Enum {
@@ -182,7 +184,7 @@ func listOf(fs []Field, name, def string) schema {
 }
 
 func listSchema(f Field) schema {
-	s := schema{"type": "array", "items": objectSchema(f.Fields, nil)}
+	s := schema{"type": "array", "items": withGroups(objectSchema(f.Fields, nil), f.Fields)}
 	if f.Required {
 		s["minItems"] = 1
 	}
@@ -305,6 +307,23 @@ func withSchema(spec WithSpec) schema {
 	}
 	if spec.ModeField != "" {
 		rules = append(rules, modeRule(spec))
+	}
+	if len(rules) > 0 {
+		s["allOf"] = rules
+	}
+	return s
+}
+
+// withGroups adds the rules of a table's exclusive groups (each
+// required: exactly one member) to its object schema.
+func withGroups(s schema, fs []Field) schema {
+	seen := map[string]bool{}
+	var rules []any
+	for _, f := range fs {
+		if f.Group != "" && !seen[f.Group] {
+			seen[f.Group] = true
+			rules = append(rules, groupRule(groupMembers(fs, f.Group), true))
+		}
 	}
 	if len(rules) > 0 {
 		s["allOf"] = rules

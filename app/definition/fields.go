@@ -34,6 +34,7 @@ const (
 	KindObject   FieldKind = "object"  // an object of Fields
 	KindList     FieldKind = "list"    // a list of objects of Fields
 	KindEdge     FieldKind = "outcome" // an edge's outcome
+	KindJoin     FieldKind = "join"    // an enum, or a partial join's object
 )
 
 // Field describes one field of a document object.
@@ -152,6 +153,35 @@ var DocumentFields = []Field{
 		Doc: "The steps, in any order; at least one, at most 1,000."},
 	{Name: "edges", Kind: KindList, Fields: EdgeFields, MaxItems: MaxEdges,
 		Doc: "What runs after what. A step without incoming edges is an entrypoint."},
+	{Name: "triggers", Kind: KindList, Fields: TriggerFields, MaxItems: MaxTriggers,
+		Doc: "What starts runs without a caller: `{schedule: {…}}` or `{event: NAME, filter_expr?, input_expr?}`."},
+}
+
+// TriggerFields are a trigger's: a schedule, or an event.
+var TriggerFields = []Field{
+	{Name: "schedule", Kind: KindObject, Fields: ScheduleFields, Group: "trigger",
+		Doc: "A schedule publishing the definition creates or updates (by `id`)."},
+	{Name: "event", Kind: KindString, Pattern: namePattern, PatternDoc: nameShape, Group: "trigger",
+		Doc: "Starts a run of the newest published version for every event of this name."},
+	{Name: "filter_expr", Kind: KindExpr, Expr: expr.KindBool, Doc: "With `event`: which events start a run (`event` is the event's data)."},
+	{Name: "input_expr", Kind: KindExpr, Expr: expr.KindAny, DefaultDoc: "the event's data", Doc: "With `event`: the run's input."},
+}
+
+// ScheduleFields are a declared schedule's.
+var ScheduleFields = []Field{
+	{Name: "id", Kind: KindString, DefaultDoc: "KEY-N", Doc: "Names the schedule; publishing again updates the schedule of that id."},
+	{Name: "cron", Kind: KindCron, Doc: "When, as a cron expression (or give `interval`)."},
+	{Name: "interval", Kind: KindDuration, Doc: "Every this long (or give `cron`)."},
+	{Name: "offset", Kind: KindDuration, Doc: "Shifts an interval's ticks."},
+	{Name: "timezone", Kind: KindString, Doc: "The cron's IANA time zone."},
+	{Name: "jitter", Kind: KindDuration, Doc: "Delays each start by up to this long, at random."},
+	{Name: "start_at", Kind: KindTime, Doc: "No runs before this time."},
+	{Name: "end_at", Kind: KindTime, Doc: "No runs after this time."},
+	{Name: "input", Kind: KindAny, Doc: "Each run's input."},
+	{Name: "overlap", Kind: KindString, Doc: "What a start does while the previous run still runs."},
+	{Name: "catchup_window", Kind: KindDuration, Doc: "How far back missed starts are made up."},
+	{Name: "pause_on_failure", Kind: KindBool, Doc: "Pauses the schedule when a run fails."},
+	{Name: "paused", Kind: KindBool, Doc: "Declares the schedule paused."},
 }
 
 // LimitsFields are a definition's limits.
@@ -179,14 +209,22 @@ var StepFields = []Field{
 		Doc: "When false, the step is skipped (and its outgoing edges are dead)."},
 	{Name: "for_each", Kind: KindExpr, Expr: expr.KindList, Types: forEachTypes,
 		Doc: "Runs the step once per element (`item`, `index`, `key`); its output is a `partition` gather of the results."},
-	{Name: "join", Kind: KindEnum, Enum: []string{string(JoinAll), string(JoinAny)}, Default: string(JoinAll),
-		Doc: "`all`: ready once every incoming edge fired (skipped if one is dead); `any`: ready when the first fires."},
+	{Name: "join", Kind: KindJoin, Enum: []string{string(JoinAll), string(JoinAny)}, Default: string(JoinAll), Fields: joinFields,
+		Doc: "`all`: ready once every incoming edge fired (skipped if one is dead); `any`: ready when the first fires; `{at_least: N, cancel_rest?}`: ready once N fired."},
 	{Name: "on_error", Kind: KindEnum, Enum: []string{string(OnErrorFail), string(OnErrorContinue)}, Default: string(OnErrorFail),
 		Doc: "`fail`: a failure fails the run; `continue`: its `error` and `done` edges fire and the run goes on."},
+	{Name: "end_run", Kind: KindEnum, Enum: []string{string(EndSucceeded), string(EndFailed)},
+		Doc: "When the step succeeds, the run ends with this status at once; its other steps are cancelled."},
 	{Name: "retry", Kind: KindObject, Fields: RetryFields, Types: retryTypes,
 		Doc: "How failed attempts are retried."},
 	{Name: "timeout", Kind: KindDuration, Default: "60s", Types: retryTypes,
 		Doc: "How long one attempt may take."},
+}
+
+// joinFields are a partial join's.
+var joinFields = []Field{
+	{Name: "at_least", Kind: KindInteger, Required: true, Min: 1, Max: MaxEdges, Doc: "How many incoming edges must fire."},
+	{Name: "cancel_rest", Kind: KindBool, Doc: "Cancels the unfinished predecessors once the step is ready."},
 }
 
 var (

@@ -45,7 +45,7 @@ var WithSpecs = []WithSpec{
 	}},
 	{Type: TypeApproval, Doc: "Parks until people approve or reject, in the inbox or through the API.", Fields: []Field{
 		{Name: "approvers", Kind: KindStrings, Required: true, read: readApprovers,
-			Doc: "Who may decide: user emails and `role:NAME` (every member with that role)."},
+			Doc: "Who may decide: user emails, `role:NAME` (every member with that role) and `key:NAME` (the API keys of that name)."},
 		{Name: "title", Kind: KindString, Default: "", Doc: "What the inbox shows."},
 		{Name: "description", Kind: KindString, Default: "", Doc: "More detail for the approvers."},
 		{Name: "min_approvals", Kind: KindInteger, Min: 1, Max: 1000, Default: 1, Doc: "Approvals needed; one rejection rejects."},
@@ -88,6 +88,8 @@ var scatterFields = []Field{
 		Doc: "`inline`: children are nodes of this run; `child_workflow`: each child is a run of `workflow`."},
 	{Name: "concurrency", Kind: KindInteger, Min: 1, Max: HardMaxInlineChildren, Default: 0, DefaultDoc: "unbounded", Doc: "Children in flight at most."},
 	{Name: "interval_ms", Kind: KindInteger, Min: 0, Max: 24 * 3600 * 1000, Default: 0, Doc: "Milliseconds between two dispatches."},
+	{Name: "complete_when", Kind: KindExpr, Expr: expr.KindBool, read: readCompleteWhen,
+		Doc: "Ends the scatter early once true, cancelling the children still running (`succeeded`, `failed`, `done`, `total`, `results` in scope)."},
 	{Name: "do", Kind: KindObject, Fields: templateFields, Required: true, Mode: "inline", read: readTemplate,
 		Doc: "The step template each child runs, of type task, http or transform."},
 	{Name: "max_inline_children", Kind: KindInteger, Min: 1, Max: HardMaxInlineChildren, Mode: "inline", read: readMaxInline, DefaultDoc: "`limits.max_inline_children` (256)",
@@ -112,10 +114,19 @@ var subworkflowFields = []Field{
 		Doc: "`sync`: wait for the child; `async`: start it and go on (its output is the child's id)."},
 	{Name: "wait_for", Kind: KindString, Default: "terminal", Mode: "sync", read: readWaitFor,
 		Doc: "`terminal` (the child's end) or `checkpoint:NAME` (the child reaching that checkpoint)."},
-	{Name: "input_expr", Kind: KindExpr, Expr: expr.KindAny, DefaultDoc: "the run input", Doc: "The child's input."},
+	{Name: "input_expr", Kind: KindExpr, Expr: expr.KindAny, DefaultDoc: "the run input", read: readChildInput,
+		Doc: "The child's input (with `repeat`, the loop's variables in scope)."},
 	{Name: "timeout", Kind: KindDuration, Default: 0, Mode: "sync", DefaultDoc: "none", Doc: "How long to wait."},
 	{Name: "on_timeout", Kind: KindEnum, Enum: []string{"fail_parent", "detach", "continue_with_error"}, Default: "fail_parent", Mode: "sync",
 		Doc: "Past the timeout: fail this step (and the child), detach the child and succeed, or end with an error edge."},
+	{Name: "repeat", Kind: KindObject, Fields: repeatFields, read: readRepeat,
+		Doc: "Sync mode: runs the child again and again until `until_expr` holds, at most `max_iterations` times."},
+}
+
+var repeatFields = []Field{
+	{Name: "until_expr", Kind: KindExpr, Expr: expr.KindBool, Required: true, Doc: "Ends the loop once true (the loop's variables in scope)."},
+	{Name: "input_expr", Kind: KindExpr, Expr: expr.KindAny, Doc: "The next iteration's input."},
+	{Name: "max_iterations", Kind: KindInteger, Required: true, Min: 1, Max: MaxIterations, Doc: "Iterations at most."},
 }
 
 var waitFields = []Field{

@@ -6,6 +6,8 @@ import (
 	_ "time/tzdata" // timezones load the same on every machine
 
 	"github.com/robfig/cron/v3"
+
+	"github.com/ductor/ductor/app/expr"
 )
 
 func withSubworkflow(_ *checker, spec WithSpec, o object, out map[string]any) {
@@ -14,6 +16,23 @@ func withSubworkflow(_ *checker, spec WithSpec, o object, out map[string]any) {
 }
 
 func readWaitFor(o object, _ Field, out map[string]any) { out["wait_for"] = waitFor(o) }
+
+// readChildInput: a repeating subworkflow's input_expr sees the loop.
+func readChildInput(o object, _ Field, out map[string]any) {
+	if s, ok := o.exprScoped("input_expr", expr.KindAny, repeatScope(o)...); ok {
+		out["input_expr"] = s
+	}
+}
+
+func readRepeat(o object, _ Field, out map[string]any) { o.c.repeat(o, out) }
+
+// repeatScope: a repeating subworkflow's input_expr sees the loop.
+func repeatScope(o object) []string {
+	if o.has("repeat") {
+		return expr.LoopVars
+	}
+	return nil
+}
 
 // waitFor reads "terminal" or "checkpoint:NAME".
 func waitFor(o object) string {

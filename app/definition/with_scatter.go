@@ -77,3 +77,5 @@ func retryMap(r RetryPolicy) map[string]any {
 		"jitter":              r.Jitter,
 	}
 }
+
+func readCompleteWhen(o object, _ Field, out map[string]any) { completeWhen(o, out) }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 
 	"github.com/ductor/ductor/app/expr"
 )
@@ -27,8 +28,22 @@ func (c celEvaluator) Eval(ctx context.Context, src string, kind expr.Kind, vars
 	return prg.Eval(ctx, vars)
 }
 
+// Uses tells which of names src reads as variables.
+func (c celEvaluator) Uses(src string, kind expr.Kind, names ...string) []string {
+	prg, err := c.cache.Get(src, kind)
+	if err != nil {
+		return nil
+	}
+	return prg.Uses(names...)
+}
+
 // exprError turns an evaluation failure into the node error: code
-// expression_error, never retried.
+// expression_limit for a breached cost or time limit, expression_error
+// otherwise; neither is retried.
 func exprError(field string, err error) *Error {
-	return &Error{Code: CodeExpressionError, Message: field + ": " + err.Error()}
+	code := CodeExpressionError
+	if errors.Is(err, expr.ErrCostLimit) || errors.Is(err, expr.ErrTimeLimit) {
+		code = CodeExpressionLimit
+	}
+	return &Error{Code: code, Message: field + ": " + err.Error()}
 }
