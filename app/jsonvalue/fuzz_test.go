@@ -36,4 +36,3 @@ func FuzzDecode(f *testing.F) {
 func rangeError(err error) bool {
 	return strings.Contains(err.Error(), "out of range")
 }
-
