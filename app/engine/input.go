@@ -66,6 +66,9 @@ type ChildRunUpdate struct {
 	Checkpoint string // set when a checkpoint was reached
 	Output     any
 	Error      *Error
+	// NotStarted says the child could not be created at all (Error says
+	// why: workflow_not_found, depth_exceeded).
+	NotStarted bool `json:",omitempty"`
 }
 
 // ApprovalDecided is one person's decision on an approval node.
