@@ -2,7 +2,6 @@ package workers
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -10,6 +9,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/app/store"
 )
 
@@ -109,7 +109,7 @@ func (b *commandBatch) stepJob(ctx context.Context, d engine.DispatchAttempt) (*
 
 // delayStep stores a step job to be enqueued by the sweep at fireAt.
 func delayStep(ctx context.Context, s *store.Store, args StepArgs, queue string, fireAt time.Time) error {
-	raw, err := json.Marshal(args)
+	raw, err := jsonvalue.Marshal(args)
 	if err != nil {
 		return fmt.Errorf("encode step job: %w", err)
 	}

@@ -2,7 +2,6 @@ package workers
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -10,6 +9,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/app/store"
 )
 
@@ -139,7 +139,7 @@ func (c *Coordinator) enqueueDue(ctx context.Context, tx pgx.Tx, s *store.Store)
 	jobs := make([]river.InsertManyParams, len(due))
 	for i, d := range due {
 		var args StepArgs
-		if err := json.Unmarshal(d.Args, &args); err != nil {
+		if err := jsonvalue.Unmarshal(d.Args, &args); err != nil {
 			return 0, fmt.Errorf("decode delayed step: %w", err)
 		}
 		jobs[i] = river.InsertManyParams{Args: args, InsertOpts: stepOpts(d.Queue)}

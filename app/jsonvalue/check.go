@@ -35,11 +35,35 @@ func (e *TooLargeError) Error() string {
 // FindNUL reports the first NUL character in v (in member name order, so
 // the answer is stable) and where it is.
 func FindNUL(v any) (*NULError, bool) {
+	if !hasNUL(v) {
+		return nil, false
+	}
 	p, ok := findNUL(v, "")
 	if !ok {
 		return nil, false
 	}
 	return &NULError{Path: p}, true
+}
+
+// hasNUL is the quick test, without building paths or sorting names.
+func hasNUL(v any) bool {
+	switch x := v.(type) {
+	case string:
+		return strings.IndexByte(x, 0) >= 0
+	case []any:
+		for _, e := range x {
+			if hasNUL(e) {
+				return true
+			}
+		}
+	case map[string]any:
+		for k, e := range x {
+			if strings.IndexByte(k, 0) >= 0 || hasNUL(e) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func findNUL(v any, at string) (string, bool) {
