@@ -36,6 +36,10 @@ type StepArgs struct {
 	// keep their kind through River's job arguments.
 	Params    jsonvalue.Object `json:"params"`
 	TimeoutMS int64            `json:"timeout_ms"`
+	// ScheduleToStartMS is how long a task may wait for a worker to claim
+	// it (the step's schedule_to_start, else the tenant's, else
+	// DefaultScheduleToStart); unclaimed that long it fails as no_worker.
+	ScheduleToStartMS int64 `json:"schedule_to_start_ms,omitempty"`
 	// Sparse marks a step dispatched with nothing of its tenant queued
 	// while other tenants had a backlog: it goes to its tier's sparse lane
 	// and its start is recorded on its own, ahead of bulk work (see
