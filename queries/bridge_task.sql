@@ -88,7 +88,8 @@ WHERE (tenant_id, id) IN (
 RETURNING tenant_id, run_id, node, generation, attempt, queue, handler, schedule_to_start_ms;
 
 -- name: BridgeTaskListUnclaimed :many
--- A run's tasks waiting for a worker, for the run's nodes to show it.
+-- The tasks of the named nodes of a run that wait for a worker, for the
+-- nodes to show it.
 SELECT node, generation, attempt, queue, handler, created_at, start_by
 FROM bridge_task
-WHERE tenant_id = @tenant_id AND run_id = @run_id AND token IS NULL;
+WHERE tenant_id = @tenant_id AND run_id = @run_id AND node = ANY (@nodes::text[]) AND token IS NULL;

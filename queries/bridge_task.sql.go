@@ -349,12 +349,13 @@ func (q *Queries) BridgeTaskInsertMany(ctx context.Context, arg BridgeTaskInsert
 const bridgeTaskListUnclaimed = `-- name: BridgeTaskListUnclaimed :many
 SELECT node, generation, attempt, queue, handler, created_at, start_by
 FROM bridge_task
-WHERE tenant_id = $1 AND run_id = $2 AND token IS NULL
+WHERE tenant_id = $1 AND run_id = $2 AND node = ANY ($3::text[]) AND token IS NULL
 `
 
 type BridgeTaskListUnclaimedParams struct {
 	TenantID uuid.UUID
 	RunID    uuid.UUID
+	Nodes    []string
 }
 
 type BridgeTaskListUnclaimedRow struct {
@@ -367,9 +368,10 @@ type BridgeTaskListUnclaimedRow struct {
 	StartBy    *time.Time
 }
 
-// A run's tasks waiting for a worker, for the run's nodes to show it.
+// The tasks of the named nodes of a run that wait for a worker, for the
+// nodes to show it.
 func (q *Queries) BridgeTaskListUnclaimed(ctx context.Context, arg BridgeTaskListUnclaimedParams) ([]BridgeTaskListUnclaimedRow, error) {
-	rows, err := q.db.Query(ctx, bridgeTaskListUnclaimed, arg.TenantID, arg.RunID)
+	rows, err := q.db.Query(ctx, bridgeTaskListUnclaimed, arg.TenantID, arg.RunID, arg.Nodes)
 	if err != nil {
 		return nil, err
 	}

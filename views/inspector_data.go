@@ -38,6 +38,8 @@ type InspectorData struct {
 type InspectorStep struct {
 	Ref, Type string
 	Node      *engine.Node
+	// Worker is set while the node's task waits for a worker to claim it.
+	Worker *store.WorkerWait
 }
 
 // ActionForm is what an operator typed, shown again after an error.
@@ -52,7 +54,9 @@ type NodeDetail struct {
 	Node      *engine.Node
 	Settings  map[string]any
 	Attempts  []store.AttemptRecord
-	Approval  *store.Approval
+	// Worker is set while the node's task waits for a worker to claim it.
+	Worker   *store.WorkerWait
+	Approval *store.Approval
 	Case      *store.Case
 	// ChildRun is the run a subworkflow node (or child_workflow scatter
 	// child) waits for, when known.
@@ -178,6 +182,15 @@ func waitsFor(w *engine.Waiting) string {
 	}
 	if w.Approvals > 0 {
 		s += fmt.Sprintf(" (%d approvals so far)", w.Approvals)
+	}
+	return s
+}
+
+// workerText says what a task waiting for a worker needs, and until when.
+func workerText(w *store.WorkerWait) string {
+	s := fmt.Sprintf("a worker: handler %s on queue %s, since %s", w.Handler, w.Queue, runStamp(w.Since))
+	if w.StartBy != nil {
+		s += ", fails as no_worker at " + runStamp(*w.StartBy)
 	}
 	return s
 }

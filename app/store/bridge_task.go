@@ -230,9 +230,10 @@ type WorkerWait struct {
 	StartBy             *time.Time
 }
 
-// BridgeTasksUnclaimed lists the run's tasks that no worker holds, by node.
-func (s *Store) BridgeTasksUnclaimed(ctx context.Context, tenantID, runID uuid.UUID) (map[string]WorkerWait, error) {
-	rows, err := s.q.BridgeTaskListUnclaimed(ctx, queries.BridgeTaskListUnclaimedParams{TenantID: tenantID, RunID: runID})
+// BridgeTasksUnclaimed lists the tasks of the run's nodes that no worker
+// holds, by node.
+func (s *Store) BridgeTasksUnclaimed(ctx context.Context, tenantID, runID uuid.UUID, nodes []string) (map[string]WorkerWait, error) {
+	rows, err := s.q.BridgeTaskListUnclaimed(ctx, queries.BridgeTaskListUnclaimedParams{TenantID: tenantID, RunID: runID, Nodes: nodes})
 	if err != nil {
 		return nil, fmt.Errorf("list unclaimed tasks: %w", err)
 	}
