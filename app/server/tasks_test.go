@@ -224,8 +224,9 @@ func TestTaskPayloadCap(t *testing.T) {
 	b.startTaskRun(t, "big", `{}`)
 	task := b.pollOne(t, "default", "big.op")
 	huge := `"` + strings.Repeat("x", MaxTaskPayloadBytes) + `"`
-	if code, res := b.taskCall(t, task, "complete", tokenBody(task, `, "output": `+huge)); code != 413 {
-		t.Errorf("complete with a 1 MiB output = %d %v, want 413", code, res)
+	code, res := b.taskCall(t, task, "complete", tokenBody(task, `, "output": `+huge))
+	if e, _ := res["error"].(map[string]any); code != 200 || res["status"] != "failed" || e["code"] != "payload_too_large" {
+		t.Errorf("complete with a 1 MiB output = %d %v, want 200 failed payload_too_large", code, res)
 	}
 	bigger := strings.Repeat(" ", maxTaskBodyBytes+1)
 	if code, res := b.taskCall(t, task, "complete", tokenBody(task, `, "output": {}`+bigger)); code != 413 {
