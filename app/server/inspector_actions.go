@@ -1,13 +1,13 @@
 package server
 
 import (
-	"encoding/json"
 	"strings"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/views"
@@ -101,8 +101,8 @@ func formJSON(field, raw string) (any, error) {
 	if strings.TrimSpace(raw) == "" {
 		return nil, nil
 	}
-	var v any
-	if err := json.Unmarshal([]byte(raw), &v); err != nil {
+	v, err := jsonvalue.Decode([]byte(raw))
+	if err != nil {
 		return nil, apperr.New(apperr.Invalid, "the %s must be JSON: %v", field, err)
 	}
 	return v, nil
