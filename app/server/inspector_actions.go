@@ -7,8 +7,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ductor/ductor/app/apperr"
-	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/views"
 	"github.com/ductor/ductor/workers"
