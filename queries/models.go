@@ -128,6 +128,18 @@ type Event struct {
 	CreatedAt      time.Time
 }
 
+type EventTrigger struct {
+	TenantID      uuid.UUID
+	Name          string
+	DefinitionKey string
+	Position      int32
+	FilterExpr    string
+	InputExpr     string
+	Started       int64
+	LastError     string
+	LastErrorAt   *time.Time
+}
+
 type EventUse struct {
 	TenantID   uuid.UUID
 	RunID      uuid.UUID
@@ -291,6 +303,41 @@ type RunTimer struct {
 	FireAt   time.Time
 }
 
+type Schedule struct {
+	TenantID          uuid.UUID
+	ID                string
+	DefinitionKey     string
+	DefinitionVersion int32
+	Spec              []byte
+	Input             []byte
+	Overlap           string
+	CatchupWindowMs   int64
+	PauseOnFailure    bool
+	Paused            bool
+	Note              string
+	LastError         string
+	Owned             bool
+	NextAt            *time.Time
+	DueAt             *time.Time
+	Actions           int64
+	Skipped           int64
+	Missed            int64
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+}
+
+type ScheduleAction struct {
+	TenantID    uuid.UUID
+	ScheduleID  string
+	ScheduledAt time.Time
+	State       string
+	Source      string
+	RunID       uuid.NullUUID
+	RunStatus   string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
 type Tenant struct {
 	ID                uuid.UUID
 	Slug              string
@@ -315,4 +362,22 @@ type WebSession struct {
 	IDToken   string
 	CreatedAt time.Time
 	ExpiresAt time.Time
+}
+
+type Webhook struct {
+	TenantID       uuid.UUID
+	ID             string
+	Event          string
+	Scheme         string
+	Secret         []byte
+	SecretHint     string
+	PreviousSecret []byte
+	PreviousUntil  *time.Time
+	Deliveries     int64
+	LastDeliveryAt *time.Time
+	LastOutcome    string
+	LastStatus     int32
+	LastEventID    uuid.NullUUID
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/store"
 )
@@ -52,12 +53,16 @@ type ActionForm struct {
 type NodeDetail struct {
 	Ref, Type string
 	Node      *engine.Node
-	Settings  map[string]any
-	Attempts  []store.AttemptRecord
+	// Step is the manifest step, InEdges its incoming edges (for the
+	// join's description).
+	Step     *definition.Step
+	InEdges  int
+	Settings map[string]any
+	Attempts []store.AttemptRecord
 	// Worker is set while the node's task waits for a worker to claim it.
 	Worker   *store.WorkerWait
 	Approval *store.Approval
-	Case      *store.Case
+	Case     *store.Case
 	// ChildRun is the run a subworkflow node (or child_workflow scatter
 	// child) waits for, when known.
 	Children    []*engine.Node
@@ -182,6 +187,9 @@ func waitsFor(w *engine.Waiting) string {
 	}
 	if w.Approvals > 0 {
 		s += fmt.Sprintf(" (%d approvals so far)", w.Approvals)
+	}
+	if w.Iteration > 0 {
+		s += fmt.Sprintf(" (iteration %d)", w.Iteration)
 	}
 	return s
 }

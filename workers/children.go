@@ -64,6 +64,7 @@ func (b *commandBatch) notifyParent(ctx context.Context, cmd engine.NotifyParent
 	}
 	return b.c.Deliver(ctx, b.tx, b.run.TenantID, parent, engine.ChildRunUpdate{
 		Node: cmd.Parent.Node, Status: cmd.Status, Checkpoint: cmd.Checkpoint, Output: cmd.Output, Error: cmd.Error,
+		ChildRunID: b.run.ID.String(),
 	})
 }
 

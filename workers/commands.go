@@ -183,12 +183,16 @@ func (c *Coordinator) insertSteps(ctx context.Context, tx pgx.Tx, jobs []river.I
 	return nil
 }
 
-// cancelAttempt asks River to cancel the job running the attempt; its
+// cancelAttempt drops the attempt's dispatch if it still waits for its
+// backoff and asks River to cancel the job running it; its
 // worker's context ends when the transaction commits. A result that still
 // arrives is stale and the engine discards it.
 func (b *commandBatch) cancelAttempt(ctx context.Context, a engine.CancelAttempt) error {
 	err := b.s.BridgeTaskDeleteAttempt(ctx, b.run.TenantID, b.run.ID, a.Node, a.Generation, a.Attempt)
 	if err != nil {
+		return err
+	}
+	if err := b.s.DispatchCancel(ctx, b.run.TenantID, b.run.ID, a.Node, a.Generation, a.Attempt); err != nil {
 		return err
 	}
 	ids, err := b.s.StepJobsRunning(ctx, b.run.TenantID, b.run.ID, a.Node, a.Generation, a.Attempt)

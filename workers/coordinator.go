@@ -32,6 +32,7 @@ type Coordinator struct {
 	// Conflicts counts ticks that lost the record_version race.
 	Conflicts atomic.Int64
 	metrics   *metrics
+	triggers  *triggerMetrics
 	inputs    *inputCache
 	bridge    *bridge
 	clock     *fairClock
@@ -85,7 +86,7 @@ func NewCoordinator(pool *pgxpool.Pool, log *slog.Logger) (*Coordinator, error) 
 	eval := engine.NewCELEvaluator(expr.NewCache(env, 4096))
 	c := &Coordinator{
 		pool: pool, log: log, engine: &engine.Engine{Eval: eval},
-		tenants: tenantCache{ttl: 5 * time.Second}, RescueWindow: 30 * time.Second, InlineTicks: true, metrics: newMetrics(), inputs: newInputCache(4096),
+		tenants: tenantCache{ttl: 5 * time.Second}, RescueWindow: 30 * time.Second, InlineTicks: true, metrics: newMetrics(), triggers: newTriggerMetrics(), inputs: newInputCache(4096),
 		bridge: newBridge(), clock: clock, gate: newYieldGate(maxYield),
 	}
 	c.results = newResultGroup(c)

@@ -57,7 +57,7 @@ func (m *metrics) countDiscards(d *engine.Decision) {
 // status, record_version conflicts, time bulk work yielded to idle
 // tenants, and live queue depth and in-flight steps per tier and tenant.
 func (c *Coordinator) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{
+	return append([]prometheus.Collector{
 		c.metrics.tickSeconds, c.metrics.stepSeconds, c.metrics.finished, c.metrics.warnings, c.metrics.discarded,
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "ductor_tick_conflicts_total", Help: "Ticks that lost the record_version race and decided again.",
@@ -66,7 +66,7 @@ func (c *Coordinator) Collectors() []prometheus.Collector {
 			Name: "ductor_bulk_yield_seconds_total", Help: "Time grouped starts, group ticks and tick jobs waited for an idle tenant's urgent work.",
 		}, func() float64 { return time.Duration(c.gate.yielded.Load()).Seconds() }),
 		&queueCollector{c: c},
-	}
+	}, c.triggers.collectors()...)
 }
 
 // observeTick records how long a tick took, by how it ran.

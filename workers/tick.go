@@ -319,6 +319,8 @@ func inputNode(in engine.Input) string {
 		return v.Node
 	case engine.RetryNode:
 		return v.Node
+	case engine.CancelNode:
+		return v.Node
 	}
 	return ""
 }

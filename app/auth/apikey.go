@@ -102,6 +102,10 @@ const (
 	ScopeDefinitionsRead  Scope = "definitions:read"
 	ScopeApprovalsWrite   Scope = "approvals:write"
 	ScopeTasksWork        Scope = "tasks:work"
+	ScopeSchedulesWrite   Scope = "schedules:write"
+	ScopeSchedulesRead    Scope = "schedules:read"
+	ScopeWebhooksWrite    Scope = "webhooks:write"
+	ScopeWebhooksRead     Scope = "webhooks:read"
 	ScopeAdmin            Scope = "admin"
 )
 
@@ -109,7 +113,7 @@ const (
 var AllScopes = []Scope{
 	ScopeRunsWrite, ScopeRunsRead, ScopeSignalsWrite, ScopeEventsWrite,
 	ScopeDefinitionsWrite, ScopeDefinitionsRead, ScopeApprovalsWrite,
-	ScopeTasksWork, ScopeAdmin,
+	ScopeTasksWork, ScopeSchedulesWrite, ScopeSchedulesRead, ScopeWebhooksWrite, ScopeWebhooksRead, ScopeAdmin,
 }
 
 // ParseScopes validates scope names; none at all means admin.

@@ -42,6 +42,9 @@ func commands() []command {
 		{"seed", "seed -f FILE (tenants, definitions and API keys from a seed file; `seed -h` for its format)", runSeed},
 		{"signal", "signal RUN NAME [--payload JSON] --request-id ID (uses DUCTOR_URL, DUCTOR_API_KEY)", runSignal},
 		{"event", "event NAME [--data JSON] [--idempotency-key K] (uses DUCTOR_URL, DUCTOR_API_KEY)", runEvent},
+		{"node", "node cancel RUN NODE [--reason TEXT] (uses DUCTOR_URL, DUCTOR_API_KEY)", runNode},
+		{"schedule", "schedule create|list|get|pause|unpause|trigger|backfill|delete (uses DUCTOR_URL, DUCTOR_API_KEY)", runSchedule},
+		{"webhook", "webhook create|list|rotate|delete (uses DUCTOR_URL, DUCTOR_API_KEY)", runWebhook},
 	}
 }
 

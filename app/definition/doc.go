@@ -46,11 +46,12 @@
 //	http         url | url_expr, method, [headers], [body | body_expr], [expect_status (list)]
 //	transform    expr
 //	condition    expr
-//	scatter      items_expr, [key_expr], mode, concurrency, interval_ms, and
+//	scatter      items_expr, [key_expr], mode, concurrency, interval_ms, [complete_when], and
 //	             inline: max_inline_children, do {type, with, timeout_ms, retry}
 //	             child_workflow: workflow, version, [input_expr]
 //	gather       scatter_ref, strategy
-//	subworkflow  workflow, version, mode, wait_for, [input_expr], timeout_ms, on_timeout
+//	subworkflow  workflow, version, mode, wait_for, [input_expr], timeout_ms, on_timeout,
+//	             [repeat {until_expr, [input_expr], max_iterations}]
 //	checkpoint   name, [output_expr]
 //	wait         one of duration_ms | until (RFC 3339, UTC) | cron + timezone | until_expr
 //	signal       name, timeout_ms, on_timeout
@@ -75,4 +76,20 @@
 //     max_items 0 (no cap), n 0 (not a quorum policy).
 //   - Wait times given as `until` are normalised to UTC; a cron's timezone
 //     defaults to UTC.
+//
+// # Control flow beyond edges (control.go)
+//
+// A step's join is "all", "any" or {at_least: N, cancel_rest?}; in the
+// manifest {at_least: 1} is "any" (so both hash alike), N ≥ 2 is join
+// "at_least" with join_at_least N, and cancel_rest is join_cancel_rest.
+// N may not exceed the step's incoming edges. end_run (succeeded |
+// failed) ends the run once the step succeeds, so a success-side edge out
+// of it (success, true, false, approved, rejected, a choice group) is an
+// error: only error and done edges may leave it. A scatter's
+// complete_when is a CEL bool over succeeded, failed, done, total and
+// results; a sync subworkflow waiting for its child's end takes repeat
+// {until_expr, input_expr?, max_iterations ≤ 10,000}, whose expressions
+// (and the step's with.input_expr) read output and iteration. Those
+// scoped variables compile anywhere but are refused, naming the fields
+// that provide them, in every other field.
 package definition

@@ -17,7 +17,7 @@ const (
 	maxBackoff          = 100.0
 )
 
-var stepFields = []string{"ref", "type", "name", "with", "run_if", "for_each", "join", "on_error", "retry", "timeout"}
+var stepFields = []string{"ref", "type", "name", "with", "run_if", "for_each", "join", "on_error", "end_run", "retry", "timeout"}
 
 func (c *checker) steps(o object) {
 	list := o.list("steps", true)
@@ -50,7 +50,8 @@ func (c *checker) step(v any, p path, i int) *Step {
 	if _, seen := c.types[s.Ref]; !seen && s.Ref != "" {
 		c.types[s.Ref] = s.Type
 	}
-	s.Join = Join(o.enum("join", string(JoinAll), string(JoinAll), string(JoinAny)))
+	c.join(o, s)
+	c.endRun(o, s)
 	s.OnError = OnError(o.enum("on_error", string(OnErrorFail), string(OnErrorFail), string(OnErrorContinue)))
 	s.RunIf, _ = o.expr("run_if", expr.KindBool)
 	c.forEach(o, s)

@@ -26,16 +26,19 @@ func (o object) timeout(out map[string]any) {
 	out["timeout_ms"] = o.durationMS("timeout", 0)
 }
 
-func withSubworkflow(_ *checker, o object, out map[string]any) {
-	o.known("workflow", "version", "mode", "wait_for", "input_expr", "timeout", "on_timeout")
+func withSubworkflow(c *checker, o object, out map[string]any) {
+	o.known("workflow", "version", "mode", "wait_for", "input_expr", "timeout", "on_timeout", "repeat")
 	out["workflow"] = workflowKey(o)
 	out["version"] = o.intOr("version", 0, 1, 1<<31-1)
 	mode := o.enum("mode", "sync", "sync", "async")
 	out["mode"] = mode
 	out["wait_for"] = waitFor(o)
-	o.exprInto(out, "input_expr", expr.KindAny)
+	if s, ok := o.exprScoped("input_expr", expr.KindAny, repeatScope(o)...); ok {
+		out["input_expr"] = s
+	}
 	o.timeout(out)
 	out["on_timeout"] = o.enum("on_timeout", "fail_parent", "fail_parent", "detach", "continue_with_error")
+	c.repeat(o, out)
 	if mode == "async" {
 		for _, k := range []string{"wait_for", "timeout", "on_timeout"} {
 			if o.has(k) {
@@ -43,6 +46,14 @@ func withSubworkflow(_ *checker, o object, out map[string]any) {
 			}
 		}
 	}
+}
+
+// repeatScope: a repeating subworkflow's input_expr sees the loop.
+func repeatScope(o object) []string {
+	if o.has("repeat") {
+		return expr.LoopVars
+	}
+	return nil
 }
 
 // waitFor reads "terminal" or "checkpoint:NAME".

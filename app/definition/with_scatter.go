@@ -16,7 +16,7 @@ const (
 
 var scatterFields = []string{
 	"items_expr", "key_expr", "mode", "do", "workflow", "version", "input_expr",
-	"max_inline_children", "concurrency", "interval_ms",
+	"max_inline_children", "concurrency", "interval_ms", "complete_when",
 }
 
 func withScatter(c *checker, o object, out map[string]any) {
@@ -27,6 +27,7 @@ func withScatter(c *checker, o object, out map[string]any) {
 	out["mode"] = mode
 	out["concurrency"] = o.intOr("concurrency", 0, 1, HardMaxInlineChildren)
 	out["interval_ms"] = o.intOr("interval_ms", 0, 0, 24*3600*1000)
+	completeWhen(o, out)
 	if mode == "inline" {
 		scatterInline(c, o, out)
 		return

@@ -39,27 +39,40 @@ func (d *decider) terminate(reason TerminateReason) {
 // stopNodes ends every non-terminal node of a run that just ended:
 // running and waiting ones are cancelled (with their side effects
 // withdrawn), pending and ready ones move to idle.
-func (d *decider) stopNodes(idle NodeState) {
+func (d *decider) stopNodes(idle NodeState) { d.stopNodesFor(idle, "") }
+
+// stopNodesFor is stopNodes saying why (reason, recorded on the nodes).
+func (d *decider) stopNodesFor(idle NodeState, reason string) {
 	d.queue = nil
 	for _, ref := range d.g.order() {
 		if n := d.get(ref); n != nil && !n.State.Terminal() {
-			d.stopNode(d.mut(ref), idle)
+			d.stopNode(d.mut(ref), idle, reason)
 		}
 	}
 }
 
-func (d *decider) stopNode(n *Node, idle NodeState) {
+func (d *decider) stopNode(n *Node, idle NodeState, reason string) {
+	if idle == NodeCancelled || (n.State != NodePending && n.State != NodeReady) {
+		n.CancelReason = reason
+	}
 	switch n.State {
 	case NodePending, NodeReady:
-		d.setNode(n, idle, "run ended")
+		d.setNode(n, idle, orText(reason, "run ended"))
 		return
 	}
 	d.withdraw(n)
 	n.Waiting = nil
-	d.setNode(n, NodeCancelled, "")
+	d.setNode(n, NodeCancelled, reason)
 	if n.Scatter != nil {
 		d.stopChildren(n)
 	}
+}
+
+func orText(s, fallback string) string {
+	if s == "" {
+		return fallback
+	}
+	return s
 }
 
 // withdraw emits the commands that undo a running or waiting node's
@@ -178,7 +191,7 @@ func (d *decider) resetNode(n *Node, reset map[string]bool, target string) {
 			delete(n.Inbound, EdgeID(e))
 		}
 	}
-	n.Outcome, n.Output, n.Error, n.Waiting, n.Scatter = "", nil, nil, nil, nil
+	n.Outcome, n.Output, n.Error, n.Waiting, n.Scatter, n.CancelReason = "", nil, nil, nil, nil, ""
 	n.Attempt, n.FinishedAt = 0, time.Time{}
 	n.Generation++
 	if d.steps != nil {
@@ -254,13 +267,7 @@ func (d *decider) completeRun() {
 		}
 		out = v
 	} else {
-		sinks := map[string]any{}
-		for _, ref := range d.g.sinks {
-			if n := d.get(ref); n.State == NodeSucceeded {
-				sinks[ref] = n.Output
-			}
-		}
-		out = sinks
+		out = d.sinkOutputs()
 	}
 	checked, err := d.checkOutput(out)
 	if err != nil {
@@ -270,6 +277,18 @@ func (d *decider) completeRun() {
 	}
 	d.runRow.Output = checked
 	d.setRun(RunSucceeded, "")
+}
+
+// sinkOutputs is the default run output: the succeeded sinks' outputs by
+// ref.
+func (d *decider) sinkOutputs() map[string]any {
+	out := map[string]any{}
+	for _, ref := range d.g.sinks {
+		if n := d.get(ref); n.State == NodeSucceeded {
+			out[ref] = n.Output
+		}
+	}
+	return out
 }
 
 func (d *decider) failOutput(err *Error) {

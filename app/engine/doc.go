@@ -44,10 +44,11 @@
 //     evaluated in branch order: the first true `when` fires, else the
 //     default, and every other edge of the group dies.
 //  3. Each resolved edge is recorded on its target (Node.Inbound) and the
-//     target's join is applied: `all` is ready when every incoming edge
-//     fired and skipped as soon as one is dead; `any` is ready on the
-//     first fired edge (and runs once) and skipped when all are dead.
-//     Skips therefore propagate down the graph within the same tick.
+//     target's join is applied: it needs all of its incoming edges
+//     (`all`), one (`any`) or N (`at_least`), is ready once that many
+//     fired (and runs once) and skipped as soon as fewer can still fire
+//     (join.go). Skips therefore propagate down the graph within the
+//     same tick.
 //  4. A ready node starts: run_if false skips it. Pure steps (transform,
 //     condition, checkpoint, gather) are evaluated right there, so they
 //     finish and route inside the same call — a 1,000-step chain of
@@ -83,6 +84,52 @@
 // the ending cancelled or skipped — keeping upstream outputs. Re-run
 // nodes get the next generation: their key becomes {run_id}:{node}:g{N}
 // and late inputs of the old generation are stale.
+//
+// # Control flow beyond edges
+//
+// Races (join.go): a join with cancel_rest, once ready, cancels what it
+// no longer waits for: each unfinished predecessor on an edge not yet
+// resolved, and each unfinished node upstream all of whose outgoing
+// edges lead into what is being cancelled (a node that also feeds
+// something else is left alone). Downstream nodes are cancelled first.
+// Their work is withdrawn like a cancelled run's (attempt, timer,
+// approval or case, sync child run, scatter children), Node.CancelReason
+// says why, and their edges all die: the join does not fire again, their
+// own successors are skipped, no on_error policy applies. Parking steps
+// joined {at_least: 1, cancel_rest: true} are the deferred choice: the
+// first to finish wins and the others' waits are withdrawn.
+//
+// Cancelling one node (cancel_node.go): [CancelNode] ends a running or
+// waiting node cancelled with error code cancelled and Outcome error, its
+// work withdrawn (a scatter's live children, a sync subworkflow's child
+// run included). Unlike a race's loser it ran to an end: its error and
+// done edges fire (ranToEnd), on_error fail fails the run, and a scatter
+// child counts as failed. Any other state is discarded.
+//
+// Early completion (scatter_early.go): a scatter's complete_when is
+// evaluated whenever children finished since its last evaluation
+// (ScatterState.Checked), over the scatter's counters; only when it reads
+// `results` does Decide need every child loaded (Needs). Once it holds,
+// CompletedEarly is recorded with a self-transition saying so, nothing
+// more is dispatched, the children not finished are cancelled (counted
+// in Cancelled) and the scatter succeeds with the outcomes of the
+// finished ones, which is all a gather sees.
+//
+// Explicit end (end_run.go): when a step with end_run succeeds, the run
+// ends at once with that status (end_run: failed gives error code
+// end_run), its output from output_expr or the succeeded sinks' and the
+// step's outputs; running and waiting nodes are cancelled, pending ones
+// skipped, and every edge still open is marked dead.
+//
+// Loops (loop.go): a sync subworkflow with repeat starts one child run
+// per iteration, keyed {node key}:i{N}, and waits through all of them
+// (Waiting.Iteration, a waiting → waiting transition per iteration).
+// After a successful iteration until_expr decides, reading `output` and
+// `iteration`; otherwise the next iteration starts with
+// repeat.input_expr (or with.input_expr), and max_iterations without
+// until_expr holding fails the node with max_iterations. A
+// [ChildRunUpdate] names its child run, so a late report of an earlier
+// iteration is stale. The node's output is the last iteration's.
 //
 // # Controls and run limits
 //

@@ -29,6 +29,15 @@ func (c celEvaluator) Eval(ctx context.Context, src string, kind expr.Kind, vars
 	return prg.Eval(ctx, vars)
 }
 
+// Uses tells which of names src reads as variables.
+func (c celEvaluator) Uses(src string, kind expr.Kind, names ...string) []string {
+	prg, err := c.cache.Get(src, kind)
+	if err != nil {
+		return nil
+	}
+	return prg.Uses(names...)
+}
+
 // exprError turns an evaluation failure into the node error: code
 // expression_error, or invalid_output for a value that cannot be stored;
 // neither is retried.

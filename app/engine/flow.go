@@ -37,36 +37,6 @@ func (d *decider) drain() {
 	d.queue = nil
 }
 
-// consider applies the join to a pending manifest node whose inbound
-// edges changed: ready, skipped, or still pending.
-func (d *decider) consider(ref string) {
-	n := d.get(ref)
-	if n == nil || n.State != NodePending || d.runRow.Status.Terminal() {
-		return
-	}
-	in := d.g.in[ref]
-	fired, dead := 0, 0
-	for _, e := range in {
-		switch n.Inbound[EdgeID(e)] {
-		case EdgeFired:
-			fired++
-		case EdgeDead:
-			dead++
-		}
-	}
-	step := d.g.steps[ref]
-	switch {
-	case step.Join == definition.JoinAny && len(in) > 0 && fired > 0:
-		d.ready(d.mut(ref))
-	case step.Join == definition.JoinAny && len(in) > 0 && dead == len(in):
-		d.skip(d.mut(ref), "all incoming edges dead")
-	case step.Join != definition.JoinAny && dead > 0:
-		d.skip(d.mut(ref), "incoming edge dead")
-	case fired == len(in):
-		d.ready(d.mut(ref))
-	}
-}
-
 func (d *decider) ready(n *Node) {
 	d.setNode(n, NodeReady, "")
 	d.queue = append(d.queue, n.ID)
@@ -91,7 +61,7 @@ func (d *decider) mark(e definition.Edge, m EdgeMark) {
 // for none).
 func (d *decider) resolve(n *Node, chosen int) {
 	edges := d.g.out[n.Ref]
-	ran := n.State == NodeSucceeded || n.State == NodeFailed
+	ran := ranToEnd(n)
 	for _, e := range edges {
 		var fire bool
 		switch {
@@ -162,6 +132,10 @@ func (d *decider) route(n *Node, outcome definition.Outcome, output any) {
 	}
 	n.Outcome, n.Output, n.Error, n.Waiting = outcome, output, nil, nil
 	d.setNode(n, NodeSucceeded, string(outcome))
+	if n.Child == nil && d.g.steps[n.Ref].EndRun != "" {
+		d.endRun(n)
+		return
+	}
 	d.after(n, chosen)
 }
 

@@ -37,6 +37,8 @@ func (d *decider) apply(in Input) {
 		d.cancelRun(x)
 	case RetryNode:
 		d.retryNode(x)
+	case CancelNode:
+		d.cancelNode(x)
 	case ContinueAsNew:
 		d.continueAsNew(x)
 	case Terminate:
@@ -358,6 +360,10 @@ func (d *decider) cancelNodeTimer(n *Node) {
 }
 
 func (d *decider) childRun(u ChildRunUpdate) {
+	if cur := d.get(u.Node); cur != nil && cur.Waiting != nil && staleChild(cur.Waiting, u) {
+		d.discard(u, "stale child run")
+		return
+	}
 	n := d.waiting(u.Node, WaitChild)
 	if n == nil {
 		d.discard(u, "node not waiting for a child")
@@ -370,6 +376,8 @@ func (d *decider) childRun(u ChildRunUpdate) {
 		d.succeed(n, definition.OutcomeSuccess, u.Output)
 	case u.Checkpoint != "" || !u.Status.Terminal():
 		d.discard(u, "not the awaited child state")
+	case u.Status == RunSucceeded && waitFor == "terminal" && n.Waiting.Iteration > 0:
+		d.iterate(n, u.Output)
 	case u.Status == RunSucceeded && waitFor == "terminal":
 		d.cancelNodeTimer(n)
 		d.succeed(n, definition.OutcomeSuccess, u.Output)
@@ -456,6 +464,8 @@ func describeInput(in Input) string {
 		return "case " + x.Node
 	case RetryNode:
 		return "retry " + x.Node
+	case CancelNode:
+		return "cancel " + x.Node
 	}
 	return in.inputKind()
 }

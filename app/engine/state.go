@@ -37,6 +37,9 @@ type TerminateReason string
 const (
 	ReasonContinuedAsNew  TerminateReason = "continued_as_new"
 	ReasonTransitionLimit TerminateReason = "transition_limit"
+	// ReasonScheduleOverlap: a newer action of the schedule that started
+	// the run took its place (overlap policy terminate_other).
+	ReasonScheduleOverlap TerminateReason = "schedule_overlap"
 )
 
 // NodeState is a node's lifecycle state.
@@ -104,6 +107,13 @@ const (
 	CodeInvalidStep      = "invalid_step"
 	CodeGatherRaised     = "gather_raised"
 	CodeSignalBufferFull = "signal_buffer_full"
+	// CodeCancelled: an operator cancelled the node (CancelNode).
+	CodeCancelled = "cancelled"
+	// CodeMaxIterations: a repeating subworkflow ran max_iterations
+	// times without its until_expr holding.
+	CodeMaxIterations = "max_iterations"
+	// CodeEndRun: a step with end_run: failed ended the run.
+	CodeEndRun = "end_run"
 	// CodeInvalidOutput: a value a step produced cannot be stored (a NUL
 	// character, a NaN or an infinity).
 	CodeInvalidOutput = "invalid_output"
@@ -118,6 +128,8 @@ var nonRetryable = map[string]bool{
 	CodeExpressionError: true,
 	CodePayloadTooLarge: true,
 	CodeInvalidStep:     true,
+	CodeCancelled:       true,
+	CodeMaxIterations:   true,
 	CodeInvalidOutput:   true,
 }
 
@@ -193,6 +205,10 @@ type Node struct {
 	Scatter *ScatterState       `json:"scatter,omitempty"`
 	// Child is set on scatter children.
 	Child *ChildInfo `json:"child,omitempty"`
+	// CancelReason says why a cancelled node was cancelled: by an
+	// operator, by a cancel_rest join, by its scatter's early completion,
+	// by an end_run step.
+	CancelReason string `json:"cancel_reason,omitempty"`
 
 	ReadyAt    time.Time `json:"ready_at,omitzero"`
 	StartedAt  time.Time `json:"started_at,omitzero"`
@@ -225,6 +241,9 @@ type Waiting struct {
 	ItemsBytes int            `json:"items_bytes,omitempty"`
 	// Approvals counts approve decisions so far.
 	Approvals int `json:"approvals,omitempty"`
+	// Iteration is the running iteration of a repeating subworkflow,
+	// from 1.
+	Iteration int `json:"iteration,omitempty"`
 }
 
 // ScatterState is a scatter node's aggregate: the tick handling one child
@@ -237,6 +256,12 @@ type ScatterState struct {
 	Failed    int `json:"failed"`
 	// LastDispatch spaces dispatches by interval_ms.
 	LastDispatch time.Time `json:"last_dispatch,omitzero"`
+	// Checked is how many children had finished when complete_when was
+	// last evaluated; CompletedEarly is set once it held, and Cancelled
+	// counts the unfinished children that completion cancelled.
+	Checked        int  `json:"checked,omitempty"`
+	CompletedEarly bool `json:"completed_early,omitempty"`
+	Cancelled      int  `json:"cancelled,omitempty"`
 }
 
 // Done reports whether every child is terminal.

@@ -185,7 +185,11 @@ func parseInput(f []string) (Input, error) {
 	case "child":
 		opts := kv(f[3:])
 		cp, _ := opts["checkpoint"].(string)
-		return ChildRunUpdate{Node: arg(1), Status: RunStatus(arg(2)), Checkpoint: cp, Output: opts["output"]}, nil
+		u := ChildRunUpdate{Node: arg(1), Status: RunStatus(arg(2)), Checkpoint: cp, Output: opts["output"]}
+		if key, ok := opts["key"].(string); ok {
+			u.ChildRunID = ChildRunID(key)
+		}
+		return u, nil
 	case "approve", "reject":
 		return ApprovalDecided{Node: arg(1), Approved: f[0] == "approve", By: arg(2)}, nil
 	case "case":
@@ -194,6 +198,8 @@ func parseInput(f []string) (Input, error) {
 		return Cancel{Reason: arg(1)}, nil
 	case "retry":
 		return RetryNode{Node: arg(1)}, nil
+	case "cancel-node":
+		return CancelNode{Node: arg(1), Reason: strings.Join(f[min(2, len(f)):], " ")}, nil
 	case "can":
 		return ContinueAsNew{RequestID: arg(1), Input: jsonOrNil(arg(2))}, nil
 	case "terminate":
@@ -327,6 +333,9 @@ func formatState(s *sim) string {
 		fmt.Fprintf(&b, "%s %s gen=%d attempt=%d output=%s", id, n.State, n.Generation, n.Attempt, js(n.Output))
 		if n.Scatter != nil {
 			fmt.Fprintf(&b, " scatter=%+v", *n.Scatter)
+		}
+		if n.CancelReason != "" {
+			fmt.Fprintf(&b, " cancel_reason=%q", n.CancelReason)
 		}
 		b.WriteString("\n")
 	}

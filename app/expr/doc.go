@@ -14,6 +14,13 @@
 //	key     string               the current child's key
 //	event   dyn                  the event a match expression looks at
 //
+// and, only where a field provides them (scoped.go):
+//
+//	succeeded, failed, done, total  int        a scatter's children so far (complete_when)
+//	results                         list(dyn)  the finished children's outcomes (complete_when)
+//	output                          dyn        the last iteration's output (repeat)
+//	iteration                       int        iterations finished so far (repeat)
+//
 // Values arrive in the model of package jsonvalue: map[string]any, []any,
 // string, bool, nil, int64 and float64 (a json.Number is read the same
 // way). A JSON number with an integral literal within int64 is a CEL int,

@@ -100,7 +100,7 @@ func (c config) validate() error {
 }
 
 func envOptions(c config) []cel.EnvOption {
-	return append([]cel.EnvOption{
+	return append(append(scopedOptions(),
 		standardWithoutMixed(),
 		cel.Variable(VarInput, cel.DynType),
 		cel.Variable(VarSteps, cel.MapType(cel.StringType, cel.DynType)),
@@ -127,5 +127,5 @@ func envOptions(c config) []cel.EnvOption {
 			cel.ValidateTimestampLiterals(),
 			cel.ValidateRegexLiterals(),
 		),
-	}, numericOperators()...)
+	), numericOperators()...)
 }

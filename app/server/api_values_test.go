@@ -63,17 +63,6 @@ func (b *apiBundle) ended(t *testing.T, id string) (map[string]any, string) {
 	return nil, ""
 }
 
-func nodeOf(t *testing.T, run map[string]any, ref string) map[string]any {
-	t.Helper()
-	for _, n := range run["nodes"].([]any) {
-		if m := n.(map[string]any); m["node"] == ref {
-			return m
-		}
-	}
-	t.Fatalf("run has no node %s: %v", ref, run["nodes"])
-	return nil
-}
-
 func nodeError(t *testing.T, run map[string]any, ref string) (code, message string) {
 	t.Helper()
 	e, _ := nodeOf(t, run, ref)["error"].(map[string]any)

@@ -30,6 +30,8 @@ var actionNotices = map[string]string{
 	"signal": "Signal sent.",
 	"retry":  "Retry requested.",
 	"can":    "Continue-as-new requested.",
+	// Cancelling one node: runs_cancel_node.go.
+	"cancel-node": "Cancel requested: the node stops at the run's next tick.",
 }
 
 // handleInspector shows one run: graph, steps, the selected step, history,

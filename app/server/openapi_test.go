@@ -336,6 +336,8 @@ func TestOpenAPIDescribesTheAnswers(t *testing.T) {
 		{route: "GET /api/v1/runs/{id}/nodes/{node}/children", path: runs + "/nodes/total/children"},
 		{route: "GET /api/v1/runs/{id}/nodes/{node}/children", path: runs + "/nodes/ghost/children"},
 		{route: "POST /api/v1/runs/{id}/nodes/{node}/retry", path: runs + "/nodes/total/retry"},
+		{route: "POST /api/v1/runs/{id}/nodes/{node}/cancel", path: runs + "/nodes/total/cancel", body: `{"reason": "r"}`},
+		{route: "POST /api/v1/runs/{id}/nodes/{node}/cancel", path: runs + "/nodes/ghost/cancel"},
 		{route: "POST /api/v1/runs/{id}/continue-as-new", path: runs + "/continue-as-new", body: `{"request_id": "r1"}`},
 		{route: "POST /api/v1/runs/{id}/continue-as-new", path: runs + "/continue-as-new", body: `{}`},
 		{route: "POST /api/v1/runs/{id}/cancel", path: runs + "/cancel", body: `{"reason": "done"}`},
@@ -369,6 +371,7 @@ func TestOpenAPIDescribesTheAnswers(t *testing.T) {
 		{route: "POST /api/v1/tasks/{id}/fail", path: "/api/v1/tasks/" + run + "/fail", body: `{"token": "t", "error": {"message": "m"}}`},
 		{route: "POST /api/v1/tasks/{id}/heartbeat", path: "/api/v1/tasks/" + run + "/heartbeat", body: `{"token": "t"}`},
 	}
+	cases = append(cases, triggerAnswerCases...)
 	covered := map[string]bool{}
 	for _, c := range cases {
 		op := ops[c.route]
@@ -434,4 +437,35 @@ func TestOpenAPIDescribesTheAnswers(t *testing.T) {
 			t.Errorf("%s with only scope %s = %d %v", c.route, scope, status, body)
 		}
 	}
+}
+
+// triggerAnswerCases call the schedules and webhooks operations, in
+// order (each case may rely on the ones before).
+var triggerAnswerCases = []answerCase{
+	{route: "POST /api/v1/schedules", path: "/api/v1/schedules", body: `{"id": "s1", "definition": "orders", "spec": {"cron": "0 8 * * 1-5", "timezone": "Europe/Paris"}, "input": {"amount": 1}}`},
+	{route: "POST /api/v1/schedules", path: "/api/v1/schedules", body: `{"id": "s1", "definition": "orders", "spec": {"interval": "1h"}, "input": {"amount": 1}}`},
+	{route: "POST /api/v1/schedules", path: "/api/v1/schedules", body: `{"definition": "orders", "spec": {"interval": "1ms"}, "input": {"amount": 1}}`},
+	{route: "POST /api/v1/schedules", path: "/api/v1/schedules", body: `{"definition": "missing", "spec": {"interval": "1h"}}`},
+	{route: "POST /api/v1/schedules", path: "/api/v1/schedules", body: `{"definition": "orders", "spec": {"interval": "soon"}}`},
+	{route: "GET /api/v1/schedules", path: "/api/v1/schedules?limit=1"},
+	{route: "GET /api/v1/schedules/{id}", path: "/api/v1/schedules/s1"},
+	{route: "GET /api/v1/schedules/{id}", path: "/api/v1/schedules/missing"},
+	{route: "PATCH /api/v1/schedules/{id}", path: "/api/v1/schedules/s1", body: `{"paused": true, "note": "n"}`},
+	{route: "PATCH /api/v1/schedules/{id}", path: "/api/v1/schedules/s1", body: `{"spec": {"cron": "nope"}}`},
+	{route: "POST /api/v1/schedules/{id}/trigger", path: "/api/v1/schedules/s1/trigger", body: `{"overlap": "allow_all"}`},
+	{route: "POST /api/v1/schedules/{id}/backfill", path: "/api/v1/schedules/s1/backfill", body: `{"from": "2024-06-03T00:00:00Z", "to": "2024-06-05T00:00:00Z", "overlap": "allow_all"}`},
+	{route: "POST /api/v1/schedules/{id}/backfill", path: "/api/v1/schedules/s1/backfill", body: `{"from": "2024-06-05T00:00:00Z", "to": "2024-06-03T00:00:00Z"}`},
+	{route: "GET /api/v1/schedules/{id}", path: "/api/v1/schedules/s1"},
+	{route: "DELETE /api/v1/schedules/{id}", path: "/api/v1/schedules/s1"},
+	{route: "DELETE /api/v1/schedules/{id}", path: "/api/v1/schedules/s1"},
+	{route: "POST /api/v1/webhooks", path: "/api/v1/webhooks", body: `{"id": "w1", "event": "shop.order"}`},
+	{route: "POST /api/v1/webhooks", path: "/api/v1/webhooks", body: `{"id": "w1", "event": "shop.order"}`},
+	{route: "POST /api/v1/webhooks", path: "/api/v1/webhooks", body: `{"id": "bad id", "event": "x", "scheme": "github"}`},
+	{route: "GET /api/v1/webhooks", path: "/api/v1/webhooks"},
+	{route: "GET /api/v1/webhooks/{id}", path: "/api/v1/webhooks/w1"},
+	{route: "GET /api/v1/webhooks/{id}", path: "/api/v1/webhooks/missing"},
+	{route: "POST /api/v1/webhooks/{id}/rotate", path: "/api/v1/webhooks/w1/rotate"},
+	{route: "POST /api/v1/webhooks/{id}/rotate", path: "/api/v1/webhooks/missing/rotate"},
+	{route: "DELETE /api/v1/webhooks/{id}", path: "/api/v1/webhooks/w1"},
+	{route: "DELETE /api/v1/webhooks/{id}", path: "/api/v1/webhooks/w1"},
 }

@@ -58,8 +58,10 @@ type NodeJSON struct {
 	Generation int           `json:"generation"`
 	Output     any           `json:"output"`
 	Error      *engine.Error `json:"error"`
-	StartedAt  *time.Time    `json:"started_at"`
-	FinishedAt *time.Time    `json:"finished_at"`
+	// CancelReason says why a cancelled node was cancelled.
+	CancelReason string     `json:"cancel_reason,omitempty"`
+	StartedAt    *time.Time `json:"started_at"`
+	FinishedAt   *time.Time `json:"finished_at"`
 	// Key and Index place a scatter child; Scatter counts a scatter's
 	// children (total, in flight, succeeded, failed).
 	Key     string               `json:"key,omitempty"`
@@ -97,6 +99,7 @@ func nodeJSON(n *engine.Node, types map[string]definition.StepType) NodeJSON {
 		Node: n.ID, Ref: n.Ref, Type: string(types[n.Ref]), State: string(n.State), Waiting: waitingJSON(n),
 		Attempt: n.Attempt, Generation: n.Generation, Output: n.Output, Error: n.Error,
 		StartedAt: timePtr(n.StartedAt), FinishedAt: timePtr(n.FinishedAt), Scatter: n.Scatter,
+		CancelReason: n.CancelReason,
 	}
 	if n.Child != nil {
 		out.Key, out.Index = n.Child.Key, &n.Child.Index

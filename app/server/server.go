@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ductor/ductor/app/login"
+	"github.com/ductor/ductor/app/secrets"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/workers"
 )
@@ -52,6 +53,9 @@ type Deps struct {
 	// BaseURL is the dashboard's public URL (DUCTOR_BASE_URL); cookies are
 	// Secure when it is https.
 	BaseURL string
+	// Secrets seals webhook secrets (from DUCTOR_SECRET_KEY); nil when
+	// none is configured, and then webhooks answer 503.
+	Secrets *secrets.Box
 	// APIRate is how many requests a second each API key may make, in
 	// bursts of twice as many (DUCTOR_API_RATE); 0 means no limit.
 	APIRate float64

@@ -88,6 +88,9 @@ func (s *Store) definitionPublish(ctx context.Context, tenantID uuid.UUID, p Pub
 	}); err != nil {
 		return DefinitionVersion{}, false, fmt.Errorf("bump latest version: %w", err)
 	}
+	if err := s.triggersSync(ctx, tenantID, key, p.Manifest); err != nil {
+		return DefinitionVersion{}, false, err
+	}
 	if p.Actor != "" {
 		details := map[string]any{"version": row.Version, "manifest_hash": row.ManifestHash}
 		if err := s.AuditRecord(ctx, tenantID, p.Actor, AuditDefinitionPublish, key, details); err != nil {
@@ -141,6 +144,9 @@ func (s *Store) definitionVersionUnpublish(ctx context.Context, tenantID uuid.UU
 	}
 	if err != nil {
 		return DefinitionVersion{}, false, fmt.Errorf("unpublish %s v%d: %w", key, version, err)
+	}
+	if err := s.triggersResync(ctx, tenantID, key); err != nil {
+		return DefinitionVersion{}, false, err
 	}
 	if actor != "" {
 		if err := s.AuditRecord(ctx, tenantID, actor, AuditDefinitionUnpublish, key, map[string]any{"version": version}); err != nil {

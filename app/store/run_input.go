@@ -24,8 +24,9 @@ const (
 	InputChild          = "child"
 	InputApproval       = "approval"
 	InputCaseStatus     = "case"
+	InputCancelNode     = "cancel_node"
 	maxInputsPerTick    = 500
-	inputKindsSupported = "result, timer, cancel, retry, continue_as_new, terminate, signal, event, child, approval, case"
+	inputKindsSupported = "result, timer, cancel, retry, continue_as_new, terminate, signal, event, child, approval, case, cancel_node"
 )
 
 // PendingInputs are a run's undrained inputs, oldest first.
@@ -94,13 +95,26 @@ func inputKey(in engine.Input) (kind, dedup string) {
 	case engine.EventMatched:
 		return InputEvent, "event:" + v.EventID
 	case engine.ChildRunUpdate:
-		return InputChild, fmt.Sprintf("child:%s:%s:%s", v.Node, v.Status, v.Checkpoint)
+		return InputChild, childDedup(v)
 	case engine.ApprovalDecided:
 		return InputApproval, fmt.Sprintf("approval:%s:%s:%s", v.Node, v.Approval, v.By)
 	case engine.CaseStatusChanged:
 		return InputCaseStatus, fmt.Sprintf("case:%s:%s", v.Node, v.Status)
+	case engine.CancelNode:
+		return InputCancelNode, "cancel_node:" + v.RequestID
 	}
 	panic(fmt.Sprintf("store: unknown input %T", in))
+}
+
+// childDedup keys a child's report by node, status and checkpoint, and
+// by the child run when it is named: each iteration of a loop reports
+// from a run of its own.
+func childDedup(v engine.ChildRunUpdate) string {
+	key := fmt.Sprintf("child:%s:%s:%s", v.Node, v.Status, v.Checkpoint)
+	if v.ChildRunID != "" {
+		key += ":" + v.ChildRunID
+	}
+	return key
 }
 
 func decodeInput(kind string, payload []byte) (engine.Input, error) {
@@ -129,6 +143,8 @@ func decodeInput(kind string, payload []byte) (engine.Input, error) {
 		target, err = decodeAs[engine.ApprovalDecided](payload)
 	case InputCaseStatus:
 		target, err = decodeAs[engine.CaseStatusChanged](payload)
+	case InputCancelNode:
+		target, err = decodeAs[engine.CancelNode](payload)
 	default:
 		return nil, fmt.Errorf("unknown input kind %q (known: %s)", kind, inputKindsSupported)
 	}

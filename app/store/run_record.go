@@ -199,6 +199,18 @@ func (s *Store) DispatchDelay(ctx context.Context, d Dispatch) error {
 	return nil
 }
 
+// DispatchCancel drops an attempt's stored dispatch, if it is still
+// waiting for its backoff.
+func (s *Store) DispatchCancel(ctx context.Context, tenantID, runID uuid.UUID, node string, generation, attempt int) error {
+	err := s.q.RunDispatchDelete(ctx, queries.RunDispatchDeleteParams{
+		TenantID: tenantID, RunID: runID, Node: node, Generation: int32(generation), Attempt: int32(attempt),
+	})
+	if err != nil {
+		return fmt.Errorf("cancel dispatch: %w", err)
+	}
+	return nil
+}
+
 // DispatchesClaimDue removes and returns up to limit due dispatches.
 func (s *Store) DispatchesClaimDue(ctx context.Context, limit int) ([]Dispatch, error) {
 	rows, err := s.q.RunDispatchClaimDue(ctx, int32(limit))
