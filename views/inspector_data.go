@@ -1,6 +1,7 @@
 package views
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/app/store"
 )
 
@@ -114,13 +116,18 @@ func historyURL(slug string, d InspectorData, after int64) string {
 	return runURL(slug, d.Run.ID) + "?" + q.Encode() + "#history"
 }
 
-// prettyJSON renders a value indented, for <pre> blocks.
+// prettyJSON renders a value indented, for <pre> blocks, numbers as the
+// API writes them (a double with its fraction).
 func prettyJSON(v any) string {
-	b, err := json.MarshalIndent(v, "", "  ")
+	b, err := jsonvalue.Marshal(v)
 	if err != nil {
 		return fmt.Sprint(v)
 	}
-	return string(b)
+	var out bytes.Buffer
+	if json.Indent(&out, b, "", "  ") != nil {
+		return string(b)
+	}
+	return out.String()
 }
 
 func hasJSON(v any) bool { return v != nil }

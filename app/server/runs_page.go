@@ -96,7 +96,7 @@ func attrsParam(raw string, into map[string]any) (map[string]any, error) {
 
 func scalar(v any) bool {
 	switch v.(type) {
-	case float64, bool:
+	case int64, float64, bool:
 		return true
 	}
 	return false
