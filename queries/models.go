@@ -12,15 +12,22 @@ import (
 )
 
 type APIKey struct {
-	TenantID   uuid.UUID
-	ID         uuid.UUID
-	Name       string
-	Prefix     string
-	Hash       []byte
-	Scopes     []string
-	CreatedAt  time.Time
-	LastUsedAt *time.Time
-	RevokedAt  *time.Time
+	TenantID       uuid.UUID
+	ID             uuid.UUID
+	Name           string
+	Prefix         string
+	Hash           []byte
+	Scopes         []string
+	CreatedAt      time.Time
+	LastUsedAt     *time.Time
+	RevokedAt      *time.Time
+	LegacyChecksum bool
+}
+
+type ApiKeySecret struct {
+	Singleton bool
+	Secret    []byte
+	CreatedAt time.Time
 }
 
 type AppUser struct {

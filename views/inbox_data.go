@@ -39,6 +39,9 @@ type InboxApproval struct {
 type ContextItem struct {
 	Label string
 	Value any
+	// Download is where the whole value downloads, for a preview cut
+	// short.
+	Download string
 }
 
 // InboxCase is a human_loop case with its form fields.

@@ -1,8 +1,6 @@
 package views
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"net/url"
 	"sort"
@@ -11,7 +9,6 @@ import (
 
 	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/engine"
-	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/app/store"
 )
 
@@ -114,20 +111,6 @@ func historyURL(slug string, d InspectorData, after int64) string {
 		q.Set("node", d.Selected.Ref)
 	}
 	return runURL(slug, d.Run.ID) + "?" + q.Encode() + "#history"
-}
-
-// prettyJSON renders a value indented, for <pre> blocks, numbers as the
-// API writes them (a double with its fraction).
-func prettyJSON(v any) string {
-	b, err := jsonvalue.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	var out bytes.Buffer
-	if json.Indent(&out, b, "", "  ") != nil {
-		return string(b)
-	}
-	return out.String()
 }
 
 func hasJSON(v any) bool { return v != nil }

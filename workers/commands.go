@@ -79,7 +79,7 @@ func (b *commandBatch) perform(ctx context.Context) error {
 				return err
 			}
 		case engine.Warn:
-			b.c.metrics.warnings.WithLabelValues(v.Code).Inc()
+			b.c.metrics.warnings.WithLabelValues(warningLabel(v.Code)).Inc()
 			b.c.log.WarnContext(ctx, "run warning", "run_id", b.run.ID, "tenant_id", b.run.TenantID, "code", v.Code, "message", v.Message)
 		default:
 			return fmt.Errorf("run %s: command %T is not supported by this version of Ductor", b.run.ID, cmd)

@@ -111,12 +111,12 @@ func (c *Coordinator) tickNew(ctx context.Context, tx pgx.Tx, run store.Run) (bo
 	defer c.observeTick("inline", time.Now())
 	k := store.RunKey{TenantID: run.TenantID, ID: run.ID}
 	t := &runTick{key: k, load: store.TickLoad{LeanRun: store.LeanRun{Run: run, Now: run.CreatedAt}}}
-	failed, err := c.tickRuns(ctx, tx, []*runTick{t})
+	failed, err := c.tickRuns(ctx, tx, []*runTick{t}, c.InlineBudget)
 	if err != nil {
 		return false, err
 	}
 	for _, t := range failed {
-		c.log.WarnContext(ctx, "inline tick failed; handing over to a tick job", "run_id", t.key.ID, "err", t.err)
+		c.logHandOver(ctx, t)
 	}
 	return len(failed) == 0, nil
 }

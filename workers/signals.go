@@ -35,7 +35,9 @@ func (c *Coordinator) maxSignals() int {
 // run that continued as new passes the signal on to its successor. The
 // request id is unique in the run's chain (a repeat is a Conflict, also
 // after a ContinueAsNew); a run holding as many unconsumed signals as the
-// bound refuses more (RateLimited); an ended run refuses any (Conflict).
+// bound refuses more (RateLimited), counted under a lock that serialises
+// the run's senders so that concurrent ones never pass the bound together;
+// an ended run refuses any (Conflict).
 // It returns the run that received the signal.
 func (c *Coordinator) Signal(ctx context.Context, tenantID, runID uuid.UUID, sig engine.Signal) (uuid.UUID, error) {
 	if err := checkPayload("signal payload", "payload", sig.Payload); err != nil {
@@ -56,6 +58,9 @@ func (c *Coordinator) Signal(ctx context.Context, tenantID, runID uuid.UUID, sig
 func (c *Coordinator) signalTx(ctx context.Context, tx pgx.Tx, s *store.Store, run store.Run, sig engine.Signal) error {
 	chain, err := s.RunChainRoot(ctx, run.TenantID, run.ID)
 	if err != nil {
+		return err
+	}
+	if err := s.SignalLock(ctx, run.ID); err != nil {
 		return err
 	}
 	open, err := s.SignalsOpen(ctx, run.TenantID, run.ID)

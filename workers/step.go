@@ -58,7 +58,7 @@ func (w *StepWorker) Work(ctx context.Context, job *river.Job[StepArgs]) error {
 	if stepErr != nil {
 		outcome = stepErr.Code
 	}
-	w.C.metrics.stepSeconds.WithLabelValues(a.Type, outcome).Observe(time.Since(started).Seconds())
+	w.C.metrics.stepSeconds.WithLabelValues(stepTypeLabel(a.Type), outcomeLabel(outcome)).Observe(time.Since(started).Seconds())
 	result := engine.StepResult{Node: a.Node, Generation: a.Generation, Attempt: a.Attempt, Output: out, Error: stepErr}
 	return w.record(context.WithoutCancel(ctx), job, result)
 }

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/ductor/ductor/app/apperr"
-	"github.com/ductor/ductor/app/auth"
 	"github.com/ductor/ductor/app/store"
 )
 
@@ -61,7 +60,7 @@ func TestSeedLoadsTenantsDefinitionsKeysAndMembers(t *testing.T) {
 		}
 	}
 	secret := secretOf(t, out, "apikey demo-seed/ci ")
-	hash, err := auth.ParseKey(secret)
+	hash, err := checkKey(b.store, ctx, secret)
 	if err != nil {
 		t.Fatalf("printed key %q: %v", secret, err)
 	}

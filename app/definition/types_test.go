@@ -140,11 +140,12 @@ func TestStepTypes(t *testing.T) {
 		{"digest without window", one(`{ref: s, type: digest, with: {name: x}}`),
 			[]want{{"steps[0].with.window", "s", "is required"}}},
 
-		{"approval", one(`{ref: s, type: approval, with: {approvers: ["a@b.test", "role:finance"], title: Pay?, min_approvals: 2, timeout: P1D, on_timeout: approve}}`), nil},
-		{"approval rules", one(`{ref: s, type: approval, with: {approvers: [bob, "role:"], min_approvals: 0}}`, `{ref: t, type: approval}`),
+		{"approval", one(`{ref: s, type: approval, with: {approvers: ["a@b.test", "role:finance", "key:deployer"], title: Pay?, min_approvals: 2, timeout: P1D, on_timeout: approve}}`), nil},
+		{"approval rules", one(`{ref: s, type: approval, with: {approvers: [bob, "role:", "key: "], min_approvals: 0}}`, `{ref: t, type: approval}`),
 			[]want{
-				{"steps[0].with.approvers[0]", "s", "email or role:NAME"},
-				{"steps[0].with.approvers[1]", "s", "email or role:NAME"},
+				{"steps[0].with.approvers[0]", "s", "email, role:NAME or key:NAME"},
+				{"steps[0].with.approvers[1]", "s", "email, role:NAME or key:NAME"},
+				{"steps[0].with.approvers[2]", "s", "email, role:NAME or key:NAME"},
 				{"steps[0].with.min_approvals", "s", "between 1 and 1000"},
 				{"steps[1].with.approvers", "t", "is required"},
 			}},

@@ -143,7 +143,8 @@ func withApproval(_ *checker, o object, out map[string]any) {
 	out["on_timeout"] = o.enum("on_timeout", "fail", "fail", "approve", "skip")
 }
 
-// approvers reads user emails and role:NAME entries.
+// approvers reads user emails, role:NAME entries (people) and key:NAME
+// entries (the API keys of that name).
 func approvers(o object) []any {
 	if !o.has("approvers") {
 		o.problem("approvers", "is required")
@@ -151,16 +152,23 @@ func approvers(o object) []any {
 	}
 	list, _ := o.strings("approvers")
 	if o.has("approvers") && len(list) == 0 {
-		o.problem("approvers", "needs at least one email or role:NAME")
+		o.problem("approvers", "needs at least one email, role:NAME or key:NAME")
 	}
 	for i, v := range list {
-		s := v.(string)
-		role, isRole := strings.CutPrefix(s, "role:")
-		if (isRole && role == "") || (!isRole && !strings.Contains(s, "@")) {
-			o.c.ps.add(o.p.dot("approvers").at(i), o.step, "must be an email or role:NAME, not %q", s)
+		if s := v.(string); !validApprover(s) {
+			o.c.ps.add(o.p.dot("approvers").at(i), o.step, "must be an email, role:NAME or key:NAME, not %q", s)
 		}
 	}
 	return orEmpty(list)
+}
+
+func validApprover(s string) bool {
+	for _, kind := range []string{"role:", "key:"} {
+		if name, ok := strings.CutPrefix(s, kind); ok {
+			return strings.TrimSpace(name) != ""
+		}
+	}
+	return strings.Contains(s, "@")
 }
 
 func orEmpty(l []any) []any {

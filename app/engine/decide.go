@@ -39,7 +39,8 @@ var ErrInvalidState = errors.New("engine: invalid state")
 // Decide is the coordinator's decision: from the loaded state and the
 // tick's inputs it computes the transitions and commands. It performs no
 // I/O, reads no clock and leaves st untouched; every change is in the
-// returned Decision.
+// returned Decision. When ctx ends while it decides it returns an error
+// rather than a decision that failed nodes on interrupted evaluations.
 func (e *Engine) Decide(ctx context.Context, m *definition.Manifest, st *State, t Tick) (*Decision, error) {
 	if e.Eval == nil {
 		return nil, fmt.Errorf("%w: no evaluator", ErrInvalidState)
@@ -49,6 +50,10 @@ func (e *Engine) Decide(ctx context.Context, m *definition.Manifest, st *State, 
 		return nil, err
 	}
 	d.run()
+	if err := ctx.Err(); err != nil {
+		// An evaluation was interrupted, not faulty: decide again later.
+		return nil, fmt.Errorf("engine: decision interrupted: %w", context.Cause(ctx))
+	}
 	return d.finish(), nil
 }
 

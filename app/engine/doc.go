@@ -66,11 +66,12 @@
 //
 // A failed attempt is retried while the node's [definition.RetryPolicy]
 // allows and the error is retryable: codes expression_error,
-// payload_too_large, invalid_step and invalid_output never are. The next
-// attempt is dispatched at once with RunAt = now + [Backoff]
-// (exponential, capped, jitter in [d/2, d] drawn from Tick.Seed), so no
-// one sleeps. CEL errors
-// fail the node with expression_error. When retries are exhausted,
+// expression_limit, payload_too_large, invalid_step and invalid_output
+// never are. The next attempt is dispatched at once with RunAt = now +
+// [Backoff] (exponential, capped, jitter in [d/2, d] drawn from
+// Tick.Seed), so no one sleeps. CEL errors fail the node with
+// expression_error, or expression_limit when the expression ran past its
+// cost or time limit. When retries are exhausted,
 // on_error decides: fail ends the run as failed, cancelling running and
 // waiting nodes (with [CancelAttempt], [CancelTimer], [CloseInteraction],
 // [CancelChildRun]) and skipping pending ones; continue fires the node's

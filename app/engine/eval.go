@@ -39,14 +39,19 @@ func (c celEvaluator) Uses(src string, kind expr.Kind, names ...string) []string
 }
 
 // exprError turns an evaluation failure into the node error: code
-// expression_error, or invalid_output for a value that cannot be stored;
-// neither is retried.
+// expression_limit for a breached cost or time limit, invalid_output for
+// a value that cannot be stored, expression_error otherwise; none is
+// retried.
 func exprError(field string, err error) *Error {
 	var bad *badValue
 	if errors.As(err, &bad) {
 		return &Error{Code: CodeInvalidOutput, Message: field + ": value " + bad.Error()}
 	}
-	return &Error{Code: CodeExpressionError, Message: field + ": " + err.Error()}
+	code := CodeExpressionError
+	if errors.Is(err, expr.ErrCostLimit) || errors.Is(err, expr.ErrTimeLimit) {
+		code = CodeExpressionLimit
+	}
+	return &Error{Code: code, Message: field + ": " + err.Error()}
 }
 
 // badValue is an expression's value that cannot be stored: a NUL

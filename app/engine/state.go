@@ -99,6 +99,7 @@ type Error struct {
 // Error codes the engine produces or interprets.
 const (
 	CodeExpressionError  = "expression_error"
+	CodeExpressionLimit  = "expression_limit"
 	CodePayloadTooLarge  = "payload_too_large"
 	CodeTimeout          = "timeout"
 	CodeRejected         = "rejected"
@@ -126,6 +127,7 @@ const DefaultMaxOutputBytes = 1 << 20
 // nonRetryable are error codes never retried, whatever the policy says.
 var nonRetryable = map[string]bool{
 	CodeExpressionError: true,
+	CodeExpressionLimit: true,
 	CodePayloadTooLarge: true,
 	CodeInvalidStep:     true,
 	CodeCancelled:       true,

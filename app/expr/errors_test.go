@@ -108,8 +108,12 @@ func assertEvalError(t *testing.T, err, is error, message string) {
 	if !errors.Is(err, ErrEval) || !errors.Is(err, is) || errors.Is(err, ErrCompile) {
 		t.Errorf("err %v: want ErrEval and %v, not ErrCompile", err, is)
 	}
-	if e.Code != CodeExpressionError {
-		t.Errorf("Code = %q, want %q", e.Code, CodeExpressionError)
+	want := CodeExpressionError
+	if errors.Is(err, ErrCostLimit) || errors.Is(err, ErrTimeLimit) {
+		want = CodeExpressionLimit
+	}
+	if e.Code != want {
+		t.Errorf("Code = %q, want %q", e.Code, want)
 	}
 	if !strings.Contains(e.Message, message) {
 		t.Errorf("Message = %q, want it to contain %q", e.Message, message)

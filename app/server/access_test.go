@@ -139,6 +139,8 @@ func (f twoTenants) routeCases() map[string]routeCase {
 		"POST /t/:tenant/definitions/:key/runs":    {params: orders, form: url.Values{"input": {"{}"}}},
 		"GET /t/:tenant/runs/:id":                  {params: map[string]string{"id": f.runA.ID.String()}},
 		"GET /t/:tenant/runs/:id/live":             {params: runA},
+		"GET /t/:tenant/runs/:id/json/:part":       {params: map[string]string{"id": f.runA.ID.String(), "part": "input"}},
+		"GET /t/:tenant/runs/:id/json/nodes/:node": {params: map[string]string{"id": f.runA.ID.String(), "node": "a"}},
 		"POST /t/:tenant/runs/:id/cancel":          {params: runA, form: url.Values{"reason": {"stolen"}}},
 		"POST /t/:tenant/runs/:id/signal":          {params: runA, form: url.Values{"name": {"stolen"}}},
 		"POST /t/:tenant/runs/:id/continue-as-new": {params: runA},

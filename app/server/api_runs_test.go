@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/auth"
@@ -45,7 +46,9 @@ func setupAPI(t *testing.T) *apiBundle {
 	log := slog.New(slog.DiscardHandler)
 	coord := startWorkers(t, pool, log)
 	s := store.New(pool)
-	server := New(Deps{Pool: pool, Store: s, Logger: log, API: true, Runs: coord, ValidateInput: NewInputValidator(), Secrets: testBox(t)})
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(coord.Collectors()...)
+	server := New(Deps{Pool: pool, Store: s, Logger: log, Registry: reg, API: true, Runs: coord, ValidateInput: NewInputValidator(), Secrets: testBox(t)})
 	srv := httptest.NewServer(server)
 	t.Cleanup(srv.Close)
 	b := &apiBundle{srv: srv, store: s, runs: coord, pool: pool}

@@ -14,6 +14,7 @@ import (
 // API's in apiRoutes and the dashboard's in webRoutes.
 func routes(e *echo.Echo, d Deps) {
 	e.Use(middleware.RequestID())
+	e.Use(securityHeaders)
 	e.Use(requestLogger(d.Logger))
 	e.Use(recoverer(d.Logger))
 
@@ -23,7 +24,7 @@ func routes(e *echo.Echo, d Deps) {
 
 	if d.API {
 		e.GET("/api/v1/openapi.json", handleOpenAPI()) // documentation: no key needed
-		apiRoutes(e.Group("/api/v1", bodyLimit(MaxBodyBytes), apiKeyAuth(d.Store), rateLimit(d.APIRate)), d)
+		apiRoutes(e.Group("/api/v1", bodyLimit(MaxBodyBytes), apiKeyAuth(d.Store, newFailureLimiter(d.AuthFailuresPerMinute, d.AuthFailureBurst)), rateLimit(d.APIRate)), d)
 		h := hooks{store: d.Store, runs: d.Runs, box: d.Secrets, log: d.Logger}
 		e.POST("/hooks/:tenant/:id", h.handleHookDelivery, bodyLimit(MaxBodyBytes)) // signed: no API key
 	}

@@ -13,6 +13,8 @@ func runPages(t *echo.Group, d Deps) {
 	t.GET("/runs", handleRunsPage(d.Store), need(auth.PermView))
 	t.GET("/runs/:id", handleInspector(d.Store, d.Runs), need(auth.PermView))
 	t.GET("/runs/:id/live", handleInspectorLive(d.Store), need(auth.PermView))
+	t.GET("/runs/:id/json/:part", handleRunJSON(d.Store), need(auth.PermView))
+	t.GET("/runs/:id/json/nodes/:node", handleRunJSON(d.Store), need(auth.PermView))
 	t.POST("/runs/:id/cancel", handleRunCancelForm(d.Store, d.Runs), operate)
 	t.POST("/runs/:id/signal", handleRunSignalForm(d.Store, d.Runs), operate)
 	t.POST("/runs/:id/continue-as-new", handleRunContinueForm(d.Store, d.Runs), operate)

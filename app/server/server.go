@@ -59,6 +59,11 @@ type Deps struct {
 	// APIRate is how many requests a second each API key may make, in
 	// bursts of twice as many (DUCTOR_API_RATE); 0 means no limit.
 	APIRate float64
+	// AuthFailuresPerMinute and AuthFailureBurst bound failed API key
+	// authentications per client address (0: the defaults, 20 a minute in
+	// bursts of 20); past them the address gets 429.
+	AuthFailuresPerMinute float64
+	AuthFailureBurst      int
 	// stopping is closed when the server starts shutting down: long polls
 	// answer at once instead of holding the shutdown up.
 	stopping chan struct{}

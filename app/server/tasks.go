@@ -193,6 +193,24 @@ func taskOutput(raw json.RawMessage) (out any, bad *engine.Error, err error) {
 	return out, nil, nil
 }
 
+// maxErrorCode bounds a bridge worker's error code.
+const maxErrorCode = 64
+
+// validErrorCode accepts an empty code (task_failed) or one of at most
+// maxErrorCode characters of [a-z0-9_.-].
+func validErrorCode(code string) bool {
+	if len(code) > maxErrorCode {
+		return false
+	}
+	for _, r := range code {
+		ok := r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-'
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
 type taskFailRequest struct {
 	Token string `json:"token"`
 	Error struct {
@@ -216,6 +234,9 @@ func handleTaskFail(runs *workers.Coordinator) echo.HandlerFunc {
 		}
 		if len(req.Error.Message) > maxTaskMessage {
 			return apperr.New(apperr.TooLarge, "error message exceeds %d bytes", maxTaskMessage)
+		}
+		if !validErrorCode(req.Error.Code) {
+			return apperr.New(apperr.Unprocessable, "error.code must be at most %d characters of a-z, 0-9, _, . and -", maxErrorCode)
 		}
 		e := &engine.Error{Code: req.Error.Code, Message: req.Error.Message, Retryable: req.Error.Retryable}
 		if e.Code == "" {

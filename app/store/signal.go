@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"time"
 
@@ -54,6 +55,22 @@ func (s *Store) SignalAdd(ctx context.Context, tenantID, chainRunID, runID uuid.
 		return false, fmt.Errorf("store signal: %w", err)
 	}
 	return n == 1, nil
+}
+
+// SignalLock serialises, until tx ends, the senders of signals to the
+// run: count with SignalsOpen and add after it.
+func (s *Store) SignalLock(ctx context.Context, runID uuid.UUID) error {
+	if err := s.q.RunSignalLock(ctx, signalLockKey(runID)); err != nil {
+		return fmt.Errorf("lock the run's signals: %w", err)
+	}
+	return nil
+}
+
+// signalLockKey is the run's advisory lock key: its id's first 64 bits
+// (random in a v4 uuid), with a tag so other advisory locks rarely share
+// it.
+func signalLockKey(runID uuid.UUID) int64 {
+	return int64(binary.BigEndian.Uint64(runID[:8]) ^ 0x5349474e414c5321) // "SIGNALS!"
 }
 
 // SignalsOpen counts the run's signals not consumed yet (pending or
