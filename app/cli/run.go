@@ -1,11 +1,15 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"time"
+
+	"github.com/ductor/ductor/app/jsonvalue"
 )
 
 // runRun handles `ductor run start|get|list`.
@@ -48,8 +52,8 @@ func runStart(ctx context.Context, env Env, c *apiClient, args []string) error {
 	}
 	req := map[string]any{"definition": key, "subject": *subject}
 	if *input != "" {
-		var v any
-		if err := json.Unmarshal([]byte(*input), &v); err != nil {
+		v, err := jsonvalue.Decode([]byte(*input))
+		if err != nil {
 			return fmt.Errorf("--input is not JSON: %w", err)
 		}
 		req["input"] = v
@@ -67,7 +71,12 @@ func runStart(ctx context.Context, env Env, c *apiClient, args []string) error {
 	return waitRun(ctx, env, c, started.ID)
 }
 
-// waitRun polls the run until it ends, then prints it.
+// ErrRunNotSucceeded is what `run start --wait` returns (and so exits 1
+// with) when the run ended failed, cancelled, timed_out or terminated.
+var ErrRunNotSucceeded = errors.New("the run did not succeed")
+
+// waitRun polls the run until it ends, then prints it; a run that did not
+// succeed is ErrRunNotSucceeded.
 func waitRun(ctx context.Context, env Env, c *apiClient, id string) error {
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
@@ -77,8 +86,13 @@ func waitRun(ctx context.Context, env Env, c *apiClient, id string) error {
 			return err
 		}
 		switch run["status"] {
-		case "succeeded", "failed", "cancelled", "timed_out", "terminated":
+		case "succeeded":
 			return writeJSON(env, run)
+		case "failed", "cancelled", "timed_out", "terminated":
+			if err := writeJSON(env, run); err != nil {
+				return err
+			}
+			return fmt.Errorf("%w: run %s ended %s", ErrRunNotSucceeded, id, run["status"])
 		}
 		select {
 		case <-ctx.Done():
@@ -115,8 +129,17 @@ func printJSON(ctx context.Context, env Env, c *apiClient, path string) error {
 	return writeJSON(env, v)
 }
 
+// writeJSON prints v indented, numbers as the API sent them.
 func writeJSON(env Env, v any) error {
-	enc := json.NewEncoder(env.Stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	raw, err := jsonvalue.Marshal(v)
+	if err != nil {
+		return err
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, raw, "", "  "); err != nil {
+		return err
+	}
+	out.WriteByte('\n')
+	_, err = env.Stdout.Write(out.Bytes())
+	return err
 }

@@ -2,11 +2,12 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/ductor/ductor/app/jsonvalue"
 )
 
 const scheduleUsage = "ductor schedule create DEFINITION (--cron EXPR | --interval D) [flags] | list | get ID | pause ID [--note N] | unpause ID | trigger ID [--overlap P] | backfill ID --from T --to T [--overlap P] | delete ID"
@@ -72,8 +73,8 @@ func scheduleCreate(ctx context.Context, env Env, c *apiClient, args []string) e
 	setIf(req, "overlap", *overlap)
 	setIf(req, "catchup_window", *catchup)
 	if *input != "" {
-		var v any
-		if err := json.Unmarshal([]byte(*input), &v); err != nil {
+		v, err := jsonvalue.Decode([]byte(*input))
+		if err != nil {
 			return fmt.Errorf("--input is not JSON: %w", err)
 		}
 		req["input"] = v

@@ -22,11 +22,24 @@ func init() {
 
 var httpMethods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
 
+// BuiltinHandlers are the task handlers every Ductor server runs; any
+// other name under builtin. is a mistake.
+var BuiltinHandlers = []string{"builtin.echo", "builtin.fail", "builtin.noop", "builtin.sleep"}
+
 func withTask(_ *checker, o object, out map[string]any) {
-	o.known("handler", "queue", "input_expr")
-	out["handler"] = o.required("handler")
+	o.known("handler", "queue", "input_expr", "schedule_to_start")
+	h := o.required("handler")
+	out["handler"] = h
+	if strings.HasPrefix(h, "builtin.") && !contains(BuiltinHandlers, h) {
+		o.problem("handler", "unknown built-in handler %q%s (built-in: %s)", h, suggest(h, BuiltinHandlers), strings.Join(BuiltinHandlers, ", "))
+	}
 	out["queue"] = o.strOr("queue", "default")
 	o.exprInto(out, "input_expr", expr.KindAny)
+	// Absent, the tenant's setting applies (default 5m): not made explicit,
+	// so that changing the setting reaches published definitions.
+	if o.has("schedule_to_start") {
+		out["schedule_to_start_ms"] = o.durationMS("schedule_to_start", 0)
+	}
 }
 
 func withHTTP(c *checker, o object, out map[string]any) {
