@@ -107,6 +107,7 @@ func parseMarker(line string) (*runMarker, error) {
 	}
 	dec := json.NewDecoder(strings.NewReader(m[1]))
 	dec.DisallowUnknownFields()
+	dec.UseNumber() // inputs and outputs keep every digit
 	var r runMarker
 	if err := dec.Decode(&r); err != nil {
 		return nil, fmt.Errorf("run marker: %w", err)

@@ -1,8 +1,10 @@
 package docs
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"reflect"
 	"strings"
 	"testing"
@@ -90,18 +92,57 @@ func (h *harness) check(t *testing.T, e example, run apiRun) {
 	if m.Output == nil {
 		return
 	}
-	var got any
-	_ = json.Unmarshal(run.Output, &got)
-	want := normalise(m.Output)
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("%s: output %s, the marker says %s", e.where(), run.Output, mustJSON(want))
+	got, want := decodeExact(run.Output), decodeExact(mustJSON(m.Output))
+	if !sameJSON(got, want) {
+		t.Errorf("%s: output %s, the marker says %s", e.where(), run.Output, mustJSON(m.Output))
 	}
 }
 
-func normalise(v any) any {
-	var out any
-	_ = json.Unmarshal(mustJSON(v), &out)
-	return out
+// decodeExact decodes JSON keeping numbers as written.
+func decodeExact(raw []byte) any {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	_ = dec.Decode(&v)
+	return v
+}
+
+// sameJSON compares decoded JSON values, numbers by their exact value
+// (29 and 29.0 are the same number; 2^53 and 2^53+1 are not).
+func sameJSON(a, b any) bool {
+	switch x := a.(type) {
+	case json.Number:
+		y, ok := b.(json.Number)
+		if !ok {
+			return false
+		}
+		rx, okx := new(big.Rat).SetString(x.String())
+		ry, oky := new(big.Rat).SetString(y.String())
+		return okx && oky && rx.Cmp(ry) == 0
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, v := range x {
+			if w, ok := y[k]; !ok || !sameJSON(v, w) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !sameJSON(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return reflect.DeepEqual(a, b)
 }
 
 func mustJSON(v any) []byte {

@@ -75,23 +75,25 @@ type AuditLog struct {
 }
 
 type BridgeTask struct {
-	TenantID       uuid.UUID
-	RunID          uuid.UUID
-	Node           string
-	Generation     int32
-	Attempt        int32
-	ID             uuid.UUID
-	Queue          string
-	Handler        string
-	Input          []byte
-	IdempotencyKey string
-	TimeoutMs      int64
-	CreatedAt      time.Time
-	WorkerID       pgtype.Text
-	Token          pgtype.Text
-	ClaimedAt      *time.Time
-	Deadline       *time.Time
-	LeaseUntil     *time.Time
+	TenantID          uuid.UUID
+	RunID             uuid.UUID
+	Node              string
+	Generation        int32
+	Attempt           int32
+	ID                uuid.UUID
+	Queue             string
+	Handler           string
+	Input             []byte
+	IdempotencyKey    string
+	TimeoutMs         int64
+	CreatedAt         time.Time
+	WorkerID          pgtype.Text
+	Token             pgtype.Text
+	ClaimedAt         *time.Time
+	Deadline          *time.Time
+	LeaseUntil        *time.Time
+	ScheduleToStartMs int64
+	StartBy           *time.Time
 }
 
 type ClockShift struct {
@@ -344,13 +346,14 @@ type ScheduleAction struct {
 }
 
 type Tenant struct {
-	ID             uuid.UUID
-	Slug           string
-	Name           string
-	Tier           string
-	CreatedAt      time.Time
-	MaxConcurrency int32
-	RatePerSecond  float64
+	ID                uuid.UUID
+	Slug              string
+	Name              string
+	Tier              string
+	CreatedAt         time.Time
+	MaxConcurrency    int32
+	RatePerSecond     float64
+	ScheduleToStartMs int64
 }
 
 type TenantBucket struct {

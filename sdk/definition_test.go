@@ -46,7 +46,7 @@ func everyStep() *sdk.Definition {
 		InputSchema: map[string]any{"type": "object"},
 		Limits:      &sdk.Limits{MaxInlineChildren: 100},
 		Steps: []sdk.Step{
-			sdk.TaskStep("task", sdk.TaskWith{Handler: "builtin.echo", Queue: "default", InputExpr: "input"}).
+			sdk.TaskStep("task", sdk.TaskWith{Handler: "builtin.echo", Queue: "default", InputExpr: "input", ScheduleToStart: 10 * time.Minute}).
 				WithRetry(sdk.Retry{MaxAttempts: 5, InitialInterval: 500 * time.Millisecond, BackoffCoefficient: 1.5, MaxInterval: time.Minute, Jitter: &yes}).
 				WithTimeout(90 * time.Second).Named("Echo"),
 			sdk.HTTPStep("http", sdk.HTTPWith{URL: "https://api.example.com/orders", Method: "post", Headers: map[string]string{"X-A": "b"},
@@ -65,7 +65,7 @@ func everyStep() *sdk.Definition {
 			sdk.WaitStep("cron", sdk.WaitWith{Cron: "0 2 * * *", Timezone: "Europe/Paris"}),
 			sdk.SignalStep("signal", sdk.SignalWith{Name: "go", Timeout: time.Hour, OnTimeout: "skip"}),
 			sdk.EventStep("event", sdk.EventWith{Name: "paid", MatchExpr: "event.id == input.id", Timeout: time.Hour}),
-			sdk.EventSetStep("event_set", sdk.EventSetWith{Events: []sdk.EventMember{{Name: "a"}, {Name: "b", MatchExpr: "true"}},
+			sdk.EventSetStep("event_set", sdk.EventSetWith{Events: []sdk.EventMember{{Name: "a"}, {Name: "b", MatchExpr: "true"}, {Name: "b", Key: "second-b"}},
 				Policy: "quorum", N: 1, Timeout: time.Hour, OnTimeout: "succeed_partial"}),
 			sdk.DigestStep("digest", sdk.DigestWith{Name: "signup", Window: 10 * time.Minute, MaxItems: 50}),
 			sdk.ApprovalStep("approval", sdk.ApprovalWith{Approvers: []string{"a@example.com", "role:admin"}, Title: "OK?", MinApprovals: 2, Timeout: time.Hour, OnTimeout: "approve"}),
@@ -136,7 +136,7 @@ timeout: 72h
 input_schema: {type: object}
 limits: {max_inline_children: 100}
 steps:
-  - {ref: task, type: task, name: Echo, with: {handler: builtin.echo, input_expr: input}, timeout: 90s,
+  - {ref: task, type: task, name: Echo, with: {handler: builtin.echo, input_expr: input, schedule_to_start: 10m}, timeout: 90s,
      retry: {max_attempts: 5, initial_interval: 500ms, backoff_coefficient: 1.5, max_interval: 1m, jitter: false}}
   - {ref: http, type: http, with: {url: "https://api.example.com/orders", method: POST, headers: {X-A: b}, body: {a: 1}, expect_status: [200, 201]}}
   - {ref: transform, type: transform, with: {expr: '{"n": 1}'}, run_if: "true"}
@@ -160,7 +160,7 @@ steps:
   - {ref: cron, type: wait, with: {cron: "0 2 * * *", timezone: Europe/Paris}}
   - {ref: signal, type: signal, with: {name: go, timeout: 1h, on_timeout: skip}}
   - {ref: event, type: event, with: {name: paid, match_expr: event.id == input.id, timeout: 1h}}
-  - {ref: event_set, type: event_set, with: {events: [{name: a}, {name: b, match_expr: "true"}], policy: quorum, n: 1, timeout: 1h, on_timeout: succeed_partial}}
+  - {ref: event_set, type: event_set, with: {events: [{name: a}, {name: b, match_expr: "true"}, {name: b, key: second-b}], policy: quorum, n: 1, timeout: 1h, on_timeout: succeed_partial}}
   - {ref: digest, type: digest, with: {name: signup, window: 10m, max_items: 50}}
   - {ref: approval, type: approval, with: {approvers: [a@example.com, "role:admin"], title: OK?, min_approvals: 2, timeout: 1h, on_timeout: approve}}
   - {ref: human_loop, type: human_loop, with: {title: Look, assignees: ["role:operator"], fields: {type: object}, awaiting_status: done, timeout: 24h}}

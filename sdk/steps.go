@@ -13,6 +13,9 @@ type TaskWith struct {
 	// Queue sends it to the workers of another queue than "default".
 	Queue     string `json:"queue"`
 	InputExpr string `json:"input_expr"` // default: the run input
+	// ScheduleToStart is how long the task may wait for a worker before
+	// it fails with no_worker (default: the tenant's, else 5m).
+	ScheduleToStart time.Duration `json:"schedule_to_start"`
 }
 
 // TaskStep is a task step.
@@ -145,6 +148,9 @@ func EventStep(ref string, w EventWith) Step { return NewStep(ref, TypeEvent, w)
 type EventMember struct {
 	Name      string `json:"name"`
 	MatchExpr string `json:"match_expr"`
+	// Key identifies the member and keys the output (default: the name,
+	// or NAME#INDEX when another member has the same name).
+	Key string `json:"key"`
 }
 
 // EventSetWith waits for a correlated set of events.

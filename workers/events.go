@@ -22,7 +22,7 @@ func (c *Coordinator) Publish(ctx context.Context, e store.Event) (store.Event, 
 	if e.Name == "" {
 		return store.Event{}, false, apperr.New(apperr.Invalid, "name is required")
 	}
-	if err := checkPayload("event data", e.Data); err != nil {
+	if err := checkPayload("event data", "data", e.Data); err != nil {
 		return store.Event{}, false, err
 	}
 	if e.ID == uuid.Nil {

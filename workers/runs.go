@@ -11,6 +11,7 @@ import (
 	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/app/store"
 )
 
@@ -36,6 +37,9 @@ func (c *Coordinator) Start(ctx context.Context, t Trigger, validate InputValida
 	if !c.busy.busy(t.TenantID) {
 		c.gate.enter()
 		defer c.gate.leave()
+	}
+	if err := checkTrigger(t); err != nil {
+		return store.Run{}, false, err
 	}
 	s := store.New(c.pool)
 	v, err := c.version(ctx, s, t.TenantID, t.Definition, t.Version)
@@ -81,6 +85,20 @@ func (c *Coordinator) Start(ctx context.Context, t Trigger, validate InputValida
 		err = create(false)
 	}
 	return run, created, err
+}
+
+// checkTrigger refuses a trigger holding a NUL character, which cannot be
+// stored, naming where it is.
+func checkTrigger(t Trigger) error {
+	for _, f := range []struct {
+		name string
+		v    any
+	}{{"input", t.Input}, {"context", t.Context}, {"search_attributes", t.SearchAttributes}, {"subject", t.Subject}, {"idempotency_key", t.IdempotencyKey}} {
+		if nul, found := jsonvalue.FindNUL(f.v); found {
+			return NULProblem(f.name, f.name+nul.Path)
+		}
+	}
+	return nil
 }
 
 // tickNew runs a new run's first tick in the transaction that created

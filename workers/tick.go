@@ -258,6 +258,9 @@ func (c *Coordinator) persist(ctx context.Context, tx pgx.Tx, ticks []*runTick) 
 		if t.state.Run.Status.Terminal() && !t.load.Run.Status.Terminal() {
 			c.metrics.finished.WithLabelValues(statusLabel(t.state.Run.Status)).Inc()
 		}
+		for _, d := range t.decisions {
+			c.metrics.countDiscards(d)
+		}
 	}
 	if err := c.fault(FaultAfterUpdate); err != nil {
 		return err

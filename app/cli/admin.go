@@ -10,7 +10,9 @@ import (
 
 	"github.com/ductor/ductor/app/auth"
 	"github.com/ductor/ductor/app/config"
+	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/workers"
 )
 
 // runMigrate applies migrations; a second run applies nothing.
@@ -41,7 +43,7 @@ func tenantSubcommands() []subcommand {
 	return []subcommand{
 		{"create", "tenant create SLUG [--tier standard] [--name NAME]", "create a tenant; prints its id", runTenantCreate},
 		{"list", "tenant list [--output json|table]", "every tenant", runTenantList},
-		{"set", "tenant set SLUG [--tier T] [--max-concurrency N] [--rate R]", "change a tenant's tier and step admission limits (0: none)", runTenantSet},
+		{"set", "tenant set SLUG [--tier T] [--max-concurrency N] [--rate R] [--schedule-to-start D]", "change a tenant's tier, step admission limits (0: none) and how long tasks wait for a worker", runTenantSet},
 	}
 }
 
@@ -288,19 +290,26 @@ func splitPositional(args []string) (string, []string) {
 }
 
 // runTenantSet handles `tenant set SLUG [--tier T] [--max-concurrency N]
-// [--rate R]`: the tier and the step admission limits (0: none).
+// [--rate R] [--schedule-to-start D]`: the tier, the step admission
+// limits (0: none) and how long tasks wait for a worker by default (0:
+// the server's default, 5m).
 func runTenantSet(ctx context.Context, env Env, args []string) error {
-	fs := newFlags("tenant set SLUG [--tier T] [--max-concurrency N] [--rate R]", env)
+	fs := newFlags("tenant set SLUG [--tier T] [--max-concurrency N] [--rate R] [--schedule-to-start D]", env)
 	tier := fs.String("tier", "", "interactive, standard or bulk")
 	maxConc := fs.Int("max-concurrency", -1, "steps queued or running at most (0: no cap)")
 	rate := fs.Float64("rate", -1, "step starts per second on average (0: no limit)")
+	sts := fs.String("schedule-to-start", "", "how long a task step that sets none waits for a worker to claim it, e.g. 10m (0: the default, 5m)")
 	slug, rest := splitPositional(args)
 	cfg, _, err := loadConfig(fs, rest, env, "127.0.0.1:8080")
 	if err != nil {
 		return err
 	}
 	if slug == "" {
-		return want("ductor tenant set SLUG [--tier T] [--max-concurrency N] [--rate R]")
+		return want("ductor tenant set SLUG [--tier T] [--max-concurrency N] [--rate R] [--schedule-to-start D]")
+	}
+	wait, err := scheduleToStartFlag(*sts)
+	if err != nil {
+		return err
 	}
 	return withStore(ctx, cfg, func(s *store.Store) error {
 		t, err := s.TenantGetBySlug(ctx, slug)
@@ -327,7 +336,35 @@ func runTenantSet(ctx context.Context, env Env, args []string) error {
 				return err
 			}
 		}
-		fmt.Fprintf(env.Stdout, "%s tier=%s max_concurrency=%d rate_per_second=%g\n", t.Slug, t.Tier, t.MaxConcurrency, t.RatePerSecond)
+		if wait >= 0 {
+			if t, err = s.TenantSetScheduleToStart(ctx, t.ID, wait); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintf(env.Stdout, "%s tier=%s max_concurrency=%d rate_per_second=%g schedule_to_start=%s\n",
+			t.Slug, t.Tier, t.MaxConcurrency, t.RatePerSecond, scheduleToStartText(t.ScheduleToStart))
 		return nil
 	})
+}
+
+// scheduleToStartFlag parses --schedule-to-start: -1 when not given.
+func scheduleToStartFlag(s string) (time.Duration, error) {
+	if s == "" {
+		return -1, nil
+	}
+	if s == "0" {
+		return 0, nil
+	}
+	d, err := definition.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, usagef("--schedule-to-start %q: want a duration such as 10m, or 0 for the default", s)
+	}
+	return d, nil
+}
+
+func scheduleToStartText(d time.Duration) string {
+	if d == 0 {
+		return "default(" + workers.DefaultScheduleToStart.String() + ")"
+	}
+	return d.String()
 }

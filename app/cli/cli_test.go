@@ -125,6 +125,16 @@ func TestTenantSet(t *testing.T) {
 	if err != nil || !strings.Contains(out, "max_concurrency=4 rate_per_second=0") {
 		t.Fatalf("changing one limit kept the other? %q, %v", out, err)
 	}
+	if !strings.Contains(out, "schedule_to_start=default(5m0s)") {
+		t.Fatalf("tenant set = %q, want the default schedule_to_start", out)
+	}
+	out, err = runCLI(t, url, "tenant", "set", "limited", "--schedule-to-start", "90s")
+	if err != nil || !strings.Contains(out, "schedule_to_start=1m30s") || !strings.Contains(out, "max_concurrency=4") {
+		t.Fatalf("tenant set --schedule-to-start = %q, %v", out, err)
+	}
+	if _, err := runCLI(t, url, "tenant", "set", "limited", "--schedule-to-start", "soon"); !errors.Is(err, ErrUsage) {
+		t.Fatalf("a bad duration = %v, want a usage error", err)
+	}
 }
 
 // checkKey checks a key with the deployment's keyring and returns its hash.

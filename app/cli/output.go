@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -8,6 +9,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/ductor/ductor/app/jsonvalue"
 )
 
 // Output formats of read commands.
@@ -86,10 +89,19 @@ func render(env Env, format string, v any, tab func(v any) *table) error {
 	return usagef("--output must be json or table, not %q", format)
 }
 
+// writeJSON prints v indented, numbers as the API sent them.
 func writeJSON(env Env, v any) error {
-	enc := json.NewEncoder(env.Stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	raw, err := jsonvalue.Marshal(v)
+	if err != nil {
+		return err
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, raw, "", "  "); err != nil {
+		return err
+	}
+	out.WriteByte('\n')
+	_, err = env.Stdout.Write(out.Bytes())
+	return err
 }
 
 func writeTable(w io.Writer, t *table) error {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"time"
@@ -66,7 +67,12 @@ func runStart(ctx context.Context, env Env, args []string) error {
 	return waitRun(ctx, env, c, started.ID, *out)
 }
 
-// waitRun polls the run until it ends, then prints it.
+// ErrRunNotSucceeded is what `run start --wait` returns (and so exits 1
+// with) when the run ended failed, cancelled, timed_out or terminated.
+var ErrRunNotSucceeded = errors.New("the run did not succeed")
+
+// waitRun polls the run until it ends, then prints it; a run that did not
+// succeed is ErrRunNotSucceeded.
 func waitRun(ctx context.Context, env Env, c *apiClient, id, format string) error {
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
@@ -76,8 +82,13 @@ func waitRun(ctx context.Context, env Env, c *apiClient, id, format string) erro
 			return err
 		}
 		switch run["status"] {
-		case "succeeded", "failed", "cancelled", "timed_out", "terminated":
+		case "succeeded":
 			return render(env, format, run, runTable)
+		case "failed", "cancelled", "timed_out", "terminated":
+			if err := render(env, format, run, runTable); err != nil {
+				return err
+			}
+			return fmt.Errorf("%w: run %s ended %s", ErrRunNotSucceeded, id, run["status"])
 		}
 		select {
 		case <-ctx.Done():

@@ -2,10 +2,11 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/ductor/ductor/app/jsonvalue"
 )
 
 func scheduleSubcommands() []subcommand {
@@ -109,8 +110,8 @@ func scheduleCreate(ctx context.Context, env Env, args []string) error {
 	setIf(req, "overlap", *overlap)
 	setIf(req, "catchup_window", *catchup)
 	if *input != "" {
-		var v any
-		if err := json.Unmarshal([]byte(*input), &v); err != nil {
+		v, err := jsonvalue.Decode([]byte(*input))
+		if err != nil {
 			return fmt.Errorf("--input is not JSON: %w", err)
 		}
 		req["input"] = v

@@ -2,9 +2,10 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/url"
+
+	"github.com/ductor/ductor/app/jsonvalue"
 )
 
 // runSignal handles `ductor signal RUN NAME [--payload JSON] --request-id ID`.
@@ -67,8 +68,8 @@ func jsonFlag(req map[string]any, name, raw string) error {
 	if raw == "" {
 		return nil
 	}
-	var v any
-	if err := json.Unmarshal([]byte(raw), &v); err != nil {
+	v, err := jsonvalue.Decode([]byte(raw))
+	if err != nil {
 		return fmt.Errorf("--%s is not JSON: %w", name, err)
 	}
 	req[name] = v

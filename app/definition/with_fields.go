@@ -63,11 +63,13 @@ var WithSpecs = []WithSpec{
 var httpMethods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
 
 var taskFields = []Field{
-	{Name: "handler", Kind: KindString, Required: true,
+	{Name: "handler", Kind: KindString, Required: true, read: readHandler,
 		Doc: "The handler's name: `builtin.noop`, `builtin.echo`, `builtin.sleep`, `builtin.fail`, a server handler, or one your workers register."},
 	{Name: "queue", Kind: KindString, Default: "default",
 		Doc: "The queue whose workers run it; any queue but `default` goes to bridge-SDK workers."},
 	{Name: "input_expr", Kind: KindExpr, Expr: expr.KindAny, DefaultDoc: "the run input", Doc: "The handler's input."},
+	{Name: "schedule_to_start", Kind: KindDuration, read: readScheduleToStart, DefaultDoc: "the tenant's (5m)",
+		Doc: "How long the task may wait for a worker to take it; past that it fails with `no_worker` (retried by the step's policy)."},
 }
 
 var httpFields = []Field{
@@ -139,7 +141,7 @@ var waitFields = []Field{
 
 var eventSetFields = []Field{
 	{Name: "events", Kind: KindList, Required: true, MaxItems: maxEventSet, Fields: eventMemberFields, read: readEventList,
-		Doc: "The members: each an event name with an optional `match_expr`."},
+		Doc: "The members: each an event name with an optional `match_expr` and `key`."},
 	{Name: "policy", Kind: KindEnum, Enum: []string{"all_required", "any", "quorum", "count", "until_timeout"}, Default: "all_required",
 		Doc: "`all_required`: every member; `any`: the first; `quorum`/`count`: `n` of them; `until_timeout`: whatever arrived when the timeout fires."},
 	{Name: "n", Kind: KindInteger, Min: 1, Max: maxEventSet, Default: 0, read: readEventSetN, DefaultDoc: "none",
@@ -149,8 +151,10 @@ var eventSetFields = []Field{
 }
 
 var eventMemberFields = []Field{
-	{Name: "name", Kind: KindString, Required: true, Pattern: namePattern, PatternDoc: nameShape, Doc: "The event's name."},
+	{Name: "name", Kind: KindString, Required: true, Pattern: namePattern, PatternDoc: nameShape, Doc: "The event's name; members may share one."},
 	matchField,
+	{Name: "key", Kind: KindString, DefaultDoc: "the name, or NAME#INDEX when another member has the same name",
+		Doc: "Identifies the member, counts it and keys the output; unique in the step (1 to 128 characters)."},
 }
 
 var (

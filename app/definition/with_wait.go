@@ -1,6 +1,11 @@
 package definition
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+
+	"github.com/ductor/ductor/app/expr"
+)
 
 // maxEventSet bounds the events one event_set step waits for.
 const maxEventSet = 100
@@ -18,6 +23,11 @@ func readEventSetN(o object, _ Field, out map[string]any) {
 	out["n"] = eventSetN(o, out["policy"].(string), len(out["events"].([]any)))
 }
 
+// eventList reads an event_set's members: {name, match_expr?, key?}.
+// Names may repeat (members then differ by match_expr, or each takes one
+// more event of the name); every member has a key, unique in the step,
+// that counts it and keys the output: its own, or by default
+// [EventMemberKey].
 func eventList(c *checker, o object) []any {
 	list := o.list("events", true)
 	if o.has("events") && len(list) == 0 {
@@ -26,22 +36,67 @@ func eventList(c *checker, o object) []any {
 	if len(list) > maxEventSet {
 		o.problem("events", "at most %d events, found %d", maxEventSet, len(list))
 	}
-	seen := map[string]int{}
-	out := make([]any, 0, len(list))
+	members := make([]object, len(list))
+	names := make([]string, len(list))
 	for i, v := range list {
 		e, ok := c.object(v, o.p.dot("events").at(i), o.step)
 		if !ok {
 			continue
 		}
-		m := map[string]any{}
-		e.readAll(WithSpec{Fields: eventMemberFields}, m)
-		if first, dup := seen[m["name"].(string)]; dup && m["name"] != "" {
-			e.problem("name", "duplicate event name %q (also events[%d])", m["name"], first)
+		e.knownFields(eventMemberFields)
+		members[i], names[i] = e, e.memberName()
+	}
+	out := make([]any, 0, len(list))
+	seen := map[string]int{}
+	for i, e := range members {
+		if e.m == nil {
+			continue
 		}
-		seen[m["name"].(string)] = i
+		m := map[string]any{"name": names[i], "key": memberKey(e, names, i)}
+		e.exprInto(m, "match_expr", expr.KindBool)
+		key := m["key"].(string)
+		if first, dup := seen[key]; dup && key != "" {
+			e.problem("key", "duplicate key %q (also events[%d]); give each member its own key", key, first)
+		}
+		seen[key] = i
 		out = append(out, m)
 	}
 	return out
+}
+
+// maxMemberKey bounds an event_set member's key.
+const maxMemberKey = 128
+
+func memberKey(e object, names []string, i int) string {
+	if !e.has("key") {
+		return EventMemberKey(names, i)
+	}
+	k, _ := e.str("key")
+	if k == "" || len(k) > maxMemberKey {
+		e.problem("key", "must be a string of 1 to %d characters", maxMemberKey)
+	}
+	return k
+}
+
+// EventMemberKey is the default key of the i-th member of an event_set
+// whose members are named names: the name, or NAME#I when another member
+// has the same name.
+func EventMemberKey(names []string, i int) string {
+	for j, n := range names {
+		if j != i && n == names[i] {
+			return names[i] + "#" + strconv.Itoa(i)
+		}
+	}
+	return names[i]
+}
+
+// memberName reads a member's name through its table.
+func (e object) memberName() string {
+	out := map[string]any{}
+	f, _ := fieldNamed(eventMemberFields, "name")
+	e.readField(f, out)
+	s, _ := out["name"].(string)
+	return s
 }
 
 // eventSetN reads n, required by quorum and count and meaningless

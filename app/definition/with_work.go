@@ -29,6 +29,28 @@ func init() {
 // withTable reads a type's settings by its table alone.
 func withTable(_ *checker, spec WithSpec, o object, out map[string]any) { o.readAll(spec, out) }
 
+// BuiltinHandlers are the task handlers every Ductor server runs; any
+// other name under builtin. is a mistake.
+var BuiltinHandlers = []string{"builtin.echo", "builtin.fail", "builtin.noop", "builtin.sleep"}
+
+// readHandler refuses a builtin.* name no server has.
+func readHandler(o object, f Field, out map[string]any) {
+	h := o.required(f.Name)
+	out[f.Name] = h
+	if strings.HasPrefix(h, "builtin.") && !contains(BuiltinHandlers, h) {
+		o.problem(f.Name, "unknown built-in handler %q%s (built-in: %s)", h, suggest(h, BuiltinHandlers), strings.Join(BuiltinHandlers, ", "))
+	}
+}
+
+// readScheduleToStart: absent, the tenant's setting applies (default
+// 5m); it is not made explicit, so that changing the setting reaches
+// published definitions.
+func readScheduleToStart(o object, f Field, out map[string]any) {
+	if o.has(f.Name) {
+		out[durationKey(f.Name)] = o.durationMS(f.Name, 0)
+	}
+}
+
 func readURL(o object, _ Field, out map[string]any) { out["url"] = checkURL(o) }
 
 func readMethod(o object, _ Field, out map[string]any) { out["method"] = httpMethod(o) }

@@ -106,8 +106,21 @@ func (d *decider) choose(ref string) (int, error) {
 	return def, nil
 }
 
-// succeed ends a node with a success-side outcome and routes it.
+// succeed ends a node with a success-side outcome and routes it. An
+// output over the cap, or one that cannot be stored, fails the node
+// instead (payload_too_large, invalid_output).
 func (d *decider) succeed(n *Node, outcome definition.Outcome, output any) {
+	out, err := d.checkOutput(output)
+	if err != nil {
+		d.fail(n, err)
+		return
+	}
+	d.route(n, outcome, out)
+}
+
+// route ends a node with a success-side outcome and an output already
+// checked, and fires its edges.
+func (d *decider) route(n *Node, outcome definition.Outcome, output any) {
 	chosen := -1
 	if n.Child == nil && outcome == definition.OutcomeSuccess && d.g.hasChoice(n.Ref) {
 		c, err := d.choose(n.Ref)

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"net/url"
 	"slices"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/views"
 	"github.com/ductor/ductor/workers"
@@ -83,8 +83,8 @@ func fieldFromForm(f views.CaseField, raw string) (any, error) {
 		}
 		return n, nil
 	case f.Kind == "json":
-		var v any
-		if err := json.Unmarshal([]byte(raw), &v); err != nil {
+		v, err := jsonvalue.Decode([]byte(raw))
+		if err != nil {
 			return nil, apperr.New(apperr.Invalid, "%s must be JSON: %v", f.Name, err)
 		}
 		return v, nil

@@ -2,13 +2,13 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/queries"
 )
 
@@ -52,11 +52,11 @@ func (s *Store) RunAttempts(ctx context.Context, tenantID, runID uuid.UUID) ([]A
 			a.FinishedAt = *r.FinishedAt
 		}
 		if len(r.Output) > 0 {
-			_ = json.Unmarshal(r.Output, &a.Output)
+			_ = jsonvalue.Unmarshal(r.Output, &a.Output)
 		}
 		if len(r.Error) > 0 {
 			a.Error = &engine.Error{}
-			_ = json.Unmarshal(r.Error, a.Error)
+			_ = jsonvalue.Unmarshal(r.Error, a.Error)
 		}
 		out[i] = a
 	}
@@ -173,7 +173,7 @@ func jsonOrEmpty(v any) (string, error) {
 	if e, ok := v.(*engine.Error); ok && e == nil {
 		return "", nil
 	}
-	b, err := json.Marshal(v)
+	b, err := jsonvalue.Marshal(v)
 	return string(b), err
 }
 
