@@ -52,7 +52,11 @@ func runDev(ctx context.Context, env Env, args []string) error {
 			}
 		}()
 		cfg.DatabaseURL = cluster.URL()
-		fmt.Fprintf(env.Stdout, "Local Postgres: DATABASE_URL=%s\n", cfg.DatabaseURL)
+		urlFile := filepath.Join(devDir, "database-url")
+		if err := os.WriteFile(urlFile, []byte(cfg.DatabaseURL+"\n"), 0o600); err != nil {
+			return fmt.Errorf("save the database URL: %w", err)
+		}
+		fmt.Fprintf(env.Stdout, "Local Postgres: DATABASE_URL=%s (saved in %s, for admin commands)\n", cfg.DatabaseURL, urlFile)
 	}
 	pool, err := connect(ctx, cfg.DatabaseURL)
 	if err != nil {

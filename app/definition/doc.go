@@ -26,6 +26,18 @@
 // CEL expression is compiled once through package expr, in parallel.
 // Problems come back together as an [*InvalidError].
 //
+// # Field tables
+//
+// Every object of a document is described by a table of [Field]s
+// ([DocumentFields], [StepFields], [WithSpecs], …): name, kind, default,
+// enum, bounds, required, and a sentence of documentation. The checker
+// reads each object through its table (unknown fields, required ones,
+// enums, bounds and defaults come from there; a field's custom reader or
+// its type's checker adds what a table cannot say), [DocumentSchema]
+// generates the JSON Schema editors use from the same tables, and the
+// reference documentation renders its field tables from them. A new
+// setting is a new table entry.
+//
 // # The manifest
 //
 // A [Manifest] has steps sorted by ref, edges sorted by (from, to, on,

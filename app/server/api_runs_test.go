@@ -251,6 +251,7 @@ func TestAPITenantIsolation(t *testing.T) {
 		status     int
 	}{
 		"GET /api/v1/openapi.json":                  {"/api/v1/openapi.json", "", 200}, // documentation, no tenant data
+		"GET /api/v1/schemas/definition.json":       {"/api/v1/schemas/definition.json", "", 200},
 		"GET /api/v1/whoami":                        {"/api/v1/whoami", "", 200},
 		"POST /api/v1/runs":                         {"/api/v1/runs", `{"definition": "secret"}`, 404},
 		"GET /api/v1/runs":                          {"/api/v1/runs", "", 200},

@@ -168,3 +168,16 @@ func (s *Store) TenantBucketSet(ctx context.Context, tenantID uuid.UUID, tokens 
 	}
 	return nil
 }
+
+// TenantList lists every tenant by slug (an operator's view).
+func (s *Store) TenantList(ctx context.Context) ([]Tenant, error) {
+	rows, err := s.q.TenantList(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list tenants: %w", err)
+	}
+	out := make([]Tenant, len(rows))
+	for i, r := range rows {
+		out[i] = tenantFromRow(r)
+	}
+	return out, nil
+}
