@@ -4,11 +4,16 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/ductor .
+ARG VERSION=
+RUN CGO_ENABLED=0 go build -trimpath \
+    -ldflags="-s -w ${VERSION:+-X github.com/ductor/ductor/app/cli.Version=${VERSION}}" -o /out/ductor .
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/ductor /ductor
 USER nonroot:nonroot
 EXPOSE 8080
+# /readyz on DUCTOR_ADDR for a replica that serves HTTP; the database for
+# a workers-only one. The image has no shell or curl: ductor checks itself.
+HEALTHCHECK --interval=10s --timeout=5s --start-period=10s --retries=3 CMD ["/ductor", "healthcheck"]
 ENTRYPOINT ["/ductor"]
 CMD ["serve"]

@@ -65,11 +65,11 @@ func (w *StepWorker) Work(ctx context.Context, job *river.Job[StepArgs]) error {
 		Generation: a.Generation, Attempt: a.Attempt, IdempotencyKey: a.IdempotencyKey,
 		Params: a.Params, Timeout: time.Duration(a.TimeoutMS) * time.Millisecond,
 	})
-	outcomeLabel := "success"
+	code := "success"
 	if stepErr != nil {
-		outcomeLabel = stepErr.Code
+		code = stepErr.Code
 	}
-	w.C.metrics.stepSeconds.WithLabelValues(a.Type, outcomeLabel).Observe(time.Since(started).Seconds())
+	w.C.metrics.stepSeconds.WithLabelValues(stepTypeLabel(a.Type), outcomeLabel(code)).Observe(time.Since(started).Seconds())
 	result := engine.StepResult{Node: a.Node, Generation: a.Generation, Attempt: a.Attempt, Output: out, Error: stepErr}
 	return w.C.results.record(store.RunKey{TenantID: a.TenantID, ID: a.RunID}, result, leased.Add(lease))
 }

@@ -100,7 +100,7 @@ func (c *Coordinator) taskResult(ctx context.Context, tenantID, id uuid.UUID, to
 		if stepErr != nil {
 			outcome = stepErr.Code
 		}
-		c.metrics.stepSeconds.WithLabelValues("task", outcome).Observe(time.Since(claimed).Seconds())
+		c.metrics.stepSeconds.WithLabelValues("task", outcomeLabel(outcome)).Observe(time.Since(claimed).Seconds())
 	}
 	return err
 }

@@ -133,7 +133,11 @@ func signalWake(t *testing.T, c *ownCluster) (time.Duration, uuid.UUID) {
 // process on the machine's clock would, until the test ends.
 func bridgeWorker(t *testing.T, c *ownCluster) {
 	t.Helper()
-	w := sdk.New(c.api.URL, c.key).NewWorker(sdk.WorkerOptions{Queue: "remote", PollWait: time.Second, Logger: slog.New(slog.DiscardHandler)})
+	client, err := sdk.New(c.api.URL, c.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := client.NewWorker(sdk.WorkerOptions{Queue: "remote", PollWait: time.Second, Logger: slog.New(slog.DiscardHandler)})
 	w.Handle("clock.remote", func(ctx context.Context, _ sdk.Task) (any, error) {
 		select {
 		case <-ctx.Done(): // the deadline, as the worker reckons it

@@ -45,7 +45,7 @@ func stepHandler(pool *pgxpool.Pool) steps.Handler {
 			return nil, steps.Fail("checker_unrecorded", "could not record the execution: "+err.Error(), true)
 		}
 		in, _ := call.Input.(map[string]any)
-		if ms, _ := in["ms"].(float64); ms > 0 {
+		if ms := number(in["ms"]); ms > 0 {
 			t := time.NewTimer(time.Duration(ms) * time.Millisecond)
 			defer t.Stop()
 			select {
@@ -54,7 +54,7 @@ func stepHandler(pool *pgxpool.Pool) steps.Handler {
 			case <-t.C:
 			}
 		}
-		if fails, _ := in["fail_attempts"].(float64); call.Attempt <= int(fails) {
+		if fails := number(in["fail_attempts"]); call.Attempt <= int(fails) {
 			return nil, steps.Fail("checker_planned", fmt.Sprintf("attempt %d fails as planned", call.Attempt), true)
 		}
 		return map[string]any{"attempt": call.Attempt, "pid": os.Getpid()}, nil
@@ -80,4 +80,16 @@ func record(ctx context.Context, pool *pgxpool.Pool, call steps.Call) error {
 		case <-t.C:
 		}
 	}
+}
+
+// number is a JSON number of the value model (an int64 or a float64) as
+// a float64; anything else is 0.
+func number(v any) float64 {
+	switch n := v.(type) {
+	case int64:
+		return float64(n)
+	case float64:
+		return n
+	}
+	return 0
 }

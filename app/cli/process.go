@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/ductor/ductor/app/config"
+	"github.com/ductor/ductor/app/secrets"
 	"github.com/ductor/ductor/app/server"
 	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/app/store"
@@ -67,8 +68,13 @@ func (p process) run(ctx context.Context) error {
 	if p.cfg.Roles.Has(config.RoleAPI) {
 		defer listenTasks(ctx, coord)()
 	}
+	box, err := p.secretBox()
+	if err != nil {
+		return err
+	}
 	srv := server.New(server.Deps{
-		Login: web.Login, DevLogin: web.DevLogin, BaseURL: web.BaseURL,
+		Secrets: box,
+		Login:   web.Login, DevLogin: web.DevLogin, BaseURL: web.BaseURL,
 		Pool: p.pool, Store: store.New(p.pool), Logger: p.log, Registry: reg, Runs: coord,
 		API: p.cfg.Roles.Has(config.RoleAPI), Web: p.cfg.Roles.Has(config.RoleWeb), APIRate: p.cfg.APIRate,
 		ValidateInput: server.NewInputValidator(),
@@ -97,22 +103,43 @@ func (p process) startWorkers(ctx context.Context, coord *workers.Coordinator) (
 		return nil, fmt.Errorf("start workers: %w", err)
 	}
 	sweepCtx, stopSweep := context.WithCancel(context.WithoutCancel(ctx))
-	swept := make(chan struct{})
+	swept, scheduled := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(swept)
 		if p.cfg.Roles.Has(config.RoleCoordinator) {
 			coord.Sweep(sweepCtx)
 		}
 	}()
+	go func() {
+		defer close(scheduled)
+		if p.cfg.Roles.Has(config.RoleCoordinator) {
+			coord.RunSchedules(sweepCtx)
+		}
+	}()
 	return func() {
 		stopSweep()
 		<-swept
+		<-scheduled
 		stopCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		defer cancel()
 		if err := client.Stop(stopCtx); err != nil && !errors.Is(err, context.Canceled) {
 			p.log.Warn("workers did not stop cleanly", "err", err)
 		}
 	}, nil
+}
+
+// secretBox seals stored secrets under DUCTOR_SECRET_KEY; without one,
+// webhooks are unavailable (and say so).
+func (p process) secretBox() (*secrets.Box, error) {
+	if p.cfg.SecretKey == "" {
+		p.log.Warn("DUCTOR_SECRET_KEY is not set: webhooks are unavailable")
+		return nil, nil
+	}
+	box, err := secrets.NewBox(p.cfg.SecretKey)
+	if err != nil {
+		return nil, &config.Error{Setting: "DUCTOR_SECRET_KEY", Problem: err.Error()}
+	}
+	return box, nil
 }
 
 func newLogger(env Env, level slog.Level, json bool) *slog.Logger {

@@ -17,11 +17,12 @@
 //   - the caller's context ending first fails it as cancelled (retryable);
 //   - a panic (or runtime.Goexit) fails it as panic (retryable), with the
 //     stack logged to the logger given by [WithLogger];
-//   - the output is normalised by a JSON round trip to map[string]any,
-//     []any, string, bool, json.Number and nil, and capped
-//     ([DefaultMaxOutputBytes], [WithMaxOutputBytes]); a bigger output
-//     fails as payload_too_large and a value that is not JSON as
-//     invalid_output, neither retryable.
+//   - the output is brought to the JSON value model of package jsonvalue
+//     (map[string]any, []any, string, bool, int64, float64, nil) and
+//     capped ([DefaultMaxOutputBytes], [WithMaxOutputBytes]); a bigger
+//     output fails as payload_too_large, and a value that is not JSON or
+//     cannot be stored (a NUL character, a NaN) as invalid_output,
+//     neither retryable.
 //
 // Error messages are truncated to 4 KiB.
 //

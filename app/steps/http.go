@@ -3,7 +3,6 @@ package steps
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +10,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/ductor/ductor/app/jsonvalue"
 )
 
 // httpCall is an http step's params, checked.
@@ -133,13 +134,8 @@ func responseOutput(resp *http.Response, body []byte) map[string]any {
 
 func parseBody(contentType string, body []byte) any {
 	if mt, _, err := mime.ParseMediaType(contentType); err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json")) {
-		if json.Valid(body) {
-			d := json.NewDecoder(bytes.NewReader(body))
-			d.UseNumber()
-			var v any
-			if d.Decode(&v) == nil {
-				return v
-			}
+		if v, err := jsonvalue.Decode(body); err == nil {
+			return v
 		}
 	}
 	return string(body)

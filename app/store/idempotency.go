@@ -3,12 +3,12 @@ package store
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 
 	"github.com/google/uuid"
 
 	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/app/jsonvalue"
 )
 
 // An idempotency key names one request: the same key with the same
@@ -17,9 +17,10 @@ import (
 // silently answering with something the caller did not ask for. A request
 // is compared by its hash (RequestHash), stored with what it made.
 
-// RequestHash is the SHA-256 of v's JSON (object keys sorted), in hex.
+// RequestHash is the SHA-256 of v's JSON in the value model (object keys
+// sorted; see jsonvalue), in hex.
 func RequestHash(v any) (string, error) {
-	raw, err := json.Marshal(v)
+	raw, err := jsonvalue.Marshal(v)
 	if err != nil {
 		return "", fmt.Errorf("hash request: %w", err)
 	}

@@ -45,6 +45,9 @@ type Tenant struct {
 	// RatePerSecond limits step starts (0: none).
 	MaxConcurrency int
 	RatePerSecond  float64
+	// ScheduleToStart is how long the tenant's task steps that set no
+	// schedule_to_start wait for a worker to claim them (0: the default).
+	ScheduleToStart time.Duration
 }
 
 var slugPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
@@ -106,7 +109,21 @@ func tenantFromRow(r queries.Tenant) Tenant {
 	return Tenant{
 		ID: r.ID, Slug: r.Slug, Name: r.Name, Tier: Tier(r.Tier), CreatedAt: r.CreatedAt,
 		MaxConcurrency: int(r.MaxConcurrency), RatePerSecond: r.RatePerSecond,
+		ScheduleToStart: time.Duration(r.ScheduleToStartMs) * time.Millisecond,
 	}
+}
+
+// TenantSetScheduleToStart sets how long the tenant's tasks wait for a
+// worker by default (0: the server's default).
+func (s *Store) TenantSetScheduleToStart(ctx context.Context, id uuid.UUID, d time.Duration) (Tenant, error) {
+	if d < 0 {
+		return Tenant{}, apperr.New(apperr.Invalid, "schedule_to_start must not be negative")
+	}
+	row, err := s.q.TenantSetScheduleToStart(ctx, queries.TenantSetScheduleToStartParams{ID: id, ScheduleToStartMs: d.Milliseconds()})
+	if err != nil {
+		return Tenant{}, notFound(err, "tenant")
+	}
+	return tenantFromRow(row), nil
 }
 
 // TenantSetLimits sets a tenant's step admission limits.
@@ -150,4 +167,17 @@ func (s *Store) TenantBucketSet(ctx context.Context, tenantID uuid.UUID, tokens 
 		return fmt.Errorf("update bucket: %w", err)
 	}
 	return nil
+}
+
+// TenantList lists every tenant by slug (an operator's view).
+func (s *Store) TenantList(ctx context.Context) ([]Tenant, error) {
+	rows, err := s.q.TenantList(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list tenants: %w", err)
+	}
+	out := make([]Tenant, len(rows))
+	for i, r := range rows {
+		out[i] = tenantFromRow(r)
+	}
+	return out, nil
 }
