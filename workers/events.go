@@ -16,7 +16,8 @@ import (
 // (tenant, name) index of waiting nodes, not by looking at runs). Each
 // run's tick evaluates match_expr; a node consumes an event at most once.
 // A repeated idempotency key returns the first event and delivers nothing;
-// with a different name or data, it is an IdempotencyMismatch. The event
+// with a different name or data, it is an IdempotencyMismatch when
+// e.MatchRequest says the key names the request (the API's). The event
 // also starts the runs its event triggers ask for (see startTriggered).
 func (c *Coordinator) Publish(ctx context.Context, e store.Event) (store.Event, bool, error) {
 	if e.Name == "" {
@@ -28,7 +29,7 @@ func (c *Coordinator) Publish(ctx context.Context, e store.Event) (store.Event, 
 	if e.ID == uuid.Nil {
 		e.ID = uuid.New()
 	}
-	if e.IdempotencyKey != "" {
+	if e.IdempotencyKey != "" && e.MatchRequest {
 		hash, err := store.RequestHash(map[string]any{"name": e.Name, "data": e.Data})
 		if err != nil {
 			return store.Event{}, false, err

@@ -25,6 +25,12 @@ type Trigger struct {
 	Context          map[string]any
 	SearchAttributes map[string]any
 	IdempotencyKey   string
+	// MatchRequest makes the idempotency key name this very request, as
+	// the API's does: the same key with a different request is an
+	// IdempotencyMismatch. Ductor's own triggers (schedules, event
+	// triggers) key an occurrence instead, whatever the request, and
+	// leave it false.
+	MatchRequest bool
 }
 
 // requestHash identifies what the trigger asks for, to compare a
@@ -44,7 +50,7 @@ type InputValidator func(schema []byte, input any) error
 
 // Start creates a run and enqueues its first tick in one transaction. A
 // repeated idempotency key returns the existing run with created false;
-// with a different request, it is an IdempotencyMismatch.
+// with a different request, it is an IdempotencyMismatch (MatchRequest).
 func (c *Coordinator) Start(ctx context.Context, t Trigger, validate InputValidator) (store.Run, bool, error) {
 	// The trigger of a tenant with nothing queued is urgent (see yieldGate).
 	if !c.busy.busy(t.TenantID) {
@@ -68,7 +74,7 @@ func (c *Coordinator) Start(ctx context.Context, t Trigger, validate InputValida
 	id := uuid.New()
 	n := newRun(v, id, lineage{root: id}, t.Input, t.Subject, t.Context, t.SearchAttributes)
 	n.TenantID, n.IdempotencyKey = t.TenantID, t.IdempotencyKey
-	if t.IdempotencyKey != "" {
+	if t.IdempotencyKey != "" && t.MatchRequest {
 		if n.RequestHash, err = t.requestHash(); err != nil {
 			return store.Run{}, false, err
 		}

@@ -163,7 +163,7 @@ func handleRunStart(runs *workers.Coordinator, validate workers.InputValidator) 
 		run, created, err := runs.Start(c.Request().Context(), workers.Trigger{
 			TenantID: tenantOf(c), Definition: req.Definition, Version: req.Version,
 			Input: req.Input, Subject: req.Subject, Context: req.Context,
-			SearchAttributes: req.SearchAttributes, IdempotencyKey: key,
+			SearchAttributes: req.SearchAttributes, IdempotencyKey: key, MatchRequest: true,
 		}, validate)
 		if err != nil {
 			return err

@@ -75,7 +75,7 @@ func handleEvent(runs *workers.Coordinator) echo.HandlerFunc {
 			return err
 		}
 		e, _, err := runs.Publish(c.Request().Context(), store.Event{
-			TenantID: tenantOf(c), Name: req.Name, Data: req.Data, IdempotencyKey: key,
+			TenantID: tenantOf(c), Name: req.Name, Data: req.Data, IdempotencyKey: key, MatchRequest: true,
 		})
 		if err != nil {
 			return err

@@ -25,6 +25,9 @@ type Event struct {
 	// RequestHash identifies the request the idempotency key was sent with
 	// (RequestHash); the same key with another request is refused.
 	RequestHash string `json:"-"`
+	// MatchRequest asks Publish to set RequestHash: the key names this
+	// very request (the API's). A webhook's delivery id names a delivery.
+	MatchRequest bool `json:"-"`
 }
 
 // EventAdd stores an event. A repeated idempotency key stores nothing and
