@@ -22,6 +22,10 @@ func BenchmarkChain(b *testing.B) {
 			b.Fatal(err)
 		}
 		counts := statementCounts()
+		tables, err := tableStatsNow(d.ctx, d.pool)
+		if err != nil {
+			b.Fatal(err)
+		}
 		mem := sampleMemory()
 		start := time.Now()
 		d.startMany(b, "chain", runs)
@@ -34,6 +38,12 @@ func BenchmarkChain(b *testing.B) {
 		}
 		record(b, "chain-cost", "chain per step: %s", perUnit(before, after, runs*steps))
 		record(b, "chain-statements", "chain statements per step: %s", topStatements(counts, statementCounts(), runs*steps, 30))
+		tablesAfter, err := tableStatsNow(d.ctx, d.pool)
+		if err != nil {
+			b.Fatal(err)
+		}
+		record(b, "chain-rows", "chain rows written per step: %s", writesPer(tables, tablesAfter, runs*steps))
+		record(b, "chain-indexes", "chain index scans per step: %s", indexScansPer(tables, tablesAfter, runs*steps))
 		rates = append(rates, float64(runs*steps)/elapsed.Seconds())
 		heaps, rsss = append(heaps, heap), append(rsss, rss)
 	}

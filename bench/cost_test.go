@@ -19,20 +19,38 @@ import (
 )
 
 // statements counts every statement any benchmark pool sends, in all and
-// by name: a pgx tracer, so round trips per step are measured rather than
-// guessed.
+// by name, and roundTrips the round trips that carried them: a pgx tracer,
+// so statements per step are measured rather than guessed. A statement
+// queued in a batch counts as a statement; the batch is one round trip.
 var (
 	statements atomic.Int64
+	roundTrips atomic.Int64
 	byName     sync.Map // statement name → *atomic.Int64
 )
 
 type countingTracer struct{}
 
 func (countingTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
-	statements.Add(1)
-	n, _ := byName.LoadOrStore(statementName(data.SQL), new(atomic.Int64))
-	n.(*atomic.Int64).Add(1)
+	roundTrips.Add(1)
+	countStatement(data.SQL)
 	return ctx
+}
+
+func (countingTracer) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	roundTrips.Add(1)
+	return ctx
+}
+
+func (countingTracer) TraceBatchQuery(_ context.Context, _ *pgx.Conn, data pgx.TraceBatchQueryData) {
+	countStatement(data.SQL)
+}
+
+func (countingTracer) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+
+func countStatement(sql string) {
+	statements.Add(1)
+	n, _ := byName.LoadOrStore(statementName(sql), new(atomic.Int64))
+	n.(*atomic.Int64).Add(1)
 }
 
 // statementName is a sqlc query's name (River's and Ductor's queries both
@@ -84,6 +102,7 @@ func (countingTracer) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEn
 // by the cluster's server processes (only when this binary started it).
 type costs struct {
 	statements int64
+	roundTrips int64
 	commits    int64
 	walBytes   float64
 	goCPU      time.Duration
@@ -91,7 +110,7 @@ type costs struct {
 }
 
 func costsNow(ctx context.Context, pool *pgxpool.Pool) (costs, error) {
-	c := costs{statements: statements.Load(), goCPU: processCPU(), pgCPU: serverCPU()}
+	c := costs{statements: statements.Load(), roundTrips: roundTrips.Load(), goCPU: processCPU(), pgCPU: serverCPU()}
 	err := pool.QueryRow(ctx, `SELECT xact_commit, pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')
 		FROM pg_stat_database WHERE datname = current_database()`).Scan(&c.commits, &c.walBytes)
 	return c, err
@@ -101,8 +120,9 @@ func costsNow(ctx context.Context, pool *pgxpool.Pool) (costs, error) {
 // pg_stat_database lags by up to a second, so commits are approximate.
 func perUnit(before, after costs, n int) string {
 	f := float64(n)
-	s := fmt.Sprintf("%.2f statements, %.2f commits, %.1f KiB WAL, %.2f ms Go CPU",
-		float64(after.statements-before.statements)/f, float64(after.commits-before.commits)/f,
+	s := fmt.Sprintf("%.2f statements in %.2f round trips, %.2f commits, %.1f KiB WAL, %.2f ms Go CPU",
+		float64(after.statements-before.statements)/f, float64(after.roundTrips-before.roundTrips)/f,
+		float64(after.commits-before.commits)/f,
 		(after.walBytes-before.walBytes)/f/1024, float64(after.goCPU-before.goCPU)/f/float64(time.Millisecond))
 	if after.pgCPU > 0 {
 		s += fmt.Sprintf(", %.2f ms Postgres CPU", float64(after.pgCPU-before.pgCPU)/f/float64(time.Millisecond))

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ductor/ductor/app/pgcluster"
+	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/db"
 )
 
@@ -119,6 +120,7 @@ func openPool(ctx context.Context, url, schema string) (*pgxpool.Pool, error) {
 	cfg.MaxConns = int32(envInt("BENCH_MAX_CONNS", 40))
 	cfg.ConnConfig.RuntimeParams["search_path"] = schema
 	cfg.ConnConfig.Tracer = countingTracer{}
+	store.ConfigurePool(cfg) // as every Ductor process does
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect: %w", err)

@@ -29,6 +29,14 @@ func BenchmarkScatter(b *testing.B) {
 	incomplete := ""
 	b.ResetTimer()
 	for range b.N {
+		before, err := costsNow(d.ctx, d.pool)
+		if err != nil {
+			b.Fatal(err)
+		}
+		tables, err := tableStatsNow(d.ctx, d.pool)
+		if err != nil {
+			b.Fatal(err)
+		}
 		mem := sampleMemory()
 		start := time.Now()
 		id, err := d.start("fan", input)
@@ -47,6 +55,18 @@ func BenchmarkScatter(b *testing.B) {
 			rates = append(rates, float64(n)/elapsed.Seconds())
 		}
 		_, rss := mem.finish()
+		if done {
+			after, err := costsNow(d.ctx, d.pool)
+			if err != nil {
+				b.Fatal(err)
+			}
+			tablesAfter, err := tableStatsNow(d.ctx, d.pool)
+			if err != nil {
+				b.Fatal(err)
+			}
+			record(b, "scatter-cost", "scatter per child: %s", perUnit(before, after, n))
+			record(b, "scatter-rows", "scatter rows written per child: %s", writesPer(tables, tablesAfter, n))
+		}
 		rsss, ticks = append(rsss, rss), append(ticks, float64(run.RecordVersion))
 	}
 	b.StopTimer()
