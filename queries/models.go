@@ -267,6 +267,14 @@ type RunHistory struct {
 	Detail     string
 }
 
+type RunHistoryBatch struct {
+	TenantID    uuid.UUID
+	RunID       uuid.UUID
+	LastSeq     int64
+	At          time.Time
+	Transitions []byte
+}
+
 type RunInput struct {
 	TenantID   uuid.UUID
 	RunID      uuid.UUID

@@ -13,8 +13,9 @@ import (
 )
 
 const runHistoryInsertMany = `-- name: RunHistoryInsertMany :exec
-INSERT INTO run_history (tenant_id, run_id, seq, at, node, from_state, to_state, generation, attempt, detail)
-SELECT h.tenant_id, h.run_id, h.seq, h.at, h.node, h.from_state, h.to_state, h.generation, h.attempt, h.detail
+INSERT INTO run_history_batch (tenant_id, run_id, last_seq, at, transitions)
+SELECT h.tenant_id, h.run_id, max(h.seq), h.at,
+       jsonb_agg(jsonb_build_array(h.seq, h.node, h.from_state, h.to_state, h.generation, h.attempt, h.detail) ORDER BY h.seq)
 FROM (SELECT unnest($1::uuid[]) AS tenant_id,
              unnest($2::uuid[]) AS run_id,
              unnest($3::bigint[]) AS seq,
@@ -25,6 +26,7 @@ FROM (SELECT unnest($1::uuid[]) AS tenant_id,
              unnest($8::integer[]) AS generation,
              unnest($9::integer[]) AS attempt,
              unnest($10::text[]) AS detail) AS h
+GROUP BY h.tenant_id, h.run_id, h.at
 ON CONFLICT DO NOTHING
 `
 
@@ -41,7 +43,8 @@ type RunHistoryInsertManyParams struct {
 	Details     []string
 }
 
-// Transitions of one or more runs.
+// Transitions of one or more runs, one batch row per run and tick clock
+// (a tick decides on one clock, so one batch per run and tick).
 func (q *Queries) RunHistoryInsertMany(ctx context.Context, arg RunHistoryInsertManyParams) error {
 	_, err := q.db.Exec(ctx, runHistoryInsertMany,
 		arg.TenantIds,
@@ -59,9 +62,16 @@ func (q *Queries) RunHistoryInsertMany(ctx context.Context, arg RunHistoryInsert
 }
 
 const runHistoryList = `-- name: RunHistoryList :many
-SELECT tenant_id, run_id, seq, at, node, from_state, to_state, generation, attempt, detail FROM run_history
-WHERE tenant_id = $1 AND run_id = $2 AND seq > $3
-ORDER BY seq
+SELECT (t.e->>0)::bigint AS seq, b.at, (t.e->>1)::text AS node, (t.e->>2)::text AS from_state,
+       (t.e->>3)::text AS to_state, (t.e->>4)::integer AS generation, (t.e->>5)::integer AS attempt,
+       (t.e->>6)::text AS detail
+FROM (SELECT tenant_id, run_id, last_seq, at, transitions FROM run_history_batch
+      WHERE tenant_id = $1 AND run_id = $2 AND last_seq > $3
+      ORDER BY last_seq
+      LIMIT $4) b
+CROSS JOIN LATERAL jsonb_array_elements(b.transitions) AS t(e)
+WHERE (t.e->>0)::bigint > $3
+ORDER BY 1
 LIMIT $4
 `
 
@@ -72,7 +82,20 @@ type RunHistoryListParams struct {
 	MaxRows  int32
 }
 
-func (q *Queries) RunHistoryList(ctx context.Context, arg RunHistoryListParams) ([]RunHistory, error) {
+type RunHistoryListRow struct {
+	Seq        int64
+	At         time.Time
+	Node       string
+	FromState  string
+	ToState    string
+	Generation int32
+	Attempt    int32
+	Detail     string
+}
+
+// The transitions after after_seq, oldest first, from the first max_rows
+// batches that hold any (each holds at least one).
+func (q *Queries) RunHistoryList(ctx context.Context, arg RunHistoryListParams) ([]RunHistoryListRow, error) {
 	rows, err := q.db.Query(ctx, runHistoryList,
 		arg.TenantID,
 		arg.RunID,
@@ -83,12 +106,10 @@ func (q *Queries) RunHistoryList(ctx context.Context, arg RunHistoryListParams) 
 		return nil, err
 	}
 	defer rows.Close()
-	items := []RunHistory{}
+	items := []RunHistoryListRow{}
 	for rows.Next() {
-		var i RunHistory
+		var i RunHistoryListRow
 		if err := rows.Scan(
-			&i.TenantID,
-			&i.RunID,
 			&i.Seq,
 			&i.At,
 			&i.Node,
