@@ -129,6 +129,12 @@ func openPool(ctx context.Context, url, schema string) (*pgxpool.Pool, error) {
 		pool.Close()
 		return nil, fmt.Errorf("migrate: %w", err)
 	}
+	if q := os.Getenv("BENCH_EXPERIMENT_SQL"); q != "" {
+		if _, err := pool.Exec(ctx, q); err != nil {
+			pool.Close()
+			return nil, fmt.Errorf("experiment: %w", err)
+		}
+	}
 	return pool, nil
 }
 

@@ -56,6 +56,7 @@ func NewClient(pool *pgxpool.Pool, opts Options) (*river.Client[pgx.Tx], error) 
 		// A coordinator-only process inserts step jobs it does not work
 		// itself (roles split across replicas).
 		SkipUnknownJobCheck: true,
+		ReindexerIndexNames: reindexed(),
 	}
 	if opts.Coordinator || opts.Steps {
 		cfg.Workers = register(opts)
@@ -72,6 +73,18 @@ func NewClient(pool *pgxpool.Pool, opts Options) (*river.Client[pgx.Tx], error) 
 		}
 	}
 	return client, nil
+}
+
+// reindexed is River's default list of indexes to rebuild, less the GIN
+// indexes on job args and metadata that migration 0035 dropped.
+func reindexed() []string {
+	var names []string
+	for _, n := range river.ReindexerIndexNamesDefault() {
+		if n != "river_job_args_index" && n != "river_job_metadata_index" {
+			names = append(names, n)
+		}
+	}
+	return names
 }
 
 func register(opts Options) *river.Workers {

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -11,22 +10,19 @@ import (
 )
 
 // stepJobsLive finds the River jobs of one attempt that have not
-// finished, fetched or not, through River's GIN index on args. River's
-// tables are not in sqlc's schema, so this query is written by hand.
+// finished, fetched or not, through river_job_ductor_step_idx (whose
+// predicate the query repeats). River's tables are not in sqlc's schema,
+// so this query is written by hand.
 const stepJobsLive = `SELECT id FROM river_job
-WHERE kind = 'ductor.step' AND state NOT IN ('completed', 'cancelled', 'discarded') AND args @> $1::jsonb`
+WHERE kind = 'ductor.step' AND state NOT IN ('completed', 'cancelled', 'discarded')
+  AND args->>'tenant_id' = $1::text AND args->>'run_id' = $2::text AND args->>'node' = $3
+  AND (args->>'generation')::int = $4 AND (args->>'attempt')::int = $5`
 
 // StepJobsLive returns the ids of the step jobs of one attempt that have
 // not finished: those waiting to be fetched as well as those running,
 // since a job fetched after a cancelling tick read it would run.
 func (s *Store) StepJobsLive(ctx context.Context, tenantID, runID uuid.UUID, node string, generation, attempt int) ([]int64, error) {
-	match, err := json.Marshal(map[string]any{
-		"tenant_id": tenantID, "run_id": runID, "node": node, "generation": generation, "attempt": attempt,
-	})
-	if err != nil {
-		return nil, err
-	}
-	rows, err := s.db.Query(ctx, stepJobsLive, match)
+	rows, err := s.db.Query(ctx, stepJobsLive, tenantID.String(), runID.String(), node, generation, attempt)
 	if err != nil {
 		return nil, fmt.Errorf("find step jobs: %w", err)
 	}
@@ -38,16 +34,16 @@ func (s *Store) StepJobsLive(ctx context.Context, tenantID, runID uuid.UUID, nod
 }
 
 // stepJobsInFlight counts a tenant's step jobs queued or running on some
-// queues, through River's GIN index on args.
+// queues, through river_job_ductor_step_idx.
 const stepJobsInFlight = `SELECT count(*) FROM river_job
-WHERE kind = 'ductor.step' AND queue = ANY($1::text[]) AND state IN ('available', 'running') AND args @> $2::jsonb`
+WHERE kind = 'ductor.step' AND state NOT IN ('completed', 'cancelled', 'discarded')
+  AND args->>'tenant_id' = $2::text AND queue = ANY($1::text[]) AND state IN ('available', 'running')`
 
 // StepJobsInFlight counts a tenant's steps queued or running: its step
 // jobs on queues and its unfinished bridge tasks.
 func (s *Store) StepJobsInFlight(ctx context.Context, tenantID uuid.UUID, queues []string) (int, error) {
-	match, _ := json.Marshal(map[string]any{"tenant_id": tenantID})
 	var n int
-	if err := s.db.QueryRow(ctx, stepJobsInFlight, queues, match).Scan(&n); err != nil {
+	if err := s.db.QueryRow(ctx, stepJobsInFlight, queues, tenantID.String()).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count steps in flight: %w", err)
 	}
 	remote, err := s.q.BridgeTaskCountTenant(ctx, tenantID)
@@ -234,14 +230,17 @@ func (s *Store) StepJobsClaimStranded(ctx context.Context, window time.Duration,
 // them running for an hour, counted against their tenant's concurrency
 // cap meanwhile. A worker that is still alive finds its job finalized
 // when it completes, which River then leaves as it is. One index lookup
-// per attempt.
+// per attempt (river_job_ductor_step_idx).
 const stepJobsDiscardLost = `UPDATE river_job j SET state = 'discarded', finalized_at = now(),
     errors = array_append(j.errors, jsonb_build_object('at', now(), 'attempt', j.attempt,
         'error', 'the attempt''s lease ran out without a result: reported lost and retried'))
 WHERE j.id IN (
-    SELECT x.id FROM unnest($1::jsonb[]) AS m(match),
+    SELECT x.id FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::int[])
+        AS m(tenant_id, run_id, node, generation, attempt),
     LATERAL (SELECT id FROM river_job
-        WHERE kind = 'ductor.step' AND state = 'running' AND args @> m.match) x)`
+        WHERE kind = 'ductor.step' AND state NOT IN ('completed', 'cancelled', 'discarded') AND state = 'running'
+          AND args->>'tenant_id' = m.tenant_id AND args->>'run_id' = m.run_id AND args->>'node' = m.node
+          AND (args->>'generation')::int = m.generation AND (args->>'attempt')::int = m.attempt) x)`
 
 // StepJobsDiscardLost finalizes the running step jobs of lost attempts
 // and returns how many it finalized.
@@ -249,17 +248,14 @@ func (s *Store) StepJobsDiscardLost(ctx context.Context, lost []LostAttempt) (in
 	if len(lost) == 0 {
 		return 0, nil
 	}
-	matches := make([][]byte, len(lost))
+	n := len(lost)
+	tenants, runs, nodes := make([]string, n), make([]string, n), make([]string, n)
+	generations, attempts := make([]int32, n), make([]int32, n)
 	for i, a := range lost {
-		m, err := json.Marshal(map[string]any{
-			"tenant_id": a.TenantID, "run_id": a.RunID, "node": a.Node, "generation": a.Generation, "attempt": a.Attempt,
-		})
-		if err != nil {
-			return 0, err
-		}
-		matches[i] = m
+		tenants[i], runs[i], nodes[i] = a.TenantID.String(), a.RunID.String(), a.Node
+		generations[i], attempts[i] = int32(a.Generation), int32(a.Attempt)
 	}
-	tag, err := s.db.Exec(ctx, stepJobsDiscardLost, matches)
+	tag, err := s.db.Exec(ctx, stepJobsDiscardLost, tenants, runs, nodes, generations, attempts)
 	if err != nil {
 		return 0, fmt.Errorf("discard lost step jobs: %w", err)
 	}
