@@ -109,6 +109,59 @@
 // limit wait in run_dispatch and the sweep offers them again, spaced at
 // the rate or after a short recheck of the cap.
 //
+// # What a step costs
+//
+// The goal is a step that costs about two River jobs: a chain at half of
+// River's raw no-op rate, a scatter at 0.7 of it (bench/README.md has the
+// figures and the profile). A River job is one row written three times
+// (inserted, fetched, completed), each version in a few btrees, all three
+// statements shared by a hundred jobs. A step is that job plus its share
+// of two grouped transactions: the attempt's start (a run_attempt row)
+// and the tick that applies its result and dispatches what follows (lock
+// and read, decide, then one round trip of writes: the attempt's result,
+// the changed nodes, a history batch, the run row, the next step jobs).
+// The design keeps every row a step writes to one version per tick and
+// every version out of indexes it does not need:
+//
+//   - History is one row per run and tick (run_history_batch, its
+//     transitions as a JSON array; run_history is a view of the old
+//     rows), not one per transition.
+//   - A tick's rewrite of its run row and of a node's row changes no
+//     indexed column (a run's status changes only when it starts and
+//     ends), and both tables keep room on their pages (fillfactor), so
+//     those updates are HOT: no new index entries.
+//   - Step jobs are not indexed by River's GIN indexes on args and
+//     metadata (dropped: a step job's args made dozens of entries per
+//     version); Ductor finds step jobs by attempt or tenant through one
+//     btree on live step jobs only (river_job_ductor_step_idx), with the
+//     same predicate in each lookup.
+//   - Every statement on the path is prepared once per connection (pgx's
+//     statement cache) and sent in pipelines: a group's lock and read in
+//     one round trip, its writes in another. uuids are encoded and
+//     scanned in binary (store.RegisterUUID), not through strings.
+//
+// Each guarantee holds as before because none of these changes what is
+// decided or when it is written: the same rows are written in the same
+// transactions, and the history view has the shape the checker's
+// invariants read.
+//
+// What is left of a step's cost is River's job and the attempt's start,
+// per step. The next shape, not built, is several ready steps of one
+// tenant in one River job (a step batch), with these rules so that no
+// guarantee moves: only local task and http steps that one tick group
+// dispatches for one tenant and queue, never a sparse step, at most a few
+// per job; the batch reserves its steps' fair share at its first step's
+// tag; admission counts steps, not jobs; the worker takes every attempt
+// in one conditional start, as now, and skips those it is refused; a
+// cancelled attempt is refused at its start (it has a result) and, when
+// already running, cancelled on its own rather than through River's job
+// cancel, which would end the whole batch; leases and lost-step detection
+// stay per attempt (a batch job running past the rescue window reports
+// its attempts that never started). The group flusher could also skip
+// the second read of runs it ticked last (a cache of their committed
+// state, keyed by record_version, which every node and state write
+// moves).
+//
 // # Read, decide, write
 //
 // Every path that reads state, decides on it and writes must decide on
