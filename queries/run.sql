@@ -126,20 +126,28 @@ SELECT set_config('ductor.tick_locked', coalesce((
 -- are held: the run, its input only when asked (ticks keep it cached), its
 -- manifest-step nodes, up to max_inputs of its undrained inputs, and the
 -- database's clock. tick_requested tells whether a tick job is already on
--- its way. (The locked ids are parsed once, as an init plan, not per row.)
+-- its way. A run whose record_version is the one the caller names in
+-- cached_ids and cached_versions comes without its state and nodes (both
+-- NULL): the caller holds them as that version committed them, and every
+-- write of either moves the version. (The locked ids are parsed once, as
+-- an init plan, not per row.)
 SELECT r.tenant_id, r.id, r.definition_key, r.definition_version, r.manifest_hash, r.status, r.reason,
        r.subject, r.search_attributes, r.parent_run_id, r.root_run_id, r.depth, r.continued_from_run_id,
-       r.continued_to_run_id, r.idempotency_key, r.state, r.transition_count, r.record_version,
+       r.continued_to_run_id, r.idempotency_key,
+       (CASE WHEN c.version IS DISTINCT FROM r.record_version THEN r.state END)::jsonb AS state,
+       r.transition_count, r.record_version,
        r.tick_requested, r.created_at, r.updated_at, r.finished_at,
        CASE WHEN r.id = ANY(@with_input_ids::uuid[]) THEN r.input END AS input,
        ductor_now()::timestamptz AS now,
-       (SELECT coalesce(json_agg(n.data), '[]') FROM run_node n
-        WHERE n.tenant_id = r.tenant_id AND n.run_id = r.id AND n.scatter IS NULL)::json AS nodes,
+       CASE WHEN c.version IS DISTINCT FROM r.record_version THEN
+           (SELECT coalesce(json_agg(n.data), '[]') FROM run_node n
+            WHERE n.tenant_id = r.tenant_id AND n.run_id = r.id AND n.scatter IS NULL) END::json AS nodes,
        (SELECT coalesce(json_agg(json_build_object('id', i.id, 'kind', i.kind, 'payload', i.payload) ORDER BY i.id), '[]')
         FROM (SELECT p.id, p.kind, p.payload FROM run_input p
               WHERE p.tenant_id = r.tenant_id AND p.run_id = r.id AND p.consumed_at IS NULL
               ORDER BY p.id LIMIT @max_inputs) i)::json AS inputs
 FROM run r
+LEFT JOIN (SELECT unnest(@cached_ids::uuid[]) AS id, unnest(@cached_versions::bigint[]) AS version) c ON c.id = r.id
 WHERE r.tenant_id = ANY(@tenant_ids::uuid[])
   AND r.id = ANY((SELECT string_to_array(current_setting('ductor.tick_locked', true), ',')::uuid[])::uuid[])
 ORDER BY r.tenant_id, r.id;
@@ -151,20 +159,25 @@ ORDER BY r.tenant_id, r.id;
 -- commits between the statement's snapshot and its lock, it returns the
 -- newest run row (its record_version passes the guard) beside nodes and
 -- inputs from before that commit, and the tick writes stale nodes back.
--- Never use it.
+-- Never use it. (It takes RunTickRead's cached versions only to return
+-- the same columns; its caller names none.)
 SELECT r.tenant_id, r.id, r.definition_key, r.definition_version, r.manifest_hash, r.status, r.reason,
        r.subject, r.search_attributes, r.parent_run_id, r.root_run_id, r.depth, r.continued_from_run_id,
-       r.continued_to_run_id, r.idempotency_key, r.state, r.transition_count, r.record_version,
+       r.continued_to_run_id, r.idempotency_key,
+       (CASE WHEN c.version IS DISTINCT FROM r.record_version THEN r.state END)::jsonb AS state,
+       r.transition_count, r.record_version,
        r.tick_requested, r.created_at, r.updated_at, r.finished_at,
        CASE WHEN r.id = ANY(@with_input_ids::uuid[]) THEN r.input END AS input,
        ductor_now()::timestamptz AS now,
-       (SELECT coalesce(json_agg(n.data), '[]') FROM run_node n
-        WHERE n.tenant_id = r.tenant_id AND n.run_id = r.id AND n.scatter IS NULL)::json AS nodes,
+       CASE WHEN c.version IS DISTINCT FROM r.record_version THEN
+           (SELECT coalesce(json_agg(n.data), '[]') FROM run_node n
+            WHERE n.tenant_id = r.tenant_id AND n.run_id = r.id AND n.scatter IS NULL) END::json AS nodes,
        (SELECT coalesce(json_agg(json_build_object('id', i.id, 'kind', i.kind, 'payload', i.payload) ORDER BY i.id), '[]')
         FROM (SELECT p.id, p.kind, p.payload FROM run_input p
               WHERE p.tenant_id = r.tenant_id AND p.run_id = r.id AND p.consumed_at IS NULL
               ORDER BY p.id LIMIT @max_inputs) i)::json AS inputs
 FROM run r
+LEFT JOIN (SELECT unnest(@cached_ids::uuid[]) AS id, unnest(@cached_versions::bigint[]) AS version) c ON c.id = r.id
 WHERE r.tenant_id = ANY(@tenant_ids::uuid[]) AND r.id = ANY(@ids::uuid[])
   AND (SELECT ductor_fault_pause())
 ORDER BY r.tenant_id, r.id

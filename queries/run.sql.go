@@ -423,28 +423,34 @@ func (q *Queries) RunRequestTick(ctx context.Context, arg RunRequestTickParams) 
 const runTickLoadSameStatement = `-- name: RunTickLoadSameStatement :many
 SELECT r.tenant_id, r.id, r.definition_key, r.definition_version, r.manifest_hash, r.status, r.reason,
        r.subject, r.search_attributes, r.parent_run_id, r.root_run_id, r.depth, r.continued_from_run_id,
-       r.continued_to_run_id, r.idempotency_key, r.state, r.transition_count, r.record_version,
+       r.continued_to_run_id, r.idempotency_key,
+       (CASE WHEN c.version IS DISTINCT FROM r.record_version THEN r.state END)::jsonb AS state,
+       r.transition_count, r.record_version,
        r.tick_requested, r.created_at, r.updated_at, r.finished_at,
        CASE WHEN r.id = ANY($1::uuid[]) THEN r.input END AS input,
        ductor_now()::timestamptz AS now,
-       (SELECT coalesce(json_agg(n.data), '[]') FROM run_node n
-        WHERE n.tenant_id = r.tenant_id AND n.run_id = r.id AND n.scatter IS NULL)::json AS nodes,
+       CASE WHEN c.version IS DISTINCT FROM r.record_version THEN
+           (SELECT coalesce(json_agg(n.data), '[]') FROM run_node n
+            WHERE n.tenant_id = r.tenant_id AND n.run_id = r.id AND n.scatter IS NULL) END::json AS nodes,
        (SELECT coalesce(json_agg(json_build_object('id', i.id, 'kind', i.kind, 'payload', i.payload) ORDER BY i.id), '[]')
         FROM (SELECT p.id, p.kind, p.payload FROM run_input p
               WHERE p.tenant_id = r.tenant_id AND p.run_id = r.id AND p.consumed_at IS NULL
               ORDER BY p.id LIMIT $2) i)::json AS inputs
 FROM run r
-WHERE r.tenant_id = ANY($3::uuid[]) AND r.id = ANY($4::uuid[])
+LEFT JOIN (SELECT unnest($3::uuid[]) AS id, unnest($4::bigint[]) AS version) c ON c.id = r.id
+WHERE r.tenant_id = ANY($5::uuid[]) AND r.id = ANY($6::uuid[])
   AND (SELECT ductor_fault_pause())
 ORDER BY r.tenant_id, r.id
 FOR NO KEY UPDATE OF r SKIP LOCKED
 `
 
 type RunTickLoadSameStatementParams struct {
-	WithInputIds []uuid.UUID
-	MaxInputs    int32
-	TenantIds    []uuid.UUID
-	Ids          []uuid.UUID
+	WithInputIds   []uuid.UUID
+	MaxInputs      int32
+	CachedIds      []uuid.UUID
+	CachedVersions []int64
+	TenantIds      []uuid.UUID
+	Ids            []uuid.UUID
 }
 
 type RunTickLoadSameStatementRow struct {
@@ -482,11 +488,14 @@ type RunTickLoadSameStatementRow struct {
 // commits between the statement's snapshot and its lock, it returns the
 // newest run row (its record_version passes the guard) beside nodes and
 // inputs from before that commit, and the tick writes stale nodes back.
-// Never use it.
+// Never use it. (It takes RunTickRead's cached versions only to return
+// the same columns; its caller names none.)
 func (q *Queries) RunTickLoadSameStatement(ctx context.Context, arg RunTickLoadSameStatementParams) ([]RunTickLoadSameStatementRow, error) {
 	rows, err := q.db.Query(ctx, runTickLoadSameStatement,
 		arg.WithInputIds,
 		arg.MaxInputs,
+		arg.CachedIds,
+		arg.CachedVersions,
 		arg.TenantIds,
 		arg.Ids,
 	)
@@ -574,26 +583,32 @@ func (q *Queries) RunTickLock(ctx context.Context, arg RunTickLockParams) error 
 const runTickRead = `-- name: RunTickRead :many
 SELECT r.tenant_id, r.id, r.definition_key, r.definition_version, r.manifest_hash, r.status, r.reason,
        r.subject, r.search_attributes, r.parent_run_id, r.root_run_id, r.depth, r.continued_from_run_id,
-       r.continued_to_run_id, r.idempotency_key, r.state, r.transition_count, r.record_version,
+       r.continued_to_run_id, r.idempotency_key,
+       (CASE WHEN c.version IS DISTINCT FROM r.record_version THEN r.state END)::jsonb AS state,
+       r.transition_count, r.record_version,
        r.tick_requested, r.created_at, r.updated_at, r.finished_at,
        CASE WHEN r.id = ANY($1::uuid[]) THEN r.input END AS input,
        ductor_now()::timestamptz AS now,
-       (SELECT coalesce(json_agg(n.data), '[]') FROM run_node n
-        WHERE n.tenant_id = r.tenant_id AND n.run_id = r.id AND n.scatter IS NULL)::json AS nodes,
+       CASE WHEN c.version IS DISTINCT FROM r.record_version THEN
+           (SELECT coalesce(json_agg(n.data), '[]') FROM run_node n
+            WHERE n.tenant_id = r.tenant_id AND n.run_id = r.id AND n.scatter IS NULL) END::json AS nodes,
        (SELECT coalesce(json_agg(json_build_object('id', i.id, 'kind', i.kind, 'payload', i.payload) ORDER BY i.id), '[]')
         FROM (SELECT p.id, p.kind, p.payload FROM run_input p
               WHERE p.tenant_id = r.tenant_id AND p.run_id = r.id AND p.consumed_at IS NULL
               ORDER BY p.id LIMIT $2) i)::json AS inputs
 FROM run r
-WHERE r.tenant_id = ANY($3::uuid[])
+LEFT JOIN (SELECT unnest($3::uuid[]) AS id, unnest($4::bigint[]) AS version) c ON c.id = r.id
+WHERE r.tenant_id = ANY($5::uuid[])
   AND r.id = ANY((SELECT string_to_array(current_setting('ductor.tick_locked', true), ',')::uuid[])::uuid[])
 ORDER BY r.tenant_id, r.id
 `
 
 type RunTickReadParams struct {
-	WithInputIds []uuid.UUID
-	MaxInputs    int32
-	TenantIds    []uuid.UUID
+	WithInputIds   []uuid.UUID
+	MaxInputs      int32
+	CachedIds      []uuid.UUID
+	CachedVersions []int64
+	TenantIds      []uuid.UUID
 }
 
 type RunTickReadRow struct {
@@ -629,9 +644,19 @@ type RunTickReadRow struct {
 // are held: the run, its input only when asked (ticks keep it cached), its
 // manifest-step nodes, up to max_inputs of its undrained inputs, and the
 // database's clock. tick_requested tells whether a tick job is already on
-// its way. (The locked ids are parsed once, as an init plan, not per row.)
+// its way. A run whose record_version is the one the caller names in
+// cached_ids and cached_versions comes without its state and nodes (both
+// NULL): the caller holds them as that version committed them, and every
+// write of either moves the version. (The locked ids are parsed once, as
+// an init plan, not per row.)
 func (q *Queries) RunTickRead(ctx context.Context, arg RunTickReadParams) ([]RunTickReadRow, error) {
-	rows, err := q.db.Query(ctx, runTickRead, arg.WithInputIds, arg.MaxInputs, arg.TenantIds)
+	rows, err := q.db.Query(ctx, runTickRead,
+		arg.WithInputIds,
+		arg.MaxInputs,
+		arg.CachedIds,
+		arg.CachedVersions,
+		arg.TenantIds,
+	)
 	if err != nil {
 		return nil, err
 	}

@@ -34,6 +34,7 @@ type Coordinator struct {
 	metrics   *metrics
 	triggers  *triggerMetrics
 	inputs    *inputCache
+	runs      *runCache
 	bridge    *bridge
 	clock     *fairClock
 	gate      *yieldGate
@@ -97,7 +98,7 @@ func NewCoordinator(pool *pgxpool.Pool, log *slog.Logger) (*Coordinator, error) 
 	eval := engine.NewCELEvaluator(expr.NewCache(env, 4096))
 	c := &Coordinator{
 		pool: pool, log: log, engine: &engine.Engine{Eval: eval},
-		tenants: tenantCache{ttl: 5 * time.Second}, RescueWindow: 30 * time.Second, InlineTicks: true, InlineBudget: defaultInlineBudget, metrics: newMetrics(), triggers: newTriggerMetrics(), inputs: newInputCache(4096),
+		tenants: tenantCache{ttl: 5 * time.Second}, RescueWindow: 30 * time.Second, InlineTicks: true, InlineBudget: defaultInlineBudget, metrics: newMetrics(), triggers: newTriggerMetrics(), inputs: newInputCache(4096), runs: newRunCache(4096),
 		bridge: newBridge(), clock: clock, gate: newYieldGate(maxYield),
 	}
 	c.results = newResultGroup(c)

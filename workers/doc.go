@@ -135,6 +135,13 @@
 //     version); Ductor finds step jobs by attempt or tenant through one
 //     btree on live step jobs only (river_job_ductor_step_idx), with the
 //     same predicate in each lookup.
+//   - A group tick or a tick job that commits remembers the state and
+//     step nodes it wrote, keyed by the record version it wrote
+//     (runCache); the next tick of the run reads its row's columns and
+//     inputs after the lock as always, and its state and nodes only when
+//     the version moved on (another process ticked it). Every write of
+//     either moves the version, so what is reused is exactly what the
+//     read would have returned.
 //   - Every statement on the path is prepared once per connection (pgx's
 //     statement cache) and sent in pipelines: a group's lock and read in
 //     one round trip, its writes in another. uuids are encoded and
@@ -157,10 +164,7 @@
 // already running, cancelled on its own rather than through River's job
 // cancel, which would end the whole batch; leases and lost-step detection
 // stay per attempt (a batch job running past the rescue window reports
-// its attempts that never started). The group flusher could also skip
-// the second read of runs it ticked last (a cache of their committed
-// state, keyed by record_version, which every node and state write
-// moves).
+// its attempts that never started).
 //
 // # Read, decide, write
 //
@@ -180,7 +184,9 @@
 //     reads in the next statement. Once the same statement, the lost
 //     update behind scatters stuck with every child done
 //     (store.SameStatementTickLoad restores it for the checker, which
-//     finds it).
+//     finds it; it also turns off runCache, as the old load had none). A
+//     run's state and nodes taken from runCache are those of the record
+//     version RunTickRead read after the lock.
 //   - Tick jobs (Coordinator.Tick): RunLock waits for the lock, then the
 //     same load reads in later statements. Scatter children and buffered
 //     signals are read after the lock too (loadState, loadNeeds).

@@ -152,7 +152,8 @@ func (g *resultGroup) tickGroup(ctx context.Context, group []*resultRequest) err
 	c := g.c
 	ctx = asBulk(ctx)
 	c.gate.yield(ctx, true)
-	return pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) (err error) {
+	ctx, done := collectPersisted(ctx)
+	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) (err error) {
 		// The engine runs here, on the group's goroutine rather than a
 		// River worker's: a panic becomes this group's error instead of
 		// taking the process down.
@@ -176,6 +177,10 @@ func (g *resultGroup) tickGroup(ctx context.Context, group []*resultRequest) err
 		}
 		return nil
 	})
+	if err == nil {
+		c.runs.committed(done.ticks)
+	}
+	return err
 }
 
 // retryLater offers a result that could not be stored (the database was

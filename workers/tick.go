@@ -64,7 +64,9 @@ func (c *Coordinator) Tick(ctx context.Context, tenantID, runID uuid.UUID) error
 		return err
 	}
 	for range maxTickConflicts {
-		err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+		tctx, done := collectPersisted(ctx)
+		err := pgx.BeginFunc(tctx, c.pool, func(tx pgx.Tx) error {
+			ctx := tctx
 			s := store.New(tx)
 			if err := s.RunLock(ctx, tenantID, runID); err != nil {
 				return err
@@ -81,6 +83,7 @@ func (c *Coordinator) Tick(ctx context.Context, tenantID, runID uuid.UUID) error
 			return t.err
 		})
 		if err == nil {
+			c.runs.committed(done.ticks)
 			return c.fault(FaultAfterCommit)
 		}
 		if !errors.Is(err, store.ErrConflict) {
@@ -115,8 +118,9 @@ type runTick struct {
 }
 
 // load locks the runs of keys that no other transaction holds and reads
-// what their ticks need (store.RunTickLoad), each run's input from the
-// cache when it is there.
+// what their ticks need (store.RunTickLoadCached), each run's input from
+// the cache when it is there, and its state and step nodes from runCache
+// when this process's last commit of the run is still its newest.
 func (c *Coordinator) load(ctx context.Context, s *store.Store, keys []store.RunKey) (map[store.RunKey]store.TickLoad, error) {
 	var withInput []uuid.UUID
 	cached := map[store.RunKey]any{}
@@ -127,11 +131,26 @@ func (c *Coordinator) load(ctx context.Context, s *store.Store, keys []store.Run
 			withInput = append(withInput, k.ID)
 		}
 	}
-	loads, err := s.RunTickLoad(ctx, keys, withInput)
+	loads, err := s.RunTickLoadCached(ctx, keys, withInput, c.runs.versions(keys))
 	if err != nil {
 		return nil, err
 	}
 	for k, l := range loads {
+		if l.Cached {
+			r, ok := c.runs.lookup(k, l.Run.RecordVersion)
+			if !ok { // evicted meanwhile: read it whole
+				whole, err := s.RunTickLoad(ctx, []store.RunKey{k}, []uuid.UUID{k.ID})
+				if err != nil {
+					return nil, err
+				}
+				if l, ok = whole[k]; !ok {
+					return nil, fmt.Errorf("run %s: locked, then not read", k.ID)
+				}
+				loads[k] = l
+			} else {
+				l.Run.State, l.Nodes = r.state, r.nodes
+			}
+		}
 		if in, hit := cached[k]; hit {
 			l.Run.State.Input = in
 		} else if l.Input != nil {
@@ -278,6 +297,7 @@ func (c *Coordinator) persist(ctx context.Context, tx pgx.Tx, ticks []*runTick) 
 	if err := s.RunWritesFlush(ctx, &w); err != nil {
 		return err
 	}
+	notePersisted(ctx, ticks)
 	for _, t := range ticks {
 		if t.state.Run.Status.Terminal() && !t.load.Run.Status.Terminal() {
 			c.metrics.finished.WithLabelValues(statusLabel(t.state.Run.Status)).Inc()

@@ -54,6 +54,10 @@ type TickLoad struct {
 	Pending PendingInputs
 	// TickRequested tells whether a tick job is on its way.
 	TickRequested bool
+	// Cached reports a run read at the record version its caller holds
+	// (RunTickLoadCached): Run.State and Nodes are left empty, the
+	// caller's to fill in.
+	Cached bool
 }
 
 // RunTickLoad locks the runs of keys that no other transaction holds and
@@ -67,11 +71,28 @@ type TickLoad struct {
 // what the tick decides on comes from a snapshot taken while it holds the
 // locks, never from before another tick's commit.
 func (s *Store) RunTickLoad(ctx context.Context, keys []RunKey, withInput []uuid.UUID) (map[RunKey]TickLoad, error) {
+	return s.RunTickLoadCached(ctx, keys, withInput, nil)
+}
+
+// RunTickLoadCached is RunTickLoad for a caller that holds some runs'
+// state and step nodes as a record version committed them (cached): a
+// run still at that version comes back Cached, without them, since every
+// write of a run's state or step nodes moves its version. Under
+// SameStatementTickLoad nothing is taken as cached, as the old load did.
+func (s *Store) RunTickLoadCached(ctx context.Context, keys []RunKey, withInput []uuid.UUID, cached map[RunKey]int64) (map[RunKey]TickLoad, error) {
 	tenants, ids, asked := splitKeys(keys)
 	if withInput == nil {
 		withInput = []uuid.UUID{}
 	}
-	rows, err := s.tickRows(ctx, tenants, ids, withInput)
+	c := cachedVersions{ids: []uuid.UUID{}, versions: []int64{}}
+	if !SameStatementTickLoad.Load() {
+		for k, v := range cached {
+			if asked[k] {
+				c.ids, c.versions = append(c.ids, k.ID), append(c.versions, v)
+			}
+		}
+	}
+	rows, err := s.tickRows(ctx, tenants, ids, withInput, c)
 	if err != nil {
 		return nil, fmt.Errorf("load runs: %w", err)
 	}
@@ -85,6 +106,9 @@ func (s *Store) RunTickLoad(ctx context.Context, keys []RunKey, withInput []uuid
 		if err != nil {
 			return nil, err
 		}
+		if l.Cached && cached[k] != r.RecordVersion {
+			return nil, fmt.Errorf("run %s: read without its state at version %d, not the cached %d", r.ID, r.RecordVersion, cached[k])
+		}
 		out[k] = l
 	}
 	return out, nil
@@ -96,8 +120,14 @@ func (s *Store) RunTickLoad(ctx context.Context, keys []RunKey, withInput []uuid
 // checker sets it, to show that it finds the lost updates this allows.
 var SameStatementTickLoad atomic.Bool
 
+// cachedVersions are the runs a caller holds, with their record versions.
+type cachedVersions struct {
+	ids      []uuid.UUID
+	versions []int64
+}
+
 // tickRows sends RunTickLock and RunTickRead in one round trip.
-func (s *Store) tickRows(ctx context.Context, tenants, ids, withInput []uuid.UUID) ([]queries.RunTickReadRow, error) {
+func (s *Store) tickRows(ctx context.Context, tenants, ids, withInput []uuid.UUID, c cachedVersions) ([]queries.RunTickReadRow, error) {
 	max := int32(maxInputsPerTick + 1)
 	if SameStatementTickLoad.Load() {
 		return s.tickRowsSameStatement(ctx, tenants, ids, withInput, max)
@@ -105,12 +135,15 @@ func (s *Store) tickRows(ctx context.Context, tenants, ids, withInput []uuid.UUI
 	p := &readAfter{db: s.db}
 	q := queries.New(p)
 	_ = q.RunTickLock(ctx, queries.RunTickLockParams{TenantIds: tenants, Ids: ids})
-	return q.RunTickRead(ctx, queries.RunTickReadParams{TenantIds: tenants, WithInputIds: withInput, MaxInputs: max})
+	return q.RunTickRead(ctx, queries.RunTickReadParams{
+		TenantIds: tenants, WithInputIds: withInput, MaxInputs: max, CachedIds: c.ids, CachedVersions: c.versions,
+	})
 }
 
 func (s *Store) tickRowsSameStatement(ctx context.Context, tenants, ids, withInput []uuid.UUID, max int32) ([]queries.RunTickReadRow, error) {
 	rows, err := s.q.RunTickLoadSameStatement(ctx, queries.RunTickLoadSameStatementParams{
 		TenantIds: tenants, Ids: ids, WithInputIds: withInput, MaxInputs: max,
+		CachedIds: []uuid.UUID{}, CachedVersions: []int64{},
 	})
 	out := make([]queries.RunTickReadRow, len(rows))
 	for i, r := range rows {
@@ -120,6 +153,10 @@ func (s *Store) tickRowsSameStatement(ctx context.Context, tenants, ids, withInp
 }
 
 func tickLoadFromRow(r queries.RunTickReadRow) (TickLoad, error) {
+	cached := r.State == nil
+	if cached {
+		r.State = []byte("{}") // the caller's
+	}
 	run, err := runFromRow(queries.Run{
 		TenantID: r.TenantID, ID: r.ID, DefinitionKey: r.DefinitionKey, DefinitionVersion: r.DefinitionVersion,
 		ManifestHash: r.ManifestHash, Status: r.Status, Reason: r.Reason, Subject: r.Subject,
@@ -132,8 +169,10 @@ func tickLoadFromRow(r queries.RunTickReadRow) (TickLoad, error) {
 	if err != nil {
 		return TickLoad{}, err
 	}
-	l := TickLoad{LeanRun: LeanRun{Run: run, Input: r.Input, Now: r.Now.UTC()}, TickRequested: r.TickRequested}
-	if l.Nodes, err = decodeNodes(r.Nodes); err != nil {
+	l := TickLoad{LeanRun: LeanRun{Run: run, Input: r.Input, Now: r.Now.UTC()}, TickRequested: r.TickRequested, Cached: cached}
+	if cached {
+		l.Run.State = engine.Run{}
+	} else if l.Nodes, err = decodeNodes(r.Nodes); err != nil {
 		return TickLoad{}, fmt.Errorf("run %s: %w", r.ID, err)
 	}
 	if l.Pending, err = decodePending(r.Inputs); err != nil {

@@ -223,3 +223,43 @@ func tickRuns(tb testing.TB, pool *pgxpool.Pool, n int) []store.RunKey {
 	}
 	return keys
 }
+
+// A load that names the record version its caller holds gets the run
+// without its state and nodes while the run is at that version, and whole
+// once any write has moved it on; under SameStatementTickLoad, always
+// whole.
+func TestRunTickLoadCachedAtItsVersion(t *testing.T) {
+	ctx := context.Background()
+	pool := testdb.Schema(t)
+	s := store.New(pool)
+	tenant := testdb.Tenant(t, s, nil)
+	run := tickRun(t, s, tenant.ID)
+	bumpNode(t, pool, run, engine.NodeRunning, nil) // version 1
+	k := store.RunKey{TenantID: tenant.ID, ID: run.ID}
+	load := func(version int64) store.TickLoad {
+		t.Helper()
+		var l store.TickLoad
+		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+			loads, err := store.New(tx).RunTickLoadCached(ctx, []store.RunKey{k}, nil, map[store.RunKey]int64{k: version})
+			l = loads[k]
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	if l := load(1); !l.Cached || l.Nodes != nil || l.Run.State.ID != "" || l.Run.RecordVersion != 1 {
+		t.Fatalf("at the cached version: cached %v, %d nodes, state %+v, version %d", l.Cached, len(l.Nodes), l.Run.State, l.Run.RecordVersion)
+	}
+	bumpNode(t, pool, run, engine.NodeSucceeded, nil) // version 2, as another process's tick
+	l := load(1)
+	if l.Cached || len(l.Nodes) != 1 || l.Nodes[0].State != engine.NodeSucceeded || l.Run.State.ID != run.ID.String() || l.Run.RecordVersion != 2 {
+		t.Fatalf("moved on: cached %v, nodes %+v, state %+v, version %d", l.Cached, l.Nodes, l.Run.State, l.Run.RecordVersion)
+	}
+	store.SameStatementTickLoad.Store(true)
+	defer store.SameStatementTickLoad.Store(false)
+	if l := load(2); l.Cached || len(l.Nodes) != 1 {
+		t.Fatalf("same statement: cached %v, %d nodes", l.Cached, len(l.Nodes))
+	}
+}
