@@ -30,7 +30,7 @@ WHERE (t.tenant_id, t.id) IN (
     ORDER BY w.created_at
     LIMIT $7
     FOR UPDATE SKIP LOCKED)
-RETURNING tenant_id, run_id, node, generation, attempt, id, queue, handler, input, idempotency_key, timeout_ms, created_at, worker_id, token, claimed_at, deadline, lease_until
+RETURNING tenant_id, run_id, node, generation, attempt, id, queue, handler, input, idempotency_key, timeout_ms, created_at, worker_id, token, claimed_at, deadline, lease_until, traceparent, tracestate
 `
 
 type BridgeTaskClaimParams struct {
@@ -81,6 +81,8 @@ func (q *Queries) BridgeTaskClaim(ctx context.Context, arg BridgeTaskClaimParams
 			&i.ClaimedAt,
 			&i.Deadline,
 			&i.LeaseUntil,
+			&i.Traceparent,
+			&i.Tracestate,
 		); err != nil {
 			return nil, err
 		}
@@ -199,7 +201,7 @@ func (q *Queries) BridgeTaskExtend(ctx context.Context, arg BridgeTaskExtendPara
 }
 
 const bridgeTaskGetForUpdate = `-- name: BridgeTaskGetForUpdate :one
-SELECT bridge_task.tenant_id, bridge_task.run_id, bridge_task.node, bridge_task.generation, bridge_task.attempt, bridge_task.id, bridge_task.queue, bridge_task.handler, bridge_task.input, bridge_task.idempotency_key, bridge_task.timeout_ms, bridge_task.created_at, bridge_task.worker_id, bridge_task.token, bridge_task.claimed_at, bridge_task.deadline, bridge_task.lease_until, coalesce(lease_until > now(), false)::bool AS live
+SELECT bridge_task.tenant_id, bridge_task.run_id, bridge_task.node, bridge_task.generation, bridge_task.attempt, bridge_task.id, bridge_task.queue, bridge_task.handler, bridge_task.input, bridge_task.idempotency_key, bridge_task.timeout_ms, bridge_task.created_at, bridge_task.worker_id, bridge_task.token, bridge_task.claimed_at, bridge_task.deadline, bridge_task.lease_until, bridge_task.traceparent, bridge_task.tracestate, coalesce(lease_until > now(), false)::bool AS live
 FROM bridge_task
 WHERE tenant_id = $1 AND id = $2
 FOR UPDATE
@@ -237,6 +239,8 @@ func (q *Queries) BridgeTaskGetForUpdate(ctx context.Context, arg BridgeTaskGetF
 		&i.BridgeTask.ClaimedAt,
 		&i.BridgeTask.Deadline,
 		&i.BridgeTask.LeaseUntil,
+		&i.BridgeTask.Traceparent,
+		&i.BridgeTask.Tracestate,
 		&i.Live,
 	)
 	return i, err

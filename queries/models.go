@@ -85,6 +85,8 @@ type BridgeTask struct {
 	ClaimedAt      *time.Time
 	Deadline       *time.Time
 	LeaseUntil     *time.Time
+	Traceparent    pgtype.Text
+	Tracestate     pgtype.Text
 }
 
 type ClockShift struct {
@@ -202,6 +204,7 @@ type RunAttempt struct {
 	LeaseUntil *time.Time
 	Output     []byte
 	Error      []byte
+	Worker     pgtype.Text
 }
 
 type RunCase struct {
@@ -290,13 +293,14 @@ type RunTimer struct {
 }
 
 type Tenant struct {
-	ID             uuid.UUID
-	Slug           string
-	Name           string
-	Tier           string
-	CreatedAt      time.Time
-	MaxConcurrency int32
-	RatePerSecond  float64
+	ID               uuid.UUID
+	Slug             string
+	Name             string
+	Tier             string
+	CreatedAt        time.Time
+	MaxConcurrency   int32
+	RatePerSecond    float64
+	RetentionSeconds int64
 }
 
 type TenantBucket struct {

@@ -93,7 +93,7 @@ func (q *Queries) RunAttemptExtendLease(ctx context.Context, arg RunAttemptExten
 }
 
 const runAttemptList = `-- name: RunAttemptList :many
-SELECT tenant_id, run_id, node, generation, attempt, started_at, finished_at, lease_until, output, error FROM run_attempt
+SELECT tenant_id, run_id, node, generation, attempt, started_at, finished_at, lease_until, output, error, worker FROM run_attempt
 WHERE tenant_id = $1 AND run_id = $2
 ORDER BY node, generation, attempt
 `
@@ -123,6 +123,7 @@ func (q *Queries) RunAttemptList(ctx context.Context, arg RunAttemptListParams) 
 			&i.LeaseUntil,
 			&i.Output,
 			&i.Error,
+			&i.Worker,
 		); err != nil {
 			return nil, err
 		}

@@ -40,7 +40,7 @@ func runTenant(ctx context.Context, env Env, args []string) error {
 		return runTenantSet(ctx, env, args[1:])
 	}
 	if len(args) == 0 || args[0] != "create" {
-		return fmt.Errorf("%w: ductor tenant create SLUG [--tier standard] [--name NAME] | tenant set SLUG [--tier T] [--max-concurrency N] [--rate R]", ErrUsage)
+		return fmt.Errorf("%w: ductor tenant create SLUG [--tier standard] [--name NAME] | tenant set SLUG [--tier T] [--max-concurrency N] [--rate R] [--retention D]", ErrUsage)
 	}
 	fs := newFlags("tenant create", env)
 	tier := fs.String("tier", string(store.TierStandard), "interactive, standard or bulk")
@@ -123,19 +123,21 @@ func splitPositional(args []string) (string, []string) {
 }
 
 // runTenantSet handles `tenant set SLUG [--tier T] [--max-concurrency N]
-// [--rate R]`: the tier and the step admission limits (0: none).
+// [--rate R] [--retention D]`: the tier, the step admission limits (0:
+// none) and how long finished runs are kept (0: forever).
 func runTenantSet(ctx context.Context, env Env, args []string) error {
 	fs := newFlags("tenant set", env)
 	tier := fs.String("tier", "", "interactive, standard or bulk")
 	maxConc := fs.Int("max-concurrency", -1, "steps queued or running at most (0: no cap)")
 	rate := fs.Float64("rate", -1, "step starts per second on average (0: no limit)")
+	retention := fs.String("retention", "", "how long finished runs are kept, such as 720h or 30d (0: forever)")
 	slug, rest := splitPositional(args)
 	cfg, _, err := loadConfig(fs, rest, env, "127.0.0.1:8080")
 	if err != nil {
 		return err
 	}
 	if slug == "" {
-		return fmt.Errorf("%w: ductor tenant set SLUG [--tier T] [--max-concurrency N] [--rate R]", ErrUsage)
+		return fmt.Errorf("%w: ductor tenant set SLUG [--tier T] [--max-concurrency N] [--rate R] [--retention D]", ErrUsage)
 	}
 	return withStore(ctx, cfg, func(s *store.Store) error {
 		t, err := s.TenantGetBySlug(ctx, slug)
@@ -162,7 +164,17 @@ func runTenantSet(ctx context.Context, env Env, args []string) error {
 				return err
 			}
 		}
-		fmt.Fprintf(env.Stdout, "%s tier=%s max_concurrency=%d rate_per_second=%g\n", t.Slug, t.Tier, t.MaxConcurrency, t.RatePerSecond)
+		if *retention != "" {
+			d, err := store.ParseRetention(*retention)
+			if err != nil {
+				return err
+			}
+			if t, err = s.TenantSetRetention(ctx, t.ID, d); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintf(env.Stdout, "%s tier=%s max_concurrency=%d rate_per_second=%g retention=%s\n",
+			t.Slug, t.Tier, t.MaxConcurrency, t.RatePerSecond, store.FormatRetention(t.Retention))
 		return nil
 	})
 }

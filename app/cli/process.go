@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/ductor/ductor/app/config"
+	"github.com/ductor/ductor/app/prune"
 	"github.com/ductor/ductor/app/server"
 	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/app/store"
@@ -42,7 +43,11 @@ func (p process) run(ctx context.Context) error {
 		coord.RescueWindow = p.cfg.RescueWindow
 	}
 	reg.MustRegister(coord.Collectors()...)
-	stopWorkers, err := p.startWorkers(ctx, coord)
+	pruner := p.pruner()
+	if pruner != nil {
+		reg.MustRegister(pruner.Collectors()...)
+	}
+	stopWorkers, err := p.startWorkers(ctx, coord, pruner)
 	if err != nil {
 		return err
 	}
@@ -79,7 +84,7 @@ func (p process) run(ctx context.Context) error {
 // startWorkers builds the River client the coordinator enqueues with and,
 // for the coordinator and steps roles, starts it. The returned function
 // stops it, letting running jobs finish for a while.
-func (p process) startWorkers(ctx context.Context, coord *workers.Coordinator) (func(), error) {
+func (p process) startWorkers(ctx context.Context, coord *workers.Coordinator, pruner *prune.Pruner) (func(), error) {
 	client, err := workers.NewClient(p.pool, workers.Options{
 		Coordinator: p.cfg.Roles.Has(config.RoleCoordinator),
 		Steps:       p.cfg.Roles.Has(config.RoleSteps),
@@ -104,15 +109,32 @@ func (p process) startWorkers(ctx context.Context, coord *workers.Coordinator) (
 			coord.Sweep(sweepCtx)
 		}
 	}()
+	pruned := make(chan struct{})
+	go func() {
+		defer close(pruned)
+		if pruner != nil {
+			pruner.Run(sweepCtx)
+		}
+	}()
 	return func() {
 		stopSweep()
 		<-swept
+		<-pruned
 		stopCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		defer cancel()
 		if err := client.Stop(stopCtx); err != nil && !errors.Is(err, context.Canceled) {
 			p.log.Warn("workers did not stop cleanly", "err", err)
 		}
 	}, nil
+}
+
+// pruner is the retention prune a coordinator runs, unless
+// DUCTOR_PRUNE_INTERVAL turned it off.
+func (p process) pruner() *prune.Pruner {
+	if !p.cfg.Roles.Has(config.RoleCoordinator) || p.cfg.PruneInterval <= 0 {
+		return nil
+	}
+	return prune.New(p.pool, prune.Options{Interval: p.cfg.PruneInterval, Logger: p.log})
 }
 
 func newLogger(env Env, level slog.Level, json bool) *slog.Logger {
