@@ -1,10 +1,11 @@
 -- name: BridgeTaskInsertMany :exec
 -- A re-executed tick or sweep inserts nothing twice.
-INSERT INTO bridge_task (tenant_id, run_id, node, generation, attempt, queue, handler, input, idempotency_key, timeout_ms)
+INSERT INTO bridge_task (tenant_id, run_id, node, generation, attempt, queue, handler, input, idempotency_key, timeout_ms,
+                         traceparent, tracestate)
 SELECT unnest(@tenant_ids::uuid[]), unnest(@run_ids::uuid[]), unnest(@nodes::text[]),
        unnest(@generations::integer[]), unnest(@attempts::integer[]), unnest(@queues::text[]),
        unnest(@handlers::text[]), unnest(@inputs::jsonb[]), unnest(@idempotency_keys::text[]),
-       unnest(@timeout_ms::bigint[])
+       unnest(@timeout_ms::bigint[]), NULLIF(unnest(@traceparents::text[]), ''), NULLIF(unnest(@tracestates::text[]), '')
 ON CONFLICT DO NOTHING;
 
 -- name: BridgeTaskClaim :many

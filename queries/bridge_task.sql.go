@@ -247,11 +247,12 @@ func (q *Queries) BridgeTaskGetForUpdate(ctx context.Context, arg BridgeTaskGetF
 }
 
 const bridgeTaskInsertMany = `-- name: BridgeTaskInsertMany :exec
-INSERT INTO bridge_task (tenant_id, run_id, node, generation, attempt, queue, handler, input, idempotency_key, timeout_ms)
+INSERT INTO bridge_task (tenant_id, run_id, node, generation, attempt, queue, handler, input, idempotency_key, timeout_ms,
+                         traceparent, tracestate)
 SELECT unnest($1::uuid[]), unnest($2::uuid[]), unnest($3::text[]),
        unnest($4::integer[]), unnest($5::integer[]), unnest($6::text[]),
        unnest($7::text[]), unnest($8::jsonb[]), unnest($9::text[]),
-       unnest($10::bigint[])
+       unnest($10::bigint[]), NULLIF(unnest($11::text[]), ''), NULLIF(unnest($12::text[]), '')
 ON CONFLICT DO NOTHING
 `
 
@@ -266,6 +267,8 @@ type BridgeTaskInsertManyParams struct {
 	Inputs          [][]byte
 	IdempotencyKeys []string
 	TimeoutMs       []int64
+	Traceparents    []string
+	Tracestates     []string
 }
 
 // A re-executed tick or sweep inserts nothing twice.
@@ -281,6 +284,8 @@ func (q *Queries) BridgeTaskInsertMany(ctx context.Context, arg BridgeTaskInsert
 		arg.Inputs,
 		arg.IdempotencyKeys,
 		arg.TimeoutMs,
+		arg.Traceparents,
+		arg.Tracestates,
 	)
 	return err
 }

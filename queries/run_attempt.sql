@@ -22,24 +22,35 @@ SET started_at = coalesce(run_attempt.started_at, EXCLUDED.started_at),
     lease_until = CASE WHEN EXCLUDED.finished_at IS NULL THEN run_attempt.lease_until END;
 
 -- name: RunAttemptStartMany :many
--- Workers take attempts: each must exist and have no result yet. The
--- attempts returned are the ones taken; an attempt appears once.
-INSERT INTO run_attempt (tenant_id, run_id, node, generation, attempt, started_at, lease_until)
-SELECT a.tenant_id, a.run_id, a.node, a.generation, a.attempt, now(), now() + make_interval(secs => a.lease_seconds)
+-- A worker takes attempts: each must have no result yet, and its run must
+-- still exist (a run deleted by the retention prune has nothing to do).
+-- The attempts returned are the ones taken; an attempt appears once. The
+-- first start is kept; the worker is the latest to take it.
+INSERT INTO run_attempt (tenant_id, run_id, node, generation, attempt, started_at, lease_until, worker)
+SELECT a.tenant_id, a.run_id, a.node, a.generation, a.attempt, now(), now() + make_interval(secs => a.lease_seconds),
+       NULLIF(@worker::text, '')
 FROM (SELECT unnest(@tenant_ids::uuid[]) AS tenant_id,
              unnest(@run_ids::uuid[]) AS run_id,
              unnest(@nodes::text[]) AS node,
              unnest(@generations::integer[]) AS generation,
              unnest(@attempts::integer[]) AS attempt,
              unnest(@lease_seconds::float8[]) AS lease_seconds) AS a
+WHERE EXISTS (SELECT 1 FROM run r WHERE r.tenant_id = a.tenant_id AND r.id = a.run_id)
 ON CONFLICT (tenant_id, run_id, node, generation, attempt) DO UPDATE
-SET started_at = coalesce(run_attempt.started_at, now()), lease_until = EXCLUDED.lease_until
+SET started_at = coalesce(run_attempt.started_at, now()), lease_until = EXCLUDED.lease_until,
+    worker = coalesce(EXCLUDED.worker, run_attempt.worker)
 WHERE run_attempt.finished_at IS NULL
 RETURNING tenant_id, run_id, node, generation, attempt;
 
 -- name: RunAttemptList :many
 SELECT * FROM run_attempt
 WHERE tenant_id = @tenant_id AND run_id = @run_id
+ORDER BY node, generation, attempt;
+
+-- name: RunAttemptListNodes :many
+-- The attempts of some of a run's nodes (a page of scatter children, say).
+SELECT * FROM run_attempt
+WHERE tenant_id = @tenant_id AND run_id = @run_id AND node = ANY(@nodes::text[])
 ORDER BY node, generation, attempt;
 
 -- name: RunAttemptClaimLost :many

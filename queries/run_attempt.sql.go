@@ -135,22 +135,71 @@ func (q *Queries) RunAttemptList(ctx context.Context, arg RunAttemptListParams) 
 	return items, nil
 }
 
+const runAttemptListNodes = `-- name: RunAttemptListNodes :many
+SELECT tenant_id, run_id, node, generation, attempt, started_at, finished_at, lease_until, output, error, worker FROM run_attempt
+WHERE tenant_id = $1 AND run_id = $2 AND node = ANY($3::text[])
+ORDER BY node, generation, attempt
+`
+
+type RunAttemptListNodesParams struct {
+	TenantID uuid.UUID
+	RunID    uuid.UUID
+	Nodes    []string
+}
+
+// The attempts of some of a run's nodes (a page of scatter children, say).
+func (q *Queries) RunAttemptListNodes(ctx context.Context, arg RunAttemptListNodesParams) ([]RunAttempt, error) {
+	rows, err := q.db.Query(ctx, runAttemptListNodes, arg.TenantID, arg.RunID, arg.Nodes)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []RunAttempt{}
+	for rows.Next() {
+		var i RunAttempt
+		if err := rows.Scan(
+			&i.TenantID,
+			&i.RunID,
+			&i.Node,
+			&i.Generation,
+			&i.Attempt,
+			&i.StartedAt,
+			&i.FinishedAt,
+			&i.LeaseUntil,
+			&i.Output,
+			&i.Error,
+			&i.Worker,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const runAttemptStartMany = `-- name: RunAttemptStartMany :many
-INSERT INTO run_attempt (tenant_id, run_id, node, generation, attempt, started_at, lease_until)
-SELECT a.tenant_id, a.run_id, a.node, a.generation, a.attempt, now(), now() + make_interval(secs => a.lease_seconds)
-FROM (SELECT unnest($1::uuid[]) AS tenant_id,
-             unnest($2::uuid[]) AS run_id,
-             unnest($3::text[]) AS node,
-             unnest($4::integer[]) AS generation,
-             unnest($5::integer[]) AS attempt,
-             unnest($6::float8[]) AS lease_seconds) AS a
+INSERT INTO run_attempt (tenant_id, run_id, node, generation, attempt, started_at, lease_until, worker)
+SELECT a.tenant_id, a.run_id, a.node, a.generation, a.attempt, now(), now() + make_interval(secs => a.lease_seconds),
+       NULLIF($1::text, '')
+FROM (SELECT unnest($2::uuid[]) AS tenant_id,
+             unnest($3::uuid[]) AS run_id,
+             unnest($4::text[]) AS node,
+             unnest($5::integer[]) AS generation,
+             unnest($6::integer[]) AS attempt,
+             unnest($7::float8[]) AS lease_seconds) AS a
+WHERE EXISTS (SELECT 1 FROM run r WHERE r.tenant_id = a.tenant_id AND r.id = a.run_id)
 ON CONFLICT (tenant_id, run_id, node, generation, attempt) DO UPDATE
-SET started_at = coalesce(run_attempt.started_at, now()), lease_until = EXCLUDED.lease_until
+SET started_at = coalesce(run_attempt.started_at, now()), lease_until = EXCLUDED.lease_until,
+    worker = coalesce(EXCLUDED.worker, run_attempt.worker)
 WHERE run_attempt.finished_at IS NULL
 RETURNING tenant_id, run_id, node, generation, attempt
 `
 
 type RunAttemptStartManyParams struct {
+	Worker       string
 	TenantIds    []uuid.UUID
 	RunIds       []uuid.UUID
 	Nodes        []string
@@ -167,10 +216,13 @@ type RunAttemptStartManyRow struct {
 	Attempt    int32
 }
 
-// Workers take attempts: each must exist and have no result yet. The
-// attempts returned are the ones taken; an attempt appears once.
+// A worker takes attempts: each must have no result yet, and its run must
+// still exist (a run deleted by the retention prune has nothing to do).
+// The attempts returned are the ones taken; an attempt appears once. The
+// first start is kept; the worker is the latest to take it.
 func (q *Queries) RunAttemptStartMany(ctx context.Context, arg RunAttemptStartManyParams) ([]RunAttemptStartManyRow, error) {
 	rows, err := q.db.Query(ctx, runAttemptStartMany,
+		arg.Worker,
 		arg.TenantIds,
 		arg.RunIds,
 		arg.Nodes,

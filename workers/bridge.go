@@ -121,7 +121,7 @@ func bridgeTask(a StepArgs) (store.BridgeTask, error) {
 	return store.BridgeTask{
 		TenantID: a.TenantID, RunID: a.RunID, Node: a.Node, Generation: a.Generation, Attempt: a.Attempt,
 		Queue: queue, Handler: handler, Input: input, IdempotencyKey: a.IdempotencyKey,
-		Timeout: time.Duration(a.TimeoutMS) * time.Millisecond,
+		Timeout: time.Duration(a.TimeoutMS) * time.Millisecond, Trace: a.Trace,
 	}, nil
 }
 

@@ -16,7 +16,8 @@ import (
 // (tenant, name) index of waiting nodes, not by looking at runs). Each
 // run's tick evaluates match_expr; a node consumes an event at most once.
 // A repeated idempotency key returns the first event and delivers nothing.
-func (c *Coordinator) Publish(ctx context.Context, e store.Event) (store.Event, bool, error) {
+func (c *Coordinator) Publish(ctx context.Context, e store.Event) (_ store.Event, created bool, err error) {
+	defer func() { c.published(created, err) }()
 	if e.Name == "" {
 		return store.Event{}, false, apperr.New(apperr.Invalid, "name is required")
 	}
@@ -27,8 +28,7 @@ func (c *Coordinator) Publish(ctx context.Context, e store.Event) (store.Event, 
 		e.ID = uuid.New()
 	}
 	var out store.Event
-	var created bool
-	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
 		var err error
 		out, created, err = store.New(tx).EventAdd(ctx, e)
 		if err != nil || !created {
@@ -45,6 +45,7 @@ func (c *Coordinator) deliverEvent(ctx context.Context, tx pgx.Tx, e store.Event
 		return err
 	}
 	in := engine.EventMatched{EventID: e.ID.String(), Name: e.Name, Data: e.Data}
+	c.metrics.deliveries.Add(float64(len(runs)))
 	for _, runID := range runs {
 		if err := c.Deliver(ctx, tx, e.TenantID, runID, in); err != nil {
 			return err

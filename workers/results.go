@@ -233,7 +233,7 @@ func (a *attemptStarts) send(group []*startRequest) {
 		keys[i], leases[i] = r.key, r.lease
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	taken, err := store.New(a.c.pool).AttemptStartMany(ctx, keys, leases)
+	taken, err := store.New(a.c.pool).AttemptStartMany(ctx, keys, leases, a.c.workerID)
 	cancel()
 	for _, r := range group {
 		r.fresh, r.err = taken[r.key], err

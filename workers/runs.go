@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/definition"
@@ -24,6 +25,9 @@ type Trigger struct {
 	Context          map[string]any
 	SearchAttributes map[string]any
 	IdempotencyKey   string
+	// Parent is the caller's span (an inbound traceparent): the run's
+	// span joins its trace. Without it the run begins a trace of its own.
+	Parent trace.SpanContext
 }
 
 // InputValidator checks trigger input against a definition's input schema.
@@ -51,6 +55,7 @@ func (c *Coordinator) Start(ctx context.Context, t Trigger, validate InputValida
 	id := uuid.New()
 	n := newRun(v, id, lineage{root: id}, t.Input, t.Subject, t.Context, t.SearchAttributes)
 	n.TenantID, n.IdempotencyKey = t.TenantID, t.IdempotencyKey
+	n.State.Trace = c.tracing.NewRun(ctx, t.Parent)
 	var run store.Run
 	var created bool
 	create := func(inline bool) error {
@@ -79,6 +84,9 @@ func (c *Coordinator) Start(ctx context.Context, t Trigger, validate InputValida
 	if errors.As(err, &inlineErr) {
 		c.log.WarnContext(ctx, "inline tick failed; handing over to a tick job", "run_id", run.ID, "err", inlineErr.err)
 		err = create(false)
+	}
+	if err == nil && created {
+		c.runStarted(ctx, run)
 	}
 	return run, created, err
 }

@@ -48,17 +48,13 @@ func (w *StepWorker) Work(ctx context.Context, job *river.Job[StepArgs]) error {
 	if !fresh {
 		return nil // a duplicate delivery of an attempt that has its result
 	}
-	started := time.Now()
+	ctx, done := w.C.attemptBegins(ctx, job)
 	out, stepErr := w.Executor.Execute(ctx, steps.Request{
 		TenantID: a.TenantID.String(), RunID: a.RunID.String(), Node: a.Node, Ref: a.Ref, Type: a.Type,
 		Generation: a.Generation, Attempt: a.Attempt, IdempotencyKey: a.IdempotencyKey,
 		Params: a.Params, Timeout: time.Duration(a.TimeoutMS) * time.Millisecond,
 	})
-	outcome := "success"
-	if stepErr != nil {
-		outcome = stepErr.Code
-	}
-	w.C.metrics.stepSeconds.WithLabelValues(a.Type, outcome).Observe(time.Since(started).Seconds())
+	done(stepErr)
 	result := engine.StepResult{Node: a.Node, Generation: a.Generation, Attempt: a.Attempt, Output: out, Error: stepErr}
 	return w.record(context.WithoutCancel(ctx), job, result)
 }

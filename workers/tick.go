@@ -125,6 +125,7 @@ func (c *Coordinator) load(ctx context.Context, s *store.Store, keys []store.Run
 // in failed, with its err; an error that spoils the transaction is
 // returned as err.
 func (c *Coordinator) tickRuns(ctx context.Context, tx pgx.Tx, ticks []*runTick) (failed []*runTick, err error) {
+	defer c.observeTicks(ctx, ticks, time.Now(), &err)
 	s := store.New(tx)
 	var decided []*runTick
 	for _, t := range ticks {
@@ -239,11 +240,6 @@ func (c *Coordinator) persist(ctx context.Context, tx pgx.Tx, ticks []*runTick) 
 	}
 	if err := s.RunWritesFlush(ctx, &w); err != nil {
 		return err
-	}
-	for _, t := range ticks {
-		if t.state.Run.Status.Terminal() && !t.load.Run.Status.Terminal() {
-			c.metrics.finished.WithLabelValues(string(t.state.Run.Status)).Inc()
-		}
 	}
 	if err := c.fault(FaultAfterUpdate); err != nil {
 		return err

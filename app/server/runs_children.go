@@ -51,6 +51,9 @@ func handleScatterChildren(s *store.Store, runs *workers.Coordinator) echo.Handl
 		for i, n := range nodes {
 			out[i] = nodeJSON(n, types)
 		}
+		if out, err = withAttempts(ctx, s, run.TenantID, run.ID, out); err != nil {
+			return err
+		}
 		resp := map[string]any{"children": out, "counts": counts}
 		if len(nodes) == limit {
 			resp["next_after"] = nodes[len(nodes)-1].Child.Index
