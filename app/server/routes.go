@@ -3,7 +3,6 @@ package server
 import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/ductor/ductor/app/auth"
 	"github.com/ductor/ductor/app/definition"
@@ -13,13 +12,14 @@ import (
 // routes lists every route Ductor serves: the process-wide ones here, the
 // API's in apiRoutes and the dashboard's in webRoutes.
 func routes(e *echo.Echo, d Deps) {
+	e.Use(requestMetrics(newHTTPMetrics(d.Registry)))
 	e.Use(middleware.RequestID())
 	e.Use(requestLogger(d.Logger))
 	e.Use(recoverer(d.Logger))
 
 	e.GET("/healthz", handleHealthz())
 	e.GET("/readyz", handleReadyz(d.Pool))
-	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{})))
+	e.GET("/metrics", metricsHandler(d.Registry, d.Logger))
 
 	if d.API {
 		e.GET("/api/v1/openapi.json", handleOpenAPI()) // documentation: no key needed
