@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -171,6 +172,7 @@ func TestOperatorSeesRunsInLogsTracesAndMetrics(t *testing.T) {
 	o := startOps(t)
 	o.publish(t, fmt.Sprintf(tracedDoc, o.target.URL))
 	o.publish(t, flakyDoc)
+	o.publish(t, bridgeDoc)
 
 	traced := o.runTo(t, `{"definition": "traced", "input": {"card": "4111-secret-card"}}`,
 		map[string]string{"traceparent": "00-" + callerTrace + "-" + callerSpan + "-01"}, "succeeded")
@@ -233,6 +235,7 @@ func checkScrape(t *testing.T, o *opsProcess) {
 	if code != 404 {
 		t.Fatalf("unknown run = %d", code)
 	}
+	o.traffic(t)
 	status, body := get(t, o.BaseURL+"/metrics", "")
 	if status != 200 {
 		t.Fatalf("/metrics = %d", status)
@@ -243,12 +246,17 @@ func checkScrape(t *testing.T, o *opsProcess) {
 		`ductor_step_attempts_total{outcome="failed",type="task"} 2`, `ductor_step_retries_total{type="task"} 1`,
 		`ductor_step_schedule_to_start_seconds_bucket{handler="builtin.fail",tier="interactive",type="task"`,
 		`ductor_step_duration_seconds_bucket{handler="",outcome="success",tier="interactive",type="http",le="86400"}`,
-		`ductor_http_requests_total{method="POST",route="/api/v1/runs",status="201"} 2`,
+		`ductor_http_requests_total{method="POST",route="/api/v1/runs",status="201"} 4`,
 		`ductor_http_requests_total{method="GET",route="/api/v1/runs/:id",status="404"} 1`,
 		`ductor_db_pool_acquired_connections`, `ductor_prune_last_success_timestamp_seconds`, `ductor_tick_duration_seconds_bucket`,
 	} {
 		if !strings.Contains(body, series) {
 			t.Errorf("scrape lacks %s", series)
+		}
+	}
+	for _, name := range deployedMetrics(t) {
+		if !strings.Contains(body, "# TYPE "+name+" ") && name != "ductor_metrics_scrape_errors_total" { // that one only counts failures
+			t.Errorf("deploy/ uses %s, which the scrape lacks", name)
 		}
 	}
 	promtool := os.Getenv("PROMTOOL")
@@ -304,3 +312,62 @@ func checkTrace(t *testing.T, o *opsProcess, id string, heard http.Header) {
 		t.Errorf("User-Agent %q", heard.Get("User-Agent"))
 	}
 }
+
+const bridgeDoc = `{"key": "bridged", "steps": [{"ref": "work", "type": "task", "with": {"handler": "ext.work"}}]}`
+
+// traffic makes every kind of series the deploy/ files use appear: a
+// bridge task claimed and one waiting, a signal and an event.
+func (o *opsProcess) traffic(t *testing.T) {
+	t.Helper()
+	var ids []string
+	for range 2 {
+		code, out := o.call(t, "POST", "/runs", `{"definition": "bridged"}`, nil)
+		if code != 201 {
+			t.Fatalf("start = %d %v", code, out)
+		}
+		ids = append(ids, out["id"].(string))
+	}
+	code, out := o.call(t, "POST", "/tasks/poll", `{"handlers": ["ext.work"], "max": 1, "wait_ms": 5000}`, nil)
+	if tasks, _ := out["tasks"].([]any); code != 200 || len(tasks) != 1 {
+		t.Fatalf("poll = %d %v", code, out)
+	}
+	task := out["tasks"].([]any)[0].(map[string]any)
+	if code, _ := o.call(t, "POST", "/tasks/"+task["id"].(string)+"/heartbeat", `{"token": "wrong"}`, nil); code != 409 {
+		t.Fatalf("heartbeat with a wrong token = %d", code)
+	}
+	if code, _ := o.call(t, "POST", "/tasks/"+task["id"].(string)+"/fail", `{"token": "wrong", "error": {"message": "x"}}`, nil); code != 409 {
+		t.Fatalf("fail with a wrong token = %d", code)
+	}
+	if code, out := o.call(t, "POST", "/runs/"+ids[0]+"/signals", `{"request_id": "r1", "name": "nobody-waits"}`, nil); code != 202 {
+		t.Fatalf("signal = %d %v", code, out)
+	}
+	if code, out := o.call(t, "POST", "/events", `{"name": "nobody-listens"}`, nil); code != 202 {
+		t.Fatalf("event = %d %v", code, out)
+	}
+}
+
+// deployedMetrics are the metric names the Grafana dashboard and the
+// alert rules in deploy/ use.
+func deployedMetrics(t *testing.T) []string {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, f := range []string{"../deploy/grafana/ductor-dashboard.json", "../deploy/prometheus/ductor-alerts.yml"} {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasSuffix(f, ".json") && !json.Valid(raw) {
+			t.Errorf("%s is not JSON", f)
+		}
+		for _, m := range metricName.FindAllString(string(raw), -1) {
+			seen[strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(m, "_bucket"), "_count"), "_sum")] = true
+		}
+	}
+	var out []string
+	for m := range seen {
+		out = append(out, m)
+	}
+	return out
+}
+
+var metricName = regexp.MustCompile(`ductor_[a-z_]+`)
