@@ -60,9 +60,11 @@ func (c *Coordinator) observeTicks(ctx context.Context, ticks []*runTick, begun 
 			continue
 		}
 		run := t.load.Run
-		c.tracing.Record(ctx, run.State.Trace, trace.SpanID{}, "tick", begun, end, nil,
-			attribute.String("ductor.run_id", run.ID.String()), attribute.Int("ductor.inputs", len(t.pending.Inputs)),
-			attribute.Int("ductor.decisions", len(t.decisions)))
+		if c.tracing.Enabled() {
+			c.tracing.Record(ctx, run.State.Trace, trace.SpanID{}, "tick", begun, end, nil,
+				attribute.String("ductor.run_id", run.ID.String()), attribute.Int("ductor.inputs", len(t.pending.Inputs)),
+				attribute.Int("ductor.decisions", len(t.decisions)))
+		}
 		c.observeAttempts(ctx, t)
 		if t.state.Run.Status.Terminal() && !run.Status.Terminal() {
 			c.runEnded(ctx, run, t.state.Run)
@@ -97,6 +99,10 @@ func (c *Coordinator) runEnded(ctx context.Context, run store.Run, now engine.Ru
 // ones: retried when the same decisions dispatch the next attempt.
 func (c *Coordinator) observeAttempts(ctx context.Context, t *runTick) {
 	for _, d := range t.decisions {
+		if len(d.Attempts) == 0 {
+			continue
+		}
+		types := stepTypes(t.m, d)
 		retries := map[string]engine.DispatchAttempt{}
 		for _, cmd := range d.Commands {
 			if da, ok := cmd.(engine.DispatchAttempt); ok {
@@ -104,7 +110,7 @@ func (c *Coordinator) observeAttempts(ctx context.Context, t *runTick) {
 			}
 		}
 		for _, a := range d.Attempts {
-			typ := stepType(t.m, d, a.Node)
+			typ := types(a.Node)
 			if a.Error == nil {
 				c.metrics.attempts.WithLabelValues(typ, "succeeded").Inc()
 				continue
@@ -134,22 +140,29 @@ func (c *Coordinator) attemptFailed(ctx context.Context, t *runTick, a engine.At
 	c.log.WarnContext(ctx, msg, attrs...)
 }
 
-// stepType is the type of the step a node (or scatter child) runs.
-func stepType(m *definition.Manifest, d *engine.Decision, node string) string {
-	ref := node
+// stepTypes returns the type of the step a node (or scatter child) of
+// the decision runs.
+func stepTypes(m *definition.Manifest, d *engine.Decision) func(node string) string {
+	refs := make(map[string]string, len(d.Nodes))
 	for _, n := range d.Nodes {
-		if n.ID == node {
-			ref = n.Ref
-		}
+		refs[n.ID] = n.Ref
 	}
+	types := map[string]string{}
 	if m != nil {
 		for _, st := range m.Steps {
-			if st.Ref == ref {
-				return childType(st)
-			}
+			types[st.Ref] = childType(st)
 		}
 	}
-	return otherLabel
+	return func(node string) string {
+		ref, ok := refs[node]
+		if !ok {
+			ref = node
+		}
+		if typ, ok := types[ref]; ok {
+			return typ
+		}
+		return otherLabel
+	}
 }
 
 // childType is a step's type, or for a scatter the type of its children.

@@ -226,7 +226,7 @@ func (b testBundle) ownedRows(t *testing.T, ids []uuid.UUID) map[string]int {
 	}
 	count("run", `SELECT count(*) FROM run WHERE tenant_id = $1 AND id = ANY($2)`, b.tenant.ID, ids)
 	for _, r := range store.RunOwned {
-		count(r.Table, fmt.Sprintf(`SELECT count(*) FROM %s WHERE tenant_id = $1 AND (%s)`, r.Table, r.Where), b.tenant.ID, ids)
+		count(r.Table, fmt.Sprintf(`SELECT count(*) FROM %s t, %s WHERE t.tenant_id = $1 AND (%s)`, r.Table, store.RunIDs, r.Where), b.tenant.ID, ids)
 	}
 	count("river_job", `SELECT count(*) FROM river_job WHERE args->>'run_id' = ANY($1)`, uuidStrings(ids))
 	return out

@@ -8,10 +8,11 @@
 // A pass walks each tenant's finished runs oldest first by the database's
 // clock. Each batch is one short transaction that locks its runs (skipping
 // any another transaction holds, and any an operator resumed meanwhile),
-// deletes their rows and then the runs. The batch size adapts so that a
-// batch takes about BatchTarget, and the pass pauses as long again after
-// each batch: it never holds a lock that the engine waits for, and leaves
-// the database to the engine at least half of the time. Unfinished runs are
+// deletes their rows and then the runs, and commits without waiting for
+// the disk (a batch lost with a crash is done again). The batch size
+// adapts so that a batch takes about BatchTarget, and the pass pauses
+// twice as long after each batch: it never holds a lock that the engine
+// waits for, and leaves the database to the engine two thirds of the time. Unfinished runs are
 // never touched. One replica prunes at a time (a session advisory lock);
 // the others skip their pass.
 package prune
@@ -33,10 +34,10 @@ type Options struct {
 	// Interval is the time between passes (default DefaultInterval).
 	Interval time.Duration
 	// BatchTarget is how long a batch's transaction should take (default
-	// 100 ms); the number of runs a batch deletes adapts to it.
+	// 50 ms); the number of runs a batch deletes adapts to it.
 	BatchTarget time.Duration
 	// Pace is how long the pass pauses after a batch, as a multiple of the
-	// batch's own time (default 1; negative: no pause).
+	// batch's own time (default 2; negative: no pause).
 	Pace   float64
 	Logger *slog.Logger
 }
@@ -68,10 +69,10 @@ func New(pool *pgxpool.Pool, opts Options) *Pruner {
 		opts.Interval = DefaultInterval
 	}
 	if opts.BatchTarget <= 0 {
-		opts.BatchTarget = 100 * time.Millisecond
+		opts.BatchTarget = 50 * time.Millisecond
 	}
 	if opts.Pace == 0 {
-		opts.Pace = 1
+		opts.Pace = 2
 	}
 	log := opts.Logger
 	if log == nil {
