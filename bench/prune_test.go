@@ -52,7 +52,7 @@ func BenchmarkPrune(b *testing.B) {
 
 	b.ResetTimer()
 	for range b.N {
-		idle := d.hopSample(b, hopSteps, 2)
+		idle := d.hopSample(b, hopSteps, 4)
 		st, during := d.hopsWhilePruning(b, hopSteps)
 		i, p := latencyOf(idle), latencyOf(during)
 		b.ReportMetric(float64(st.Rows)/st.Duration.Seconds(), "prune-rows/s")
