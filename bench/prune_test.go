@@ -59,8 +59,8 @@ func BenchmarkPrune(b *testing.B) {
 		b.ReportMetric(p.p99/max(i.p99, 0.001), "hop-p99-ratio")
 		record(b, "prune", "prune of %d expired runs (%d rows, waiting %d): %s, %.0f rows/s, %.0f runs/s",
 			st.Runs, st.Rows, waiting, st.Duration.Round(time.Millisecond), float64(st.Rows)/st.Duration.Seconds(), float64(st.Runs)/st.Duration.Seconds())
-		record(b, "prune-hop", "hop while pruning: %s; idle %s (p50 %.2f×, p99 %.2f× idle; goal: p50 within 1.25× idle, p99 ≤ 50 ms: %s)",
-			p, i, p.p50/max(i.p50, 0.001), p.p99/max(i.p99, 0.001), verdict(p.p50 <= 1.25*i.p50 && p.p99 <= 50))
+		record(b, "prune-hop", "hop while pruning: %s; idle %s (p50 %.2f×, p99 %.2f× idle; goal: unaffected, within 1.25× and 1.5×: %s)",
+			p, i, p.p50/max(i.p50, 0.001), p.p99/max(i.p99, 0.001), verdict(p.p50 <= 1.25*i.p50 && p.p99 <= 1.5*i.p99))
 	}
 	b.StopTimer()
 	if left := countRows(b, d, old.tenant); left != 0 {
