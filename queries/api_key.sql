@@ -22,3 +22,12 @@ RETURNING *;
 UPDATE api_key SET last_used_at = now()
 WHERE tenant_id = @tenant_id AND id = @id
   AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute');
+
+-- name: APIKeySecret :one
+-- The deployment's key secret (see migration 0017).
+SELECT secret FROM api_key_secret WHERE singleton;
+
+-- name: APIKeyLegacyLive :one
+-- Whether any live key has the old, CRC-32 checksum: until none has, a key
+-- of that shape must be looked up.
+SELECT EXISTS (SELECT 1 FROM api_key WHERE legacy_checksum AND revoked_at IS NULL);

@@ -14,7 +14,7 @@ import (
 const aPIKeyCreate = `-- name: APIKeyCreate :one
 INSERT INTO api_key (tenant_id, id, name, prefix, hash, scopes)
 VALUES ($1, $2, $3, $4, $5, $6)
-RETURNING tenant_id, id, name, prefix, hash, scopes, created_at, last_used_at, revoked_at
+RETURNING tenant_id, id, name, prefix, hash, scopes, created_at, last_used_at, revoked_at, legacy_checksum
 `
 
 type APIKeyCreateParams struct {
@@ -46,12 +46,13 @@ func (q *Queries) APIKeyCreate(ctx context.Context, arg APIKeyCreateParams) (API
 		&i.CreatedAt,
 		&i.LastUsedAt,
 		&i.RevokedAt,
+		&i.LegacyChecksum,
 	)
 	return i, err
 }
 
 const aPIKeyGetByHash = `-- name: APIKeyGetByHash :one
-SELECT tenant_id, id, name, prefix, hash, scopes, created_at, last_used_at, revoked_at FROM api_key WHERE hash = $1
+SELECT tenant_id, id, name, prefix, hash, scopes, created_at, last_used_at, revoked_at, legacy_checksum FROM api_key WHERE hash = $1
 `
 
 // The one lookup that is not tenant-scoped: a request's key decides its tenant.
@@ -68,12 +69,26 @@ func (q *Queries) APIKeyGetByHash(ctx context.Context, hash []byte) (APIKey, err
 		&i.CreatedAt,
 		&i.LastUsedAt,
 		&i.RevokedAt,
+		&i.LegacyChecksum,
 	)
 	return i, err
 }
 
+const aPIKeyLegacyLive = `-- name: APIKeyLegacyLive :one
+SELECT EXISTS (SELECT 1 FROM api_key WHERE legacy_checksum AND revoked_at IS NULL)
+`
+
+// Whether any live key has the old, CRC-32 checksum: until none has, a key
+// of that shape must be looked up.
+func (q *Queries) APIKeyLegacyLive(ctx context.Context) (bool, error) {
+	row := q.db.QueryRow(ctx, aPIKeyLegacyLive)
+	var exists bool
+	err := row.Scan(&exists)
+	return exists, err
+}
+
 const aPIKeyList = `-- name: APIKeyList :many
-SELECT tenant_id, id, name, prefix, hash, scopes, created_at, last_used_at, revoked_at FROM api_key
+SELECT tenant_id, id, name, prefix, hash, scopes, created_at, last_used_at, revoked_at, legacy_checksum FROM api_key
 WHERE tenant_id = $1
 ORDER BY created_at DESC, id
 `
@@ -97,6 +112,7 @@ func (q *Queries) APIKeyList(ctx context.Context, tenantID uuid.UUID) ([]APIKey,
 			&i.CreatedAt,
 			&i.LastUsedAt,
 			&i.RevokedAt,
+			&i.LegacyChecksum,
 		); err != nil {
 			return nil, err
 		}
@@ -111,7 +127,7 @@ func (q *Queries) APIKeyList(ctx context.Context, tenantID uuid.UUID) ([]APIKey,
 const aPIKeyRevoke = `-- name: APIKeyRevoke :one
 UPDATE api_key SET revoked_at = coalesce(revoked_at, now())
 WHERE tenant_id = $1 AND id = $2
-RETURNING tenant_id, id, name, prefix, hash, scopes, created_at, last_used_at, revoked_at
+RETURNING tenant_id, id, name, prefix, hash, scopes, created_at, last_used_at, revoked_at, legacy_checksum
 `
 
 type APIKeyRevokeParams struct {
@@ -132,8 +148,21 @@ func (q *Queries) APIKeyRevoke(ctx context.Context, arg APIKeyRevokeParams) (API
 		&i.CreatedAt,
 		&i.LastUsedAt,
 		&i.RevokedAt,
+		&i.LegacyChecksum,
 	)
 	return i, err
+}
+
+const aPIKeySecret = `-- name: APIKeySecret :one
+SELECT secret FROM api_key_secret WHERE singleton
+`
+
+// The deployment's key secret (see migration 0017).
+func (q *Queries) APIKeySecret(ctx context.Context) ([]byte, error) {
+	row := q.db.QueryRow(ctx, aPIKeySecret)
+	var secret []byte
+	err := row.Scan(&secret)
+	return secret, err
 }
 
 const aPIKeyTouch = `-- name: APIKeyTouch :exec

@@ -12,15 +12,22 @@ import (
 )
 
 type APIKey struct {
-	TenantID   uuid.UUID
-	ID         uuid.UUID
-	Name       string
-	Prefix     string
-	Hash       []byte
-	Scopes     []string
-	CreatedAt  time.Time
-	LastUsedAt *time.Time
-	RevokedAt  *time.Time
+	TenantID       uuid.UUID
+	ID             uuid.UUID
+	Name           string
+	Prefix         string
+	Hash           []byte
+	Scopes         []string
+	CreatedAt      time.Time
+	LastUsedAt     *time.Time
+	RevokedAt      *time.Time
+	LegacyChecksum bool
+}
+
+type ApiKeySecret struct {
+	Singleton bool
+	Secret    []byte
+	CreatedAt time.Time
 }
 
 type AppUser struct {
@@ -68,25 +75,27 @@ type AuditLog struct {
 }
 
 type BridgeTask struct {
-	TenantID       uuid.UUID
-	RunID          uuid.UUID
-	Node           string
-	Generation     int32
-	Attempt        int32
-	ID             uuid.UUID
-	Queue          string
-	Handler        string
-	Input          []byte
-	IdempotencyKey string
-	TimeoutMs      int64
-	CreatedAt      time.Time
-	WorkerID       pgtype.Text
-	Token          pgtype.Text
-	ClaimedAt      *time.Time
-	Deadline       *time.Time
-	LeaseUntil     *time.Time
-	Traceparent    pgtype.Text
-	Tracestate     pgtype.Text
+	TenantID          uuid.UUID
+	RunID             uuid.UUID
+	Node              string
+	Generation        int32
+	Attempt           int32
+	ID                uuid.UUID
+	Queue             string
+	Handler           string
+	Input             []byte
+	IdempotencyKey    string
+	TimeoutMs         int64
+	CreatedAt         time.Time
+	WorkerID          pgtype.Text
+	Token             pgtype.Text
+	ClaimedAt         *time.Time
+	Deadline          *time.Time
+	LeaseUntil        *time.Time
+	ScheduleToStartMs int64
+	StartBy           *time.Time
+	Traceparent       pgtype.Text
+	Tracestate        pgtype.Text
 }
 
 type ClockShift struct {
@@ -126,6 +135,18 @@ type Event struct {
 	Data           []byte
 	IdempotencyKey pgtype.Text
 	CreatedAt      time.Time
+}
+
+type EventTrigger struct {
+	TenantID      uuid.UUID
+	Name          string
+	DefinitionKey string
+	Position      int32
+	FilterExpr    string
+	InputExpr     string
+	Started       int64
+	LastError     string
+	LastErrorAt   *time.Time
 }
 
 type EventUse struct {
@@ -292,15 +313,51 @@ type RunTimer struct {
 	FireAt   time.Time
 }
 
+type Schedule struct {
+	TenantID          uuid.UUID
+	ID                string
+	DefinitionKey     string
+	DefinitionVersion int32
+	Spec              []byte
+	Input             []byte
+	Overlap           string
+	CatchupWindowMs   int64
+	PauseOnFailure    bool
+	Paused            bool
+	Note              string
+	LastError         string
+	Owned             bool
+	NextAt            *time.Time
+	DueAt             *time.Time
+	Actions           int64
+	Skipped           int64
+	Missed            int64
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+}
+
+type ScheduleAction struct {
+	TenantID    uuid.UUID
+	ScheduleID  string
+	ScheduledAt time.Time
+	State       string
+	Source      string
+	RunID       uuid.NullUUID
+	RunStatus   string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
 type Tenant struct {
-	ID               uuid.UUID
-	Slug             string
-	Name             string
-	Tier             string
-	CreatedAt        time.Time
-	MaxConcurrency   int32
-	RatePerSecond    float64
-	RetentionSeconds int64
+	ID                uuid.UUID
+	Slug              string
+	Name              string
+	Tier              string
+	CreatedAt         time.Time
+	MaxConcurrency    int32
+	RatePerSecond     float64
+	ScheduleToStartMs int64
+	RetentionSeconds  int64
 }
 
 type TenantBucket struct {
@@ -316,4 +373,22 @@ type WebSession struct {
 	IDToken   string
 	CreatedAt time.Time
 	ExpiresAt time.Time
+}
+
+type Webhook struct {
+	TenantID       uuid.UUID
+	ID             string
+	Event          string
+	Scheme         string
+	Secret         []byte
+	SecretHint     string
+	PreviousSecret []byte
+	PreviousUntil  *time.Time
+	Deliveries     int64
+	LastDeliveryAt *time.Time
+	LastOutcome    string
+	LastStatus     int32
+	LastEventID    uuid.NullUUID
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
 }

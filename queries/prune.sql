@@ -20,7 +20,10 @@ LIMIT @max_rows;
 -- The roots among root_ids whose every run (the root, its children at any
 -- depth and its ContinueAsNew chain all share root_run_id) finished before
 -- the cutoff, with no attempt whose worker may still be at it (its lease
--- has not run out: a cancelled run's attempt stays leased until then).
+-- has not run out: a cancelled run's attempt stays leased until then),
+-- and that no schedule still counts as running: the schedule settles the
+-- action first (keeping the run's status, and pausing on a failure), and
+-- only then may the run go.
 SELECT r.root::uuid AS root FROM unnest(@root_ids::uuid[]) AS r(root)
 WHERE NOT EXISTS (
         SELECT 1 FROM run m
@@ -30,7 +33,10 @@ WHERE NOT EXISTS (
         SELECT 1 FROM run m
         JOIN run_attempt a ON a.tenant_id = m.tenant_id AND a.run_id = m.id
         WHERE m.tenant_id = @tenant_id AND m.root_run_id = r.root
-          AND a.finished_at IS NULL AND a.lease_until > now());
+          AND a.finished_at IS NULL AND a.lease_until > now())
+  AND NOT EXISTS (
+        SELECT 1 FROM schedule_action sa
+        WHERE sa.tenant_id = @tenant_id AND sa.run_id = r.root AND sa.state = 'running');
 
 -- name: PruneRunsLock :many
 -- Locks up to max_rows runs of expired roots that still finished before

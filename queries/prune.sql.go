@@ -50,6 +50,9 @@ WHERE NOT EXISTS (
         JOIN run_attempt a ON a.tenant_id = m.tenant_id AND a.run_id = m.id
         WHERE m.tenant_id = $2 AND m.root_run_id = r.root
           AND a.finished_at IS NULL AND a.lease_until > now())
+  AND NOT EXISTS (
+        SELECT 1 FROM schedule_action sa
+        WHERE sa.tenant_id = $2 AND sa.run_id = r.root AND sa.state = 'running')
 `
 
 type PruneRootsExpiredParams struct {
@@ -61,7 +64,10 @@ type PruneRootsExpiredParams struct {
 // The roots among root_ids whose every run (the root, its children at any
 // depth and its ContinueAsNew chain all share root_run_id) finished before
 // the cutoff, with no attempt whose worker may still be at it (its lease
-// has not run out: a cancelled run's attempt stays leased until then).
+// has not run out: a cancelled run's attempt stays leased until then),
+// and that no schedule still counts as running: the schedule settles the
+// action first (keeping the run's status, and pausing on a failure), and
+// only then may the run go.
 func (q *Queries) PruneRootsExpired(ctx context.Context, arg PruneRootsExpiredParams) ([]uuid.UUID, error) {
 	rows, err := q.db.Query(ctx, pruneRootsExpired, arg.RootIds, arg.TenantID, arg.Cutoff)
 	if err != nil {

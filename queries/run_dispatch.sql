@@ -12,3 +12,8 @@ WHERE (tenant_id, run_id, node, generation, attempt) IN (
     LIMIT @max_rows
     FOR UPDATE SKIP LOCKED)
 RETURNING queue, args;
+
+-- name: RunDispatchDelete :exec
+DELETE FROM run_dispatch
+WHERE tenant_id = @tenant_id AND run_id = @run_id AND node = @node
+  AND generation = @generation AND attempt = @attempt;

@@ -48,6 +48,31 @@ func (q *Queries) RunDispatchClaimDue(ctx context.Context, maxRows int32) ([]Run
 	return items, nil
 }
 
+const runDispatchDelete = `-- name: RunDispatchDelete :exec
+DELETE FROM run_dispatch
+WHERE tenant_id = $1 AND run_id = $2 AND node = $3
+  AND generation = $4 AND attempt = $5
+`
+
+type RunDispatchDeleteParams struct {
+	TenantID   uuid.UUID
+	RunID      uuid.UUID
+	Node       string
+	Generation int32
+	Attempt    int32
+}
+
+func (q *Queries) RunDispatchDelete(ctx context.Context, arg RunDispatchDeleteParams) error {
+	_, err := q.db.Exec(ctx, runDispatchDelete,
+		arg.TenantID,
+		arg.RunID,
+		arg.Node,
+		arg.Generation,
+		arg.Attempt,
+	)
+	return err
+}
+
 const runDispatchInsert = `-- name: RunDispatchInsert :exec
 INSERT INTO run_dispatch (tenant_id, run_id, node, generation, attempt, fire_at, queue, args)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)

@@ -4,6 +4,12 @@ INSERT INTO run_signal (tenant_id, chain_run_id, request_id, run_id, name, paylo
 VALUES (@tenant_id, @chain_run_id, @request_id, @run_id, @name, @payload)
 ON CONFLICT (tenant_id, chain_run_id, request_id) DO NOTHING;
 
+-- name: RunSignalLock :exec
+-- Serialises, until the transaction ends, the senders of signals to one
+-- run, so that counting against the bound and inserting are atomic. It
+-- leaves the run row alone: ticks hold that.
+SELECT pg_advisory_xact_lock(@lock_key::bigint);
+
 -- name: RunSignalCountOpen :one
 -- Signals of the run not consumed yet: the bound's measure.
 SELECT count(*) FROM run_signal

@@ -170,6 +170,18 @@ func (q *Queries) RunSignalListBuffered(ctx context.Context, arg RunSignalListBu
 	return items, nil
 }
 
+const runSignalLock = `-- name: RunSignalLock :exec
+SELECT pg_advisory_xact_lock($1::bigint)
+`
+
+// Serialises, until the transaction ends, the senders of signals to one
+// run, so that counting against the bound and inserting are atomic. It
+// leaves the run row alone: ticks hold that.
+func (q *Queries) RunSignalLock(ctx context.Context, lockKey int64) error {
+	_, err := q.db.Exec(ctx, runSignalLock, lockKey)
+	return err
+}
+
 const runSignalMove = `-- name: RunSignalMove :execrows
 UPDATE run_signal SET run_id = $1, updated_at = now()
 WHERE tenant_id = $2 AND run_id = $3 AND status IN ('pending', 'buffered')

@@ -19,6 +19,9 @@ UPDATE tenant SET tier = @tier WHERE id = @id RETURNING *;
 UPDATE tenant SET max_concurrency = @max_concurrency, rate_per_second = @rate_per_second
 WHERE id = @id RETURNING *;
 
+-- name: TenantSetScheduleToStart :one
+UPDATE tenant SET schedule_to_start_ms = @schedule_to_start_ms WHERE id = @id RETURNING *;
+
 -- name: TenantBucketEnsure :exec
 INSERT INTO tenant_bucket (tenant_id, tokens, updated_at)
 VALUES (@tenant_id, @tokens, ductor_now())

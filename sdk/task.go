@@ -193,15 +193,22 @@ type failBody struct {
 	} `json:"error"`
 }
 
+// MaxOutputBytes is the largest output a step takes, as JSON; a handler
+// returning more fails the step as payload_too_large (not retried).
+const MaxOutputBytes = 1 << 20
+
 // report completes or fails the task, retrying while the server is
 // unavailable and the task's lease may still hold.
 func (w *Worker) report(ctx context.Context, t Task, out any, err error) {
 	verb, body := "complete", any(nil)
 	if err == nil {
 		raw, merr := json.Marshal(out)
-		if merr != nil {
+		switch {
+		case merr != nil:
 			err = &Error{Code: "invalid_output", Message: "output is not JSON: " + merr.Error()}
-		} else {
+		case len(raw) > MaxOutputBytes:
+			err = &Error{Code: "payload_too_large", Message: fmt.Sprintf("output is %d bytes of JSON, over the %d-byte limit", len(raw), MaxOutputBytes)}
+		default:
 			body = map[string]any{"token": t.Token, "output": json.RawMessage(raw)}
 		}
 	}

@@ -2,9 +2,7 @@ package sdk_test
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
-	"net/http"
 	"testing"
 	"time"
 
@@ -21,8 +19,8 @@ func TestHandlerContextCarriesTheRunsTrace(t *testing.T) {
 	url, key := startDuctor(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c := sdk.New(url, key)
-	if _, err := c.Publish(ctx, &sdk.Definition{Key: "traced", Steps: []sdk.StepDef{sdk.TaskStep("work", "ext.work")}}); err != nil {
+	c := newClient(t, url, key)
+	if _, err := c.Publish(ctx, &sdk.Definition{Key: "traced", Steps: []sdk.Step{sdk.TaskStep("work", sdk.TaskWith{Handler: "ext.work"})}}); err != nil {
 		t.Fatal(err)
 	}
 	w := c.NewWorker(sdk.WorkerOptions{Queue: "default", Logger: slog.New(slog.DiscardHandler)})
@@ -39,21 +37,11 @@ func TestHandlerContextCarriesTheRunsTrace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.WaitRun(ctx, started.ID, 10*time.Millisecond); err != nil {
-		t.Fatal(err)
-	}
-	got := <-seen
-	req, _ := http.NewRequestWithContext(ctx, "GET", url+"/api/v1/runs/"+started.ID, nil)
-	req.Header.Set("Authorization", "Bearer "+key)
-	res, err := http.DefaultClient.Do(req)
+	run, err := c.WaitRun(ctx, started.ID, 10*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer res.Body.Close()
-	var run struct {
-		TraceID string `json:"trace_id"`
-	}
-	_ = json.NewDecoder(res.Body).Decode(&run)
+	got := <-seen
 	if run.TraceID == "" || got[0] != run.TraceID || len(got[1]) != 55 || got[1][3:35] != run.TraceID {
 		t.Errorf("handler saw trace %s and traceparent %q; the run's trace is %q", got[0], got[1], run.TraceID)
 	}

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"embed"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"io/fs"
@@ -85,4 +86,11 @@ func ImportMap() string {
 	}
 	b, _ := json.Marshal(map[string]any{"imports": imports})
 	return string(b)
+}
+
+// ImportMapHash is the CSP source ('sha256-…') that allows the inline
+// import map ImportMap returns, and no other inline script.
+func ImportMapHash() string {
+	sum := sha256.Sum256([]byte(ImportMap()))
+	return "sha256-" + base64.StdEncoding.EncodeToString(sum[:])
 }

@@ -10,6 +10,7 @@ const (
 	FieldTime     = "time"     // an RFC 3339 time
 	FieldList     = "list"     // strings, one per line
 	FieldJSON     = "json"     // any JSON value, edited as JSON text
+	FieldJoin     = "join"     // all, any or {at_least: N, cancel_rest}
 )
 
 // StepField is one setting of a step: Name is its key in `with` (or, for
@@ -59,7 +60,7 @@ var (
 // `with` settings the compiler accepts (app/definition/doc.go).
 var StepKinds = []StepKind{
 	{Type: "task", Label: "Task", Icon: "⚙", Outcomes: outcomesWork, Key: []string{"handler"}, Retry: true, ForEach: true,
-		Fields: []StepField{req("handler", FieldText), opt("queue", FieldText), opt("input_expr", FieldExpr)},
+		Fields: []StepField{req("handler", FieldText), opt("queue", FieldText), opt("input_expr", FieldExpr), opt("schedule_to_start", FieldDuration)},
 		Sample: map[string]any{"handler": "builtin.noop"}},
 	{Type: "http", Label: "HTTP request", Icon: "⇄", Outcomes: outcomesWork, Key: []string{"url", "url_expr"}, Retry: true, ForEach: true,
 		Fields: []StepField{oneOf("url", "url", FieldText), oneOf("url", "url_expr", FieldExpr),
@@ -73,7 +74,8 @@ var StepKinds = []StepKind{
 	{Type: "scatter", Label: "Scatter", Icon: "⋔", Outcomes: outcomesWork, Key: []string{"items_expr"},
 		Fields: []StepField{req("items_expr", FieldExpr), opt("key_expr", FieldExpr), enum("mode", "inline", "inline", "child_workflow"),
 			opt("do", FieldJSON), opt("workflow", FieldText), opt("version", FieldInt), opt("input_expr", FieldExpr),
-			opt("max_inline_children", FieldInt), opt("concurrency", FieldInt), opt("interval_ms", FieldInt)},
+			opt("max_inline_children", FieldInt), opt("concurrency", FieldInt), opt("interval_ms", FieldInt),
+			help(opt("complete_when", FieldExpr), "complete early once true: succeeded, failed, done, total, results")},
 		Sample: map[string]any{"items_expr": "[1, 2, 3]", "do": map[string]any{"type": "transform", "with": map[string]any{"expr": "item"}}}},
 	{Type: "gather", Label: "Gather", Icon: "⋈", Outcomes: outcomesWork, Key: []string{"scatter_ref"},
 		Fields: []StepField{req("scatter_ref", FieldText), enum("strategy", "partition", "partition", "include", "drop", "raise")},
@@ -81,7 +83,9 @@ var StepKinds = []StepKind{
 	{Type: "subworkflow", Label: "Subworkflow", Icon: "▣", Outcomes: outcomesWork, Key: []string{"workflow"},
 		Fields: []StepField{req("workflow", FieldText), opt("version", FieldInt), enum("mode", "sync", "sync", "async"),
 			opt("wait_for", FieldText), opt("input_expr", FieldExpr), timeoutField,
-			enum("on_timeout", "fail_parent", "fail_parent", "detach", "continue_with_error")},
+			enum("on_timeout", "fail_parent", "fail_parent", "detach", "continue_with_error"),
+			help(opt("repeat.until_expr", FieldExpr), "loop: one child run per iteration until true (reads output, iteration)"),
+			opt("repeat.input_expr", FieldExpr), opt("repeat.max_iterations", FieldInt)},
 		Sample: map[string]any{"workflow": "child"}},
 	{Type: "checkpoint", Label: "Checkpoint", Icon: "⚑", Outcomes: []string{"success"}, Key: []string{"name"},
 		Fields: []StepField{req("name", FieldText), opt("output_expr", FieldExpr)}, Sample: map[string]any{"name": "ready"}},
@@ -116,7 +120,15 @@ var StepKinds = []StepKind{
 // also take RetryFields.
 var CommonFields = []StepField{
 	opt("name", FieldText), opt("run_if", FieldExpr),
-	enum("join", "all", "all", "any"), enum("on_error", "fail", "fail", "continue"),
+	{Name: "join", Kind: FieldJoin, Default: "all", Options: []string{"all", "any", "at_least"},
+		Help: "at_least: ready once N incoming edges fired; cancel the rest to race them"},
+	enum("on_error", "fail", "fail", "continue"),
+	help(enum("end_run", "none", "succeeded", "failed"), "end the whole run with this status once the step succeeds"),
+}
+
+func help(f StepField, text string) StepField {
+	f.Help = text
+	return f
 }
 
 // ForEachField is for_each, on types with ForEach.

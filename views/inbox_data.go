@@ -1,11 +1,11 @@
 package views
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
 
+	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/app/store"
 )
 
@@ -39,6 +39,9 @@ type InboxApproval struct {
 type ContextItem struct {
 	Label string
 	Value any
+	// Download is where the whole value downloads, for a preview cut
+	// short.
+	Download string
 }
 
 // InboxCase is a human_loop case with its form fields.
@@ -111,10 +114,10 @@ func fieldValue(v any) string {
 		return ""
 	case string:
 		return x
-	case float64, bool:
+	case bool:
 		return fmt.Sprint(x)
 	}
-	b, _ := json.Marshal(v)
+	b, _ := jsonvalue.Marshal(v)
 	return string(b)
 }
 

@@ -1,13 +1,13 @@
 package views
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/url"
 	"sort"
 	"strconv"
 	"time"
 
+	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/store"
 )
@@ -38,6 +38,8 @@ type InspectorData struct {
 type InspectorStep struct {
 	Ref, Type string
 	Node      *engine.Node
+	// Worker is set while the node's task waits for a worker to claim it.
+	Worker *store.WorkerWait
 }
 
 // ActionForm is what an operator typed, shown again after an error.
@@ -50,10 +52,16 @@ type ActionForm struct {
 type NodeDetail struct {
 	Ref, Type string
 	Node      *engine.Node
-	Settings  map[string]any
-	Attempts  []store.AttemptRecord
-	Approval  *store.Approval
-	Case      *store.Case
+	// Step is the manifest step, InEdges its incoming edges (for the
+	// join's description).
+	Step     *definition.Step
+	InEdges  int
+	Settings map[string]any
+	Attempts []store.AttemptRecord
+	// Worker is set while the node's task waits for a worker to claim it.
+	Worker   *store.WorkerWait
+	Approval *store.Approval
+	Case     *store.Case
 	// ChildRun is the run a subworkflow node (or child_workflow scatter
 	// child) waits for, when known.
 	Children    []*engine.Node
@@ -103,15 +111,6 @@ func historyURL(slug string, d InspectorData, after int64) string {
 		q.Set("node", d.Selected.Ref)
 	}
 	return runURL(slug, d.Run.ID) + "?" + q.Encode() + "#history"
-}
-
-// prettyJSON renders a value indented, for <pre> blocks.
-func prettyJSON(v any) string {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
 }
 
 func hasJSON(v any) bool { return v != nil }
@@ -178,6 +177,18 @@ func waitsFor(w *engine.Waiting) string {
 	}
 	if w.Approvals > 0 {
 		s += fmt.Sprintf(" (%d approvals so far)", w.Approvals)
+	}
+	if w.Iteration > 0 {
+		s += fmt.Sprintf(" (iteration %d)", w.Iteration)
+	}
+	return s
+}
+
+// workerText says what a task waiting for a worker needs, and until when.
+func workerText(w *store.WorkerWait) string {
+	s := fmt.Sprintf("a worker: handler %s on queue %s, since %s", w.Handler, w.Queue, runStamp(w.Since))
+	if w.StartBy != nil {
+		s += ", fails as no_worker at " + runStamp(*w.StartBy)
 	}
 	return s
 }

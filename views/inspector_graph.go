@@ -27,7 +27,10 @@ type RunGraph struct {
 // GraphNode is one step's box.
 type GraphNode struct {
 	Ref, Type, State string
-	X, Y             int
+	// Tags name the step's control flow: partial join, race, early
+	// completion, loop, end_run.
+	Tags string
+	X, Y int
 }
 
 // GraphEdge is a curve between two boxes, labelled with its outcome
@@ -50,16 +53,17 @@ func LayoutRun(m *definition.Manifest, states map[string]string) RunGraph {
 	layers := layerSteps(m.Order, preds)
 	pos := map[string][2]int{}
 	g := RunGraph{}
+	top := graphPad + tagRoom(m)
 	for li, layer := range layers {
 		orderLayer(layer, preds, pos)
 		for i, ref := range layer {
-			x, y := graphPad+li*(graphNodeW+graphGapX), graphPad+i*(graphNodeH+graphGapY)
+			x, y := graphPad+li*(graphNodeW+graphGapX), top+i*(graphNodeH+graphGapY)
 			pos[ref] = [2]int{x, y}
-			typ := ""
+			typ, tags := "", ""
 			if st, ok := m.Step(ref); ok {
-				typ = string(st.Type)
+				typ, tags = string(st.Type), graphTags(st)
 			}
-			g.Nodes = append(g.Nodes, GraphNode{Ref: ref, Type: typ, State: stateOr(states[ref]), X: x, Y: y})
+			g.Nodes = append(g.Nodes, GraphNode{Ref: ref, Type: typ, Tags: tags, State: stateOr(states[ref]), X: x, Y: y})
 			g.Width = max(g.Width, x+graphNodeW+graphPad)
 			g.Height = max(g.Height, y+graphNodeH+graphPad)
 		}
@@ -68,6 +72,16 @@ func LayoutRun(m *definition.Manifest, states map[string]string) RunGraph {
 		g.Edges = append(g.Edges, edgeBetween(e, pos[e.From], pos[e.To]))
 	}
 	return g
+}
+
+// tagRoom is the room above the first row for the tags of its boxes.
+func tagRoom(m *definition.Manifest) int {
+	for i := range m.Steps {
+		if graphTags(&m.Steps[i]) != "" {
+			return 12
+		}
+	}
+	return 0
 }
 
 func stateOr(s string) string {

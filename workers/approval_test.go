@@ -40,7 +40,9 @@ func (b testBundle) openApproval(t *testing.T, min int, extra string) (uuid.UUID
 }
 
 func (b testBundle) decide(id uuid.UUID, by string, approved bool) error {
-	_, err := b.coord.DecideApproval(b.ctx, b.tenant.ID, id, store.Decision{By: by, Approved: approved, Comment: "by " + by})
+	_, err := b.coord.DecideApproval(b.ctx, b.tenant.ID, id, store.Decision{
+		By: by, Approved: approved, Comment: "by " + by, Who: store.Audience(by, "finance"),
+	})
 	return err
 }
 

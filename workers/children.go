@@ -53,7 +53,7 @@ func (b *commandBatch) childVersion(ctx context.Context, cmd engine.StartChildRu
 
 func (b *commandBatch) childFailed(ctx context.Context, node, code, msg string) error {
 	return b.c.Deliver(ctx, b.tx, b.run.TenantID, b.run.ID, engine.ChildRunUpdate{
-		Node: node, Status: engine.RunFailed, Error: &engine.Error{Code: code, Message: msg},
+		Node: node, Status: engine.RunFailed, Error: &engine.Error{Code: code, Message: msg}, NotStarted: true,
 	})
 }
 
@@ -66,6 +66,7 @@ func (b *commandBatch) notifyParent(ctx context.Context, cmd engine.NotifyParent
 	}
 	return b.c.Deliver(ctx, b.tx, b.run.TenantID, parent, engine.ChildRunUpdate{
 		Node: cmd.Parent.Node, Status: cmd.Status, Checkpoint: cmd.Checkpoint, Output: cmd.Output, Error: cmd.Error,
+		ChildRunID: b.run.ID.String(),
 	})
 }
 

@@ -33,6 +33,7 @@ type Coordinator struct {
 	// Conflicts counts ticks that lost the record_version race.
 	Conflicts atomic.Int64
 	metrics   *metrics
+	triggers  *triggerMetrics
 	inputs    *inputCache
 	bridge    *bridge
 	clock     *fairClock
@@ -48,6 +49,13 @@ type Coordinator struct {
 	// InlineTicks lets step workers and triggers run a free run's tick in
 	// their own transaction (on by default).
 	InlineTicks bool
+	// InlineBudget bounds the time the engine spends deciding one inline
+	// tick (a trigger's, or a result group's for all its runs). Inline
+	// ticks run on shared goroutines (the result group's single flusher,
+	// the API's request): an expensive decision is interrupted there and
+	// handed to the run's tick job, which decides it with no budget but
+	// the expressions' own limits, on a worker of its own.
+	InlineBudget time.Duration
 	// PlainFIFO turns the fair queue's tags off: step jobs are fetched in
 	// insertion order. Only the fairness benchmark sets it, to show what
 	// the fair queue is for.
@@ -74,6 +82,10 @@ func (c *Coordinator) fault(point string) error {
 }
 
 // NewCoordinator builds a coordinator with a process-wide CEL cache.
+// defaultInlineBudget is a few times what deciding a large group of
+// ordinary runs takes, well under an expression's own time limit.
+const defaultInlineBudget = 100 * time.Millisecond
+
 func NewCoordinator(pool *pgxpool.Pool, log *slog.Logger) (*Coordinator, error) {
 	env, err := expr.NewEnv()
 	if err != nil {
@@ -89,7 +101,7 @@ func NewCoordinator(pool *pgxpool.Pool, log *slog.Logger) (*Coordinator, error) 
 	eval := engine.NewCELEvaluator(expr.NewCache(env, 4096))
 	c := &Coordinator{
 		pool: pool, log: log, engine: &engine.Engine{Eval: eval},
-		tenants: tenantCache{ttl: 5 * time.Second}, RescueWindow: 30 * time.Second, InlineTicks: true, metrics: newMetrics(), inputs: newInputCache(4096),
+		tenants: tenantCache{ttl: 5 * time.Second}, RescueWindow: 30 * time.Second, InlineTicks: true, InlineBudget: defaultInlineBudget, metrics: newMetrics(), triggers: newTriggerMetrics(), inputs: newInputCache(4096),
 		bridge: newBridge(), clock: clock, gate: newYieldGate(maxYield), tracing: telemetry.Disabled(), workerID: processID(),
 	}
 	c.results = newResultGroup(c)

@@ -16,12 +16,14 @@ import (
 // (tenant, name) index of waiting nodes, not by looking at runs). Each
 // run's tick evaluates match_expr; a node consumes an event at most once.
 // A repeated idempotency key returns the first event and delivers nothing.
+// The event also starts the runs its event triggers ask for (see
+// startTriggered).
 func (c *Coordinator) Publish(ctx context.Context, e store.Event) (_ store.Event, created bool, err error) {
 	defer func() { c.published(created, err) }()
 	if e.Name == "" {
 		return store.Event{}, false, apperr.New(apperr.Invalid, "name is required")
 	}
-	if err := checkPayload("event data", e.Data); err != nil {
+	if err := checkPayload("event data", "data", e.Data); err != nil {
 		return store.Event{}, false, err
 	}
 	if e.ID == uuid.Nil {
@@ -34,7 +36,10 @@ func (c *Coordinator) Publish(ctx context.Context, e store.Event) (_ store.Event
 		if err != nil || !created {
 			return err
 		}
-		return c.deliverEvent(ctx, tx, out)
+		if err := c.deliverEvent(ctx, tx, out); err != nil {
+			return err
+		}
+		return c.startTriggered(ctx, tx, out)
 	})
 	return out, created, err
 }

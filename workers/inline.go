@@ -87,13 +87,23 @@ func (c *Coordinator) tickFree(ctx context.Context, tx pgx.Tx, keys []store.RunK
 	if len(ticks) == 0 {
 		return left, nil
 	}
-	failed, err := c.tickRuns(ctx, tx, ticks)
+	failed, err := c.tickRuns(ctx, tx, ticks, c.InlineBudget)
 	if err != nil {
 		return nil, err
 	}
 	for _, t := range failed {
-		c.log.WarnContext(ctx, "inline tick failed; handing over to a tick job", "run_id", t.key.ID, "err", t.err)
+		c.logHandOver(ctx, t)
 		left = append(left, t.key)
 	}
 	return left, nil
+}
+
+// logHandOver logs an inline tick handed over to its tick job; one that
+// only ran out of its budget is routine.
+func (c *Coordinator) logHandOver(ctx context.Context, t *runTick) {
+	if errors.Is(t.err, errInlineBudget) {
+		c.log.DebugContext(ctx, "inline tick over budget; handing over to a tick job", "run_id", t.key.ID)
+		return
+	}
+	c.log.WarnContext(ctx, "inline tick failed; handing over to a tick job", "run_id", t.key.ID, "err", t.err)
 }

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ductor/ductor/app/engine"
 )
 
 // metrics are the coordinator's Prometheus instruments.
@@ -13,6 +15,7 @@ type metrics struct {
 	stepSeconds *prometheus.HistogramVec
 	finished    *prometheus.CounterVec
 	warnings    *prometheus.CounterVec
+	discarded   *prometheus.CounterVec
 	*opsMetrics
 }
 
@@ -32,7 +35,22 @@ func newMetrics() *metrics {
 		warnings: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ductor_run_warnings_total", Help: "Warnings runs raised, such as passing the soft transition limit.",
 		}, []string{"code"}),
+		discarded: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ductor_events_discarded_total",
+			Help: "Events a run refused, by reason: match_error (a match_expr failed on the event, counted as no match) or no_match.",
+		}, []string{"reason"}),
 		opsMetrics: newOpsMetrics(),
+	}
+}
+
+// countDiscards counts a decision's discarded events; the reason label
+// takes only the engine's fixed codes, never anything from the event.
+func (m *metrics) countDiscards(d *engine.Decision) {
+	for _, x := range d.Discarded {
+		switch x.Code {
+		case engine.DiscardMatchError, engine.DiscardNoMatch:
+			m.discarded.WithLabelValues(x.Code).Inc()
+		}
 	}
 }
 
@@ -41,8 +59,8 @@ func newMetrics() *metrics {
 // status, record_version conflicts, time bulk work yielded to idle
 // tenants, and live queue depth and in-flight steps per tier and tenant.
 func (c *Coordinator) Collectors() []prometheus.Collector {
-	return append(c.metrics.collectors(),
-		c.metrics.tickSeconds, c.metrics.stepSeconds, c.metrics.finished, c.metrics.warnings,
+	return append(append(c.metrics.collectors(),
+		c.metrics.tickSeconds, c.metrics.stepSeconds, c.metrics.finished, c.metrics.warnings, c.metrics.discarded,
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "ductor_tick_conflicts_total", Help: "Ticks that lost the record_version race and decided again.",
 		}, func() float64 { return float64(c.Conflicts.Load()) }),
@@ -50,7 +68,7 @@ func (c *Coordinator) Collectors() []prometheus.Collector {
 			Name: "ductor_bulk_yield_seconds_total", Help: "Time grouped starts, group ticks and tick jobs waited for an idle tenant's urgent work.",
 		}, func() float64 { return time.Duration(c.gate.yielded.Load()).Seconds() }),
 		&queueCollector{c: c},
-	)
+	), c.triggers.collectors()...)
 }
 
 // observeTick records how long a tick took, by how it ran.

@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/app/store"
 )
 
 // opsMetrics are the instruments an operator alerts on: queue wait, runs
@@ -78,9 +79,6 @@ func outcome(err error) string {
 // process.
 const maxLabelValues = 100
 
-// otherLabel stands for every value past the cap.
-const otherLabel = "other"
-
 // labelCap hands out at most max distinct label values, then "other", so
 // tenant data never makes a metric's series unbounded.
 type labelCap struct {
@@ -98,20 +96,29 @@ func (l *labelCap) value(v string) string {
 		return v
 	}
 	if len(l.seen) >= l.max {
-		return otherLabel
+		return labelOther
 	}
 	l.seen[v] = true
 	return v
 }
+
+// tierLabels are the tiers a step queue serves.
+var tierLabels = func() map[string]bool {
+	m := setOf()
+	for _, t := range store.Tiers {
+		m[string(t)] = true
+	}
+	return m
+}()
 
 // tierOf is the tier a step queue serves (its sparse lane included), or
 // "other".
 func tierOf(queue string) string {
 	t, ok := strings.CutPrefix(strings.TrimSuffix(queue, sparseSuffix), "steps_")
 	if !ok {
-		return otherLabel
+		return labelOther
 	}
-	return t
+	return bounded(tierLabels, t)
 }
 
 // handlerLabel is a task step's handler when this process runs it (Go
@@ -126,7 +133,7 @@ func (c *Coordinator) handlerLabel(typ string, params map[string]any) string {
 	local := c.bridge.local
 	c.bridge.mu.RUnlock()
 	if h == "" || local == nil || !local(h) {
-		return otherLabel
+		return labelOther
 	}
 	return h
 }

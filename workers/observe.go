@@ -74,7 +74,7 @@ func (c *Coordinator) observeTicks(ctx context.Context, ticks []*runTick, begun 
 
 // runEnded logs, counts and records the span of a run that just ended.
 func (c *Coordinator) runEnded(ctx context.Context, run store.Run, now engine.Run) {
-	c.metrics.finished.WithLabelValues(c.metrics.definitions.value(run.DefinitionKey), string(now.Status)).Inc()
+	c.metrics.finished.WithLabelValues(c.metrics.definitions.value(run.DefinitionKey), statusLabel(now.Status)).Inc()
 	took := now.FinishedAt.Sub(run.CreatedAt)
 	attrs := append(runAttrs(run), "status", now.Status, "duration_ms", took.Milliseconds())
 	if now.Reason != "" {
@@ -110,7 +110,7 @@ func (c *Coordinator) observeAttempts(ctx context.Context, t *runTick) {
 			}
 		}
 		for _, a := range d.Attempts {
-			typ := types(a.Node)
+			typ := stepTypeLabel(types(a.Node))
 			if a.Error == nil {
 				c.metrics.attempts.WithLabelValues(typ, "succeeded").Inc()
 				continue
@@ -161,7 +161,7 @@ func stepTypes(m *definition.Manifest, d *engine.Decision) func(node string) str
 		if typ, ok := types[ref]; ok {
 			return typ
 		}
-		return otherLabel
+		return labelOther
 	}
 }
 
@@ -189,9 +189,9 @@ func processID() string {
 // in its queue; done ends the span and records the execution time.
 func (c *Coordinator) attemptBegins(ctx context.Context, job *river.Job[StepArgs]) (context.Context, func(*engine.Error)) {
 	a := job.Args
-	tier, handler := tierOf(job.Queue), c.handlerLabel(a.Type, a.Params)
+	tier, typ, handler := tierOf(job.Queue), stepTypeLabel(a.Type), c.handlerLabel(a.Type, a.Params)
 	started := time.Now()
-	c.metrics.queueWait.WithLabelValues(tier, a.Type, handler).Observe(max(started.Sub(job.CreatedAt), 0).Seconds())
+	c.metrics.queueWait.WithLabelValues(tier, typ, handler).Observe(max(started.Sub(job.CreatedAt), 0).Seconds())
 	ctx, span := c.tracing.Start(ctx, a.Trace, "attempt "+a.Ref, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(
 		attribute.String("ductor.run_id", a.RunID.String()), attribute.String("ductor.node", a.Node),
 		attribute.String("ductor.step_type", a.Type), attribute.Int("ductor.attempt", a.Attempt)))
@@ -202,6 +202,6 @@ func (c *Coordinator) attemptBegins(ctx context.Context, job *river.Job[StepArgs
 			span.SetStatus(codes.Error, stepErr.Code)
 		}
 		span.End()
-		c.metrics.stepSeconds.WithLabelValues(tier, a.Type, handler, outcome).Observe(time.Since(started).Seconds())
+		c.metrics.stepSeconds.WithLabelValues(tier, typ, handler, outcomeLabel(outcome)).Observe(time.Since(started).Seconds())
 	}
 }

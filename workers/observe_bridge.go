@@ -30,7 +30,7 @@ func (c *Coordinator) polled(tasks []store.BridgeTask, err error) {
 		c.metrics.claimed.Inc()
 		if t.ClaimedAt != nil {
 			wait := t.ClaimedAt.Sub(t.CreatedAt).Seconds()
-			c.metrics.queueWait.WithLabelValues(bridgeTier, "task", otherLabel).Observe(max(wait, 0))
+			c.metrics.queueWait.WithLabelValues(bridgeTier, "task", labelOther).Observe(max(wait, 0))
 		}
 	}
 }
@@ -52,7 +52,7 @@ func (c *Coordinator) taskAnswered(ctx context.Context, t store.BridgeTask, step
 	if stepErr != nil {
 		code, spanErr = stepErr.Code, errors.New(stepErr.Code)
 	}
-	c.metrics.stepSeconds.WithLabelValues(bridgeTier, "task", otherLabel, code).Observe(time.Since(*t.ClaimedAt).Seconds())
+	c.metrics.stepSeconds.WithLabelValues(bridgeTier, "task", labelOther, outcomeLabel(code)).Observe(time.Since(*t.ClaimedAt).Seconds())
 	c.tracing.Record(ctx, t.Trace, telemetry.AttemptSpanID(t.ID), "attempt "+t.Node, *t.ClaimedAt, time.Now(), spanErr,
 		attribute.String("ductor.run_id", t.RunID.String()), attribute.String("ductor.node", t.Node),
 		attribute.String("ductor.step_type", "task"), attribute.Int("ductor.attempt", t.Attempt),

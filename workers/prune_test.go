@@ -14,6 +14,7 @@ import (
 
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/prune"
+	"github.com/ductor/ductor/app/schedule"
 	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
@@ -273,10 +274,48 @@ func equalCounts(a, b map[string]int) bool {
 }
 
 // notRunOwned lists the tables that name a run (or an approval) without
-// belonging to it: none yet. A table added to the schema with a run_id or
+// belonging to it. A table added to the schema with a run_id or
 // approval_id column, or a foreign key to run or approval, belongs either
-// in store.RunOwned or here.
-var notRunOwned = []string{"run"}
+// in store.RunOwned or here. A schedule_action belongs to its schedule: it
+// keeps the status its run ended with after the run is pruned (and the
+// schedule keeps only its newest actions); the prune waits for the
+// schedule to settle an action before its run goes.
+var notRunOwned = []string{"run", "schedule_action"}
+
+// A run a schedule started goes once the schedule has settled its action,
+// never before: until then the action would lose the run's status (and a
+// failed run its pause_on_failure). The action stays, with the status.
+func TestPruneWaitsForTheScheduleToSettle(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	if _, err := b.store.TenantSetRetention(b.ctx, b.tenant.ID, 3*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	testdb.Definition(t, b.store, b.tenant.ID, noopDef)
+	b.newSchedule(t, "nightly", "tick", time.Hour, schedule.OverlapSkip)
+	a, err := b.coord.TriggerSchedule(b.ctx, b.tenant.ID, "nightly", "")
+	if err != nil || a.RunID == nil {
+		t.Fatalf("trigger = %+v, %v", a, err)
+	}
+	b.finish(t, *a.RunID, engine.RunSucceeded)
+	b.poll(t, func() bool { return b.runningJobs(t, []uuid.UUID{*a.RunID}) == 0 })
+	b.shift(t, 4*time.Second)
+
+	pruner := prune.New(b.pool, prune.Options{Pace: -1, Logger: slog.New(slog.DiscardHandler)})
+	if st, err := pruner.Pass(b.ctx); err != nil || st.Runs != 0 {
+		t.Fatalf("pass before the schedule settled: %+v %v", st, err)
+	}
+	if _, err := b.coord.SchedulesOnce(b.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := pruner.Pass(b.ctx); err != nil || st.Runs != 1 {
+		t.Fatalf("pass after the schedule settled: %+v %v", st, err)
+	}
+	actions, err := b.store.ScheduleActionsRecent(b.ctx, b.tenant.ID, "nightly", 10)
+	if err != nil || len(actions) != 1 || actions[0].State != store.ActionDone || actions[0].Status != string(engine.RunSucceeded) {
+		t.Errorf("the schedule's actions after the prune: %+v, %v", actions, err)
+	}
+}
 
 func TestPruneCoversEveryRunTable(t *testing.T) {
 	t.Parallel()

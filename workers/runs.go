@@ -12,6 +12,7 @@ import (
 	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/app/store"
 )
 
@@ -40,6 +41,9 @@ func (c *Coordinator) Start(ctx context.Context, t Trigger, validate InputValida
 	if !c.busy.busy(t.TenantID) {
 		c.gate.enter()
 		defer c.gate.leave()
+	}
+	if err := checkTrigger(t); err != nil {
+		return store.Run{}, false, err
 	}
 	s := store.New(c.pool)
 	v, err := c.version(ctx, s, t.TenantID, t.Definition, t.Version)
@@ -91,6 +95,20 @@ func (c *Coordinator) Start(ctx context.Context, t Trigger, validate InputValida
 	return run, created, err
 }
 
+// checkTrigger refuses a trigger holding a NUL character, which cannot be
+// stored, naming where it is.
+func checkTrigger(t Trigger) error {
+	for _, f := range []struct {
+		name string
+		v    any
+	}{{"input", t.Input}, {"context", t.Context}, {"search_attributes", t.SearchAttributes}, {"subject", t.Subject}, {"idempotency_key", t.IdempotencyKey}} {
+		if nul, found := jsonvalue.FindNUL(f.v); found {
+			return NULProblem(f.name, f.name+nul.Path)
+		}
+	}
+	return nil
+}
+
 // tickNew runs a new run's first tick in the transaction that created
 // it. That transaction holds the run, and all that RunTickLoad would read
 // is known: no node, no pending input, the run as inserted, and the
@@ -101,12 +119,12 @@ func (c *Coordinator) tickNew(ctx context.Context, tx pgx.Tx, run store.Run) (bo
 	defer c.observeTick("inline", time.Now())
 	k := store.RunKey{TenantID: run.TenantID, ID: run.ID}
 	t := &runTick{key: k, load: store.TickLoad{LeanRun: store.LeanRun{Run: run, Now: run.CreatedAt}}}
-	failed, err := c.tickRuns(ctx, tx, []*runTick{t})
+	failed, err := c.tickRuns(ctx, tx, []*runTick{t}, c.InlineBudget)
 	if err != nil {
 		return false, err
 	}
 	for _, t := range failed {
-		c.log.WarnContext(ctx, "inline tick failed; handing over to a tick job", "run_id", t.key.ID, "err", t.err)
+		c.logHandOver(ctx, t)
 	}
 	return len(failed) == 0, nil
 }

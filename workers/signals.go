@@ -2,18 +2,20 @@ package workers
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/app/store"
 )
 
-// MaxPayloadBytes caps a signal's payload and an event's data (encoded).
-const MaxPayloadBytes = 1 << 20
+// MaxPayloadBytes caps a signal's payload and an event's data (encoded):
+// the cap every node output obeys.
+const MaxPayloadBytes = engine.DefaultMaxOutputBytes
 
 // maxChainHops bounds how far a signal follows ContinueAsNew successors.
 const maxChainHops = 100
@@ -33,11 +35,13 @@ func (c *Coordinator) maxSignals() int {
 // run that continued as new passes the signal on to its successor. The
 // request id is unique in the run's chain (a repeat is a Conflict, also
 // after a ContinueAsNew); a run holding as many unconsumed signals as the
-// bound refuses more (RateLimited); an ended run refuses any (Conflict).
+// bound refuses more (RateLimited), counted under a lock that serialises
+// the run's senders so that concurrent ones never pass the bound together;
+// an ended run refuses any (Conflict).
 // It returns the run that received the signal.
 func (c *Coordinator) Signal(ctx context.Context, tenantID, runID uuid.UUID, sig engine.Signal) (_ uuid.UUID, err error) {
 	defer func() { c.metrics.signals.WithLabelValues(outcome(err)).Inc() }()
-	if err := checkPayload("signal payload", sig.Payload); err != nil {
+	if err := checkPayload("signal payload", "payload", sig.Payload); err != nil {
 		return uuid.Nil, err
 	}
 	err = pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
@@ -55,6 +59,9 @@ func (c *Coordinator) Signal(ctx context.Context, tenantID, runID uuid.UUID, sig
 func (c *Coordinator) signalTx(ctx context.Context, tx pgx.Tx, s *store.Store, run store.Run, sig engine.Signal) error {
 	chain, err := s.RunChainRoot(ctx, run.TenantID, run.ID)
 	if err != nil {
+		return err
+	}
+	if err := s.SignalLock(ctx, run.ID); err != nil {
 		return err
 	}
 	open, err := s.SignalsOpen(ctx, run.TenantID, run.ID)
@@ -96,16 +103,29 @@ func liveRun(ctx context.Context, s *store.Store, tenantID, runID uuid.UUID) (st
 	return run, nil
 }
 
-// checkPayload refuses a value whose JSON is over MaxPayloadBytes.
-func checkPayload(what string, v any) error {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return apperr.New(apperr.Invalid, "%s is not JSON: %v", what, err)
+// checkPayload refuses a value whose JSON is over MaxPayloadBytes
+// (TooLarge) or that holds a NUL character, which cannot be stored
+// (Unprocessable, with its path from root: "payload.items[2]").
+func checkPayload(what, root string, v any) error {
+	_, size, err := jsonvalue.Check(v, MaxPayloadBytes)
+	var nul *jsonvalue.NULError
+	switch {
+	case err == nil:
+		return nil
+	case jsonvalue.IsTooLarge(err):
+		return apperr.New(apperr.TooLarge, "%s is %d bytes, over the %d-byte limit", what, size, MaxPayloadBytes)
+	case errors.As(err, &nul):
+		return NULProblem(what, root+nul.Path)
 	}
-	if len(raw) > MaxPayloadBytes {
-		return apperr.New(apperr.TooLarge, "%s is %d bytes, over the %d-byte limit", what, len(raw), MaxPayloadBytes)
-	}
-	return nil
+	return apperr.New(apperr.Invalid, "%s is not JSON: %v", what, err)
+}
+
+// NULProblem is the answer to a value holding a NUL character (U+0000),
+// which Postgres cannot store: 422 with the path.
+func NULProblem(what, path string) error {
+	msg := "contains a NUL character (\\u0000), which cannot be stored"
+	return apperr.New(apperr.Unprocessable, "%s %s at %s", what, msg, path).
+		WithDetails([]map[string]string{{"path": path, "message": msg}})
 }
 
 // signalAwaited reports whether a node of the run waits for a signal of

@@ -2,7 +2,6 @@ package workers
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -10,6 +9,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/app/store"
 )
 
@@ -73,11 +73,15 @@ func (c *Coordinator) SweepOnce(ctx context.Context) (int, error) {
 		if err != nil {
 			return err
 		}
+		unstarted, err := c.failUnstarted(ctx, tx, s)
+		if err != nil {
+			return err
+		}
 		var retagged int
 		if !c.PlainFIFO {
 			retagged, err = s.StepJobsRetag(ctx, stepQueues(), sweepBatch)
 		}
-		claimed = max(timers, lost, due, expired, retagged)
+		claimed = max(timers, lost, due, expired, unstarted, retagged)
 		return err
 	})
 	return claimed, err
@@ -131,6 +135,29 @@ func (c *Coordinator) reportLost(ctx context.Context, tx pgx.Tx, s *store.Store)
 	return len(lost), nil
 }
 
+// failUnstarted fails the bridge tasks that no worker claimed within
+// their schedule_to_start, by the database's clock, as no_worker: a
+// retryable failure, retried by the step's policy.
+func (c *Coordinator) failUnstarted(ctx context.Context, tx pgx.Tx, s *store.Store) (int, error) {
+	tasks, err := s.BridgeTasksClaimUnstarted(ctx, sweepBatch)
+	if err != nil {
+		return 0, err
+	}
+	for _, t := range tasks {
+		res := engine.StepResult{Node: t.Node, Generation: t.Generation, Attempt: t.Attempt, Error: &engine.Error{
+			Code: CodeNoWorker, Retryable: true,
+			Message: fmt.Sprintf("no worker claimed the task within %s: nothing polls queue %q for handler %q", t.ScheduleToStart, t.Queue, t.Handler),
+		}}
+		if err := c.Deliver(ctx, tx, t.TenantID, t.RunID, res); err != nil {
+			return 0, err
+		}
+	}
+	return len(tasks), nil
+}
+
+// CodeNoWorker fails a task that no worker claimed in time.
+const CodeNoWorker = "no_worker"
+
 func (c *Coordinator) enqueueDue(ctx context.Context, tx pgx.Tx, s *store.Store) (int, error) {
 	due, err := s.DispatchesClaimDue(ctx, sweepBatch)
 	if err != nil {
@@ -139,7 +166,7 @@ func (c *Coordinator) enqueueDue(ctx context.Context, tx pgx.Tx, s *store.Store)
 	jobs := make([]river.InsertManyParams, len(due))
 	for i, d := range due {
 		var args StepArgs
-		if err := json.Unmarshal(d.Args, &args); err != nil {
+		if err := jsonvalue.Unmarshal(d.Args, &args); err != nil {
 			return 0, fmt.Errorf("decode delayed step: %w", err)
 		}
 		jobs[i] = river.InsertManyParams{Args: args, InsertOpts: stepOpts(d.Queue)}

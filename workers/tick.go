@@ -51,7 +51,7 @@ func (c *Coordinator) Tick(ctx context.Context, tenantID, runID uuid.UUID) error
 				return err
 			}
 			t := &runTick{key: k, load: loads[k]}
-			if _, err := c.tickRuns(ctx, tx, []*runTick{t}); err != nil {
+			if _, err := c.tickRuns(ctx, tx, []*runTick{t}, 0); err != nil {
 				return err
 			}
 			return t.err
@@ -123,10 +123,18 @@ func (c *Coordinator) load(ctx context.Context, s *store.Store, keys []store.Run
 // (again while the engine needs more children), then persists all of them
 // together. A run whose deciding fails on its own is left out and returned
 // in failed, with its err; an error that spoils the transaction is
-// returned as err.
-func (c *Coordinator) tickRuns(ctx context.Context, tx pgx.Tx, ticks []*runTick) (failed []*runTick, err error) {
+// returned as err. A positive budget bounds the time the engine may spend
+// deciding all of them (see InlineBudget); the runs it interrupts fail
+// with errInlineBudget and are the caller's to hand to their tick jobs.
+func (c *Coordinator) tickRuns(ctx context.Context, tx pgx.Tx, ticks []*runTick, budget time.Duration) (failed []*runTick, err error) {
 	defer c.observeTicks(ctx, ticks, time.Now(), &err)
 	s := store.New(tx)
+	dctx := ctx
+	if budget > 0 {
+		var cancel context.CancelFunc
+		dctx, cancel = context.WithTimeoutCause(ctx, budget, errInlineBudget)
+		defer cancel()
+	}
 	var decided []*runTick
 	for _, t := range ticks {
 		t.pending = t.load.Pending
@@ -135,7 +143,7 @@ func (c *Coordinator) tickRuns(ctx context.Context, tx pgx.Tx, ticks []*runTick)
 			continue // nothing new: time-based work arrives as timer inputs
 		}
 		if t.m, t.err = c.manifest(ctx, s, t.load.Run); t.err == nil {
-			t.state, t.decisions, t.err = c.decide(ctx, s, t.load.Run, t.m, t.pending, t.load.Now, t.load.Nodes)
+			t.state, t.decisions, t.err = c.decide(ctx, dctx, s, t.load.Run, t.m, t.pending, t.load.Now, t.load.Nodes)
 		}
 		if t.err != nil {
 			if tx.Conn().PgConn().TxStatus() == 'E' {
@@ -149,9 +157,15 @@ func (c *Coordinator) tickRuns(ctx context.Context, tx pgx.Tx, ticks []*runTick)
 	return failed, c.persist(ctx, tx, decided)
 }
 
+// errInlineBudget interrupts the engine once an inline tick has spent
+// its budget.
+var errInlineBudget = errors.New("inline tick budget spent")
+
 // decide calls the engine until it needs nothing more, applying each
-// decision to the in-memory state. It reads but writes nothing.
-func (c *Coordinator) decide(ctx context.Context, s *store.Store, run store.Run, m *definition.Manifest, pending store.PendingInputs, now time.Time, nodes []*engine.Node) (*engine.State, []*engine.Decision, error) {
+// decision to the in-memory state. It reads but writes nothing. The
+// engine decides under dctx (ctx with the caller's budget, if any); the
+// reads use ctx, since a cancelled query would spoil the transaction.
+func (c *Coordinator) decide(ctx, dctx context.Context, s *store.Store, run store.Run, m *definition.Manifest, pending store.PendingInputs, now time.Time, nodes []*engine.Node) (*engine.State, []*engine.Decision, error) {
 	state, err := c.loadState(ctx, s, run, nodes, pending.Inputs)
 	if err != nil {
 		return nil, nil, err
@@ -162,7 +176,7 @@ func (c *Coordinator) decide(ctx context.Context, s *store.Store, run store.Run,
 	tick := engine.Tick{Now: now, Seed: seed(run.ID, run.RecordVersion), Inputs: pending.Inputs, MorePending: pending.More}
 	var decisions []*engine.Decision
 	for {
-		d, err := c.engine.Decide(ctx, m, state, tick)
+		d, err := c.engine.Decide(dctx, m, state, tick)
 		if err != nil {
 			return nil, nil, fmt.Errorf("decide run %s: %w", run.ID, err)
 		}
@@ -241,6 +255,11 @@ func (c *Coordinator) persist(ctx context.Context, tx pgx.Tx, ticks []*runTick) 
 	if err := s.RunWritesFlush(ctx, &w); err != nil {
 		return err
 	}
+	for _, t := range ticks {
+		for _, d := range t.decisions {
+			c.metrics.countDiscards(d)
+		}
+	}
 	if err := c.fault(FaultAfterUpdate); err != nil {
 		return err
 	}
@@ -311,6 +330,8 @@ func inputNode(in engine.Input) string {
 	case engine.CaseStatusChanged:
 		return v.Node
 	case engine.RetryNode:
+		return v.Node
+	case engine.CancelNode:
 		return v.Node
 	}
 	return ""

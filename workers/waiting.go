@@ -3,6 +3,7 @@ package workers
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -122,7 +123,7 @@ func (b *commandBatch) interaction(ctx context.Context, cmd engine.Command) erro
 }
 
 // normalizeAudience lower-cases emails (as logins record them) and keeps
-// role:NAME entries as they are.
+// role:NAME and key:NAME entries as they are.
 func normalizeAudience(who []string) []string {
 	out := make([]string, 0, len(who))
 	for _, w := range who {
@@ -134,4 +135,4 @@ func normalizeAudience(who []string) []string {
 	return out
 }
 
-func isRole(w string) bool { return len(w) > 5 && w[:5] == "role:" }
+func isRole(w string) bool { return strings.HasPrefix(w, "role:") || strings.HasPrefix(w, "key:") }

@@ -1,10 +1,15 @@
 // Package auth holds Ductor's credentials: API keys and the scopes they
-// carry. Keys look like dk_<40 base62 characters>: 232 random bits and a
-// 6-character checksum, so a mistyped or made-up key is refused without a
-// database query. Only the key's SHA-256 is stored.
+// carry. Keys look like dk_<50 base62 characters>: 34 random characters
+// (about 202 bits) and a 16-character tag, an HMAC-SHA-256 of the rest
+// under the deployment's key secret (a random value the database holds;
+// see [Keyring]), so a mistyped, made-up or forged key is refused without
+// a database query. Keys made before the tag existed, dk_<40 characters>
+// with a CRC-32 checksum, still work (see [Presented.Legacy]). Only the
+// key's SHA-256 is stored.
 package auth
 
 import (
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"errors"
@@ -16,12 +21,16 @@ import (
 )
 
 const (
-	keyPrefix    = "dk_"
-	secretLen    = 34 // base62 characters of randomness (≈ 202 bits)
-	checksumLen  = 6
-	keyLen       = len(keyPrefix) + secretLen + checksumLen
-	visibleChars = 8
-	alphabet     = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	keyPrefix         = "dk_"
+	secretLen         = 34 // base62 characters of randomness (≈ 202 bits)
+	tagLen            = 16 // base62 characters of HMAC (≈ 95 bits)
+	keyLen            = len(keyPrefix) + secretLen + tagLen
+	legacyChecksumLen = 6
+	legacyKeyLen      = len(keyPrefix) + secretLen + legacyChecksumLen
+	visibleChars      = 8
+	alphabet          = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	// MinSecretBytes is the shortest key secret a Keyring accepts.
+	MinSecretBytes = 16
 )
 
 // ErrMalformedKey is returned for a string that cannot be a Ductor key.
@@ -34,8 +43,21 @@ type Key struct {
 	Hash   []byte
 }
 
+// Keyring makes and checks keys with the deployment's key secret. The
+// secret is not a credential: it only lets a process refuse keys that no
+// process of the deployment made before it looks them up.
+type Keyring struct{ secret []byte }
+
+// NewKeyring returns a keyring for the secret, of at least MinSecretBytes.
+func NewKeyring(secret []byte) (*Keyring, error) {
+	if len(secret) < MinSecretBytes {
+		return nil, fmt.Errorf("API key secret is %d bytes, want at least %d", len(secret), MinSecretBytes)
+	}
+	return &Keyring{secret: slices.Clone(secret)}, nil
+}
+
 // NewKey generates a key from crypto/rand.
-func NewKey() (Key, error) {
+func (k *Keyring) NewKey() (Key, error) {
 	var b strings.Builder
 	b.WriteString(keyPrefix)
 	max := big.NewInt(int64(len(alphabet)))
@@ -47,26 +69,40 @@ func NewKey() (Key, error) {
 		b.WriteByte(alphabet[n.Int64()])
 	}
 	body := b.String()
-	secret := body + checksum(body)
+	secret := body + k.tag(body)
 	return Key{Secret: secret, Prefix: PrefixOf(secret), Hash: HashKey(secret)}, nil
 }
 
-// ParseKey checks a presented key's shape and checksum without any I/O and
-// returns its hash for lookup.
-func ParseKey(s string) ([]byte, error) {
-	if len(s) != keyLen || !strings.HasPrefix(s, keyPrefix) {
-		return nil, ErrMalformedKey
+// Presented is a key that passed its checks, ready to look up.
+type Presented struct {
+	Hash []byte
+	// Legacy is a key of the old format, whose CRC-32 checksum anyone can
+	// compute: only a lookup tells a forged one.
+	Legacy bool
+}
+
+// Check checks a presented key's shape and tag (or legacy checksum)
+// without any I/O and returns its hash for lookup.
+func (k *Keyring) Check(s string) (Presented, error) {
+	if !strings.HasPrefix(s, keyPrefix) || len(s) != keyLen && len(s) != legacyKeyLen {
+		return Presented{}, ErrMalformedKey
 	}
 	for i := len(keyPrefix); i < len(s); i++ {
 		if !strings.ContainsRune(alphabet, rune(s[i])) {
-			return nil, ErrMalformedKey
+			return Presented{}, ErrMalformedKey
 		}
 	}
-	body, sum := s[:keyLen-checksumLen], s[keyLen-checksumLen:]
-	if checksum(body) != sum {
-		return nil, ErrMalformedKey
+	body := s[:len(keyPrefix)+secretLen]
+	if len(s) == legacyKeyLen {
+		if legacyChecksum(body) != s[len(body):] {
+			return Presented{}, ErrMalformedKey
+		}
+		return Presented{Hash: HashKey(s), Legacy: true}, nil
 	}
-	return HashKey(s), nil
+	if !hmac.Equal([]byte(k.tag(body)), []byte(s[len(body):])) {
+		return Presented{}, ErrMalformedKey
+	}
+	return Presented{Hash: HashKey(s)}, nil
 }
 
 // HashKey is the stored form of a key.
@@ -80,10 +116,23 @@ func PrefixOf(secret string) string {
 	return secret[:len(keyPrefix)+visibleChars]
 }
 
-func checksum(body string) string {
+// tag is the key body's HMAC-SHA-256, its first tagLen bytes each taken
+// to a base62 character.
+func (k *Keyring) tag(body string) string {
+	m := hmac.New(sha256.New, k.secret)
+	m.Write([]byte(body))
+	sum := m.Sum(nil)
+	out := make([]byte, tagLen)
+	for i := range out {
+		out[i] = alphabet[int(sum[i])%len(alphabet)]
+	}
+	return string(out)
+}
+
+func legacyChecksum(body string) string {
 	n := crc32.ChecksumIEEE([]byte(body))
-	out := make([]byte, checksumLen)
-	for i := checksumLen - 1; i >= 0; i-- {
+	out := make([]byte, legacyChecksumLen)
+	for i := legacyChecksumLen - 1; i >= 0; i-- {
 		out[i] = alphabet[n%uint32(len(alphabet))]
 		n /= uint32(len(alphabet))
 	}
@@ -102,6 +151,10 @@ const (
 	ScopeDefinitionsRead  Scope = "definitions:read"
 	ScopeApprovalsWrite   Scope = "approvals:write"
 	ScopeTasksWork        Scope = "tasks:work"
+	ScopeSchedulesWrite   Scope = "schedules:write"
+	ScopeSchedulesRead    Scope = "schedules:read"
+	ScopeWebhooksWrite    Scope = "webhooks:write"
+	ScopeWebhooksRead     Scope = "webhooks:read"
 	ScopeAdmin            Scope = "admin"
 )
 
@@ -109,7 +162,7 @@ const (
 var AllScopes = []Scope{
 	ScopeRunsWrite, ScopeRunsRead, ScopeSignalsWrite, ScopeEventsWrite,
 	ScopeDefinitionsWrite, ScopeDefinitionsRead, ScopeApprovalsWrite,
-	ScopeTasksWork, ScopeAdmin,
+	ScopeTasksWork, ScopeSchedulesWrite, ScopeSchedulesRead, ScopeWebhooksWrite, ScopeWebhooksRead, ScopeAdmin,
 }
 
 // ParseScopes validates scope names; none at all means admin.

@@ -43,6 +43,8 @@ const (
 	PermOwnersManage     Permission = "owners:manage"     // grant or take the owner role
 	PermTierManage       Permission = "tier:manage"       // change the tenant's tier
 	PermAuditRead        Permission = "audit:read"        // read the audit log
+	PermSchedulesWrite   Permission = "schedules:write"   // create, pause and trigger schedules
+	PermWebhooksManage   Permission = "webhooks:manage"   // create, rotate and delete webhooks
 )
 
 // grants lists, for each permission, the roles that hold it.
@@ -56,6 +58,8 @@ var grants = map[Permission][]Role{
 	PermOwnersManage:     {RoleOwner},
 	PermTierManage:       {RoleOwner},
 	PermAuditRead:        {RoleOwner, RoleAdmin},
+	PermSchedulesWrite:   {RoleOwner, RoleAdmin, RoleEditor, RoleOperator},
+	PermWebhooksManage:   {RoleOwner, RoleAdmin},
 }
 
 // Can reports whether the role holds the permission. An unknown permission

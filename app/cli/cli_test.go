@@ -9,7 +9,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/ductor/ductor/app/auth"
 	"github.com/ductor/ductor/app/config"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
@@ -63,7 +62,7 @@ func TestTenantAndAPIKeyCreate(t *testing.T) {
 	if len(lines) != 1 {
 		t.Fatalf("apikey create printed %d lines, want the key alone: %q", len(lines), out)
 	}
-	hash, err := auth.ParseKey(lines[0])
+	hash, err := checkKey(store.New(pool), context.Background(), lines[0])
 	if err != nil {
 		t.Fatalf("printed key %q: %v", lines[0], err)
 	}
@@ -137,4 +136,25 @@ func TestTenantSet(t *testing.T) {
 	if _, err = runCLI(t, url, "tenant", "set", "limited", "--retention", "soon"); err == nil {
 		t.Fatal("tenant set --retention soon was accepted")
 	}
+	if !strings.Contains(out, "schedule_to_start=default(5m0s)") {
+		t.Fatalf("tenant set = %q, want the default schedule_to_start", out)
+	}
+	out, err = runCLI(t, url, "tenant", "set", "limited", "--schedule-to-start", "90s")
+	if err != nil || !strings.Contains(out, "schedule_to_start=1m30s") || !strings.Contains(out, "max_concurrency=4") ||
+		!strings.Contains(out, "retention=forever") {
+		t.Fatalf("tenant set --schedule-to-start = %q, %v", out, err)
+	}
+	if _, err := runCLI(t, url, "tenant", "set", "limited", "--schedule-to-start", "soon"); !errors.Is(err, ErrUsage) {
+		t.Fatalf("a bad duration = %v, want a usage error", err)
+	}
+}
+
+// checkKey checks a key with the deployment's keyring and returns its hash.
+func checkKey(s *store.Store, ctx context.Context, secret string) ([]byte, error) {
+	kr, err := s.Keyring(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p, err := kr.Check(secret)
+	return p.Hash, err
 }

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"net"
 	"os"
@@ -13,6 +15,7 @@ import (
 	"github.com/ductor/ductor/app/config"
 	"github.com/ductor/ductor/app/logging"
 	"github.com/ductor/ductor/app/pgcluster"
+	"github.com/ductor/ductor/app/secrets"
 	"github.com/ductor/ductor/app/store"
 )
 
@@ -53,7 +56,11 @@ func runDev(ctx context.Context, env Env, args []string) error {
 			}
 		}()
 		cfg.DatabaseURL = cluster.URL()
-		fmt.Fprintf(env.Stdout, "Local Postgres: DATABASE_URL=%s\n", cfg.DatabaseURL)
+		urlFile := filepath.Join(devDir, "database-url")
+		if err := os.WriteFile(urlFile, []byte(cfg.DatabaseURL+"\n"), 0o600); err != nil {
+			return fmt.Errorf("save the database URL: %w", err)
+		}
+		fmt.Fprintf(env.Stdout, "Local Postgres: DATABASE_URL=%s (saved in %s, for admin commands)\n", cfg.DatabaseURL, urlFile)
 	}
 	pool, err := connect(ctx, cfg.DatabaseURL)
 	if err != nil {
@@ -65,6 +72,16 @@ func runDev(ctx context.Context, env Env, args []string) error {
 	}
 	if err := ensureDevTenant(ctx, env, store.New(pool), keyFile); err != nil {
 		return err
+	}
+	if cfg.SecretKey == "" {
+		// Kept beside dev's own database; with another one, for this run only.
+		file := ""
+		if keyFile != "" {
+			file = filepath.Join(devDir, "secret-key")
+		}
+		if cfg.SecretKey, err = devSecretKey(file); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(env.Stdout, "Ductor dev: http://%s (Ctrl-C stops everything)\n", cfg.Addr)
 	return process{cfg: cfg, pool: pool, log: log, gate: gate, env: env, dev: true}.run(ctx)
@@ -129,4 +146,25 @@ func ensureDevUser(ctx context.Context, s *store.Store, tenant store.Tenant) err
 	}
 	_, err = s.MemberSet(ctx, tenant.ID, store.DevUserEmail, auth.RoleOwner)
 	return err
+}
+
+// devSecretKey reads dev's own secret key (what seals webhook secrets)
+// from file, making one on first start, so they open again after a
+// restart; without a file, the key lasts for this run.
+func devSecretKey(file string) (string, error) {
+	if b, err := os.ReadFile(file); file != "" && err == nil && len(strings.TrimSpace(string(b))) >= secrets.MinKeyLength {
+		return strings.TrimSpace(string(b)), nil
+	}
+	raw := make([]byte, 32)
+	if _, err := rand.Read(raw); err != nil {
+		return "", err
+	}
+	key := hex.EncodeToString(raw)
+	if file == "" {
+		return key, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return "", fmt.Errorf("save the dev secret key: %w", err)
+	}
+	return key, os.WriteFile(file, []byte(key+"\n"), 0o600)
 }

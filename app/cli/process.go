@@ -15,6 +15,7 @@ import (
 	"github.com/ductor/ductor/app/config"
 	"github.com/ductor/ductor/app/logging"
 	"github.com/ductor/ductor/app/prune"
+	"github.com/ductor/ductor/app/secrets"
 	"github.com/ductor/ductor/app/server"
 	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/app/store"
@@ -85,8 +86,13 @@ func (p process) run(ctx context.Context) error {
 	if p.cfg.Roles.Has(config.RoleAPI) {
 		defer listenTasks(ctx, coord)()
 	}
+	box, err := p.secretBox()
+	if err != nil {
+		return err
+	}
 	srv := server.New(server.Deps{
-		Login: web.Login, DevLogin: web.DevLogin, BaseURL: web.BaseURL,
+		Secrets: box,
+		Login:   web.Login, DevLogin: web.DevLogin, BaseURL: web.BaseURL,
 		Pool: p.pool, Store: store.New(p.pool), Logger: p.log, Registry: reg, Runs: coord,
 		API: p.cfg.Roles.Has(config.RoleAPI), Web: p.cfg.Roles.Has(config.RoleWeb), APIRate: p.cfg.APIRate,
 		ValidateInput: server.NewInputValidator(),
@@ -115,11 +121,17 @@ func (p process) startWorkers(ctx context.Context, coord *workers.Coordinator, p
 		return nil, fmt.Errorf("start workers: %w", err)
 	}
 	sweepCtx, stopSweep := context.WithCancel(context.WithoutCancel(ctx))
-	swept := make(chan struct{})
+	swept, scheduled := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(swept)
 		if p.cfg.Roles.Has(config.RoleCoordinator) {
 			coord.Sweep(sweepCtx)
+		}
+	}()
+	go func() {
+		defer close(scheduled)
+		if p.cfg.Roles.Has(config.RoleCoordinator) {
+			coord.RunSchedules(sweepCtx)
 		}
 	}()
 	pruned := make(chan struct{})
@@ -132,6 +144,7 @@ func (p process) startWorkers(ctx context.Context, coord *workers.Coordinator, p
 	return func() {
 		stopSweep()
 		<-swept
+		<-scheduled
 		<-pruned
 		stopCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		defer cancel()
@@ -162,6 +175,20 @@ func (p process) shutdownTracing(t *telemetry.Tracing) {
 	if err := t.Shutdown(ctx); err != nil {
 		p.log.Warn("spans not exported at shutdown", "err", err)
 	}
+}
+
+// secretBox seals stored secrets under DUCTOR_SECRET_KEY; without one,
+// webhooks are unavailable (and say so).
+func (p process) secretBox() (*secrets.Box, error) {
+	if p.cfg.SecretKey == "" {
+		p.log.Warn("DUCTOR_SECRET_KEY is not set: webhooks are unavailable")
+		return nil, nil
+	}
+	box, err := secrets.NewBox(p.cfg.SecretKey)
+	if err != nil {
+		return nil, &config.Error{Setting: "DUCTOR_SECRET_KEY", Problem: err.Error()}
+	}
+	return box, nil
 }
 
 // pruner is the retention prune a coordinator runs, unless

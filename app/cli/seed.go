@@ -12,6 +12,7 @@ import (
 
 	"github.com/ductor/ductor/app/auth"
 	"github.com/ductor/ductor/app/definition"
+	"github.com/ductor/ductor/app/secrets"
 	"github.com/ductor/ductor/app/store"
 )
 
@@ -36,6 +37,14 @@ The seed file is YAML or JSON:
           scopes: ["runs:write", "runs:read"]   # default: admin
       members:                   # people, matched by their login's email
         - {email: dana@example.com, role: owner}
+      schedules:                 # created once per id (a definition may also declare its own)
+        - id: hello-nightly
+          definition: hello
+          spec: {cron: "0 2 * * *", timezone: Europe/Paris}   # or {interval: 10m}
+          input: {}
+          overlap: skip          # and catchup_window, pause_on_failure, paused
+      webhooks:                  # created once per id; its secret is printed once (needs DUCTOR_SECRET_KEY)
+        - {id: shop, event: order.placed, scheme: standard}   # or scheme: github
 
 Every definition is compiled before anything is written, and everything is
 written in one transaction: a seed with a problem changes nothing. Seeding
@@ -53,6 +62,8 @@ type seedTenant struct {
 	Definitions []seedDefinition `yaml:"definitions"`
 	APIKeys     []seedKey        `yaml:"api_keys"`
 	Members     []seedMember     `yaml:"members"`
+	Schedules   []seedSchedule   `yaml:"schedules"`
+	Webhooks    []seedWebhook    `yaml:"webhooks"`
 }
 
 type seedDefinition struct {
@@ -72,19 +83,24 @@ type seedMember struct {
 
 // runSeed handles `seed -f FILE`.
 func runSeed(ctx context.Context, env Env, args []string) error {
-	fs := newFlags("seed", env)
+	fs := newFlags("seed -f FILE", env)
+	fs.about = seedHelp
 	file := fs.String("f", "", "the seed file (YAML or JSON)")
-	fs.Usage = func() { fmt.Fprint(env.Stderr, seedHelp, "\nFlags:\n"); fs.PrintDefaults() }
 	cfg, _, err := loadConfig(fs, args, env, "127.0.0.1:8080")
 	if err != nil {
 		return err
 	}
 	if *file == "" {
-		return fmt.Errorf("%w: %s (`ductor seed -h` describes the file)", ErrUsage, seedUsage)
+		return usagef("want `%s` (`ductor seed -h` describes the file)", seedUsage)
 	}
 	plan, err := planSeed(*file)
 	if err != nil {
 		return err
+	}
+	if cfg.SecretKey != "" {
+		if plan.box, err = secrets.NewBox(cfg.SecretKey); err != nil {
+			return err
+		}
 	}
 	return withStore(ctx, cfg, func(s *store.Store) error {
 		var out []string
@@ -127,14 +143,16 @@ func firstLineOf(s string) string {
 // every definition compiled.
 type seedPlan struct {
 	tenants []plannedTenant
+	box     *secrets.Box // seals webhook secrets; nil without DUCTOR_SECRET_KEY
 }
 
 type plannedTenant struct {
 	seedTenant
-	tier   store.Tier
-	defs   []plannedDefinition
-	scopes [][]auth.Scope
-	roles  []auth.Role
+	tier      store.Tier
+	defs      []plannedDefinition
+	scopes    [][]auth.Scope
+	roles     []auth.Role
+	schedules []store.Schedule
 }
 
 type plannedDefinition struct {
@@ -194,6 +212,18 @@ func planTenant(dir, at string, t seedTenant) (plannedTenant, []error) {
 		}
 		pt.roles = append(pt.roles, r)
 	}
+	for i, sc := range t.Schedules {
+		planned, err := planSchedule(sc)
+		if err != nil {
+			fail("schedules[%d]: %v", i, err)
+		}
+		pt.schedules = append(pt.schedules, planned)
+	}
+	for i, w := range t.Webhooks {
+		if err := planWebhook(w); err != nil {
+			fail("webhooks[%d]: %v", i, err)
+		}
+	}
 	return pt, errs
 }
 
@@ -231,10 +261,14 @@ func planDefinition(dir string, d seedDefinition) (plannedDefinition, error) {
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(dir, path)
 		}
-		doc, err := readApplyDoc(path)
+		docs, err := readApplyDocs(path)
+		if err == nil && len(docs) != 1 {
+			err = errors.New("a seed's definition file holds one document")
+		}
 		if err != nil {
 			return pd, fmt.Errorf("%s: %w", d.File, err)
 		}
+		doc := docs[0]
 		pd.source, pd.format = doc.body, definition.FormatJSON
 		if doc.contentType == "application/yaml" {
 			pd.format = definition.FormatYAML

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/app/secrets"
 	"github.com/ductor/ductor/app/store"
 )
 
@@ -13,7 +14,7 @@ import (
 func (p seedPlan) apply(ctx context.Context, s *store.Store) ([]string, error) {
 	var out []string
 	for _, t := range p.tenants {
-		lines, err := t.apply(ctx, s)
+		lines, err := t.apply(ctx, s, p.box)
 		if err != nil {
 			return nil, fmt.Errorf("tenant %s: %w", t.Slug, err)
 		}
@@ -22,7 +23,7 @@ func (p seedPlan) apply(ctx context.Context, s *store.Store) ([]string, error) {
 	return out, nil
 }
 
-func (t plannedTenant) apply(ctx context.Context, s *store.Store) ([]string, error) {
+func (t plannedTenant) apply(ctx context.Context, s *store.Store, box *secrets.Box) ([]string, error) {
 	tenant, created, err := ensureTenant(ctx, s, t)
 	if err != nil {
 		return nil, err
@@ -50,7 +51,15 @@ func (t plannedTenant) apply(ctx context.Context, s *store.Store) ([]string, err
 		}
 		out = append(out, fmt.Sprintf("member %s/%s %s", t.Slug, member.Email, member.Role))
 	}
-	return out, nil
+	schedules, err := t.applySchedules(ctx, s, tenant)
+	if err != nil {
+		return nil, err
+	}
+	webhooks, err := t.applyWebhooks(ctx, s, tenant, box)
+	if err != nil {
+		return nil, err
+	}
+	return append(append(out, schedules...), webhooks...), nil
 }
 
 func ensureTenant(ctx context.Context, s *store.Store, t plannedTenant) (store.Tenant, bool, error) {

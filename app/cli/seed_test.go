@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/ductor/ductor/app/apperr"
-	"github.com/ductor/ductor/app/auth"
 	"github.com/ductor/ductor/app/store"
 )
 
@@ -61,7 +60,7 @@ func TestSeedLoadsTenantsDefinitionsKeysAndMembers(t *testing.T) {
 		}
 	}
 	secret := secretOf(t, out, "apikey demo-seed/ci ")
-	hash, err := auth.ParseKey(secret)
+	hash, err := checkKey(b.store, ctx, secret)
 	if err != nil {
 		t.Fatalf("printed key %q: %v", secret, err)
 	}
@@ -128,5 +127,41 @@ tenants:
 	}
 	if _, _, err := b.run(t, "seed"); err == nil || !strings.Contains(err.Error(), "seed -f FILE") {
 		t.Fatalf("seed without -f = %v", err)
+	}
+}
+
+func TestSeedSchedulesAndWebhooks(t *testing.T) {
+	t.Parallel()
+	b := setupApply(t)
+	b.vars["DUCTOR_SECRET_KEY"] = strings.Repeat("k", 32)
+	seed := b.file(t, "seed.yaml", `
+tenants:
+  - slug: sched-seed
+    definitions:
+      - document: {key: hello, steps: [{ref: hi, type: transform, with: {expr: '"hi"'}}]}
+    schedules:
+      - {id: nightly, definition: hello, spec: {cron: "0 2 * * *", timezone: Europe/Paris}, overlap: buffer_one}
+    webhooks:
+      - {id: shop, event: order.placed}
+`)
+	out, _, err := b.run(t, "seed", "-f", seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "schedule sched-seed/nightly created") || !strings.Contains(out, "webhook sched-seed/shop /hooks/sched-seed/shop whsec_") {
+		t.Errorf("seed output:\n%s", out)
+	}
+	tenant, _ := b.store.TenantGetBySlug(context.Background(), "sched-seed")
+	sc, err := b.store.ScheduleGet(context.Background(), tenant.ID, "nightly")
+	if err != nil || sc.NextAt == nil || sc.Overlap != "buffer_one" {
+		t.Errorf("seeded schedule = %+v, %v", sc, err)
+	}
+	again, _, err := b.run(t, "seed", "-f", seed)
+	if err != nil || !strings.Contains(again, "schedule sched-seed/nightly exists") || strings.Contains(again, "whsec_") {
+		t.Errorf("seeding again = %v:\n%s", err, again)
+	}
+	bad := b.file(t, "bad.yaml", "tenants:\n  - slug: x\n    schedules:\n      - {id: s, definition: hello, spec: {interval: 1ms}}\n")
+	if _, _, err := b.run(t, "seed", "-f", bad); err == nil || !strings.Contains(err.Error(), "schedules[0]: spec.interval") {
+		t.Errorf("a bad schedule: %v", err)
 	}
 }

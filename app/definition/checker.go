@@ -20,6 +20,8 @@ type checker struct {
 	paths   map[string]path
 	edges   edgeSet
 	gathers []gatherRef
+	joins   []joinCheck
+	endRuns []string
 }
 
 func newChecker(opts Options) *checker {
@@ -32,7 +34,7 @@ func (c *checker) document(v any) {
 	if !ok {
 		return
 	}
-	o.known("key", "name", "description", "input_schema", "output_expr", "timeout", "limits", "steps", "edges")
+	o.knownFields(DocumentFields)
 	c.m.Key = o.required("key")
 	if c.m.Key != "" && !keyPattern.MatchString(c.m.Key) {
 		o.problem("key", "must match [a-z0-9][a-z0-9-_]{0,62}, not %q", c.m.Key)
@@ -46,6 +48,7 @@ func (c *checker) document(v any) {
 	c.steps(o)
 	c.edgeList(o)
 	c.graph()
+	c.triggers(o)
 }
 
 // inputSchema checks the schema compiles as JSON Schema 2020-12 and keeps

@@ -26,6 +26,18 @@
 // CEL expression is compiled once through package expr, in parallel.
 // Problems come back together as an [*InvalidError].
 //
+// # Field tables
+//
+// Every object of a document is described by a table of [Field]s
+// ([DocumentFields], [StepFields], [WithSpecs], …): name, kind, default,
+// enum, bounds, required, and a sentence of documentation. The checker
+// reads each object through its table (unknown fields, required ones,
+// enums, bounds and defaults come from there; a field's custom reader or
+// its type's checker adds what a table cannot say), [DocumentSchema]
+// generates the JSON Schema editors use from the same tables, and the
+// reference documentation renders its field tables from them. A new
+// setting is a new table entry.
+//
 // # The manifest
 //
 // A [Manifest] has steps sorted by ref, edges sorted by (from, to, on,
@@ -42,20 +54,21 @@
 // only when set); integers are int64, and the engine reads the same keys
 // back from stored JSON:
 //
-//	task         handler, queue, [input_expr]
+//	task         handler, queue, [input_expr], [schedule_to_start_ms]
 //	http         url | url_expr, method, [headers], [body | body_expr], [expect_status (list)]
 //	transform    expr
 //	condition    expr
-//	scatter      items_expr, [key_expr], mode, concurrency, interval_ms, and
+//	scatter      items_expr, [key_expr], mode, concurrency, interval_ms, [complete_when], and
 //	             inline: max_inline_children, do {type, with, timeout_ms, retry}
 //	             child_workflow: workflow, version, [input_expr]
 //	gather       scatter_ref, strategy
-//	subworkflow  workflow, version, mode, wait_for, [input_expr], timeout_ms, on_timeout
+//	subworkflow  workflow, version, mode, wait_for, [input_expr], timeout_ms, on_timeout,
+//	             [repeat {until_expr, [input_expr], max_iterations}]
 //	checkpoint   name, [output_expr]
 //	wait         one of duration_ms | until (RFC 3339, UTC) | cron + timezone | until_expr
 //	signal       name, timeout_ms, on_timeout
 //	event        name, [match_expr], timeout_ms, on_timeout
-//	event_set    events [{name, [match_expr]}], policy, n, timeout_ms, on_timeout
+//	event_set    events [{name, key, [match_expr]}], policy, n, timeout_ms, on_timeout
 //	digest       name, [match_expr], window_ms, max_items
 //	approval     approvers, title, description, min_approvals, timeout_ms, on_timeout
 //	human_loop   title, assignees, [fields], awaiting_status, timeout_ms, on_timeout
@@ -75,4 +88,20 @@
 //     max_items 0 (no cap), n 0 (not a quorum policy).
 //   - Wait times given as `until` are normalised to UTC; a cron's timezone
 //     defaults to UTC.
+//
+// # Control flow beyond edges (control.go)
+//
+// A step's join is "all", "any" or {at_least: N, cancel_rest?}; in the
+// manifest {at_least: 1} is "any" (so both hash alike), N ≥ 2 is join
+// "at_least" with join_at_least N, and cancel_rest is join_cancel_rest.
+// N may not exceed the step's incoming edges. end_run (succeeded |
+// failed) ends the run once the step succeeds, so a success-side edge out
+// of it (success, true, false, approved, rejected, a choice group) is an
+// error: only error and done edges may leave it. A scatter's
+// complete_when is a CEL bool over succeeded, failed, done, total and
+// results; a sync subworkflow waiting for its child's end takes repeat
+// {until_expr, input_expr?, max_iterations ≤ 10,000}, whose expressions
+// (and the step's with.input_expr) read output and iteration. Those
+// scoped variables compile anywhere but are refused, naming the fields
+// that provide them, in every other field.
 package definition

@@ -29,6 +29,9 @@ type Definition struct {
 	Limits      *LimitsDef `json:"limits,omitempty"`
 	Steps       []StepDef  `json:"steps"`
 	Edges       []EdgeDef  `json:"edges,omitempty"`
+	// Triggers are written as in a document: {"schedule": {…}} or
+	// {"event": NAME, "filter_expr": …, "input_expr": …}.
+	Triggers []map[string]any `json:"triggers,omitempty"`
 }
 
 // LimitsDef lowers the server's limits for one definition.
@@ -44,14 +47,17 @@ type With map[string]any
 
 // StepDef is one authored step.
 type StepDef struct {
-	Ref     string    `json:"ref"`
-	Type    StepType  `json:"type"`
-	Name    string    `json:"name,omitempty"`
-	With    With      `json:"with,omitempty"`
-	RunIf   string    `json:"run_if,omitempty"`
-	ForEach string    `json:"for_each,omitempty"`
-	Join    Join      `json:"join,omitempty"`
-	OnError OnError   `json:"on_error,omitempty"`
+	Ref     string   `json:"ref"`
+	Type    StepType `json:"type"`
+	Name    string   `json:"name,omitempty"`
+	With    With     `json:"with,omitempty"`
+	RunIf   string   `json:"run_if,omitempty"`
+	ForEach string   `json:"for_each,omitempty"`
+	// Join is JoinAll (the default), JoinAny or an [AtLeast].
+	Join    any     `json:"join,omitempty"`
+	OnError OnError `json:"on_error,omitempty"`
+	// EndRun ends the run with this status once the step succeeds.
+	EndRun  RunEnd    `json:"end_run,omitempty"`
 	Retry   *RetryDef `json:"retry,omitempty"`
 	Timeout string    `json:"timeout,omitempty"`
 }

@@ -16,6 +16,9 @@ type exprJob struct {
 	p    path
 	step string
 	seq  int // problems found before it, to report its own in place
+	// scope lists the scoped variables (expr.ProgressVars, LoopVars) the
+	// field provides; the others are refused.
+	scope []string
 }
 
 type exprKey struct {
@@ -36,17 +39,21 @@ const minPerWorker = 32
 func (c *checker) compileExprs(env *expr.Env, cache *expr.Cache) {
 	keys, slot := distinct(c.exprs)
 	errs := make([]error, len(keys))
+	prgs := make([]*expr.Program, len(keys))
 	compile := func(i int) {
-		var err error
 		if cache != nil {
-			_, err = cache.Get(keys[i].src, keys[i].kind)
+			prgs[i], errs[i] = cache.Get(keys[i].src, keys[i].kind)
 		} else {
-			_, err = env.Compile(keys[i].src, keys[i].kind)
+			prgs[i], errs[i] = env.Compile(keys[i].src, keys[i].kind)
 		}
-		errs[i] = err
 	}
 	parallel(len(keys), compile)
-	c.mergeExprProblems(func(j int) error { return errs[slot[j]] })
+	c.mergeExprProblems(func(j int) error {
+		if errs[slot[j]] != nil {
+			return errs[slot[j]]
+		}
+		return scopeError(prgs[slot[j]], c.exprs[j].scope)
+	})
 }
 
 func distinct(jobs []exprJob) ([]exprKey, []int) {

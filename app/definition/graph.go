@@ -27,6 +27,7 @@ func (c *checker) graph() {
 	for _, gr := range c.gathers {
 		c.checkGather(g, gr)
 	}
+	c.checkControl()
 }
 
 func (c *checker) checkGather(g *adjacency, gr gatherRef) {

@@ -26,6 +26,8 @@ type Manifest struct {
 	Entrypoints []string `json:"entrypoints"`
 	// Order is the Kahn topological order, ties broken by ref.
 	Order []string `json:"order"`
+	// Triggers are the schedules and event triggers that start runs.
+	Triggers []Trigger `json:"triggers,omitempty"`
 }
 
 // Limits are per-definition limits, each already clamped to the server
@@ -49,8 +51,14 @@ type Step struct {
 	RunIf   string         `json:"run_if,omitempty"`
 	ForEach string         `json:"for_each,omitempty"`
 	Join    Join           `json:"join"`
-	OnError OnError        `json:"on_error"`
-	Retry   RetryPolicy    `json:"retry"`
+	// JoinAtLeast is N of join at_least (N ≥ 2); JoinCancelRest cancels
+	// the unfinished predecessors once the join is ready.
+	JoinAtLeast    int  `json:"join_at_least,omitempty"`
+	JoinCancelRest bool `json:"join_cancel_rest,omitempty"`
+	// EndRun ends the run with that status once the step succeeds.
+	EndRun  RunEnd      `json:"end_run,omitempty"`
+	OnError OnError     `json:"on_error"`
+	Retry   RetryPolicy `json:"retry"`
 	// TimeoutMS is the per-attempt timeout (task, http); 0 means none.
 	TimeoutMS int64 `json:"timeout_ms,omitempty"`
 }
@@ -129,6 +137,8 @@ type Join string
 const (
 	JoinAll Join = "all"
 	JoinAny Join = "any"
+	// JoinAtLeast: ready once Step.JoinAtLeast incoming edges fired.
+	JoinAtLeast Join = "at_least"
 )
 
 // OnError decides what a failed step does to its run.

@@ -4,15 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"regexp"
 	"sort"
-	"strconv"
 	"time"
-)
 
-var (
-	keyPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
-	refPattern = regexp.MustCompile(`^[a-z][a-z0-9_]{0,62}$`)
+	"github.com/ductor/ductor/app/schedule"
 )
 
 // jsonType names a decoded value's JSON type for messages.
@@ -89,38 +84,4 @@ func sortedKeys(m map[string]any) []string {
 // ParseDuration reads a Go-style ("90s", "1h30m") or ISO-8601 ("PT90S",
 // "P1DT2H") duration. ISO days are 24 hours; years and months are
 // refused, their length varies.
-func ParseDuration(s string) (time.Duration, error) {
-	if len(s) > 0 && (s[0] == 'P' || s[0] == 'p') {
-		return parseISODuration(s)
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, fmt.Errorf("invalid duration %q: want Go style (90s, 1h30m) or ISO-8601 (PT90S)", s)
-	}
-	return d, nil
-}
-
-var isoDuration = regexp.MustCompile(`^[Pp](?:(\d+(?:\.\d+)?)[Ww])?(?:(\d+(?:\.\d+)?)[Dd])?(?:[Tt](?:(\d+(?:\.\d+)?)[Hh])?(?:(\d+(?:\.\d+)?)[Mm])?(?:(\d+(?:\.\d+)?)[Ss])?)?$`)
-
-func parseISODuration(s string) (time.Duration, error) {
-	m := isoDuration.FindStringSubmatch(s)
-	if m == nil || s == "P" || s == "PT" || s[len(s)-1] == 'T' || s[len(s)-1] == 't' {
-		return 0, fmt.Errorf("invalid ISO-8601 duration %q (years and months are not supported)", s)
-	}
-	units := []time.Duration{7 * 24 * time.Hour, 24 * time.Hour, time.Hour, time.Minute, time.Second}
-	var total float64
-	for i, u := range units {
-		if m[i+1] == "" {
-			continue
-		}
-		f, err := strconv.ParseFloat(m[i+1], 64)
-		if err != nil {
-			return 0, fmt.Errorf("invalid ISO-8601 duration %q", s)
-		}
-		total += f * float64(u)
-	}
-	if total > math.MaxInt64 {
-		return 0, fmt.Errorf("duration %q is too long", s)
-	}
-	return time.Duration(total), nil
-}
+func ParseDuration(s string) (time.Duration, error) { return schedule.ParseDuration(s) }

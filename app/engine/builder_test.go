@@ -13,7 +13,7 @@ import (
 // parseManifest builds a manifest from the small line format the tests
 // and transcripts use (app/definition's compiler is not needed):
 //
-//	step REF TYPE [key=value]...   join, on_error, run_if, for_each, retry, timeout_ms; the rest goes to with
+//	step REF TYPE [key=value]...   join, at_least, cancel_rest, end_run, on_error, run_if, for_each, retry, timeout_ms; the rest goes to with
 //	edge FROM TO [on=OUTCOME]
 //	choice FROM TO INDEX (when=`CEL` | default)
 //	output_expr `CEL`
@@ -85,6 +85,12 @@ func buildStep(ref string, t definition.StepType, opts map[string]any) definitio
 		switch k {
 		case "join":
 			s.Join = definition.Join(str)
+		case "at_least":
+			s.Join, s.JoinAtLeast = definition.JoinAtLeast, int(floatOf(v))
+		case "cancel_rest":
+			s.JoinCancelRest = v == true
+		case "end_run":
+			s.EndRun = definition.RunEnd(str)
 		case "on_error":
 			s.OnError = definition.OnError(str)
 		case "run_if":

@@ -39,27 +39,40 @@ func (d *decider) terminate(reason TerminateReason) {
 // stopNodes ends every non-terminal node of a run that just ended:
 // running and waiting ones are cancelled (with their side effects
 // withdrawn), pending and ready ones move to idle.
-func (d *decider) stopNodes(idle NodeState) {
+func (d *decider) stopNodes(idle NodeState) { d.stopNodesFor(idle, "") }
+
+// stopNodesFor is stopNodes saying why (reason, recorded on the nodes).
+func (d *decider) stopNodesFor(idle NodeState, reason string) {
 	d.queue = nil
 	for _, ref := range d.g.order() {
 		if n := d.get(ref); n != nil && !n.State.Terminal() {
-			d.stopNode(d.mut(ref), idle)
+			d.stopNode(d.mut(ref), idle, reason)
 		}
 	}
 }
 
-func (d *decider) stopNode(n *Node, idle NodeState) {
+func (d *decider) stopNode(n *Node, idle NodeState, reason string) {
+	if idle == NodeCancelled || (n.State != NodePending && n.State != NodeReady) {
+		n.CancelReason = reason
+	}
 	switch n.State {
 	case NodePending, NodeReady:
-		d.setNode(n, idle, "run ended")
+		d.setNode(n, idle, orText(reason, "run ended"))
 		return
 	}
 	d.withdraw(n)
 	n.Waiting = nil
-	d.setNode(n, NodeCancelled, "")
+	d.setNode(n, NodeCancelled, reason)
 	if n.Scatter != nil {
 		d.stopChildren(n)
 	}
+}
+
+func orText(s, fallback string) string {
+	if s == "" {
+		return fallback
+	}
+	return s
 }
 
 // withdraw emits the commands that undo a running or waiting node's
@@ -178,7 +191,7 @@ func (d *decider) resetNode(n *Node, reset map[string]bool, target string) {
 			delete(n.Inbound, EdgeID(e))
 		}
 	}
-	n.Outcome, n.Output, n.Error, n.Waiting, n.Scatter = "", nil, nil, nil, nil
+	n.Outcome, n.Output, n.Error, n.Waiting, n.Scatter, n.CancelReason = "", nil, nil, nil, nil, ""
 	n.Attempt, n.FinishedAt = 0, time.Time{}
 	n.Generation++
 	if d.steps != nil {
@@ -203,6 +216,7 @@ func (d *decider) settle() {
 	if !d.runRow.Status.Terminal() {
 		d.progress()
 	}
+	d.softWarning()
 	if !d.runRow.Status.Terminal() {
 		d.limits()
 	}
@@ -241,30 +255,49 @@ func (d *decider) progress() {
 }
 
 // completeRun succeeds the run: every node ended without a fail-policy
-// failure. Its output is output_expr, or the map of sink outputs by ref.
+// failure. Its output is output_expr, or the map of sink outputs by ref;
+// an output over the cap or that cannot be stored fails the run.
 func (d *decider) completeRun() {
+	var out any
 	if src := d.g.m.OutputExpr; src != "" {
 		v, err := d.evalWith(src, nil)
 		if err != nil {
-			d.runRow.Error = exprError("output_expr", err)
-			d.setRun(RunFailed, "output_expr failed")
+			d.failOutput(exprError("output_expr", err))
 			return
 		}
-		d.runRow.Output = v
+		out = v
 	} else {
-		out := map[string]any{}
-		for _, ref := range d.g.sinks {
-			if n := d.get(ref); n.State == NodeSucceeded {
-				out[ref] = n.Output
-			}
-		}
-		d.runRow.Output = out
+		out = d.sinkOutputs()
 	}
+	checked, err := d.checkOutput(out)
+	if err != nil {
+		err.Message = "run " + err.Message
+		d.failOutput(err)
+		return
+	}
+	d.runRow.Output = checked
 	d.setRun(RunSucceeded, "")
 }
 
-// limits applies the transition tiers: soft warns once, hard synthesizes
-// a ContinueAsNew, terminate force-stops the run.
+// sinkOutputs is the default run output: the succeeded sinks' outputs by
+// ref.
+func (d *decider) sinkOutputs() map[string]any {
+	out := map[string]any{}
+	for _, ref := range d.g.sinks {
+		if n := d.get(ref); n.State == NodeSucceeded {
+			out[ref] = n.Output
+		}
+	}
+	return out
+}
+
+func (d *decider) failOutput(err *Error) {
+	d.runRow.Error = err
+	d.setRun(RunFailed, "output failed: "+err.Code)
+}
+
+// limits applies the transition tiers: hard synthesizes a ContinueAsNew,
+// terminate force-stops the run. (Soft only warns: softWarning.)
 func (d *decider) limits() {
 	l, c := d.g.m.Limits, d.runRow.TransitionCount
 	switch {
@@ -273,13 +306,23 @@ func (d *decider) limits() {
 	case l.TransitionsHard > 0 && c >= int64(l.TransitionsHard):
 		d.runRow.PendingCAN = &ContinueAsNew{RequestID: "transition_limit"}
 		d.closeForCAN()
-	case l.TransitionsSoft > 0 && c >= int64(l.TransitionsSoft) && !d.runRow.SoftWarned:
-		d.runRow.SoftWarned = true
-		msg := fmt.Sprintf("run passed its soft transition limit of %d", l.TransitionsSoft)
-		st := string(d.runRow.Status)
-		d.transition(Transition{From: st, To: st, Detail: "warning transitions_soft: " + msg})
-		d.emit(Warn{Code: "transitions_soft", Message: msg})
 	}
+}
+
+// softWarning records, once, that the run passed its soft transition
+// limit: a warning in its history and a Warn command. It applies whatever
+// else the tick did, also when the tick crossed the hard limit too or
+// ended the run; only a run that had ended before the tick is left alone.
+func (d *decider) softWarning() {
+	soft := d.g.m.Limits.TransitionsSoft
+	if soft <= 0 || d.runRow.SoftWarned || d.st.Run.Status.Terminal() || d.runRow.TransitionCount < int64(soft) {
+		return
+	}
+	d.runRow.SoftWarned = true
+	msg := fmt.Sprintf("run passed its soft transition limit of %d", soft)
+	st := string(d.runRow.Status)
+	d.transition(Transition{From: st, To: st, Detail: "warning transitions_soft: " + msg})
+	d.emit(Warn{Code: "transitions_soft", Message: msg})
 }
 
 // notifyParent tells a sync parent that its child ended.

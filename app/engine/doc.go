@@ -44,10 +44,11 @@
 //     evaluated in branch order: the first true `when` fires, else the
 //     default, and every other edge of the group dies.
 //  3. Each resolved edge is recorded on its target (Node.Inbound) and the
-//     target's join is applied: `all` is ready when every incoming edge
-//     fired and skipped as soon as one is dead; `any` is ready on the
-//     first fired edge (and runs once) and skipped when all are dead.
-//     Skips therefore propagate down the graph within the same tick.
+//     target's join is applied: it needs all of its incoming edges
+//     (`all`), one (`any`) or N (`at_least`), is ready once that many
+//     fired (and runs once) and skipped as soon as fewer can still fire
+//     (join.go). Skips therefore propagate down the graph within the
+//     same tick.
 //  4. A ready node starts: run_if false skips it. Pure steps (transform,
 //     condition, checkpoint, gather) are evaluated right there, so they
 //     finish and route inside the same call — a 1,000-step chain of
@@ -65,10 +66,12 @@
 //
 // A failed attempt is retried while the node's [definition.RetryPolicy]
 // allows and the error is retryable: codes expression_error,
-// payload_too_large and invalid_step never are. The next attempt is
-// dispatched at once with RunAt = now + [Backoff] (exponential, capped,
-// jitter in [d/2, d] drawn from Tick.Seed), so no one sleeps. CEL errors
-// fail the node with expression_error. When retries are exhausted,
+// expression_limit, payload_too_large, invalid_step and invalid_output
+// never are. The next attempt is dispatched at once with RunAt = now +
+// [Backoff] (exponential, capped, jitter in [d/2, d] drawn from
+// Tick.Seed), so no one sleeps. CEL errors fail the node with
+// expression_error, or expression_limit when the expression ran past its
+// cost or time limit. When retries are exhausted,
 // on_error decides: fail ends the run as failed, cancelling running and
 // waiting nodes (with [CancelAttempt], [CancelTimer], [CloseInteraction],
 // [CancelChildRun]) and skipping pending ones; continue fires the node's
@@ -83,6 +86,52 @@
 // nodes get the next generation: their key becomes {run_id}:{node}:g{N}
 // and late inputs of the old generation are stale.
 //
+// # Control flow beyond edges
+//
+// Races (join.go): a join with cancel_rest, once ready, cancels what it
+// no longer waits for: each unfinished predecessor on an edge not yet
+// resolved, and each unfinished node upstream all of whose outgoing
+// edges lead into what is being cancelled (a node that also feeds
+// something else is left alone). Downstream nodes are cancelled first.
+// Their work is withdrawn like a cancelled run's (attempt, timer,
+// approval or case, sync child run, scatter children), Node.CancelReason
+// says why, and their edges all die: the join does not fire again, their
+// own successors are skipped, no on_error policy applies. Parking steps
+// joined {at_least: 1, cancel_rest: true} are the deferred choice: the
+// first to finish wins and the others' waits are withdrawn.
+//
+// Cancelling one node (cancel_node.go): [CancelNode] ends a running or
+// waiting node cancelled with error code cancelled and Outcome error, its
+// work withdrawn (a scatter's live children, a sync subworkflow's child
+// run included). Unlike a race's loser it ran to an end: its error and
+// done edges fire (ranToEnd), on_error fail fails the run, and a scatter
+// child counts as failed. Any other state is discarded.
+//
+// Early completion (scatter_early.go): a scatter's complete_when is
+// evaluated whenever children finished since its last evaluation
+// (ScatterState.Checked), over the scatter's counters; only when it reads
+// `results` does Decide need every child loaded (Needs). Once it holds,
+// CompletedEarly is recorded with a self-transition saying so, nothing
+// more is dispatched, the children not finished are cancelled (counted
+// in Cancelled) and the scatter succeeds with the outcomes of the
+// finished ones, which is all a gather sees.
+//
+// Explicit end (end_run.go): when a step with end_run succeeds, the run
+// ends at once with that status (end_run: failed gives error code
+// end_run), its output from output_expr or the succeeded sinks' and the
+// step's outputs; running and waiting nodes are cancelled, pending ones
+// skipped, and every edge still open is marked dead.
+//
+// Loops (loop.go): a sync subworkflow with repeat starts one child run
+// per iteration, keyed {node key}:i{N}, and waits through all of them
+// (Waiting.Iteration, a waiting → waiting transition per iteration).
+// After a successful iteration until_expr decides, reading `output` and
+// `iteration`; otherwise the next iteration starts with
+// repeat.input_expr (or with.input_expr), and max_iterations without
+// until_expr holding fails the node with max_iterations. A
+// [ChildRunUpdate] names its child run, so a late report of an earlier
+// iteration is stale. The node's output is the last iteration's.
+//
 // # Controls and run limits
 //
 // [Cancel] ends the run cancelled and cancels every open node (sync
@@ -92,8 +141,9 @@
 // [StartSuccessor]) at the end of a tick, or defers up to
 // Engine.MaxCANDeferrals ticks while Tick.MorePending says signals or
 // controls remain. The transition tiers of the manifest's limits: soft
-// emits a [Warn] once, hard synthesizes a ContinueAsNew, terminate ends
-// the run with reason transition_limit; [Terminate] does the same on
+// emits a [Warn] once (whatever else the tick does, even when it also
+// crosses hard or ends the run), hard synthesizes a ContinueAsNew,
+// terminate ends the run with reason transition_limit; [Terminate] does the same on
 // request.
 //
 // Signals are matched by name to a waiting signal step; unmatched ones
@@ -101,7 +151,26 @@
 // Engine.MaxBufferedSignals per run; past that they are rejected, and a
 // repeated request id is discarded. Events are offered to every waiting
 // event, event_set or digest node whose name and match_expr match; each
-// node consumes an event at most once (Decision.Events).
+// node consumes an event at most once (Decision.Events). Input from
+// outside cannot fail a run it does not match: a match_expr that errors
+// on an event is no match for that node, and the discard (code
+// match_error) is kept on the run (Run.Discarded, the latest
+// MaxKeptDiscards). An event_set's members may share a name; each is
+// counted and keyed in the output by its key, and one event satisfies at
+// most one member of a node, the first open one in order that matches.
+//
+// # Values
+//
+// Every value is in the JSON value model of package jsonvalue (an
+// integral literal within int64 an int64, any other number a float64), so
+// an expression means the same on a state fresh from this tick as on one
+// reloaded from the database; the property test checks it. Expression
+// results are brought to the model as they are produced (a timestamp
+// becomes its RFC 3339 string); one that cannot be stored (a NUL
+// character, a NaN) fails the node as invalid_output. Every node output
+// and the run's output obey one cap (Engine.MaxOutputBytes, 1 MiB as
+// JSON): past it the node fails as payload_too_large. Neither code is
+// retried.
 //
 // # Partial state and the shell
 //

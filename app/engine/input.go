@@ -66,6 +66,13 @@ type ChildRunUpdate struct {
 	Checkpoint string // set when a checkpoint was reached
 	Output     any
 	Error      *Error
+	// ChildRunID names the child run reporting, so a late report of an
+	// earlier child of the node (a previous loop iteration) is stale;
+	// empty for a child that could not be started.
+	ChildRunID string `json:",omitempty"`
+	// NotStarted says the child could not be created at all (Error says
+	// why: workflow_not_found, depth_exceeded).
+	NotStarted bool `json:",omitempty"`
 }
 
 // ApprovalDecided is one person's decision on an approval node.
@@ -90,6 +97,15 @@ type CaseStatusChanged struct {
 type Cancel struct {
 	RequestID string
 	Reason    string
+}
+
+// CancelNode is the operator's cancel of one running or waiting node: it
+// ends cancelled with error code cancelled, and its error and done edges
+// and its on_error policy apply as for a failure.
+type CancelNode struct {
+	RequestID string
+	Node      string
+	Reason    string `json:",omitempty"`
 }
 
 // RetryNode is the operator's retry-from-node control: the node and what
@@ -122,5 +138,6 @@ func (ApprovalDecided) inputKind() string   { return "approval" }
 func (CaseStatusChanged) inputKind() string { return "case" }
 func (Cancel) inputKind() string            { return "cancel" }
 func (RetryNode) inputKind() string         { return "retry" }
+func (CancelNode) inputKind() string        { return "cancel_node" }
 func (ContinueAsNew) inputKind() string     { return "continue_as_new" }
 func (Terminate) inputKind() string         { return "terminate" }

@@ -130,31 +130,59 @@ func (d *decider) parkCase(n *Node, w with) {
 	d.wait(n, &Waiting{Type: WaitInteraction}, "timeout", d.timeoutAt(w))
 }
 
-// parkChild starts a child run; sync waits for it, async succeeds now.
+// parkChild starts a child run; sync waits for it, async succeeds now. A
+// repeating subworkflow starts its first iteration.
 func (d *decider) parkChild(n *Node, w with) {
-	input := d.runRow.Input
-	if n.Child != nil {
-		input = n.Child.Item
-	}
-	if src := w.str("input_expr"); src != "" {
-		v, err := d.evalWith(src, vars(n))
-		if err != nil {
-			d.fail(n, exprError("with.input_expr", err))
-			return
-		}
-		input = v
+	input, err := d.childInput(n, w.str("input_expr"), "with.input_expr", &expr.Loop{})
+	if err != nil {
+		d.fail(n, err)
+		return
 	}
 	key := d.idempotencyKey(n)
 	sync := w.str("mode") != "async"
-	d.emit(StartChildRun{
-		Node: n.ID, Key: key, Workflow: w.str("workflow"), Version: int(w.num("version")),
-		Input: input, Sync: sync, WaitFor: w.strOr("wait_for", "terminal"),
-	})
+	loop := sync && w.sub("repeat") != nil
+	if loop {
+		key = iterationKey(key, 1)
+	}
+	d.startChild(n, w, key, input)
 	if !sync {
 		d.succeed(n, definition.OutcomeSuccess, map[string]any{"child_key": key, "child_run_id": ChildRunID(key)})
 		return
 	}
-	d.wait(n, &Waiting{Type: WaitChild, ChildKey: key}, "timeout", d.timeoutAt(w))
+	wt := &Waiting{Type: WaitChild, ChildKey: key}
+	if loop {
+		wt.Iteration = 1
+	}
+	d.wait(n, wt, "timeout", d.timeoutAt(w))
+}
+
+func (d *decider) startChild(n *Node, w with, key string, input any) {
+	d.emit(StartChildRun{
+		Node: n.ID, Key: key, Workflow: w.str("workflow"), Version: int(w.num("version")),
+		Input: input, Sync: w.str("mode") != "async", WaitFor: w.strOr("wait_for", "terminal"),
+	})
+}
+
+// childInput is a child run's input: src evaluated (with the loop's
+// variables), or the scatter item or the run input.
+func (d *decider) childInput(n *Node, src, field string, loop *expr.Loop) (any, *Error) {
+	if src == "" {
+		if n.Child != nil {
+			return n.Child.Item, nil
+		}
+		return d.runRow.Input, nil
+	}
+	extra := vars(n)
+	v, err := d.evalWith(src, func(v *expr.Vars) {
+		if extra != nil {
+			extra(v)
+		}
+		v.Loop = loop
+	})
+	if err != nil {
+		return nil, exprError(field, err)
+	}
+	return v, nil
 }
 
 func errOr(err error, msg string) error {

@@ -23,10 +23,15 @@ const propertyManifest = "" +
 	"step sc scatter items_expr=`[1,2,3]` concurrency=2 do=`{\"type\":\"task\",\"with\":{\"handler\":\"h\"},\"retry\":{\"max_attempts\":2,\"initial_interval_ms\":10}}`\n" +
 	"step g gather scatter_ref=sc\n" +
 	"step z transform expr=`2`\n" +
+	"step ra task handler=h\n" +
+	"step rb wait duration_ms=1500\n" +
+	"step rj transform expr=`1` at_least=1 cancel_rest\n" +
+	"step fin transform expr=`\"fin\"` end_run=succeeded\n" +
 	"edge a c\nedge c t on=true\nedge c ap on=false\nedge t j\nedge t j on=error\n" +
 	"edge ap j on=approved\nedge ap j on=rejected\nedge j r on=done\n" +
 	"choice r x 0 when=`input.flag`\nchoice r y 1 default\n" +
-	"edge sc g\nedge g z\nedge w z on=done\nedge s z on=done\n"
+	"edge sc g\nedge g z\nedge w z on=done\nedge s z on=done\n" +
+	"edge ra rj\nedge rb rj\nedge rj z on=done\nedge y fin\n"
 
 // driver keeps what the outside world owes the run: results for
 // dispatched attempts, due timers, open approvals.
@@ -69,7 +74,7 @@ func TestPropertyInvariants(t *testing.T) {
 				t.Fatalf("run never ended: %s\n%s", dr.s.run.Status, formatState(dr.s))
 			}
 			dr.checkEdgesResolved(t)
-			t.Logf("ended %s after %d transitions", dr.s.run.Status, dr.s.run.TransitionCount)
+			t.Logf("ended %s (%s) after %d transitions", dr.s.run.Status, dr.endDetail(), dr.s.run.TransitionCount)
 		})
 	}
 }
@@ -105,6 +110,8 @@ func (dr *driver) randomInput() Input {
 	case p < 92:
 		return Cancel{Reason: "random"}
 	case p < 93:
+		return CancelNode{Node: []string{"a", "t", "sc", "sc[1]", "w", "ra", "ap"}[dr.rng.IntN(7)]}
+	case p < 94:
 		return ContinueAsNew{RequestID: "can"}
 	}
 	return nil
@@ -246,3 +253,13 @@ func (dr *driver) checkEdgesResolved(t *testing.T) {
 }
 
 var propertySeeds = uint64(300)
+
+// endDetail is the detail of the run's last status transition.
+func (dr *driver) endDetail() string {
+	for i := len(dr.s.history) - 1; i >= 0; i-- {
+		if tr := dr.s.history[i]; tr.Node == "" && RunStatus(tr.To).Terminal() {
+			return tr.Detail
+		}
+	}
+	return ""
+}

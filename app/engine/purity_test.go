@@ -22,6 +22,7 @@ func TestCoreImportsStayPure(t *testing.T) {
 		"github.com/ductor/ductor/app/engine",
 		"github.com/ductor/ductor/app/definition",
 		"github.com/ductor/ductor/app/expr",
+		"github.com/ductor/ductor/app/schedule",
 	} {
 		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
 		if err != nil {

@@ -120,10 +120,18 @@ func (d *decider) scatterProgress(id string) {
 		return
 	}
 	n = d.mut(id)
-	d.setFilling(id, true)
-	d.fill(n)
-	d.setFilling(id, false)
-	if n.Scatter.Done() {
+	if !d.checkComplete(n) {
+		return // waiting for the children complete_when reads, or failed
+	}
+	if !n.Scatter.CompletedEarly {
+		d.setFilling(id, true)
+		d.fill(n)
+		d.setFilling(id, false)
+	}
+	if n.State.Terminal() {
+		return
+	}
+	if n.Scatter.Done() || n.Scatter.CompletedEarly {
 		d.completeScatter(n)
 	}
 }
@@ -131,7 +139,7 @@ func (d *decider) scatterProgress(id string) {
 func (d *decider) fill(n *Node) {
 	s, w := n.Scatter, with(d.g.steps[n.Ref].With)
 	conc, interval := int(w.num("concurrency")), w.ms("interval_ms")
-	for s.Next < s.Total && (conc <= 0 || s.InFlight < conc) && !n.State.Terminal() {
+	for s.Next < s.Total && (conc <= 0 || s.InFlight < conc) && !n.State.Terminal() && !s.CompletedEarly {
 		cid, ok := d.children[n.ID][s.Next]
 		if !ok {
 			want := s.Total
@@ -151,6 +159,9 @@ func (d *decider) fill(n *Node) {
 		c := d.mut(cid)
 		d.setNode(c, NodeReady, "")
 		d.execute(c, runAt)
+		if c.State.Terminal() && !d.checkComplete(n) {
+			return // a pure child finished and complete_when needs more children
+		}
 	}
 }
 
@@ -181,21 +192,43 @@ func (d *decider) completeScatter(n *Node) {
 			return
 		}
 	}
-	outcomes := make([]any, s.Total)
+	if s.CompletedEarly {
+		d.cancelUnfinished(n)
+	}
+	outcomes := make([]any, 0, s.Succeeded+s.Failed)
 	for i := 0; i < s.Total; i++ {
-		c := d.get(kids[i])
-		o := map[string]any{"key": c.Child.Key, "state": string(c.State), "output": c.Output, "error": nil}
-		if c.Error != nil {
-			o["error"] = map[string]any{"code": c.Error.Code, "message": c.Error.Message}
+		if c := d.get(kids[i]); counted(c) {
+			outcomes = append(outcomes, childOutcome(c))
 		}
-		outcomes[i] = o
 	}
 	var out any = outcomes
 	if d.g.steps[n.Ref].ForEach != "" {
 		out = collapse(outcomes, "partition")
 	}
-	d.recordAttempt(n, out, nil)
-	d.succeed(n, definition.OutcomeSuccess, out)
+	checked, err := d.checkOutput(out)
+	d.recordAttempt(n, checked, err)
+	if err != nil {
+		d.fail(n, err)
+		return
+	}
+	d.route(n, definition.OutcomeSuccess, checked)
+}
+
+// counted reports whether a child finished as its scatter counts it:
+// succeeded, failed, or cancelled by an operator (a failure). Children
+// cancelled because the scatter completed early are not.
+func counted(c *Node) bool {
+	return c.State == NodeSucceeded || c.State == NodeFailed || (c.State == NodeCancelled && c.Error != nil)
+}
+
+// childOutcome is a finished child as the scatter's output and the
+// gather see it.
+func childOutcome(c *Node) map[string]any {
+	o := map[string]any{"key": c.Child.Key, "state": string(c.State), "output": c.Output, "error": nil}
+	if c.Error != nil {
+		o["error"] = map[string]any{"code": c.Error.Code, "message": c.Error.Message}
+	}
+	return o
 }
 
 // gather collapses the scatter's outcome list by strategy.
@@ -227,8 +260,8 @@ func collapse(outcomes []any, strategy string) map[string]any {
 			result = append(result, m["output"])
 			continue
 		}
-		if m["state"] != string(NodeFailed) {
-			continue
+		if m["state"] != string(NodeFailed) && m["error"] == nil {
+			continue // not finished: cancelled by early completion
 		}
 		key, _ := m["key"].(string)
 		switch strategy {
@@ -254,7 +287,7 @@ func (d *decider) stopChildren(n *Node) {
 			continue
 		}
 		loaded++
-		d.stopNode(d.mut(cid), NodeCancelled)
+		d.stopNode(d.mut(cid), NodeCancelled, "")
 	}
 	if loaded < live {
 		d.need(Need{Scatter: n.ID, From: 0, To: n.Scatter.Total, Live: true})
@@ -275,7 +308,7 @@ func (d *decider) sweep() {
 			if c.State.Terminal() || (!sc.State.Terminal() && sc.Generation == c.Generation) {
 				continue
 			}
-			d.stopNode(d.mut(cid), NodeCancelled)
+			d.stopNode(d.mut(cid), NodeCancelled, "")
 		}
 	}
 }

@@ -84,6 +84,8 @@ func inputNode(in Input) string {
 		return x.Node
 	case CaseStatusChanged:
 		return x.Node
+	case CancelNode:
+		return x.Node
 	}
 	return ""
 }

@@ -37,6 +37,9 @@ type TerminateReason string
 const (
 	ReasonContinuedAsNew  TerminateReason = "continued_as_new"
 	ReasonTransitionLimit TerminateReason = "transition_limit"
+	// ReasonScheduleOverlap: a newer action of the schedule that started
+	// the run took its place (overlap policy terminate_other).
+	ReasonScheduleOverlap TerminateReason = "schedule_overlap"
 )
 
 // NodeState is a node's lifecycle state.
@@ -96,6 +99,7 @@ type Error struct {
 // Error codes the engine produces or interprets.
 const (
 	CodeExpressionError  = "expression_error"
+	CodeExpressionLimit  = "expression_limit"
 	CodePayloadTooLarge  = "payload_too_large"
 	CodeTimeout          = "timeout"
 	CodeRejected         = "rejected"
@@ -104,13 +108,31 @@ const (
 	CodeInvalidStep      = "invalid_step"
 	CodeGatherRaised     = "gather_raised"
 	CodeSignalBufferFull = "signal_buffer_full"
+	// CodeCancelled: an operator cancelled the node (CancelNode).
+	CodeCancelled = "cancelled"
+	// CodeMaxIterations: a repeating subworkflow ran max_iterations
+	// times without its until_expr holding.
+	CodeMaxIterations = "max_iterations"
+	// CodeEndRun: a step with end_run: failed ended the run.
+	CodeEndRun = "end_run"
+	// CodeInvalidOutput: a value a step produced cannot be stored (a NUL
+	// character, a NaN or an infinity).
+	CodeInvalidOutput = "invalid_output"
 )
+
+// DefaultMaxOutputBytes caps every node output, the run's output and
+// every signal payload and event data, measured as JSON.
+const DefaultMaxOutputBytes = 1 << 20
 
 // nonRetryable are error codes never retried, whatever the policy says.
 var nonRetryable = map[string]bool{
 	CodeExpressionError: true,
+	CodeExpressionLimit: true,
 	CodePayloadTooLarge: true,
 	CodeInvalidStep:     true,
+	CodeCancelled:       true,
+	CodeMaxIterations:   true,
+	CodeInvalidOutput:   true,
 }
 
 // Run is the run row as the engine sees it.
@@ -145,6 +167,11 @@ type Run struct {
 	// BufferedSignals counts this run's buffered (unmatched) signals; the
 	// shell keeps it in step with the rows it stores.
 	BufferedSignals int `json:"buffered_signals,omitempty"`
+	// Discarded keeps the latest inputs refused for a reason a user should
+	// see (an event whose match_expr failed), oldest first, at most
+	// MaxKeptDiscards; DiscardedTotal counts all of them.
+	Discarded      []Discard `json:"discarded,omitempty"`
+	DiscardedTotal int64     `json:"discarded_total,omitempty"`
 	// Trace is the run's place in a distributed trace; the shell sets it
 	// and the engine carries it along untouched.
 	Trace *TraceContext `json:"trace,omitempty"`
@@ -159,6 +186,9 @@ type TraceContext struct {
 	State  string `json:"tracestate,omitempty"`
 	Caller string `json:"caller,omitempty"`
 }
+
+// MaxKeptDiscards bounds Run.Discarded.
+const MaxKeptDiscards = 20
 
 // ParentLink names the parent node a child run reports to.
 type ParentLink struct {
@@ -190,6 +220,10 @@ type Node struct {
 	Scatter *ScatterState       `json:"scatter,omitempty"`
 	// Child is set on scatter children.
 	Child *ChildInfo `json:"child,omitempty"`
+	// CancelReason says why a cancelled node was cancelled: by an
+	// operator, by a cancel_rest join, by its scatter's early completion,
+	// by an end_run step.
+	CancelReason string `json:"cancel_reason,omitempty"`
 
 	ReadyAt    time.Time `json:"ready_at,omitzero"`
 	StartedAt  time.Time `json:"started_at,omitzero"`
@@ -215,11 +249,16 @@ type Waiting struct {
 	Name string `json:"name,omitempty"`
 	// ChildKey names the child run (the shell derives its id from it).
 	ChildKey string `json:"child_key,omitempty"`
-	// Received holds event_set events by name and digest items.
-	Received map[string]any `json:"received,omitempty"`
-	Items    []any          `json:"items,omitempty"`
+	// Received holds an event_set's events by member key; Items a
+	// digest's, with ItemsBytes their size as JSON.
+	Received   map[string]any `json:"received,omitempty"`
+	Items      []any          `json:"items,omitempty"`
+	ItemsBytes int            `json:"items_bytes,omitempty"`
 	// Approvals counts approve decisions so far.
 	Approvals int `json:"approvals,omitempty"`
+	// Iteration is the running iteration of a repeating subworkflow,
+	// from 1.
+	Iteration int `json:"iteration,omitempty"`
 }
 
 // ScatterState is a scatter node's aggregate: the tick handling one child
@@ -232,6 +271,12 @@ type ScatterState struct {
 	Failed    int `json:"failed"`
 	// LastDispatch spaces dispatches by interval_ms.
 	LastDispatch time.Time `json:"last_dispatch,omitzero"`
+	// Checked is how many children had finished when complete_when was
+	// last evaluated; CompletedEarly is set once it held, and Cancelled
+	// counts the unfinished children that completion cancelled.
+	Checked        int  `json:"checked,omitempty"`
+	CompletedEarly bool `json:"completed_early,omitempty"`
+	Cancelled      int  `json:"cancelled,omitempty"`
 }
 
 // Done reports whether every child is terminal.

@@ -185,7 +185,11 @@ func parseInput(f []string) (Input, error) {
 	case "child":
 		opts := kv(f[3:])
 		cp, _ := opts["checkpoint"].(string)
-		return ChildRunUpdate{Node: arg(1), Status: RunStatus(arg(2)), Checkpoint: cp, Output: opts["output"]}, nil
+		u := ChildRunUpdate{Node: arg(1), Status: RunStatus(arg(2)), Checkpoint: cp, Output: opts["output"]}
+		if key, ok := opts["key"].(string); ok {
+			u.ChildRunID = ChildRunID(key)
+		}
+		return u, nil
 	case "approve", "reject":
 		return ApprovalDecided{Node: arg(1), Approved: f[0] == "approve", By: arg(2)}, nil
 	case "case":
@@ -194,6 +198,8 @@ func parseInput(f []string) (Input, error) {
 		return Cancel{Reason: arg(1)}, nil
 	case "retry":
 		return RetryNode{Node: arg(1)}, nil
+	case "cancel-node":
+		return CancelNode{Node: arg(1), Reason: strings.Join(f[min(2, len(f)):], " ")}, nil
 	case "can":
 		return ContinueAsNew{RequestID: arg(1), Input: jsonOrNil(arg(2))}, nil
 	case "terminate":
@@ -228,7 +234,11 @@ func formatDecision(b *strings.Builder, d *Decision) {
 	discards := d.Discarded
 	flush := func(seq int64) {
 		for len(discards) > 0 && discards[0].Seq <= seq {
-			fmt.Fprintf(b, "discard %s: %s\n", discards[0].Input, discards[0].Reason)
+			at := ""
+			if discards[0].Node != "" {
+				at = " at " + discards[0].Node
+			}
+			fmt.Fprintf(b, "discard %s%s: %s\n", discards[0].Input, at, discards[0].Reason)
 			discards = discards[1:]
 		}
 	}
@@ -310,12 +320,22 @@ func formatCommand(c Command) string {
 
 func formatState(s *sim) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "run %s transitions=%d buffered_signals=%d\n", s.run.Status, s.run.TransitionCount, s.run.BufferedSignals)
+	fmt.Fprintf(&b, "run %s transitions=%d buffered_signals=%d", s.run.Status, s.run.TransitionCount, s.run.BufferedSignals)
+	if s.run.DiscardedTotal > 0 {
+		fmt.Fprintf(&b, " discarded=%d", s.run.DiscardedTotal)
+		for _, x := range s.run.Discarded {
+			fmt.Fprintf(&b, "\n  discarded %s at %s (%s)", x.Input, x.Node, x.Code)
+		}
+	}
+	b.WriteString("\n")
 	for _, id := range sortedKeys(s.nodes) {
 		n := s.nodes[id]
 		fmt.Fprintf(&b, "%s %s gen=%d attempt=%d output=%s", id, n.State, n.Generation, n.Attempt, js(n.Output))
 		if n.Scatter != nil {
 			fmt.Fprintf(&b, " scatter=%+v", *n.Scatter)
+		}
+		if n.CancelReason != "" {
+			fmt.Fprintf(&b, " cancel_reason=%q", n.CancelReason)
 		}
 		b.WriteString("\n")
 	}

@@ -14,12 +14,20 @@
 //	key     string               the current child's key
 //	event   dyn                  the event a match expression looks at
 //
-// Values arrive as JSON-decoded Go values: map[string]any, []any, string,
-// bool, nil, float64 and json.Number. JSON numbers are CEL doubles (a
-// json.Number holding an integer becomes an int); comparisons across int,
-// uint and double work (`input.amount > 0` is true for {"amount": 5}), but
-// arithmetic does not mix them: write `input.count + 1.0` or
-// `int(input.count) + 1`.
+// and, only where a field provides them (scoped.go):
+//
+//	succeeded, failed, done, total  int        a scatter's children so far (complete_when)
+//	results                         list(dyn)  the finished children's outcomes (complete_when)
+//	output                          dyn        the last iteration's output (repeat)
+//	iteration                       int        iterations finished so far (repeat)
+//
+// Values arrive in the model of package jsonvalue: map[string]any, []any,
+// string, bool, nil, int64 and float64 (a json.Number is read the same
+// way). A JSON number with an integral literal within int64 is a CEL int,
+// any other a double, so a value means the same on every tick, fresh or
+// reloaded. Arithmetic mixes int (or uint) with double and gives a double
+// (`input.price * 2`, `input.count + 0.5`); comparisons work across all
+// three; int with int stays int (`7 / 2` is 3). See numbers.go.
 //
 // # Lifecycle
 //
@@ -33,22 +41,28 @@
 // # Errors
 //
 // Every failure is an [*Error]. Compile failures match [ErrCompile];
-// evaluation failures match [ErrEval] and carry [CodeExpressionError], the
-// code a node fails with (never retried). A cost-limit breach also matches
-// [ErrCostLimit]; a context cancellation also matches [ErrInterrupted] and
-// the context's own error, so a caller that is shutting down can tell it
-// from a faulty expression.
+// evaluation failures match [ErrEval]. A runtime error carries
+// [CodeExpressionError]; a breach of a resource limit carries
+// [CodeExpressionLimit] and also matches [ErrCostLimit] or [ErrTimeLimit].
+// Nodes failing with either code are never retried. A cancellation of the
+// caller's context matches [ErrInterrupted] and the context's own error
+// instead, so a caller that is shutting down (or that gave the evaluation
+// a budget of its own) can tell it from a faulty expression.
 //
 // # Limits
 //
 // Expressions are bounded at compile time (length in code points, syntactic
-// nesting, comprehension nesting) and metered at evaluation: every
-// evaluated node costs one unit, every 64 bytes of string it builds one
-// more, and the context is checked every few hundred units. The meter
-// stands in for cel-go's own cost tracker, whose overhead grows
-// quadratically with the length of the lists a comprehension walks (see
-// meter.go).
+// nesting, comprehension nesting, and a statically estimated cost that is
+// certain to exceed the cost limit) and metered at evaluation: every
+// evaluated node costs one unit, every element of a list or map it builds
+// one more, every 16 bytes of string it builds one more, and calls that
+// can build far more than they read (replace, join) are charged for their
+// output before they build it. An evaluation also has a time limit, and
+// the context is checked every few hundred units. The meter stands in for
+// cel-go's own cost tracker, whose overhead grows quadratically with the
+// length of the lists a comprehension walks (see meter.go).
 //
-// Nothing here reads a clock or does I/O: `now` is whatever the caller puts
-// in [Vars].
+// Nothing here does I/O or reads a clock for its results: `now` is
+// whatever the caller puts in [Vars]; the time limit is a context
+// deadline.
 package expr

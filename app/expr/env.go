@@ -2,6 +2,7 @@ package expr
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/ext"
@@ -26,6 +27,7 @@ const (
 	DefaultMaxNesting           = 100
 	DefaultComprehensionNesting = 3
 	DefaultInterruptEvery       = 100
+	DefaultTimeLimit            = time.Second
 	defaultMaxListRange         = 10_000
 )
 
@@ -42,14 +44,18 @@ type config struct {
 	maxNesting           int
 	comprehensionNesting int
 	interruptEvery       uint
+	timeLimit            time.Duration
 }
 
 // Option tunes an [Env]'s limits.
 type Option func(*config)
 
 // WithCostLimit bounds the evaluation cost of one expression: one unit per
-// evaluated node (a field access, a call, a literal list or map) plus one
-// per 64 bytes of string built. The default stops a runaway expression within about 100 ms of CPU.
+// evaluated node (a field access, a call, a literal list or map), one per
+// element of every list or map it builds, and one per 16 bytes of string
+// built. The default stops a runaway expression within about 100 ms of
+// CPU and a few tens of megabytes of allocation; an expression whose
+// statically estimated cost is certain to exceed it does not compile.
 func WithCostLimit(n uint64) Option { return func(c *config) { c.costLimit = n } }
 
 // WithMaxLength bounds an expression's length in code points.
@@ -64,6 +70,11 @@ func WithComprehensionNesting(n int) Option {
 	return func(c *config) { c.comprehensionNesting = n }
 }
 
+// WithTimeLimit bounds how long one evaluation may run; past it the
+// evaluation stops with [ErrTimeLimit]. It is a backstop behind the cost
+// limit, which normally stops an expression first, whatever the load.
+func WithTimeLimit(d time.Duration) Option { return func(c *config) { c.timeLimit = d } }
+
 // WithInterruptEvery sets how many cost units are spent between checks of
 // the evaluation context.
 func WithInterruptEvery(n uint) Option { return func(c *config) { c.interruptEvery = n } }
@@ -77,6 +88,7 @@ func NewEnv(opts ...Option) (*Env, error) {
 		maxNesting:           DefaultMaxNesting,
 		comprehensionNesting: DefaultComprehensionNesting,
 		interruptEvery:       DefaultInterruptEvery,
+		timeLimit:            DefaultTimeLimit,
 	}
 	for _, o := range opts {
 		o(&conf)
@@ -84,7 +96,7 @@ func NewEnv(opts ...Option) (*Env, error) {
 	if err := conf.validate(); err != nil {
 		return nil, err
 	}
-	env, err := cel.NewEnv(envOptions(conf)...)
+	env, err := cel.NewCustomEnv(envOptions(conf)...)
 	if err != nil {
 		return nil, fmt.Errorf("expr: build CEL environment: %w", err)
 	}
@@ -93,14 +105,15 @@ func NewEnv(opts ...Option) (*Env, error) {
 
 func (c config) validate() error {
 	if c.costLimit == 0 || c.maxLength <= 0 || c.maxNesting <= 0 ||
-		c.comprehensionNesting <= 0 || c.interruptEvery == 0 {
+		c.comprehensionNesting <= 0 || c.interruptEvery == 0 || c.timeLimit <= 0 {
 		return fmt.Errorf("expr: limits must be positive: %+v", c)
 	}
 	return nil
 }
 
 func envOptions(c config) []cel.EnvOption {
-	return []cel.EnvOption{
+	return append(append(scopedOptions(),
+		standardWithoutMixed(),
 		cel.Variable(VarInput, cel.DynType),
 		cel.Variable(VarSteps, cel.MapType(cel.StringType, cel.DynType)),
 		cel.Variable(VarRun, cel.MapType(cel.StringType, cel.DynType)),
@@ -126,5 +139,5 @@ func envOptions(c config) []cel.EnvOption {
 			cel.ValidateTimestampLiterals(),
 			cel.ValidateRegexLiterals(),
 		),
-	}
+	), numericOperators()...)
 }

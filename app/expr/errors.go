@@ -10,9 +10,13 @@ const (
 	// CodeInvalidExpression marks an expression that does not compile.
 	CodeInvalidExpression = "invalid_expression"
 	// CodeExpressionError marks an evaluation failure: a runtime error, an
-	// exceeded cost limit, an unexpected result type or an interruption.
-	// A node failing with it is not retried.
+	// unexpected result type or an interruption. A node failing with it is
+	// not retried.
 	CodeExpressionError = "expression_error"
+	// CodeExpressionLimit marks an evaluation stopped by a resource limit:
+	// its cost limit or its time limit. A node failing with it is not
+	// retried.
+	CodeExpressionLimit = "expression_limit"
 )
 
 // Sentinels matched with errors.Is against an [*Error].
@@ -24,7 +28,10 @@ var (
 	ErrEval = errors.New("expression evaluation failed")
 	// ErrCostLimit: evaluation exceeded the cost limit.
 	ErrCostLimit = errors.New("expression cost limit exceeded")
-	// ErrInterrupted: evaluation stopped because its context ended.
+	// ErrTimeLimit: evaluation ran past its time limit.
+	ErrTimeLimit = errors.New("expression time limit exceeded")
+	// ErrInterrupted: evaluation stopped because its caller's context
+	// ended.
 	ErrInterrupted = errors.New("expression evaluation interrupted")
 	// ErrResultType: the value is not of the expected [Kind].
 	ErrResultType = errors.New("unexpected expression result type")
@@ -39,7 +46,8 @@ type Error struct {
 	Field string
 	// Message is a one-line human explanation.
 	Message string
-	// Code is CodeInvalidExpression or CodeExpressionError.
+	// Code is CodeInvalidExpression, CodeExpressionError or
+	// CodeExpressionLimit.
 	Code string
 	// Expr is the expression's source.
 	Expr string
@@ -94,4 +102,10 @@ func evalError(src, msg string, causes ...error) *Error {
 		Expr:    src,
 		causes:  append([]error{ErrEval}, causes...),
 	}
+}
+
+func limitError(src, msg string, cause error) *Error {
+	e := evalError(src, msg, cause)
+	e.Code = CodeExpressionLimit
+	return e
 }

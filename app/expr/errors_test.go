@@ -78,9 +78,9 @@ func TestEvalErrors(t *testing.T) {
 	}{
 		{"missing key", "input.missing > 0", KindBool, ErrEval, "no such key: missing"},
 		{"division by zero", "1 / (index - 4)", KindAny, ErrEval, "division by zero"},
-		{"mixed arithmetic", "input.amount + 1", KindAny, ErrEval, "convert with int() or double()"},
+		{"mismatched operands", "input.tier + 1", KindAny, ErrEval, "convert with int(), double() or string()"},
 		{"dyn result not bool", "input.tier", KindBool, ErrResultType, "must evaluate to bool, got string"},
-		{"dyn result not list", "input.amount", KindList, ErrResultType, "got double"},
+		{"dyn result not list", "input.amount", KindList, ErrResultType, "got int"},
 		{"dyn result not timestamp", "input.tier", KindTimestamp, ErrResultType, "got string"},
 	}
 	for _, tt := range tests {
@@ -108,8 +108,12 @@ func assertEvalError(t *testing.T, err, is error, message string) {
 	if !errors.Is(err, ErrEval) || !errors.Is(err, is) || errors.Is(err, ErrCompile) {
 		t.Errorf("err %v: want ErrEval and %v, not ErrCompile", err, is)
 	}
-	if e.Code != CodeExpressionError {
-		t.Errorf("Code = %q, want %q", e.Code, CodeExpressionError)
+	want := CodeExpressionError
+	if errors.Is(err, ErrCostLimit) || errors.Is(err, ErrTimeLimit) {
+		want = CodeExpressionLimit
+	}
+	if e.Code != want {
+		t.Errorf("Code = %q, want %q", e.Code, want)
 	}
 	if !strings.Contains(e.Message, message) {
 		t.Errorf("Message = %q, want it to contain %q", e.Message, message)

@@ -42,6 +42,6 @@ func ExampleError() {
 	fmt.Println(errors.Is(err, expr.ErrCostLimit), e.Code)
 	fmt.Println(err)
 	// Output:
-	// true expression_error
+	// true expression_limit
 	// step "check", with.expr: cost limit of 100 exceeded
 }

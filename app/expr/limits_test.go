@@ -3,6 +3,8 @@ package expr
 import (
 	"context"
 	"errors"
+	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -35,7 +37,7 @@ func TestCostLimit(t *testing.T) {
 
 func TestDefaultCostLimit(t *testing.T) {
 	t.Parallel()
-	env := newTestEnv(t)
+	env := newTestEnv(t, WithTimeLimit(time.Minute))
 	p, err := env.Compile("input.all(x, x >= 0.0)", KindBool)
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +115,7 @@ func TestConcurrentEval(t *testing.T) {
 					return
 				}
 				m := out.(map[string]any)
-				if m["i"] != int64(v.Index) || m["total"] != float64(3) {
+				if m["i"] != int64(v.Index) || m["total"] != int64(3) {
 					errs <- errors.New("wrong result under concurrency")
 					return
 				}
@@ -154,6 +156,113 @@ func TestCostLimitAppliesPerEvaluation(t *testing.T) {
 	for range 100 {
 		if _, err := p.Eval(context.Background(), Vars{Input: longList(50)}); err != nil {
 			t.Fatalf("Eval: %v", err)
+		}
+	}
+}
+
+// Allocation is charged: building lists costs their length, so a
+// comprehension that builds a large list per element stops at the limit
+// long before it holds the memory it asks for.
+func TestCostLimitChargesAllocation(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t, WithTimeLimit(time.Minute)) // the cost limit, not the clock, must stop them
+	for _, src := range []string{
+		"input.map(x, lists.range(10000)).size()",
+		"input.map(x, input.map(y, [x, y])).size()",
+		"input.map(x, {'a': lists.range(5000)}).size()",
+		"lists.range(3000).map(x, lists.range(x)).size()",
+	} {
+		p, err := env.Compile(src, KindAny)
+		if err != nil {
+			t.Fatalf("%s: %v", src, err)
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err = p.Eval(context.Background(), Vars{Input: longList(3000)})
+		runtime.ReadMemStats(&after)
+		assertEvalError(t, err, ErrCostLimit, "cost limit")
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 200<<20 {
+			t.Errorf("%s allocated %d MB before stopping", src, alloc>>20)
+		}
+	}
+}
+
+// Reading a large variable allocates nothing and costs one unit, however
+// often it is read.
+func TestCostLimitDoesNotChargeReads(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t, WithCostLimit(50_000))
+	p, err := env.Compile("input.all(x, input.size() > 0)", KindBool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Eval(context.Background(), Vars{Input: longList(5000)}); err != nil {
+		t.Fatalf("Eval: %v", err)
+	}
+}
+
+// replace and join are charged for their output before they build it.
+func TestCostLimitGuardsAmplifyingCalls(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t, WithTimeLimit(time.Minute))
+	big := strings.Repeat("x", 4000)
+	for _, src := range []string{
+		`input.replace("", input).replace("", input)`,
+		`lists.range(10000).map(i, "").join(input + input + input)`,
+	} {
+		p, err := env.Compile(src, KindString)
+		if err != nil {
+			t.Fatalf("%s: %v", src, err)
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err = p.Eval(context.Background(), Vars{Input: big})
+		runtime.ReadMemStats(&after)
+		assertEvalError(t, err, ErrCostLimit, "cost limit")
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 100<<20 {
+			t.Errorf("%s allocated %d MB before stopping", src, alloc>>20)
+		}
+	}
+	p, err := env.Compile(`input.replace("b", "cd", 1) + ["a", "b"].join("-") + ["c"].join()`, KindString)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := p.Eval(context.Background(), Vars{Input: "abab"})
+	if err != nil || out != "acdaba-bc" {
+		t.Fatalf("out = %v, %v", out, err)
+	}
+}
+
+func TestTimeLimit(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t, WithCostLimit(1<<62), WithTimeLimit(20*time.Millisecond))
+	p, err := env.Compile("input.map(x, input.map(y, x * y)).size()", KindAny)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.Eval(context.Background(), Vars{Input: longList(10_000)})
+	assertEvalError(t, err, ErrTimeLimit, "time limit of 20ms exceeded")
+	if errors.Is(err, ErrInterrupted) || errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("time limit %v matches the caller's interruption", err)
+	}
+}
+
+// An expression that must exceed the cost limit whatever its input does
+// not compile; one whose cost depends on its input does.
+func TestCompileRejectsStaticallyOverBudget(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t)
+	_, err := env.Compile("lists.range(3000).map(x, lists.range(10000)).size()", KindAny)
+	if !errors.Is(err, ErrCompile) || !strings.Contains(err.Error(), "exceeds the cost limit") {
+		t.Fatalf("err = %v, want a compile error naming the cost limit", err)
+	}
+	for _, src := range []string{
+		"lists.range(30).map(x, lists.range(100)).size()",
+		"input.map(x, lists.range(10000)).size()",
+		"lists.range(int(input.n)).size()",
+	} {
+		if _, err := env.Compile(src, KindAny); err != nil {
+			t.Errorf("%s: %v", src, err)
 		}
 	}
 }

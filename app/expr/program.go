@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/checker"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/interpreter"
 )
@@ -44,7 +46,31 @@ func (e *Env) Compile(src string, kind Kind) (*Program, error) {
 		msg := fmt.Sprintf("expression must evaluate to %s, not %s", kind, ast.OutputType())
 		return nil, compileError(src, msg)
 	}
+	if msg := e.overBudget(ast); msg != "" {
+		return nil, compileError(src, msg)
+	}
 	return &Program{src: src, kind: kind, ast: ast, env: e}, nil
+}
+
+// overBudget reports an expression whose statically estimated cost is
+// certain to exceed the cost limit, such as one built only from literals
+// and lists.range. Estimates of what depends on variables are unbounded
+// and left to the meter.
+func (e *Env) overBudget(ast *cel.Ast) string {
+	est, err := e.cel.EstimateCost(ast, noSizes{})
+	if err != nil || est.Max == math.MaxUint64 || est.Min <= e.conf.costLimit {
+		return ""
+	}
+	return fmt.Sprintf("estimated cost of at least %d exceeds the cost limit of %d", est.Min, e.conf.costLimit)
+}
+
+// noSizes knows no sizes beyond what the expression itself fixes.
+type noSizes struct{}
+
+func (noSizes) EstimateSize(checker.AstNode) *checker.SizeEstimate { return nil }
+
+func (noSizes) EstimateCallCost(string, string, *checker.AstNode, []checker.AstNode) *checker.CallEstimate {
+	return nil
 }
 
 // Source is the expression's text.
@@ -61,17 +87,20 @@ func (p *Program) plan() (cel.Program, error) {
 }
 
 // Eval evaluates the program against v and returns a plain Go value (see
-// [ToNative]). It stops with [ErrCostLimit] past the cost limit and with
-// [ErrInterrupted] when ctx ends.
+// [ToNative]). It stops with [ErrCostLimit] past the cost limit, with
+// [ErrTimeLimit] past the time limit, and with [ErrInterrupted] when ctx
+// ends.
 func (p *Program) Eval(ctx context.Context, v Vars) (any, error) {
 	prg, err := p.plan()
 	if err != nil {
 		return nil, evalError(p.src, "plan expression: "+err.Error())
 	}
-	act := &activation{vars: &v, meter: newMeter(ctx, p.env.conf)}
-	out, _, err := prg.ContextEval(ctx, act)
+	ectx, cancel := context.WithTimeoutCause(ctx, p.env.conf.timeLimit, errTimeLimit)
+	defer cancel()
+	act := &activation{vars: &v, meter: newMeter(ectx, p.env.conf)}
+	out, _, err := prg.ContextEval(ectx, act)
 	if err != nil {
-		return nil, p.runtimeError(ctx, err)
+		return nil, p.runtimeError(ctx, ectx, err)
 	}
 	if types.IsUnknownOrError(out) {
 		return nil, evalError(p.src, fmt.Sprint(out))
@@ -115,11 +144,16 @@ func (p *Program) EvalTime(ctx context.Context, v Vars) (time.Time, error) {
 	return t, nil
 }
 
-func (p *Program) runtimeError(ctx context.Context, err error) *Error {
+// errTimeLimit is the cause of an evaluation context that ran out of time.
+var errTimeLimit = errors.New("time limit")
+
+func (p *Program) runtimeError(ctx, ectx context.Context, err error) *Error {
 	var cancelled interpreter.EvalCancelledError
 	switch {
 	case errors.As(err, &cancelled) && cancelled.Cause == interpreter.CostLimitExceeded:
-		return evalError(p.src, fmt.Sprintf("cost limit of %d exceeded", p.env.conf.costLimit), ErrCostLimit)
+		return limitError(p.src, fmt.Sprintf("cost limit of %d exceeded", p.env.conf.costLimit), ErrCostLimit)
+	case ctx.Err() == nil && context.Cause(ectx) == errTimeLimit:
+		return limitError(p.src, fmt.Sprintf("time limit of %s exceeded", p.env.conf.timeLimit), ErrTimeLimit)
 	case ctx.Err() != nil:
 		return evalError(p.src, "evaluation interrupted: "+context.Cause(ctx).Error(),
 			ErrInterrupted, context.Cause(ctx))
@@ -127,12 +161,12 @@ func (p *Program) runtimeError(ctx context.Context, err error) *Error {
 	return evalError(p.src, runtimeMessage(err))
 }
 
-// runtimeMessage adds a hint to CEL's terse overload error, most often
-// met when int and double operands mix.
+// runtimeMessage adds a hint to CEL's terse overload error, met when
+// operands of unrelated types meet (a string and a number, say).
 func runtimeMessage(err error) string {
 	msg := err.Error()
 	if strings.HasPrefix(msg, "no such overload") {
-		return msg + " (operand types do not match; JSON numbers are doubles: convert with int() or double())"
+		return msg + " (operand types do not match: convert with int(), double() or string())"
 	}
 	return msg
 }

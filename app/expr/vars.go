@@ -18,6 +18,10 @@ type Vars struct {
 	Index int
 	Key   string
 	Event any
+	// Progress and Loop are the scoped variables (see scoped.go); nil
+	// gives their zero values.
+	Progress *Progress
+	Loop     *Loop
 }
 
 // activation resolves variable names straight from Vars, without building
@@ -49,7 +53,7 @@ func (a *activation) ResolveName(name string) (any, bool) {
 	case meterVar:
 		return a.meter, true
 	}
-	return nil, false
+	return v.scoped(name)
 }
 
 func (a *activation) Parent() interpreter.Activation { return nil }

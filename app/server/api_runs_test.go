@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/auth"
@@ -36,6 +37,7 @@ type apiBundle struct {
 	keyA, keyB string
 	echoRoutes []string
 	runs       *workers.Coordinator
+	pool       *pgxpool.Pool
 }
 
 func setupAPI(t *testing.T) *apiBundle {
@@ -44,10 +46,12 @@ func setupAPI(t *testing.T) *apiBundle {
 	log := slog.New(slog.DiscardHandler)
 	coord := startWorkers(t, pool, log)
 	s := store.New(pool)
-	server := New(Deps{Pool: pool, Store: s, Logger: log, API: true, Runs: coord, ValidateInput: NewInputValidator()})
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(coord.Collectors()...)
+	server := New(Deps{Pool: pool, Store: s, Logger: log, Registry: reg, API: true, Runs: coord, ValidateInput: NewInputValidator(), Secrets: testBox(t)})
 	srv := httptest.NewServer(server)
 	t.Cleanup(srv.Close)
-	b := &apiBundle{srv: srv, store: s, runs: coord}
+	b := &apiBundle{srv: srv, store: s, runs: coord, pool: pool}
 	b.tenantA = testdb.Tenant(t, s, nil)
 	_, b.keyA = testdb.APIKey(t, s, b.tenantA, nil)
 	_, b.keyB = testdb.APIKey(t, s, testdb.Tenant(t, s, nil), nil)
@@ -247,6 +251,7 @@ func TestAPITenantIsolation(t *testing.T) {
 		status     int
 	}{
 		"GET /api/v1/openapi.json":                  {"/api/v1/openapi.json", "", 200}, // documentation, no tenant data
+		"GET /api/v1/schemas/definition.json":       {"/api/v1/schemas/definition.json", "", 200},
 		"GET /api/v1/whoami":                        {"/api/v1/whoami", "", 200},
 		"POST /api/v1/runs":                         {"/api/v1/runs", `{"definition": "secret"}`, 404},
 		"GET /api/v1/runs":                          {"/api/v1/runs", "", 200},
@@ -256,6 +261,7 @@ func TestAPITenantIsolation(t *testing.T) {
 		"POST /api/v1/runs/:id/continue-as-new":     {"/api/v1/runs/" + id + "/continue-as-new", `{"request_id": "x"}`, 404},
 		"POST /api/v1/runs/:id/cancel":              {"/api/v1/runs/" + id + "/cancel", "", 404},
 		"POST /api/v1/runs/:id/nodes/:node/retry":   {"/api/v1/runs/" + id + "/nodes/only/retry", "", 404},
+		"POST /api/v1/runs/:id/nodes/:node/cancel":  {"/api/v1/runs/" + id + "/nodes/only/cancel", "", 404},
 		"POST /api/v1/compile":                      {"/api/v1/compile", bDraft, 200},
 		"GET /api/v1/definitions":                   {"/api/v1/definitions", "", 200},
 		"GET /api/v1/definitions/:key":              {"/api/v1/definitions/private", "", 404},
@@ -271,6 +277,9 @@ func TestAPITenantIsolation(t *testing.T) {
 	tasks, tokens := taskIsolationCases(t, b)
 	maps.Copy(cases, tasks)
 	secrets = append(secrets, tokens...)
+	triggers, names := triggerIsolationCases(t, b)
+	maps.Copy(cases, triggers)
+	secrets = append(secrets, names...)
 	for _, route := range b.echoRoutes {
 		tc, ok := cases[route]
 		if !ok {

@@ -29,7 +29,7 @@ func waitingIsolationCases(t *testing.T, b *apiBundle, runID string) (map[string
 	ctx, run := context.Background(), uuid.MustParse(runID)
 	approval, kase := store.ApprovalID(runID+":secret"), store.CaseID(runID+":secret")
 	if err := b.store.ApprovalOpen(ctx, store.Approval{TenantID: b.tenantA.ID, ID: approval, RunID: run, Node: "only",
-		Title: "secret approval", Approvers: []string{"a@example.com"}}); err != nil {
+		Title: "secret approval", Approvers: []string{"a@example.com", "key:test key"}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.store.CaseCreate(ctx, store.Case{TenantID: b.tenantA.ID, ID: kase, RunID: run, Node: "only",
@@ -184,7 +184,7 @@ func TestApprovalsAPI(t *testing.T) {
 	b.publishYAML(t, `
 key: ap
 steps:
-  - { ref: ok, type: approval, with: { approvers: [ "role:finance" ], title: Pay, min_approvals: 2 } }
+  - { ref: ok, type: approval, with: { approvers: [ "role:finance", "key:ci-a", "key:ci-b" ], title: Pay, min_approvals: 2 } }
 `)
 	id := b.startRun(t, "ap")
 	if w := b.waitWaiting(t, id, "ok")["waiting"].(map[string]any); w["type"] != "approval" || w["approval_id"] == nil {
@@ -197,14 +197,16 @@ steps:
 	}
 	a := approvals[0].(map[string]any)
 	path := "/api/v1/approvals/" + a["id"].(string) + "/decision"
-	_, other := testdb.APIKey(t, b.store, b.tenantA, &testdb.APIKeyOpts{Scopes: []auth.Scope{auth.ScopeApprovalsWrite}})
+	_, first := testdb.APIKey(t, b.store, b.tenantA, &testdb.APIKeyOpts{Name: testdb.Ptr("ci-a"), Scopes: []auth.Scope{auth.ScopeApprovalsWrite}})
+	_, other := testdb.APIKey(t, b.store, b.tenantA, &testdb.APIKeyOpts{Name: testdb.Ptr("ci-b"), Scopes: []auth.Scope{auth.ScopeApprovalsWrite}})
 	for _, tc := range []struct {
 		key, body string
 		status    int
 	}{
-		{b.keyA, `{"decision": "maybe"}`, 400},
-		{b.keyA, `{"decision": "approve", "comment": "fine"}`, 200},
-		{b.keyA, `{"decision": "approve"}`, 409},
+		{first, `{"decision": "maybe"}`, 400},
+		{b.keyA, `{"decision": "approve"}`, 403}, // an admin key the approval does not name
+		{first, `{"decision": "approve", "comment": "fine"}`, 200},
+		{first, `{"decision": "approve"}`, 409},
 		{other, `{"decision": "approve"}`, 200},
 		{other, `{"decision": "reject"}`, 409},
 	} {

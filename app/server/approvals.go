@@ -33,8 +33,10 @@ type decisionRequest struct {
 	Comment  string `json:"comment"`
 }
 
-// handleApprovalDecision records the key's decision: 200 with the
-// approval; 409 once decided or when this key already decided.
+// handleApprovalDecision records the key's decision, as by key:NAME, on an
+// approval that names the key among its approvers: 200 with the approval;
+// 403 when it does not name the key; 409 once decided or when a key of
+// this name already decided.
 func handleApprovalDecision(runs *workers.Coordinator) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id, err := pathUUID(c, "id", "approval")
@@ -50,7 +52,8 @@ func handleApprovalDecision(runs *workers.Coordinator) echo.HandlerFunc {
 		}
 		p, _ := principalOf(c)
 		a, err := runs.DecideApproval(c.Request().Context(), tenantOf(c), id, store.Decision{
-			By: store.ActorKey(p.Key), Approved: req.Decision == "approve", Comment: req.Comment,
+			By: store.DeciderKey(p.Key), Approved: req.Decision == "approve", Comment: req.Comment,
+			Who: store.KeyAudience(p.Key),
 		})
 		if err != nil {
 			return err

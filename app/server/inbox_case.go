@@ -2,7 +2,7 @@ package server
 
 import (
 	"context"
-	"encoding/json"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/views"
 	"github.com/ductor/ductor/workers"
@@ -82,8 +83,8 @@ func fieldFromForm(f views.CaseField, raw string) (any, error) {
 		}
 		return n, nil
 	case f.Kind == "json":
-		var v any
-		if err := json.Unmarshal([]byte(raw), &v); err != nil {
+		v, err := jsonvalue.Decode([]byte(raw))
+		if err != nil {
 			return nil, apperr.New(apperr.Invalid, "%s must be JSON: %v", f.Name, err)
 		}
 		return v, nil
@@ -123,7 +124,13 @@ type runContexts struct {
 	s      *store.Store
 	runs   *workers.Coordinator
 	tenant uuid.UUID
+	slug   string
 	cache  map[uuid.UUID]*store.Run
+}
+
+// runJSONPath is where a run's value downloads whole (handleRunJSON).
+func runJSONPath(slug string, id uuid.UUID, part string) string {
+	return "/t/" + slug + "/runs/" + id.String() + "/json/" + part
 }
 
 func (rc *runContexts) run(ctx context.Context, id uuid.UUID) *store.Run {
@@ -156,7 +163,7 @@ func (rc *runContexts) approval(ctx context.Context, a store.Approval, actor str
 		return out, nil
 	}
 	out.RunKey, out.RunStatus = r.DefinitionKey, string(r.Status)
-	out.Context = append(out.Context, views.ContextItem{Label: "Run input", Value: r.State.Input})
+	out.Context = append(out.Context, views.ContextItem{Label: "Run input", Value: r.State.Input, Download: runJSONPath(rc.slug, r.ID, "input")})
 	m, err := rc.runs.Manifest(ctx, *r)
 	if err != nil {
 		return out, err
@@ -173,7 +180,7 @@ func (rc *runContexts) approval(ctx context.Context, a store.Approval, actor str
 	nodes, err := rc.s.RunNodesByName(ctx, rc.tenant, a.RunID, before)
 	for _, n := range nodes {
 		if n.Output != nil {
-			out.Context = append(out.Context, views.ContextItem{Label: "Output of " + n.ID, Value: n.Output})
+			out.Context = append(out.Context, views.ContextItem{Label: "Output of " + n.ID, Value: n.Output, Download: runJSONPath(rc.slug, r.ID, "nodes/"+url.PathEscape(n.ID))})
 		}
 	}
 	return out, err

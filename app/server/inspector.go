@@ -30,6 +30,8 @@ var actionNotices = map[string]string{
 	"signal": "Signal sent.",
 	"retry":  "Retry requested.",
 	"can":    "Continue-as-new requested.",
+	// Cancelling one node: runs_cancel_node.go.
+	"cancel-node": "Cancel requested: the node stops at the run's next tick.",
 }
 
 // handleInspector shows one run: graph, steps, the selected step, history,
@@ -74,11 +76,16 @@ func loadInspector(c echo.Context, s *store.Store, runs *workers.Coordinator) (v
 	for _, n := range nodes {
 		byRef[n.ID] = n
 	}
-	d.Graph, d.Steps = views.LayoutRun(m, nodeStates(byRef)), inspectorSteps(m, byRef)
+	waits, err := workerWaits(ctx, s, run, nodes)
+	if err != nil {
+		return d, err
+	}
+	d.Graph, d.Steps = views.LayoutRun(m, nodeStates(byRef)), inspectorSteps(m, byRef, waits)
 	if ref := c.QueryParam("node"); ref != "" {
 		if d.Selected, err = loadNodeDetail(c, s, run, m, byRef, ref); err != nil {
 			return d, err
 		}
+		d.Selected.Worker = waits[ref]
 	}
 	if err := loadHistory(c, s, &d); err != nil {
 		return d, err
@@ -94,13 +101,29 @@ func nodeStates(byRef map[string]*engine.Node) map[string]string {
 	return out
 }
 
-func inspectorSteps(m *definition.Manifest, byRef map[string]*engine.Node) []views.InspectorStep {
+func inspectorSteps(m *definition.Manifest, byRef map[string]*engine.Node, waits map[string]*store.WorkerWait) []views.InspectorStep {
 	out := make([]views.InspectorStep, 0, len(m.Order))
 	for _, ref := range m.Order {
 		st, _ := m.Step(ref)
-		out = append(out, views.InspectorStep{Ref: ref, Type: string(st.Type), Node: byRef[ref]})
+		out = append(out, views.InspectorStep{Ref: ref, Type: string(st.Type), Node: byRef[ref], Worker: waits[ref]})
 	}
 	return out
+}
+
+// workerWaits are the running nodes' tasks that no worker has claimed,
+// by node, for their current attempt only.
+func workerWaits(ctx context.Context, s *store.Store, run store.Run, nodes []*engine.Node) (map[string]*store.WorkerWait, error) {
+	waits, err := s.BridgeTasksUnclaimed(ctx, run.TenantID, run.ID, running(nodes))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]*store.WorkerWait{}
+	for _, n := range nodes {
+		if w, ok := waits[n.ID]; ok && n.State == engine.NodeRunning && w.Generation == n.Generation && w.Attempt == n.Attempt {
+			out[n.ID] = &w
+		}
+	}
+	return out, nil
 }
 
 // loadHistory reads one page of transitions after ?history=SEQ.

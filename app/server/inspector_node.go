@@ -21,7 +21,8 @@ func loadNodeDetail(c echo.Context, s *store.Store, run store.Run, m *definition
 	if !ok {
 		return nil, apperr.New(apperr.NotFound, "run has no step %q", ref)
 	}
-	d := &views.NodeDetail{Ref: ref, Type: string(st.Type), Node: byRef[ref], Settings: st.With, ChildAfter: -1, ChildNext: -1}
+	d := &views.NodeDetail{Ref: ref, Type: string(st.Type), Node: byRef[ref], Step: st, InEdges: inEdges(m, ref),
+		Settings: st.With, ChildAfter: -1, ChildNext: -1}
 	if d.Node == nil {
 		return d, nil
 	}
@@ -38,6 +39,16 @@ func loadNodeDetail(c echo.Context, s *store.Store, run store.Run, m *definition
 		return d, loadChildren(c, s, run, d)
 	}
 	return d, nil
+}
+
+func inEdges(m *definition.Manifest, ref string) int {
+	n := 0
+	for _, e := range m.Edges {
+		if e.To == ref {
+			n++
+		}
+	}
+	return n
 }
 
 // loadInteraction finds the approval or case of an approval or

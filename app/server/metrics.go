@@ -62,12 +62,23 @@ func requestMetrics(m *httpMetrics) echo.MiddlewareFunc {
 			if route == "" || c.Response().Status == http.StatusNotFound && route == "/*" {
 				route = "unmatched"
 			}
-			method := c.Request().Method
+			method := methodLabel(c.Request().Method)
 			m.requests.WithLabelValues(route, method, strconv.Itoa(c.Response().Status)).Inc()
 			m.seconds.WithLabelValues(route, method).Observe(time.Since(start).Seconds())
 			return err
 		}
 	}
+}
+
+// methodLabel is a request's method as a metric label: a client may send
+// any token, so one outside the standard methods counts as other.
+func methodLabel(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions:
+		return m
+	}
+	return "other"
 }
 
 // metricsHandler serves the registry. A collector that fails is logged

@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -83,31 +82,6 @@ const principalKey = "ductor.principal"
 func principalOf(c echo.Context) (Principal, bool) {
 	p, ok := c.Get(principalKey).(Principal)
 	return p, ok
-}
-
-// apiKeyAuth authenticates the bearer key. A key with the wrong shape or
-// checksum is refused before any database query.
-func apiKeyAuth(s *store.Store) echo.MiddlewareFunc {
-	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) error {
-			h := c.Request().Header.Get(echo.HeaderAuthorization)
-			token, ok := strings.CutPrefix(h, "Bearer ")
-			if !ok || token == "" {
-				c.Response().Header().Set("WWW-Authenticate", `Bearer realm="ductor"`)
-				return apperr.New(apperr.Unauthorized, "missing API key: send Authorization: Bearer dk_…")
-			}
-			hash, err := auth.ParseKey(strings.TrimSpace(token))
-			if err != nil {
-				return apperr.New(apperr.Unauthorized, "malformed API key")
-			}
-			key, err := s.APIKeyAuthenticate(c.Request().Context(), hash)
-			if err != nil {
-				return err
-			}
-			c.Set(principalKey, Principal{Key: key})
-			return next(c)
-		}
-	}
 }
 
 // requireScope refuses keys that lack the scope.

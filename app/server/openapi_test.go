@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -19,6 +20,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/ductor/ductor/app/auth"
+	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/testdb"
 )
 
@@ -130,7 +132,7 @@ func TestOpenAPIOperationsDeclareAnswers(t *testing.T) {
 			t.Errorf("%s declares no 2xx answer", name)
 		}
 		public := op.Security != nil && len(*op.Security) == 0
-		if name == "GET "+apiBase+"/openapi.json" {
+		if name == "GET "+apiBase+"/openapi.json" || name == "GET "+definition.SchemaPath {
 			if !public {
 				t.Errorf("%s: the document is served without a key: security must be []", name)
 			}
@@ -321,6 +323,7 @@ func TestOpenAPIDescribesTheAnswers(t *testing.T) {
 
 	cases := []answerCase{
 		{route: "GET /api/v1/openapi.json", path: "/api/v1/openapi.json"},
+		{route: "GET /api/v1/schemas/definition.json", path: "/api/v1/schemas/definition.json"},
 		{route: "GET /api/v1/whoami", path: "/api/v1/whoami"},
 		{route: "POST /api/v1/runs", path: "/api/v1/runs", body: `{"definition": "orders", "input": {"amount": 1}, "idempotency_key": "k"}`},
 		{route: "POST /api/v1/runs", path: "/api/v1/runs", body: `{"definition": "orders", "input": {"amount": 1}, "idempotency_key": "k"}`},
@@ -336,6 +339,8 @@ func TestOpenAPIDescribesTheAnswers(t *testing.T) {
 		{route: "GET /api/v1/runs/{id}/nodes/{node}/children", path: runs + "/nodes/total/children"},
 		{route: "GET /api/v1/runs/{id}/nodes/{node}/children", path: runs + "/nodes/ghost/children"},
 		{route: "POST /api/v1/runs/{id}/nodes/{node}/retry", path: runs + "/nodes/total/retry"},
+		{route: "POST /api/v1/runs/{id}/nodes/{node}/cancel", path: runs + "/nodes/total/cancel", body: `{"reason": "r"}`},
+		{route: "POST /api/v1/runs/{id}/nodes/{node}/cancel", path: runs + "/nodes/ghost/cancel"},
 		{route: "POST /api/v1/runs/{id}/continue-as-new", path: runs + "/continue-as-new", body: `{"request_id": "r1"}`},
 		{route: "POST /api/v1/runs/{id}/continue-as-new", path: runs + "/continue-as-new", body: `{}`},
 		{route: "POST /api/v1/runs/{id}/cancel", path: runs + "/cancel", body: `{"reason": "done"}`},
@@ -369,6 +374,7 @@ func TestOpenAPIDescribesTheAnswers(t *testing.T) {
 		{route: "POST /api/v1/tasks/{id}/fail", path: "/api/v1/tasks/" + run + "/fail", body: `{"token": "t", "error": {"message": "m"}}`},
 		{route: "POST /api/v1/tasks/{id}/heartbeat", path: "/api/v1/tasks/" + run + "/heartbeat", body: `{"token": "t"}`},
 	}
+	cases = append(cases, triggerAnswerCases...)
 	covered := map[string]bool{}
 	for _, c := range cases {
 		op := ops[c.route]
@@ -410,7 +416,7 @@ func TestOpenAPIDescribesTheAnswers(t *testing.T) {
 	done := map[string]bool{}
 	for _, c := range cases {
 		op := ops[c.route]
-		if op == nil || done[c.route] || c.route == "GET /api/v1/openapi.json" {
+		if op == nil || done[c.route] || c.route == "GET /api/v1/openapi.json" || c.route == "GET "+definition.SchemaPath {
 			continue
 		}
 		done[c.route] = true
@@ -434,4 +440,88 @@ func TestOpenAPIDescribesTheAnswers(t *testing.T) {
 			t.Errorf("%s with only scope %s = %d %v", c.route, scope, status, body)
 		}
 	}
+}
+
+// The definition schema is served alone without a key, and inlined in
+// the served OpenAPI document as Document, its parts as Document*.
+func TestDefinitionSchemaIsServedAndInlined(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(New(Deps{API: true, Logger: slog.New(slog.DiscardHandler)}))
+	t.Cleanup(srv.Close)
+	res, err := http.Get(srv.URL + definition.SchemaPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusOK || !bytes.Equal(body, definition.DocumentSchema()) {
+		t.Fatalf("GET %s = %d, want the definition schema", definition.SchemaPath, res.StatusCode)
+	}
+	doc := loadOpenAPI(t)
+	d := doc.Components.Schemas["Document"]
+	if d == nil || d.Value.Properties["steps"] == nil || d.Value.Properties["steps"].Value.Items.Ref != "#/components/schemas/DocumentStep" {
+		t.Fatalf("served Document is not the definition schema: %+v", d)
+	}
+	for _, name := range []string{"DocumentStep", "DocumentEdge", "DocumentRetry", "DocumentWithEventSet", "DocumentWithHumanLoop"} {
+		if doc.Components.Schemas[name] == nil {
+			t.Errorf("served document lacks %s", name)
+		}
+	}
+	if strings.Contains(string(openAPIDocument), "#/$defs/") {
+		t.Error("served document keeps a #/$defs/ reference")
+	}
+}
+
+// TestServedOpenAPIDocument fetches the document as a client generator
+// would and, when OPENAPI_OUT names a file, writes it there (`make
+// apiclients` generates and compiles Go and TypeScript clients from it).
+func TestServedOpenAPIDocument(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(New(Deps{API: true, Logger: slog.New(slog.DiscardHandler)}))
+	t.Cleanup(srv.Close)
+	res, err := http.Get(srv.URL + apiBase + "/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("GET openapi.json = %d, %v", res.StatusCode, err)
+	}
+	if out := os.Getenv("OPENAPI_OUT"); out != "" {
+		if err := os.WriteFile(out, body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// triggerAnswerCases call the schedules and webhooks operations, in
+// order (each case may rely on the ones before).
+var triggerAnswerCases = []answerCase{
+	{route: "POST /api/v1/schedules", path: "/api/v1/schedules", body: `{"id": "s1", "definition": "orders", "spec": {"cron": "0 8 * * 1-5", "timezone": "Europe/Paris"}, "input": {"amount": 1}}`},
+	{route: "POST /api/v1/schedules", path: "/api/v1/schedules", body: `{"id": "s1", "definition": "orders", "spec": {"interval": "1h"}, "input": {"amount": 1}}`},
+	{route: "POST /api/v1/schedules", path: "/api/v1/schedules", body: `{"definition": "orders", "spec": {"interval": "1ms"}, "input": {"amount": 1}}`},
+	{route: "POST /api/v1/schedules", path: "/api/v1/schedules", body: `{"definition": "missing", "spec": {"interval": "1h"}}`},
+	{route: "POST /api/v1/schedules", path: "/api/v1/schedules", body: `{"definition": "orders", "spec": {"interval": "soon"}}`},
+	{route: "GET /api/v1/schedules", path: "/api/v1/schedules?limit=1"},
+	{route: "GET /api/v1/schedules/{id}", path: "/api/v1/schedules/s1"},
+	{route: "GET /api/v1/schedules/{id}", path: "/api/v1/schedules/missing"},
+	{route: "PATCH /api/v1/schedules/{id}", path: "/api/v1/schedules/s1", body: `{"paused": true, "note": "n"}`},
+	{route: "PATCH /api/v1/schedules/{id}", path: "/api/v1/schedules/s1", body: `{"spec": {"cron": "nope"}}`},
+	{route: "POST /api/v1/schedules/{id}/trigger", path: "/api/v1/schedules/s1/trigger", body: `{"overlap": "allow_all"}`},
+	{route: "POST /api/v1/schedules/{id}/backfill", path: "/api/v1/schedules/s1/backfill", body: `{"from": "2024-06-03T00:00:00Z", "to": "2024-06-05T00:00:00Z", "overlap": "allow_all"}`},
+	{route: "POST /api/v1/schedules/{id}/backfill", path: "/api/v1/schedules/s1/backfill", body: `{"from": "2024-06-05T00:00:00Z", "to": "2024-06-03T00:00:00Z"}`},
+	{route: "GET /api/v1/schedules/{id}", path: "/api/v1/schedules/s1"},
+	{route: "DELETE /api/v1/schedules/{id}", path: "/api/v1/schedules/s1"},
+	{route: "DELETE /api/v1/schedules/{id}", path: "/api/v1/schedules/s1"},
+	{route: "POST /api/v1/webhooks", path: "/api/v1/webhooks", body: `{"id": "w1", "event": "shop.order"}`},
+	{route: "POST /api/v1/webhooks", path: "/api/v1/webhooks", body: `{"id": "w1", "event": "shop.order"}`},
+	{route: "POST /api/v1/webhooks", path: "/api/v1/webhooks", body: `{"id": "bad id", "event": "x", "scheme": "github"}`},
+	{route: "GET /api/v1/webhooks", path: "/api/v1/webhooks"},
+	{route: "GET /api/v1/webhooks/{id}", path: "/api/v1/webhooks/w1"},
+	{route: "GET /api/v1/webhooks/{id}", path: "/api/v1/webhooks/missing"},
+	{route: "POST /api/v1/webhooks/{id}/rotate", path: "/api/v1/webhooks/w1/rotate"},
+	{route: "POST /api/v1/webhooks/{id}/rotate", path: "/api/v1/webhooks/missing/rotate"},
+	{route: "DELETE /api/v1/webhooks/{id}", path: "/api/v1/webhooks/w1"},
+	{route: "DELETE /api/v1/webhooks/{id}", path: "/api/v1/webhooks/w1"},
 }

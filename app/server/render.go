@@ -11,13 +11,12 @@ import (
 )
 
 // render writes a templ component as the HTML answer. Pages are private
-// and per person, so they are never cached.
+// and per person, so they are never cached. (Every response gets the
+// security headers: see securityHeaders.)
 func render(c echo.Context, status int, comp templ.Component) error {
 	h := c.Response().Header()
 	h.Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
 	h.Set("Cache-Control", "no-store")
-	h.Set("X-Frame-Options", "DENY")
-	h.Set("Referrer-Policy", "same-origin")
 	c.Response().WriteHeader(status)
 	return comp.Render(c.Request().Context(), c.Response())
 }

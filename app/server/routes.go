@@ -14,6 +14,7 @@ import (
 func routes(e *echo.Echo, d Deps) {
 	e.Use(requestMetrics(newHTTPMetrics(d.Registry)))
 	e.Use(middleware.RequestID())
+	e.Use(securityHeaders)
 	e.Use(requestLogger(d.Logger))
 	e.Use(recoverer(d.Logger))
 
@@ -23,7 +24,10 @@ func routes(e *echo.Echo, d Deps) {
 
 	if d.API {
 		e.GET("/api/v1/openapi.json", handleOpenAPI()) // documentation: no key needed
-		apiRoutes(e.Group("/api/v1", bodyLimit(MaxBodyBytes), apiKeyAuth(d.Store), rateLimit(d.APIRate)), d)
+		e.GET(definition.SchemaPath, handleDefinitionSchema())
+		apiRoutes(e.Group("/api/v1", bodyLimit(MaxBodyBytes), apiKeyAuth(d.Store, newFailureLimiter(d.AuthFailuresPerMinute, d.AuthFailureBurst)), rateLimit(d.APIRate)), d)
+		h := hooks{store: d.Store, runs: d.Runs, box: d.Secrets, log: d.Logger}
+		e.POST("/hooks/:tenant/:id", h.handleHookDelivery, bodyLimit(MaxBodyBytes)) // signed: no API key
 	}
 	if d.Web {
 		e.GET(static.Prefix+"*", echo.WrapHandler(static.Handler()))
@@ -37,6 +41,8 @@ func apiRoutes(api *echo.Group, d Deps) {
 	api.GET("/whoami", handleWhoami())
 	waitingRoutes(api, d)
 	taskRoutes(api, d)
+	scheduleRoutes(api, d)
+	webhookRoutes(api, d)
 
 	read, write := requireScope(auth.ScopeRunsRead), requireScope(auth.ScopeRunsWrite)
 	api.POST("/runs", handleRunStart(d.Runs, d.ValidateInput), write)
@@ -46,6 +52,7 @@ func apiRoutes(api *echo.Group, d Deps) {
 	api.GET("/runs/:id/nodes/:node/children", handleScatterChildren(d.Store, d.Runs), read)
 	api.POST("/runs/:id/cancel", handleRunCancel(d.Runs), write)
 	api.POST("/runs/:id/nodes/:node/retry", handleNodeRetry(d.Runs), write)
+	api.POST("/runs/:id/nodes/:node/cancel", handleNodeCancel(d.Runs), write)
 	api.POST("/runs/:id/continue-as-new", handleContinueAsNew(d.Runs), write)
 
 	defRead, defWrite := requireScope(auth.ScopeDefinitionsRead), requireScope(auth.ScopeDefinitionsWrite)
@@ -81,6 +88,7 @@ func webRoutes(e *echo.Echo, d Deps) {
 	t.POST("/definitions/:key/runs", handleTestRun(d.Runs, d.ValidateInput), needAny(auth.PermDefinitionsWrite, auth.PermRunsOperate))
 	editorRoutes(e, d, st)
 	runPages(t, d)
+	triggerPages(t, d)
 	t.GET("/settings", handleSettings(d.Store), need(auth.PermView))
 	t.POST("/settings/tier", handleTierSet(d.Store), need(auth.PermTierManage))
 	t.POST("/settings/retention", handleRetentionSet(d.Store), need(auth.PermTierManage))

@@ -44,6 +44,11 @@ type RunJSON struct {
 	Nodes   []NodeJSON `json:"nodes,omitempty"`
 	// Children counts the run's child runs by status.
 	Children map[string]int64 `json:"children,omitempty"`
+	// Discarded lists the latest inputs the run refused with a reason
+	// worth seeing (an event whose match_expr failed on it), oldest first;
+	// DiscardedTotal counts all of them.
+	Discarded      []engine.Discard `json:"discarded,omitempty"`
+	DiscardedTotal int64            `json:"discarded_total,omitempty"`
 }
 
 // NodeJSON is one node of a run.
@@ -57,8 +62,10 @@ type NodeJSON struct {
 	Generation int           `json:"generation"`
 	Output     any           `json:"output"`
 	Error      *engine.Error `json:"error"`
-	StartedAt  *time.Time    `json:"started_at"`
-	FinishedAt *time.Time    `json:"finished_at"`
+	// CancelReason says why a cancelled node was cancelled.
+	CancelReason string     `json:"cancel_reason,omitempty"`
+	StartedAt    *time.Time `json:"started_at"`
+	FinishedAt   *time.Time `json:"finished_at"`
 	// Attempts are the node's attempts on workers, oldest first.
 	Attempts []AttemptJSON `json:"attempts,omitempty"`
 	// Key and Index place a scatter child; Scatter counts a scatter's
@@ -66,6 +73,18 @@ type NodeJSON struct {
 	Key     string               `json:"key,omitempty"`
 	Index   *int                 `json:"index,omitempty"`
 	Scatter *engine.ScatterState `json:"scatter,omitempty"`
+	// WaitingForWorker is set while a task's attempt waits for a worker
+	// to claim it.
+	WaitingForWorker *WorkerWaitJSON `json:"waiting_for_worker,omitempty"`
+}
+
+// WorkerWaitJSON says what a task waits for: a worker polling queue for
+// handler, since when, and until when (then it fails as no_worker).
+type WorkerWaitJSON struct {
+	Handler string     `json:"handler"`
+	Queue   string     `json:"queue"`
+	Since   time.Time  `json:"since"`
+	StartBy *time.Time `json:"start_by"`
 }
 
 func runJSON(r store.Run) RunJSON {
@@ -77,6 +96,7 @@ func runJSON(r store.Run) RunJSON {
 		Depth: r.Depth, ContinuedFromRunID: r.ContinuedFromRunID, ContinuedToRunID: r.ContinuedToRunID,
 		TransitionCount: r.TransitionCount, RecordVersion: r.RecordVersion,
 		CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt, TraceID: telemetry.TraceID(r.State.Trace),
+		Discarded: r.State.Discarded, DiscardedTotal: r.State.DiscardedTotal,
 	}
 }
 
@@ -85,11 +105,31 @@ func nodeJSON(n *engine.Node, types map[string]definition.StepType) NodeJSON {
 		Node: n.ID, Ref: n.Ref, Type: string(types[n.Ref]), State: string(n.State), Waiting: waitingJSON(n),
 		Attempt: n.Attempt, Generation: n.Generation, Output: n.Output, Error: n.Error,
 		StartedAt: timePtr(n.StartedAt), FinishedAt: timePtr(n.FinishedAt), Scatter: n.Scatter,
+		CancelReason: n.CancelReason,
 	}
 	if n.Child != nil {
 		out.Key, out.Index = n.Child.Key, &n.Child.Index
 	}
 	return out
+}
+
+// running lists the ids of the running nodes: those that may wait for a
+// worker.
+func running(nodes []*engine.Node) []string {
+	ids := []string{}
+	for _, n := range nodes {
+		if n.State == engine.NodeRunning {
+			ids = append(ids, n.ID)
+		}
+	}
+	return ids
+}
+
+func workerWaitJSON(w *store.WorkerWait) *WorkerWaitJSON {
+	if w == nil {
+		return nil
+	}
+	return &WorkerWaitJSON{Handler: w.Handler, Queue: w.Queue, Since: w.Since, StartBy: w.StartBy}
 }
 
 func timePtr(t time.Time) *time.Time {
@@ -171,9 +211,15 @@ func runWithNodes(ctx context.Context, s *store.Store, runs *workers.Coordinator
 	for _, n := range nodes {
 		byID[n.ID] = n
 	}
+	waits, err := workerWaits(ctx, s, run, nodes)
+	if err != nil {
+		return out, err
+	}
 	for _, ref := range m.Order {
 		if n := byID[ref]; n != nil {
-			out.Nodes = append(out.Nodes, withInteraction(run.ID.String(), nodeJSON(n, types), n))
+			nj := withInteraction(run.ID.String(), nodeJSON(n, types), n)
+			nj.WaitingForWorker = workerWaitJSON(waits[n.ID])
+			out.Nodes = append(out.Nodes, nj)
 		}
 	}
 	if out.Nodes, err = withAttempts(ctx, s, run.TenantID, run.ID, out.Nodes); err != nil {

@@ -21,10 +21,15 @@ const (
 )
 
 // handleRunList lists runs newest first with filters status, definition,
-// subject, parent_run_id and attr.NAME=VALUE, paged by an opaque cursor.
+// subject, parent_run_id and attr.NAME=VALUE, paged by an opaque cursor,
+// as summaries (see RunSummaryJSON).
 func handleRunList(s *store.Store) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		f, err := runFilter(c)
+		if err != nil {
+			return err
+		}
+		include, err := includeParam(c)
 		if err != nil {
 			return err
 		}
@@ -33,15 +38,15 @@ func handleRunList(s *store.Store) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		resp := map[string]any{"runs": []RunJSON{}}
+		resp := map[string]any{}
 		if len(runs) == f.Limit {
 			runs = runs[:f.Limit-1]
 			last := runs[len(runs)-1]
 			resp["next_cursor"] = encodeCursor(store.RunCursor{CreatedAt: last.CreatedAt, ID: last.ID})
 		}
-		out := make([]RunJSON, len(runs))
+		out := make([]RunSummaryJSON, len(runs))
 		for i, r := range runs {
-			out[i] = runJSON(r)
+			out[i] = runSummary(r, include)
 		}
 		resp["runs"] = out
 		return c.JSON(http.StatusOK, resp)

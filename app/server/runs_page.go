@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/views"
 )
@@ -85,8 +85,8 @@ func attrsParam(raw string, into map[string]any) (map[string]any, error) {
 		if into == nil {
 			into = map[string]any{}
 		}
-		var v any
-		if json.Unmarshal([]byte(value), &v) != nil || !scalar(v) {
+		v, err := jsonvalue.Decode([]byte(value))
+		if err != nil || !scalar(v) {
 			v = value
 		}
 		into[name] = v
@@ -96,7 +96,7 @@ func attrsParam(raw string, into map[string]any) (map[string]any, error) {
 
 func scalar(v any) bool {
 	switch v.(type) {
-	case float64, bool:
+	case int64, float64, bool:
 		return true
 	}
 	return false

@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ductor/ductor/app/login"
+	"github.com/ductor/ductor/app/secrets"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/workers"
 )
@@ -52,9 +53,17 @@ type Deps struct {
 	// BaseURL is the dashboard's public URL (DUCTOR_BASE_URL); cookies are
 	// Secure when it is https.
 	BaseURL string
+	// Secrets seals webhook secrets (from DUCTOR_SECRET_KEY); nil when
+	// none is configured, and then webhooks answer 503.
+	Secrets *secrets.Box
 	// APIRate is how many requests a second each API key may make, in
 	// bursts of twice as many (DUCTOR_API_RATE); 0 means no limit.
 	APIRate float64
+	// AuthFailuresPerMinute and AuthFailureBurst bound failed API key
+	// authentications per client address (0: the defaults, 20 a minute in
+	// bursts of 20); past them the address gets 429.
+	AuthFailuresPerMinute float64
+	AuthFailureBurst      int
 	// stopping is closed when the server starts shutting down: long polls
 	// answer at once instead of holding the shutdown up.
 	stopping chan struct{}
@@ -81,6 +90,7 @@ func New(d Deps) *Server {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = errorHandler(d.Logger)
+	e.JSONSerializer = jsonSerializer{}
 	d.stopping = make(chan struct{})
 	s := &Server{echo: e, log: d.Logger, stopping: d.stopping}
 	routes(e, d)

@@ -112,23 +112,31 @@ func TestAPIKeyAuthentication(t *testing.T) {
 	}
 }
 
-// A malformed key is refused before any database query: the server below
-// has a closed pool, so any query would fail with a 500 instead of a 401.
+// A malformed or forged key is refused before any database query: the
+// server below has its pool closed once it has loaded the keyring (and
+// learnt that no legacy key is live), so any query would fail with a 500
+// instead of a 401.
 func TestMalformedKeyNeedsNoDatabase(t *testing.T) {
 	t.Parallel()
 	pool := testdb.Schema(t)
 	srv := httptest.NewServer(New(Deps{Pool: pool, Store: store.New(pool), API: true}))
 	t.Cleanup(srv.Close)
-	pool.Close()
-	req, _ := http.NewRequest("GET", srv.URL+"/api/v1/whoami", nil)
-	req.Header.Set("Authorization", "Bearer dk_0000000000000000000000000000000000000000")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
+	b := testBundle{srv: srv}
+	forgedLegacy := legacyKey("dk_" + strings.Repeat("Forge", 6) + "dkey")
+	if code, body := b.do(t, "GET", "/api/v1/whoami", forgedLegacy, nil); code != 401 {
+		t.Fatalf("forged legacy key = %d %s, want 401", code, body)
 	}
-	res.Body.Close()
-	if res.StatusCode != 401 {
-		t.Fatalf("malformed key with no database = %d, want 401", res.StatusCode)
+	pool.Close()
+	other, _ := auth.NewKeyring([]byte("not this deployment's secret"))
+	forged, _ := other.NewKey()
+	for name, k := range map[string]string{
+		"malformed":     "dk_0000000000000000000000000000000000000000",
+		"forged tag":    forged.Secret,
+		"forged legacy": legacyKey("dk_" + strings.Repeat("Other", 6) + "dkey"),
+	} {
+		if code, body := b.do(t, "GET", "/api/v1/whoami", k, nil); code != 401 {
+			t.Errorf("%s key with no database = %d %s, want 401", name, code, body)
+		}
 	}
 }
 

@@ -97,11 +97,32 @@ func setCookie(c echo.Context, name, value string, maxAge int) {
 
 func clearCookie(c echo.Context, name string) { setCookie(c, name, "", -1) }
 
-// safeNext keeps a post-login destination on this site: a local path, not
-// //host or a scheme.
+// safeNext keeps a post-login destination on this site: an absolute path
+// of this site once normalised the way browsers normalise a Location
+// (control characters, which they strip, removed first), with no scheme,
+// no host, no `//` or `\` that a browser could read as one; anything else
+// is "/".
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+	next = strings.Map(dropControl, next)
+	if len(next) > maxNext || !strings.HasPrefix(next, "/") ||
+		strings.HasPrefix(next, "//") || strings.Contains(next, "\\") {
+		return "/"
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" ||
+		!strings.HasPrefix(u.Path, "/") || strings.HasPrefix(u.Path, "//") {
 		return "/"
 	}
 	return next
+}
+
+// maxNext bounds a post-login destination.
+const maxNext = 2048
+
+// dropControl removes C0 and C1 control characters and DEL.
+func dropControl(r rune) rune {
+	if r < 0x20 || r >= 0x7f && r <= 0x9f {
+		return -1
+	}
+	return r
 }

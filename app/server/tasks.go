@@ -1,9 +1,9 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -12,6 +12,7 @@ import (
 	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/auth"
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/telemetry"
@@ -23,8 +24,10 @@ const (
 	// MaxTaskPayloadBytes caps a task's output, as JSON, like a local
 	// handler's.
 	MaxTaskPayloadBytes = steps.DefaultMaxOutputBytes
-	// maxTaskBodyBytes leaves room for the token and JSON around it.
-	maxTaskBodyBytes = MaxTaskPayloadBytes + 16<<10
+	// maxTaskBodyBytes leaves room for the token and JSON around the
+	// output, and for an output somewhat over its cap, which fails the
+	// step as payload_too_large rather than being refused unread.
+	maxTaskBodyBytes = MaxBodyBytes
 	// MaxTaskWait caps how long a poll waits for tasks.
 	MaxTaskWait = 30 * time.Second
 	// MaxTasksPerPoll caps how many tasks one poll claims.
@@ -141,8 +144,12 @@ type taskCompleteRequest struct {
 	Output json.RawMessage `json:"output"`
 }
 
-// handleTaskComplete delivers a task's output: 200; 409 for a wrong or
-// expired token; 413 for an output over 1 MiB.
+// handleTaskComplete delivers a task's output: 200 {"status":
+// "completed"}; 409 for a wrong or expired token. An output that cannot
+// be the step's (over 1 MiB: payload_too_large; a NUL character:
+// invalid_output) fails the attempt, not retried, and answers 200
+// {"status": "failed", "error"}: the worker did its part, and the node
+// says why it failed rather than wait for the lease to run out.
 func handleTaskComplete(runs *workers.Coordinator) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id, err := pathUUID(c, "id", "task")
@@ -150,36 +157,64 @@ func handleTaskComplete(runs *workers.Coordinator) echo.HandlerFunc {
 			return err
 		}
 		var req taskCompleteRequest
-		if err := bindJSON(c, &req); err != nil {
+		if _, err := decodeBody(c, &req); err != nil {
 			return err
 		}
-		output, err := taskOutput(req.Output)
+		ctx, tenant := c.Request().Context(), tenantOf(c)
+		output, bad, err := taskOutput(req.Output)
 		if err != nil {
 			return err
 		}
-		if err := runs.TaskComplete(c.Request().Context(), tenantOf(c), id, req.Token, output); err != nil {
+		if bad != nil {
+			if err := runs.TaskFail(ctx, tenant, id, req.Token, bad); err != nil {
+				return err
+			}
+			return c.JSON(http.StatusOK, map[string]any{"status": "failed", "error": bad})
+		}
+		if err := runs.TaskComplete(ctx, tenant, id, req.Token, output); err != nil {
 			return err
 		}
 		return c.JSON(http.StatusOK, map[string]string{"status": "completed"})
 	}
 }
 
-// taskOutput decodes an output as the engine keeps outputs: plain JSON
-// values with numbers kept exact.
-func taskOutput(raw json.RawMessage) (any, error) {
-	if len(raw) > MaxTaskPayloadBytes {
-		return nil, apperr.New(apperr.TooLarge, "output is %d bytes of JSON, over the %d-byte limit", len(raw), MaxTaskPayloadBytes)
-	}
+// taskOutput decodes an output as the engine keeps outputs (the JSON
+// value model). bad is the failure an output that cannot be stored
+// becomes; err a body that is not JSON.
+func taskOutput(raw json.RawMessage) (out any, bad *engine.Error, err error) {
 	if len(raw) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.UseNumber()
-	var out any
-	if err := d.Decode(&out); err != nil {
-		return nil, apperr.New(apperr.Invalid, "output is not JSON: %v", err)
+	if len(raw) > MaxTaskPayloadBytes {
+		return nil, &engine.Error{Code: engine.CodePayloadTooLarge,
+			Message: fmt.Sprintf("output is %d bytes of JSON, over the %d-byte limit", len(raw), MaxTaskPayloadBytes)}, nil
 	}
-	return out, nil
+	out, err = jsonvalue.Decode(raw)
+	if err != nil {
+		return nil, nil, apperr.New(apperr.Invalid, "output is not JSON: %s", jsonMessage(err))
+	}
+	if nul, found := jsonvalue.FindNUL(out); found {
+		return nil, &engine.Error{Code: engine.CodeInvalidOutput, Message: "output " + nul.Error()}, nil
+	}
+	return out, nil, nil
+}
+
+// maxErrorCode bounds a bridge worker's error code.
+const maxErrorCode = 64
+
+// validErrorCode accepts an empty code (task_failed) or one of at most
+// maxErrorCode characters of [a-z0-9_.-].
+func validErrorCode(code string) bool {
+	if len(code) > maxErrorCode {
+		return false
+	}
+	for _, r := range code {
+		ok := r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-'
+		if !ok {
+			return false
+		}
+	}
+	return true
 }
 
 type taskFailRequest struct {
@@ -205,6 +240,9 @@ func handleTaskFail(runs *workers.Coordinator) echo.HandlerFunc {
 		}
 		if len(req.Error.Message) > maxTaskMessage {
 			return apperr.New(apperr.TooLarge, "error message exceeds %d bytes", maxTaskMessage)
+		}
+		if !validErrorCode(req.Error.Code) {
+			return apperr.New(apperr.Unprocessable, "error.code must be at most %d characters of a-z, 0-9, _, . and -", maxErrorCode)
 		}
 		e := &engine.Error{Code: req.Error.Code, Message: req.Error.Message, Retryable: req.Error.Retryable}
 		if e.Code == "" {

@@ -65,7 +65,7 @@ func setupWeb(t *testing.T, o webOpts) webBundle {
 		t.Fatal(err)
 	}
 	b.app = New(Deps{
-		Pool: pool, Store: s, API: true, Web: true, Login: lp, DevLogin: o.devLogin, Runs: b.runs,
+		Pool: pool, Store: s, API: true, Web: true, Login: lp, DevLogin: o.devLogin, Runs: b.runs, Secrets: testBox(t),
 		Logger: slog.New(slog.DiscardHandler),
 	})
 	srv := httptest.NewUnstartedServer(b.app)

@@ -3,7 +3,6 @@ package steps
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +12,8 @@ import (
 	"strings"
 
 	"go.opentelemetry.io/otel/propagation"
+
+	"github.com/ductor/ductor/app/jsonvalue"
 )
 
 // httpCall is an http step's params, checked.
@@ -140,13 +141,8 @@ func responseOutput(resp *http.Response, body []byte) map[string]any {
 
 func parseBody(contentType string, body []byte) any {
 	if mt, _, err := mime.ParseMediaType(contentType); err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json")) {
-		if json.Valid(body) {
-			d := json.NewDecoder(bytes.NewReader(body))
-			d.UseNumber()
-			var v any
-			if d.Decode(&v) == nil {
-				return v
-			}
+		if v, err := jsonvalue.Decode(body); err == nil {
+			return v
 		}
 	}
 	return string(body)

@@ -1,11 +1,11 @@
 package steps
 
 import (
-	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
 
+	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/app/version"
 )
 
@@ -87,7 +87,7 @@ func (c *httpCall) parseBody(v any) error {
 		c.body, c.hasBody = []byte(v), true
 		return nil
 	}
-	b, err := json.Marshal(v)
+	b, err := jsonvalue.Marshal(v)
 	if err != nil {
 		return failf(CodeInvalidStep, "http step: body is not JSON: %v", err)
 	}

@@ -27,7 +27,11 @@ type APIKey struct {
 // APIKeyCreate generates and stores a key for the tenant. The returned
 // secret is the only copy: it is not stored.
 func (s *Store) APIKeyCreate(ctx context.Context, tenantID uuid.UUID, name string, scopes []auth.Scope) (APIKey, string, error) {
-	key, err := auth.NewKey()
+	kr, err := s.Keyring(ctx)
+	if err != nil {
+		return APIKey{}, "", err
+	}
+	key, err := kr.NewKey()
 	if err != nil {
 		return APIKey{}, "", err
 	}
@@ -43,6 +47,25 @@ func (s *Store) APIKeyCreate(ctx context.Context, tenantID uuid.UUID, name strin
 		return APIKey{}, "", fmt.Errorf("create API key: %w", err)
 	}
 	return apiKeyFromRow(row), key.Secret, nil
+}
+
+// Keyring is the deployment's keyring, made from the key secret the
+// database holds.
+func (s *Store) Keyring(ctx context.Context) (*auth.Keyring, error) {
+	secret, err := s.q.APIKeySecret(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load the API key secret: %w", err)
+	}
+	return auth.NewKeyring(secret)
+}
+
+// APIKeyLegacyLive reports whether any live key has the old checksum.
+func (s *Store) APIKeyLegacyLive(ctx context.Context) (bool, error) {
+	live, err := s.q.APIKeyLegacyLive(ctx)
+	if err != nil {
+		return false, fmt.Errorf("look for legacy API keys: %w", err)
+	}
+	return live, nil
 }
 
 // APIKeyAuthenticate finds the live key with the hash and records its use.

@@ -143,14 +143,30 @@ type Decision struct {
 	By       string
 	Approved bool
 	Comment  string
-	// Who, when set, must meet the approval's approvers (a person deciding
-	// from the dashboard); nil lets the tenant's API key decide.
+	// Who is who the decider is to approvals (see Audience and
+	// KeyAudience): the decision is refused unless it meets one of the
+	// approval's approvers.
 	Who []string
 }
 
-// ApprovalDecide records one person's decision, in the caller's
-// transaction: an approval no longer pending, or a second decision by the
-// same person, is a Conflict. It returns the approval after the decision
+// DeciderKey names an API key deciding an approval: key:NAME, so that
+// every key of one name is one identity toward min_approvals.
+func DeciderKey(k APIKey) string { return "key:" + k.Name }
+
+// KeyAudience is who an API key is to approvals: key:NAME, and nothing
+// for a key without a name. Emails and role:NAME entries are people: a
+// key never meets them, however broad its scopes.
+func KeyAudience(k APIKey) []string {
+	if k.Name == "" {
+		return []string{}
+	}
+	return []string{DeciderKey(k)}
+}
+
+// ApprovalDecide records one identity's decision, in the caller's
+// transaction: a decider none of whose Who is among the approvers is
+// Forbidden; an approval no longer pending, or a second decision by the
+// same identity, is a Conflict. It returns the approval after the decision
 // (approved once min_approvals distinct people approved, rejected at the
 // first rejection).
 func (s *Store) ApprovalDecide(ctx context.Context, tenantID, id uuid.UUID, d Decision) (Approval, error) {
@@ -158,7 +174,7 @@ func (s *Store) ApprovalDecide(ctx context.Context, tenantID, id uuid.UUID, d De
 	if err != nil {
 		return Approval{}, notFound(err, "approval")
 	}
-	if d.Who != nil && !slices.ContainsFunc(row.Approvers, func(a string) bool { return slices.Contains(d.Who, a) }) {
+	if !slices.ContainsFunc(row.Approvers, func(a string) bool { return slices.Contains(d.Who, a) }) {
 		return Approval{}, apperr.New(apperr.Forbidden, "you are not an approver of this approval")
 	}
 	if row.Status != ApprovalPending {

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/queries"
 )
 
@@ -27,7 +27,7 @@ type Event struct {
 // EventAdd stores an event. A repeated idempotency key stores nothing and
 // returns the first event with created false.
 func (s *Store) EventAdd(ctx context.Context, e Event) (Event, bool, error) {
-	data, err := json.Marshal(e.Data)
+	data, err := jsonvalue.Marshal(e.Data)
 	if err != nil {
 		return Event{}, false, fmt.Errorf("encode event data: %w", err)
 	}

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/queries"
 )
 
@@ -64,11 +64,11 @@ func (s *Store) RunCreate(ctx context.Context, n NewRun) (Run, bool, error) {
 	if err != nil {
 		return Run{}, false, err
 	}
-	input, err := json.Marshal(n.State.Input)
+	input, err := jsonvalue.Marshal(n.State.Input)
 	if err != nil {
 		return Run{}, false, fmt.Errorf("encode run input: %w", err)
 	}
-	attrs, err := json.Marshal(orEmpty(n.SearchAttributes))
+	attrs, err := jsonvalue.Marshal(orEmpty(n.SearchAttributes))
 	if err != nil {
 		return Run{}, false, fmt.Errorf("encode search attributes: %w", err)
 	}
@@ -143,7 +143,7 @@ func (s *Store) RunClearTick(ctx context.Context, tenantID, id uuid.UUID) error 
 // column: a tick rewrites the state, never the input.
 func encodeState(st engine.Run) ([]byte, error) {
 	st.Input = nil
-	b, err := json.Marshal(st)
+	b, err := jsonvalue.Marshal(st)
 	if err != nil {
 		return nil, fmt.Errorf("encode run state: %w", err)
 	}
@@ -164,7 +164,7 @@ func DecodeInput(raw []byte) (any, error) {
 		return nil, nil
 	}
 	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
+	if err := jsonvalue.Unmarshal(raw, &v); err != nil {
 		return nil, fmt.Errorf("decode run input: %w", err)
 	}
 	return v, nil
@@ -172,7 +172,7 @@ func DecodeInput(raw []byte) (any, error) {
 
 func runFromRow(r queries.Run) (Run, error) {
 	var st engine.Run
-	if err := json.Unmarshal(r.State, &st); err != nil {
+	if err := jsonvalue.Unmarshal(r.State, &st); err != nil {
 		return Run{}, fmt.Errorf("decode run %s state: %w", r.ID, err)
 	}
 	if len(r.Input) > 0 {
@@ -183,7 +183,7 @@ func runFromRow(r queries.Run) (Run, error) {
 		st.Input = in
 	}
 	var attrs map[string]any
-	if err := json.Unmarshal(r.SearchAttributes, &attrs); err != nil {
+	if err := jsonvalue.Unmarshal(r.SearchAttributes, &attrs); err != nil {
 		return Run{}, fmt.Errorf("decode run %s search attributes: %w", r.ID, err)
 	}
 	return Run{
@@ -249,7 +249,7 @@ func (s *Store) RunList(ctx context.Context, tenantID uuid.UUID, f RunFilter) ([
 		Subject: nullText(f.Subject), ParentRunID: nullUUID(f.ParentID), MaxRows: int32(f.Limit),
 	}
 	if len(f.Attributes) > 0 {
-		attrs, err := json.Marshal(f.Attributes)
+		attrs, err := jsonvalue.Marshal(f.Attributes)
 		if err != nil {
 			return nil, fmt.Errorf("encode attribute filter: %w", err)
 		}

@@ -2,12 +2,12 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/google/uuid"
 
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/queries"
 )
 
@@ -24,8 +24,9 @@ const (
 	InputChild          = "child"
 	InputApproval       = "approval"
 	InputCaseStatus     = "case"
+	InputCancelNode     = "cancel_node"
 	maxInputsPerTick    = 500
-	inputKindsSupported = "result, timer, cancel, retry, continue_as_new, terminate, signal, event, child, approval, case"
+	inputKindsSupported = "result, timer, cancel, retry, continue_as_new, terminate, signal, event, child, approval, case, cancel_node"
 )
 
 // PendingInputs are a run's undrained inputs, oldest first.
@@ -40,7 +41,7 @@ type PendingInputs struct {
 // a repeated delivery insert nothing; added reports whether it was new.
 func (s *Store) RunInputAdd(ctx context.Context, tenantID, runID uuid.UUID, in engine.Input) (added bool, err error) {
 	kind, dedup := inputKey(in)
-	payload, err := json.Marshal(in)
+	payload, err := jsonvalue.Marshal(in)
 	if err != nil {
 		return false, fmt.Errorf("encode %s input: %w", kind, err)
 	}
@@ -59,7 +60,7 @@ func (s *Store) RunInputAddMany(ctx context.Context, tenantID, runID uuid.UUID, 
 	p := queries.RunInputInsertManyParams{TenantID: tenantID, RunID: runID}
 	for _, in := range ins {
 		kind, dedup := inputKey(in)
-		payload, err := json.Marshal(in)
+		payload, err := jsonvalue.Marshal(in)
 		if err != nil {
 			return fmt.Errorf("encode %s input: %w", kind, err)
 		}
@@ -94,13 +95,26 @@ func inputKey(in engine.Input) (kind, dedup string) {
 	case engine.EventMatched:
 		return InputEvent, "event:" + v.EventID
 	case engine.ChildRunUpdate:
-		return InputChild, fmt.Sprintf("child:%s:%s:%s", v.Node, v.Status, v.Checkpoint)
+		return InputChild, childDedup(v)
 	case engine.ApprovalDecided:
 		return InputApproval, fmt.Sprintf("approval:%s:%s:%s", v.Node, v.Approval, v.By)
 	case engine.CaseStatusChanged:
 		return InputCaseStatus, fmt.Sprintf("case:%s:%s", v.Node, v.Status)
+	case engine.CancelNode:
+		return InputCancelNode, "cancel_node:" + v.RequestID
 	}
 	panic(fmt.Sprintf("store: unknown input %T", in))
+}
+
+// childDedup keys a child's report by node, status and checkpoint, and
+// by the child run when it is named: each iteration of a loop reports
+// from a run of its own.
+func childDedup(v engine.ChildRunUpdate) string {
+	key := fmt.Sprintf("child:%s:%s:%s", v.Node, v.Status, v.Checkpoint)
+	if v.ChildRunID != "" {
+		key += ":" + v.ChildRunID
+	}
+	return key
 }
 
 func decodeInput(kind string, payload []byte) (engine.Input, error) {
@@ -129,6 +143,8 @@ func decodeInput(kind string, payload []byte) (engine.Input, error) {
 		target, err = decodeAs[engine.ApprovalDecided](payload)
 	case InputCaseStatus:
 		target, err = decodeAs[engine.CaseStatusChanged](payload)
+	case InputCancelNode:
+		target, err = decodeAs[engine.CancelNode](payload)
 	default:
 		return nil, fmt.Errorf("unknown input kind %q (known: %s)", kind, inputKindsSupported)
 	}
@@ -137,7 +153,7 @@ func decodeInput(kind string, payload []byte) (engine.Input, error) {
 
 func decodeAs[T engine.Input](payload []byte) (engine.Input, error) {
 	var v T
-	if err := json.Unmarshal(payload, &v); err != nil {
+	if err := jsonvalue.Unmarshal(payload, &v); err != nil {
 		return nil, fmt.Errorf("decode %T: %w", v, err)
 	}
 	return v, nil
@@ -148,7 +164,7 @@ func decodeAs[T engine.Input](payload []byte) (engine.Input, error) {
 // for an inline tick that hands it to the engine directly.
 func NormalizeInput(in engine.Input) (engine.Input, error) {
 	kind, _ := inputKey(in)
-	payload, err := json.Marshal(in)
+	payload, err := jsonvalue.Marshal(in)
 	if err != nil {
 		return nil, fmt.Errorf("encode %s input: %w", kind, err)
 	}

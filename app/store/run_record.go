@@ -2,13 +2,13 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/queries"
 )
 
@@ -69,11 +69,11 @@ func attemptRecords(rows []queries.RunAttempt) []AttemptRecord {
 			a.FinishedAt = *r.FinishedAt
 		}
 		if len(r.Output) > 0 {
-			_ = json.Unmarshal(r.Output, &a.Output)
+			_ = jsonvalue.Unmarshal(r.Output, &a.Output)
 		}
 		if len(r.Error) > 0 {
 			a.Error = &engine.Error{}
-			_ = json.Unmarshal(r.Error, a.Error)
+			_ = jsonvalue.Unmarshal(r.Error, a.Error)
 		}
 		out[i] = a
 	}
@@ -191,7 +191,7 @@ func jsonOrEmpty(v any) (string, error) {
 	if e, ok := v.(*engine.Error); ok && e == nil {
 		return "", nil
 	}
-	b, err := json.Marshal(v)
+	b, err := jsonvalue.Marshal(v)
 	return string(b), err
 }
 
@@ -213,6 +213,18 @@ func (s *Store) DispatchDelay(ctx context.Context, d Dispatch) error {
 	})
 	if err != nil {
 		return fmt.Errorf("delay dispatch: %w", err)
+	}
+	return nil
+}
+
+// DispatchCancel drops an attempt's stored dispatch, if it is still
+// waiting for its backoff.
+func (s *Store) DispatchCancel(ctx context.Context, tenantID, runID uuid.UUID, node string, generation, attempt int) error {
+	err := s.q.RunDispatchDelete(ctx, queries.RunDispatchDeleteParams{
+		TenantID: tenantID, RunID: runID, Node: node, Generation: int32(generation), Attempt: int32(attempt),
+	})
+	if err != nil {
+		return fmt.Errorf("cancel dispatch: %w", err)
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/queries"
 )
 
@@ -103,7 +104,7 @@ func (s *Store) RunTickLoad(ctx context.Context, keys []RunKey, withInput []uuid
 
 func decodeNodes(raw []byte) ([]*engine.Node, error) {
 	var nodes []*engine.Node
-	if err := json.Unmarshal(raw, &nodes); err != nil {
+	if err := jsonvalue.Unmarshal(raw, &nodes); err != nil {
 		return nil, fmt.Errorf("decode nodes: %w", err)
 	}
 	return nodes, nil
@@ -117,7 +118,7 @@ func decodePending(raw []byte) (PendingInputs, error) {
 		Kind    string          `json:"kind"`
 		Payload json.RawMessage `json:"payload"`
 	}
-	if err := json.Unmarshal(raw, &rows); err != nil {
+	if err := jsonvalue.Unmarshal(raw, &rows); err != nil {
 		return PendingInputs{}, fmt.Errorf("decode inputs: %w", err)
 	}
 	var p PendingInputs
@@ -214,7 +215,7 @@ func (w *RunWrites) Decision(k RunKey, d *engine.Decision) error {
 // twice.
 func (w *RunWrites) Nodes(k RunKey, nodes []*engine.Node) error {
 	for _, n := range nodes {
-		data, err := json.Marshal(n)
+		data, err := jsonvalue.Marshal(n)
 		if err != nil {
 			return fmt.Errorf("encode node %s: %w", n.ID, err)
 		}

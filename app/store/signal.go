@@ -2,13 +2,14 @@ package store
 
 import (
 	"context"
-	"encoding/json"
+	"encoding/binary"
 	"fmt"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/queries"
 )
 
@@ -42,7 +43,7 @@ func (s *Store) RunChainRoot(ctx context.Context, tenantID, runID uuid.UUID) (uu
 // SignalAdd stores a signal for the run, unique by request id within the
 // run's chain; added is false for a repeated request id.
 func (s *Store) SignalAdd(ctx context.Context, tenantID, chainRunID, runID uuid.UUID, sig engine.Signal) (added bool, err error) {
-	payload, err := json.Marshal(sig.Payload)
+	payload, err := jsonvalue.Marshal(sig.Payload)
 	if err != nil {
 		return false, fmt.Errorf("encode signal payload: %w", err)
 	}
@@ -54,6 +55,22 @@ func (s *Store) SignalAdd(ctx context.Context, tenantID, chainRunID, runID uuid.
 		return false, fmt.Errorf("store signal: %w", err)
 	}
 	return n == 1, nil
+}
+
+// SignalLock serialises, until tx ends, the senders of signals to the
+// run: count with SignalsOpen and add after it.
+func (s *Store) SignalLock(ctx context.Context, runID uuid.UUID) error {
+	if err := s.q.RunSignalLock(ctx, signalLockKey(runID)); err != nil {
+		return fmt.Errorf("lock the run's signals: %w", err)
+	}
+	return nil
+}
+
+// signalLockKey is the run's advisory lock key: its id's first 64 bits
+// (random in a v4 uuid), with a tag so other advisory locks rarely share
+// it.
+func signalLockKey(runID uuid.UUID) int64 {
+	return int64(binary.BigEndian.Uint64(runID[:8]) ^ 0x5349474e414c5321) // "SIGNALS!"
 }
 
 // SignalsOpen counts the run's signals not consumed yet (pending or
@@ -139,5 +156,5 @@ func decodeJSON(raw []byte, v any) error {
 	if len(raw) == 0 {
 		return nil
 	}
-	return json.Unmarshal(raw, v)
+	return jsonvalue.Unmarshal(raw, v)
 }

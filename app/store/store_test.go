@@ -73,7 +73,7 @@ func TestAPIKeyLifecycle(t *testing.T) {
 	if key.Prefix != auth.PrefixOf(secret) || key.LastUsedAt != nil {
 		t.Fatalf("new key = %+v", key)
 	}
-	hash, err := auth.ParseKey(secret)
+	hash, err := checkKey(b.store, b.ctx, secret)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,11 @@ func TestAPIKeyLifecycle(t *testing.T) {
 func TestAPIKeyUnknownIsUnauthorized(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	k, err := auth.NewKey()
+	kr, err := b.store.Keyring(b.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := kr.NewKey()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,4 +121,14 @@ func TestAPIKeysAreTenantScoped(t *testing.T) {
 	if _, err := b.store.APIKeyRevoke(b.ctx, other.ID, key.ID); !apperr.Is(err, apperr.NotFound) {
 		t.Fatalf("tenant B revoking A's key: %v, want NotFound", err)
 	}
+}
+
+// checkKey checks a key with the deployment's keyring and returns its hash.
+func checkKey(s *store.Store, ctx context.Context, secret string) ([]byte, error) {
+	kr, err := s.Keyring(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p, err := kr.Check(secret)
+	return p.Hash, err
 }

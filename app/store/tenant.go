@@ -50,6 +50,9 @@ type Tenant struct {
 	// Retention is how long the tenant's finished runs are kept (0:
 	// forever; DefaultRetention unless set).
 	Retention time.Duration
+	// ScheduleToStart is how long the tenant's task steps that set no
+	// schedule_to_start wait for a worker to claim them (0: the default).
+	ScheduleToStart time.Duration
 }
 
 // DefaultRetention is how long a new tenant's finished runs are kept.
@@ -114,7 +117,8 @@ func tenantFromRow(r queries.Tenant) Tenant {
 	return Tenant{
 		ID: r.ID, Slug: r.Slug, Name: r.Name, Tier: Tier(r.Tier), CreatedAt: r.CreatedAt,
 		MaxConcurrency: int(r.MaxConcurrency), RatePerSecond: r.RatePerSecond,
-		Retention: time.Duration(r.RetentionSeconds) * time.Second,
+		Retention:       time.Duration(r.RetentionSeconds) * time.Second,
+		ScheduleToStart: time.Duration(r.ScheduleToStartMs) * time.Millisecond,
 	}
 }
 
@@ -125,6 +129,19 @@ func (s *Store) TenantSetRetention(ctx context.Context, id uuid.UUID, retention 
 		return Tenant{}, apperr.New(apperr.Invalid, "retention must be 0 (forever) or at least 1s")
 	}
 	row, err := s.q.TenantSetRetention(ctx, queries.TenantSetRetentionParams{ID: id, RetentionSeconds: int64(retention / time.Second)})
+	if err != nil {
+		return Tenant{}, notFound(err, "tenant")
+	}
+	return tenantFromRow(row), nil
+}
+
+// TenantSetScheduleToStart sets how long the tenant's tasks wait for a
+// worker by default (0: the server's default).
+func (s *Store) TenantSetScheduleToStart(ctx context.Context, id uuid.UUID, d time.Duration) (Tenant, error) {
+	if d < 0 {
+		return Tenant{}, apperr.New(apperr.Invalid, "schedule_to_start must not be negative")
+	}
+	row, err := s.q.TenantSetScheduleToStart(ctx, queries.TenantSetScheduleToStartParams{ID: id, ScheduleToStartMs: d.Milliseconds()})
 	if err != nil {
 		return Tenant{}, notFound(err, "tenant")
 	}
@@ -202,4 +219,17 @@ func FormatRetention(d time.Duration) string {
 		return strconv.Itoa(int(d/(24*time.Hour))) + "d"
 	}
 	return d.String()
+}
+
+// TenantList lists every tenant by slug (an operator's view).
+func (s *Store) TenantList(ctx context.Context) ([]Tenant, error) {
+	rows, err := s.q.TenantList(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list tenants: %w", err)
+	}
+	out := make([]Tenant, len(rows))
+	for i, r := range rows {
+		out[i] = tenantFromRow(r)
+	}
+	return out, nil
 }

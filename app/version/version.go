@@ -1,6 +1,8 @@
 // Package version tells which build of Ductor is running: the version
 // stamped at build time, or else the module version and VCS revision Go
-// recorded in the binary.
+// recorded in the binary. It is the one source of the version that
+// `ductor version`, /healthz, the User-Agent of http steps,
+// ductor_build_info and the traces' service.version report.
 package version
 
 import (
@@ -22,13 +24,10 @@ var info = sync.OnceValues(func() (string, string) {
 	return fromBuildInfo(bi)
 })
 
-// fromBuildInfo is the module's version (devel for a build from a work
-// tree) and the VCS revision, marked +dirty when the tree had changes.
+// fromBuildInfo is the module's version (for a build from a work tree,
+// devel and the revision's first 12 digits, devel-0123456789ab) and the
+// VCS revision; both are marked +dirty when the tree had changes.
 func fromBuildInfo(bi *debug.BuildInfo) (string, string) {
-	v := bi.Main.Version
-	if v == "" || v == "(devel)" {
-		v = "devel"
-	}
 	var rev, dirty string
 	for _, s := range bi.Settings {
 		switch s.Key {
@@ -38,6 +37,13 @@ func fromBuildInfo(bi *debug.BuildInfo) (string, string) {
 			if s.Value == "true" {
 				dirty = "+dirty"
 			}
+		}
+	}
+	v := bi.Main.Version
+	if v == "" || v == "(devel)" {
+		v = "devel"
+		if rev != "" {
+			v += "-" + rev[:min(len(rev), 12)] + dirty
 		}
 	}
 	if rev != "" {

@@ -9,10 +9,13 @@ import (
 func TestFromBuildInfo(t *testing.T) {
 	t.Parallel()
 	v, rev := fromBuildInfo(&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
-		{Key: "vcs.revision", Value: "abc123"}, {Key: "vcs.modified", Value: "true"},
+		{Key: "vcs.revision", Value: "0123456789abcdef"}, {Key: "vcs.modified", Value: "true"},
 	}})
-	if v != "devel" || rev != "abc123+dirty" {
+	if v != "devel-0123456789ab+dirty" || rev != "0123456789abcdef+dirty" {
 		t.Errorf("devel build = %q %q", v, rev)
+	}
+	if v, rev := fromBuildInfo(&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}); v != "devel" || rev != "" {
+		t.Errorf("build without VCS information = %q %q", v, rev)
 	}
 	if v, rev := fromBuildInfo(&debug.BuildInfo{Main: debug.Module{Version: "v1.4.0"}}); v != "v1.4.0" || rev != "" {
 		t.Errorf("module build = %q %q", v, rev)

@@ -14,3 +14,7 @@ CREATE INDEX run_root_idx ON run (tenant_id, root_run_id);
 -- Old events, and whether any node consumed one.
 CREATE INDEX event_created_idx ON event (tenant_id, created_at, id);
 CREATE INDEX event_use_event_idx ON event_use (tenant_id, event_id);
+
+-- Whether a schedule still counts a run as running (the prune leaves such
+-- a run until the schedule has settled its action).
+CREATE INDEX schedule_action_run_idx ON schedule_action (tenant_id, run_id) WHERE state = 'running';

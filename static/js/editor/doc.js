@@ -123,7 +123,20 @@ export function setPath(step, path, value) {
   const last = parts[parts.length - 1];
   if (value === undefined || value === "") delete obj[last];
   else obj[last] = value;
-  if (parts.length > 1 && parts[0] !== "with" && Object.keys(obj).length === 0) delete step[parts[0]];
+  pruneEmpty(step, parts.slice(0, -1));
+}
+
+// pruneEmpty drops the objects on path left empty, innermost first
+// (retry, with.repeat), keeping `with` itself.
+function pruneEmpty(step, parents) {
+  for (let depth = parents.length; depth > 0; depth--) {
+    const path = parents.slice(0, depth);
+    if (path.length === 1 && path[0] === "with") return;
+    const holder = path.slice(0, -1).reduce((o, p) => o[p], step);
+    const key = path[path.length - 1];
+    if (holder[key] && typeof holder[key] === "object" && Object.keys(holder[key]).length === 0) delete holder[key];
+    else return;
+  }
 }
 
 export function getPath(step, path) {

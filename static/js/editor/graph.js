@@ -127,9 +127,14 @@ function nodeSVG(n, p, model) {
   const problems = model.stepProblems.get(n.id) || [];
   const sel = model.selected && model.selected.kind === "step" && model.selected.id === n.id;
   const cyc = model.cycleSteps.has(n.id);
-  const cls = ["node", problems.length ? "has-error" : "", cyc ? "cycle" : "", sel ? "selected" : "", kind ? "" : "unknown"].join(" ");
+  const tags = controlTags(s);
+  const loop = s.type === "subworkflow" && s.with && s.with.repeat ? "loop" : "";
+  const cls = ["node", problems.length ? "has-error" : "", cyc ? "cycle" : "", sel ? "selected" : "", kind ? "" : "unknown", loop].join(" ");
   const sub = `${kind ? kind.label : s.type || "?"}${keySetting(s, kind) ? " · " + keySetting(s, kind) : ""}`;
-  const tip = [`${n.id} (${s.type})`, ...problems].join("\n");
+  const tip = [`${n.id} (${s.type})`, ...tags.map((t) => t.title), ...problems].join("\n");
+  const tagSVG = tags.length
+    ? `<text class="tags" x="${NODE_W}" y="-5" text-anchor="end">${esc(tags.map((t) => t.label).join(" · "))}</text>`
+    : "";
   const ports = model.canWrite
     ? `<circle class="port in" cx="0" cy="${NODE_H / 2}" r="5"/><circle class="port out" data-port="out" cx="${NODE_W}" cy="${NODE_H / 2}" r="7"/>`
     : "";
@@ -140,7 +145,28 @@ function nodeSVG(n, p, model) {
     `<title>${esc(tip)}</title><rect width="${NODE_W}" height="${NODE_H}" rx="7"/>` +
     `<text class="icon" x="12" y="25">${esc(kind ? kind.icon : "?")}</text>` +
     `<text class="ref" x="34" y="25">${esc(trunc(n.id, 19))}</text>` +
-    `<text class="sub" x="12" y="45">${esc(trunc(sub, 30))}</text>${badge}${ports}</g>`;
+    `<text class="sub" x="12" y="45">${esc(trunc(sub, 30))}</text>${tagSVG}${badge}${ports}</g>`;
+}
+
+// controlTags name a step's control flow above its box: a partial join or
+// a race, early completion, a loop, the end of the run.
+export function controlTags(step) {
+  const tags = [];
+  const j = step.join;
+  const w = step.with && typeof step.with === "object" ? step.with : {};
+  if (j && typeof j === "object") {
+    const rest = j.cancel_rest === true;
+    const label = j.at_least === 1 && rest ? "race" : `≥${j.at_least ?? "?"}${rest ? " ✂" : ""}`;
+    tags.push({ label, title: `join: ready once ${j.at_least ?? "?"} incoming edges fired${rest ? ", cancelling the rest" : ""}` });
+  } else if (j === "any") {
+    tags.push({ label: "any", title: "join: ready on the first incoming edge" });
+  }
+  if (step.type === "scatter" && w.complete_when) tags.push({ label: "early", title: `completes early when ${w.complete_when}` });
+  if (step.type === "subworkflow" && w.repeat && typeof w.repeat === "object") {
+    tags.push({ label: `↻ ≤${w.repeat.max_iterations ?? "?"}`, title: `loop until ${w.repeat.until_expr ?? "?"}, at most ${w.repeat.max_iterations ?? "?"} iterations` });
+  }
+  if (step.end_run) tags.push({ label: `■ ${step.end_run}`, title: `ends the run ${step.end_run} once it succeeds` });
+  return tags;
 }
 
 // keySetting is the setting that says most about a step: its handler,

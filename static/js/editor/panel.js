@@ -76,10 +76,41 @@ function field(p, step, f, dis) {
     case "int":
       input = `<input ${common} type="number" step="1" class="mono" value="${esc(v ?? "")}">`;
       break;
+    case "join":
+      input = joinInput(id, f, v, dis);
+      break;
     default:
       input = `<input ${common} class="${f.kind === "text" ? "" : "mono"}" value="${esc(typeof v === "object" && v !== null ? JSON.stringify(v) : v ?? "")}"${f.kind === "duration" ? ' placeholder="90s, 1h30m or PT90S"' : ""}>`;
   }
-  return `<div class="field" data-field="${esc(f.path)}">${label}${input}<p class="field-error local" hidden></p><p class="field-error server" hidden></p></div>`;
+  const help = f.help ? `<p class="help muted small">${esc(f.help)}</p>` : "";
+  return `<div class="field" data-field="${esc(f.path)}">${label}${input}${help}<p class="field-error local" hidden></p><p class="field-error server" hidden></p></div>`;
+}
+
+// joinInput edits join: all, any, or {at_least: N, cancel_rest}: a mode,
+// N and "cancel the rest", read back together by joinValue.
+function joinInput(id, f, v, dis) {
+  const obj = v && typeof v === "object" ? v : null;
+  const mode = obj ? "at_least" : v || "";
+  const n = obj ? obj.at_least ?? "" : "";
+  const rest = obj && obj.cancel_rest === true;
+  const attrs = `data-path="${esc(f.path)}" data-kind="join"${dis}`;
+  return `<div class="join-input"><select id="${id}" ${attrs} data-join="mode"><option value="">(default: all)</option>` +
+    f.options.map((o) => `<option value="${o}"${o === mode ? " selected" : ""}>${o === "at_least" ? "at least N" : o}</option>`).join("") +
+    `</select> <input ${attrs} data-join="n" type="number" min="1" step="1" class="mono" aria-label="N: incoming edges needed" value="${esc(n)}"${mode === "at_least" ? "" : " hidden"}>` +
+    ` <label class="inline"${mode === "at_least" ? "" : " hidden"}><input ${attrs} data-join="rest" type="checkbox"${rest ? " checked" : ""}> cancel the rest</label></div>`;
+}
+
+// joinValue is the join the inputs of a join field say.
+function joinValue(box) {
+  const mode = box.querySelector("[data-join=mode]").value;
+  const nInput = box.querySelector("[data-join=n]");
+  const restBox = box.querySelector("[data-join=rest]");
+  nInput.hidden = restBox.closest("label").hidden = mode !== "at_least";
+  if (mode !== "at_least") return mode || undefined;
+  if (!/^\d+$/.test(nInput.value)) throw new Error("N must be a whole number from 1");
+  const v = { at_least: Number(nInput.value) };
+  if (restBox.checked) v.cancel_rest = true;
+  return v;
 }
 
 // parse turns an input's text into the value the document holds, or
@@ -115,7 +146,7 @@ function onInput(p, ev, committed) {
   const local = el.closest(".field").querySelector(".field-error.local");
   let value;
   try {
-    value = parse(el.dataset.kind, el.value);
+    value = el.dataset.kind === "join" ? joinValue(el.closest(".join-input")) : parse(el.dataset.kind, el.value);
     local.hidden = true;
   } catch (err) {
     local.textContent = err.message;

@@ -1,0 +1,144 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/app/jsonvalue"
+	"github.com/ductor/ductor/app/secrets"
+	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/app/webhook"
+	"github.com/ductor/ductor/workers"
+)
+
+// Outcomes of a webhook delivery (recorded on the webhook and counted).
+const (
+	deliveryAccepted     = "accepted"
+	deliveryDuplicate    = "duplicate"
+	deliveryBadSignature = "bad_signature"
+	deliveryStale        = "stale_timestamp"
+	deliveryInvalidBody  = "invalid_body"
+)
+
+// hooks receives webhook deliveries: no API key, the signature is the
+// credential.
+type hooks struct {
+	store *store.Store
+	runs  *workers.Coordinator
+	box   *secrets.Box
+	log   *slog.Logger
+}
+
+// handleHookDelivery verifies a delivery to /hooks/{tenant slug}/{id} and
+// turns it into an event of the webhook's name: 202 {"event_id"}; a
+// repeated delivery id answers 200 with the first event and makes no
+// other; a bad, missing or stale signature is 401; a body that is not
+// JSON is 400.
+func (h hooks) handleHookDelivery(c echo.Context) error {
+	ctx := c.Request().Context()
+	w, err := h.find(ctx, c.Param("tenant"), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	body, err := io.ReadAll(c.Request().Body)
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return apperr.New(apperr.TooLarge, "delivery body exceeds %d bytes", tooBig.Limit)
+	} else if err != nil {
+		return apperr.Wrap(err, apperr.Invalid, "read the delivery")
+	}
+	id, err := h.verify(ctx, w, c.Request().Header, body)
+	if err != nil {
+		outcome := deliveryBadSignature
+		if errors.Is(err, webhook.ErrStale) {
+			outcome = deliveryStale
+		}
+		h.record(ctx, w, outcome, http.StatusUnauthorized, nil)
+		return apperr.New(apperr.Unauthorized, "webhook signature: %v", err)
+	}
+	data, err := jsonvalue.Decode(body)
+	if err != nil {
+		h.record(ctx, w, deliveryInvalidBody, http.StatusBadRequest, nil)
+		return apperr.New(apperr.Invalid, "the delivery's body is not JSON")
+	}
+	return h.publish(c, w, id, body, data)
+}
+
+func (h hooks) find(ctx context.Context, slug, id string) (store.Webhook, error) {
+	if h.box == nil {
+		return store.Webhook{}, apperr.New(apperr.Unavailable, "webhooks need DUCTOR_SECRET_KEY")
+	}
+	t, err := h.store.TenantGetBySlug(ctx, slug)
+	if err != nil {
+		return store.Webhook{}, apperr.New(apperr.NotFound, "webhook not found")
+	}
+	w, err := h.store.WebhookGet(ctx, t.ID, id)
+	if err != nil {
+		return store.Webhook{}, apperr.New(apperr.NotFound, "webhook not found")
+	}
+	return w, nil
+}
+
+// verify checks the signature against the webhook's secret (and the
+// previous one, during a rotation's grace), timestamps against the
+// database's clock.
+func (h hooks) verify(ctx context.Context, w store.Webhook, hdr http.Header, body []byte) (string, error) {
+	now, err := h.store.Now(ctx)
+	if err != nil {
+		return "", err
+	}
+	var keys []string
+	aad := store.WebhookAAD(w.TenantID, w.ID)
+	if plain, err := h.box.Open(w.Secret, aad); err == nil {
+		keys = append(keys, string(plain))
+	}
+	if w.PreviousSecret != nil && w.PreviousUntil != nil && now.Before(*w.PreviousUntil) {
+		if plain, err := h.box.Open(w.PreviousSecret, aad); err == nil {
+			keys = append(keys, string(plain))
+		}
+	}
+	if len(keys) == 0 {
+		h.log.ErrorContext(ctx, "a webhook's secret does not open: was DUCTOR_SECRET_KEY changed?", "tenant_id", w.TenantID, "webhook_id", w.ID)
+	}
+	return webhook.Verify(webhook.Scheme(w.Scheme), keys, hdr, body, now)
+}
+
+// publish stores the delivery as an event, keyed by its delivery id (the
+// body's hash when the sender gives none).
+func (h hooks) publish(c echo.Context, w store.Webhook, id string, body []byte, data any) error {
+	ctx := c.Request().Context()
+	if id == "" {
+		sum := sha256.Sum256(body)
+		id = hex.EncodeToString(sum[:])
+	}
+	e, created, err := h.runs.Publish(ctx, store.Event{
+		TenantID: w.TenantID, Name: w.Event, Data: data, IdempotencyKey: "webhook:" + w.ID + ":" + id,
+	})
+	if err != nil {
+		return err
+	}
+	outcome, status := deliveryAccepted, http.StatusAccepted
+	if !created {
+		outcome, status = deliveryDuplicate, http.StatusOK
+	}
+	h.record(ctx, w, outcome, status, &e.ID)
+	return c.JSON(status, map[string]any{"event_id": e.ID, "duplicate": !created})
+}
+
+// record keeps a delivery's result on the webhook and counts it; failing
+// to record it is logged, not answered.
+func (h hooks) record(ctx context.Context, w store.Webhook, outcome string, status int, eventID *uuid.UUID) {
+	h.runs.WebhookDelivered(outcome)
+	if err := h.store.WebhookDelivered(ctx, w.TenantID, w.ID, outcome, status, eventID); err != nil {
+		h.log.WarnContext(ctx, "record a webhook delivery", "webhook_id", w.ID, "err", err)
+	}
+}

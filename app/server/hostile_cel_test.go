@@ -1,0 +1,161 @@
+package server
+
+import (
+	"encoding/json"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+const heavyDoc = `
+key: heavy
+steps:
+  - ref: first
+    type: task
+    with: {handler: builtin.noop}
+  - ref: grow
+    type: transform
+    with: {expr: "lists.range(int(input.n)).map(x, lists.range(10000)).size()"}
+edges:
+  - {from: first, to: grow}
+`
+
+const probeDoc = `
+key: probe
+steps:
+  - ref: only
+    type: task
+    with: {handler: builtin.noop}
+`
+
+// An expression that allocates without bound stops at its cost limit with
+// expression_limit, fast and with memory bounded, and another tenant's
+// runs keep their pace meanwhile. One whose cost is certain to exceed the
+// limit is refused at publish.
+func TestAllocatingExpressionIsBoundedAndOthersStayFast(t *testing.T) {
+	b := setupAPI(t)
+	static := strings.Replace(heavyDoc, "int(input.n)", "3000", 1)
+	code, body := b.send(t, "POST", "/api/v1/definitions/heavy/versions", b.keyA, "application/yaml", static)
+	if code != 422 || !strings.Contains(mustJSON(body), "exceeds the cost limit") {
+		t.Fatalf("publish of a statically over-budget expression = %d %v, want 422", code, body)
+	}
+	if code, body := b.send(t, "POST", "/api/v1/definitions/heavy/versions", b.keyA, "application/yaml", heavyDoc); code != 201 {
+		t.Fatalf("publish heavy = %d %v", code, body)
+	}
+	if code, body := b.send(t, "POST", "/api/v1/definitions/probe/versions", b.keyB, "application/yaml", probeDoc); code != 201 {
+		t.Fatalf("publish probe = %d %v", code, body)
+	}
+	idle := b.probeLatency(t, 5)
+
+	var peak atomic.Uint64
+	stop := watchHeap(&peak)
+	var wg sync.WaitGroup
+	heavy := make([]map[string]any, 8)
+	began := time.Now()
+	for i := range heavy {
+		wg.Go(func() {
+			_, started := b.call(t, "POST", "/api/v1/runs", b.keyA, `{"definition": "heavy", "input": {"n": 3000}}`)
+			heavy[i] = b.waitRunWith(t, b.keyA, started["id"].(string))
+		})
+	}
+	loaded := b.probeLatency(t, 5)
+	wg.Wait()
+	took := time.Since(began)
+	grew := stop()
+
+	for _, run := range heavy {
+		e, _ := run["error"].(map[string]any)
+		if run["status"] != "failed" || e["code"] != "expression_limit" {
+			t.Fatalf("heavy run = %v %v, want failed with expression_limit", run["status"], run["error"])
+		}
+	}
+	if took > 10*time.Second {
+		t.Errorf("8 heavy runs took %s to fail", took)
+	}
+	if grew > 256<<20 {
+		t.Errorf("the heap grew by %d MB while heavy runs evaluated", grew>>20)
+	}
+	// Timing on a shared machine is noisy: allow a generous multiple.
+	if limit := max(10*idle, idle+time.Second); loaded > limit {
+		t.Errorf("probe median %s under load, %s idle (limit %s)", loaded, idle, limit)
+	}
+	t.Logf("probe median idle %s, under load %s; heavy runs failed in %s; heap grew %d MB", idle, loaded, took, grew>>20)
+}
+
+// probeLatency runs tenant B's probe n times, one after another, and
+// returns the median time from trigger to its end.
+func (b *apiBundle) probeLatency(t *testing.T, n int) time.Duration {
+	t.Helper()
+	var ds []time.Duration
+	for range n {
+		began := time.Now()
+		_, started := b.call(t, "POST", "/api/v1/runs", b.keyB, `{"definition": "probe"}`)
+		if run := b.waitRunWith(t, b.keyB, started["id"].(string)); run["status"] != "succeeded" {
+			t.Fatalf("probe = %v", run)
+		}
+		ds = append(ds, time.Since(began))
+	}
+	slices.Sort(ds)
+	return ds[len(ds)/2]
+}
+
+// waitRunWith polls the run with key until it is terminal.
+func (b *apiBundle) waitRunWith(t *testing.T, key, id string) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		_, run := b.call(t, "GET", "/api/v1/runs/"+id, key, "")
+		switch run["status"] {
+		case "succeeded", "failed", "cancelled", "timed_out", "terminated":
+			return run
+		}
+		time.Sleep(2 * time.Millisecond) // poll interval
+	}
+	t.Fatalf("run %s did not end", id)
+	return nil
+}
+
+// watchHeap samples the heap until the returned function is called, which
+// reports how far it grew above where it started.
+func watchHeap(peak *atomic.Uint64) func() uint64 {
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	base := ms.HeapAlloc
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			if ms.HeapAlloc > peak.Load() {
+				peak.Store(ms.HeapAlloc)
+			}
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() uint64 {
+		close(done)
+		<-stopped
+		if p := peak.Load(); p > base {
+			return p - base
+		}
+		return 0
+	}
+}
+
+func mustJSON(v any) string {
+	raw, _ := json.Marshal(v)
+	return string(raw)
+}

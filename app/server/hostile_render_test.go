@@ -1,0 +1,108 @@
+package server
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/workers"
+)
+
+// deepList is [[[…]]] nested depth deep: 2 × depth bytes of JSON.
+func deepList(depth int) any {
+	var v any = []any{}
+	for range depth {
+		v = []any{v}
+	}
+	return v
+}
+
+// deepObject is {"a": {"a": …}} nested depth deep.
+func deepObject(depth int) any {
+	var v any = map[string]any{}
+	for range depth {
+		v = map[string]any{"a": v}
+	}
+	return v
+}
+
+// A run whose input is deeply nested renders its page, the inbox showing
+// it to an approver and the runs list in well under 2 MB: pages show a
+// bounded preview, and the whole value downloads from its link.
+func TestDeepInputRendersSmall(t *testing.T) {
+	t.Parallel()
+	b := setupDashboard(t)
+	b.publish(t, `
+key: deep
+steps:
+  - { ref: ok, type: approval, with: { approvers: [ "abe@t.example" ], title: Look at this } }
+`)
+	for name, input := range map[string]any{
+		"3,000-deep object":     map[string]any{"x": deepObject(3000)},
+		"9,000-deep 18 KB list": map[string]any{"x": deepList(9000)},
+	} {
+		raw, _ := json.Marshal(input)
+		id := b.start(t, workers.Trigger{Definition: "deep", Input: input})
+		b.waitNode(t, id, "ok", engine.NodeWaiting)
+		for what, a := range map[string]answer{
+			"run page":  b.get(b.owner, "/runs/"+id.String()),
+			"inbox":     b.get(b.approver, "/inbox"),
+			"runs list": b.get(b.owner, "/runs"),
+		} {
+			if a.status != 200 || len(a.body) > 2<<20 {
+				t.Errorf("%s, %s: %d, %d bytes; want 200 under 2 MB", name, what, a.status, len(a.body))
+			}
+			if what != "runs list" && !strings.Contains(a.body, "preview cut short") {
+				t.Errorf("%s, %s: no cut preview of the input", name, what)
+			}
+		}
+		link := regexp.MustCompile(`href="(/t/[^"]+/runs/` + id.String() + `/json/input)"`).FindStringSubmatch(b.get(b.approver, "/inbox").body)
+		if link == nil {
+			t.Fatalf("%s: the inbox has no download link for the input", name)
+		}
+		full := b.approver.get(b.srvURL + link[1])
+		if full.status != 200 || full.body != string(raw) || !strings.Contains(full.header.Get("Content-Disposition"), "attachment") {
+			t.Errorf("%s: download = %d, %d bytes (want %d), %q", name, full.status, len(full.body), len(raw), full.header.Get("Content-Disposition"))
+		}
+		t.Logf("%s: input %d bytes; run page %d bytes", name, len(raw), len(b.get(b.owner, "/runs/"+id.String()).body))
+	}
+}
+
+// The API's run list returns summaries: input and output only on
+// request, and then only up to a size.
+func TestRunListReturnsSummaries(t *testing.T) {
+	t.Parallel()
+	b := setupAPI(t)
+	b.publish(t, noopManifest("one", "only"))
+	big := strings.Repeat("x", MaxIncludedBytes)
+	for _, input := range []string{`{"small": 1}`, `{"big": "` + big + `"}`} {
+		if code, body := b.call(t, "POST", "/api/v1/runs", b.keyA, `{"definition": "one", "input": `+input+`}`); code != 201 {
+			t.Fatalf("start = %d %v", code, body)
+		}
+	}
+	_, list := b.call(t, "GET", "/api/v1/runs", b.keyA, "")
+	for _, r := range list["runs"].([]any) {
+		if _, ok := r.(map[string]any)["input"]; ok {
+			t.Errorf("a run summary carries its input unasked: %v", r)
+		}
+	}
+	_, list = b.call(t, "GET", "/api/v1/runs?include=input,output", b.keyA, "")
+	var small, cut int
+	for _, r := range list["runs"].([]any) {
+		r := r.(map[string]any)
+		if in, ok := r["input"].(map[string]any); ok && in["small"] == 1.0 {
+			small++
+		}
+		if tr, _ := r["truncated"].([]any); len(tr) == 1 && tr[0] == "input" && r["input"] == nil {
+			cut++
+		}
+	}
+	if small != 1 || cut != 1 {
+		t.Fatalf("with include: %d small inputs and %d cut, want one each: %v", small, cut, list)
+	}
+	if code, _ := b.call(t, "GET", "/api/v1/runs?include=secrets", b.keyA, ""); code != 400 {
+		t.Errorf("include=secrets = %d, want 400", code)
+	}
+}

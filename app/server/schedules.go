@@ -1,0 +1,197 @@
+package server
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/app/auth"
+	"github.com/ductor/ductor/app/definition"
+	"github.com/ductor/ductor/app/schedule"
+	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/workers"
+)
+
+// scheduleRoutes lists the schedules API.
+func scheduleRoutes(api *echo.Group, d Deps) {
+	read, write := requireScope(auth.ScopeSchedulesRead), requireScope(auth.ScopeSchedulesWrite)
+	api.POST("/schedules", handleScheduleCreate(d.Runs, d.ValidateInput), write)
+	api.GET("/schedules", handleScheduleList(d.Store), read)
+	api.GET("/schedules/:id", handleScheduleGet(d.Store), read)
+	api.PATCH("/schedules/:id", handleScheduleUpdate(d.Runs, d.ValidateInput), write)
+	api.DELETE("/schedules/:id", handleScheduleDelete(d.Store), write)
+	api.POST("/schedules/:id/trigger", handleScheduleTrigger(d.Runs), write)
+	api.POST("/schedules/:id/backfill", handleScheduleBackfill(d.Runs), write)
+}
+
+// ScheduleJSON is a schedule as the API shows it. NextRunAt is when its
+// next action is due (jitter included), null when none is left.
+type ScheduleJSON struct {
+	ID             string                 `json:"id"`
+	Definition     string                 `json:"definition"`
+	Version        int                    `json:"version"`
+	Spec           schedule.Spec          `json:"spec"`
+	Input          any                    `json:"input"`
+	Overlap        string                 `json:"overlap"`
+	CatchupWindow  string                 `json:"catchup_window"`
+	PauseOnFailure bool                   `json:"pause_on_failure"`
+	Paused         bool                   `json:"paused"`
+	Note           string                 `json:"note"`
+	Owned          bool                   `json:"owned"`
+	NextRunAt      *time.Time             `json:"next_run_at"`
+	Actions        int64                  `json:"actions"`
+	Skipped        int64                  `json:"skipped"`
+	Missed         int64                  `json:"missed"`
+	LastError      string                 `json:"last_error,omitempty"`
+	LastAction     *store.ScheduleAction  `json:"last_action,omitempty"`
+	RecentActions  []store.ScheduleAction `json:"recent_actions,omitempty"`
+	CreatedAt      time.Time              `json:"created_at"`
+}
+
+func scheduleJSON(sc store.Schedule) ScheduleJSON {
+	return ScheduleJSON{
+		ID: sc.ID, Definition: sc.Definition, Version: sc.Version, Spec: sc.Spec, Input: sc.Input,
+		Overlap: string(sc.Overlap), CatchupWindow: schedule.Duration(sc.CatchupWindow).String(),
+		PauseOnFailure: sc.PauseOnFailure, Paused: sc.Paused, Note: sc.Note, Owned: sc.Owned, NextRunAt: sc.DueAt,
+		Actions: sc.Actions, Skipped: sc.Skipped, Missed: sc.Missed, LastError: sc.LastError, CreatedAt: sc.CreatedAt,
+	}
+}
+
+type scheduleRequest struct {
+	ID             string             `json:"id"`
+	Definition     string             `json:"definition"`
+	Version        int                `json:"version"`
+	Spec           schedule.Spec      `json:"spec"`
+	Input          any                `json:"input"`
+	Overlap        string             `json:"overlap"`
+	CatchupWindow  *schedule.Duration `json:"catchup_window"`
+	PauseOnFailure bool               `json:"pause_on_failure"`
+	Paused         bool               `json:"paused"`
+	Note           string             `json:"note"`
+}
+
+// handleScheduleCreate creates a schedule: 201 with its next_run_at.
+func handleScheduleCreate(runs *workers.Coordinator, validate workers.InputValidator) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		var req scheduleRequest
+		if err := bindJSON(c, &req); err != nil {
+			return err
+		}
+		sc, err := req.schedule()
+		if err != nil {
+			return err
+		}
+		sc.TenantID = tenantOf(c)
+		out, err := runs.CreateSchedule(c.Request().Context(), sc, validate)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusCreated, scheduleJSON(out))
+	}
+}
+
+func (r scheduleRequest) schedule() (store.Schedule, error) {
+	if r.Definition == "" {
+		return store.Schedule{}, apperr.New(apperr.Invalid, "definition is required")
+	}
+	if r.ID == "" {
+		r.ID = r.Definition + "-" + randomSuffix()
+	}
+	if !definition.IDPattern.MatchString(r.ID) {
+		return store.Schedule{}, apperr.New(apperr.Invalid, "id must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}, not %q", r.ID)
+	}
+	o, err := schedule.ParseOverlap(r.Overlap)
+	if err != nil {
+		return store.Schedule{}, apperr.New(apperr.Invalid, "%v", err)
+	}
+	catchup := schedule.DefaultCatchupWindow
+	if r.CatchupWindow != nil {
+		catchup = r.CatchupWindow.D()
+	}
+	if catchup < time.Second {
+		return store.Schedule{}, apperr.New(apperr.Invalid, "catchup_window must be at least 1s")
+	}
+	return store.Schedule{
+		ID: r.ID, Definition: r.Definition, Version: r.Version, Spec: r.Spec, Input: r.Input, Overlap: o,
+		CatchupWindow: catchup, PauseOnFailure: r.PauseOnFailure, Paused: r.Paused, Note: r.Note,
+	}, nil
+}
+
+func randomSuffix() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// handleScheduleList lists the tenant's schedules by id.
+func handleScheduleList(s *store.Store) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		limit, err := limitParam(c)
+		if err != nil {
+			return err
+		}
+		after, err := decodeKeyCursor(c.QueryParam("cursor"))
+		if err != nil {
+			return err
+		}
+		list, err := s.ScheduleList(c.Request().Context(), tenantOf(c), after, limit+1)
+		if err != nil {
+			return err
+		}
+		resp := map[string]any{}
+		if len(list) > limit {
+			list = list[:limit]
+			resp["next_cursor"] = base64.RawURLEncoding.EncodeToString([]byte(list[limit-1].ID))
+		}
+		out := make([]ScheduleJSON, len(list))
+		for i, sc := range list {
+			out[i] = scheduleJSON(sc)
+		}
+		resp["schedules"] = out
+		return c.JSON(http.StatusOK, resp)
+	}
+}
+
+// handleScheduleGet shows a schedule with its recent actions (the runs
+// it started) and its last action's result.
+func handleScheduleGet(s *store.Store) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ctx := c.Request().Context()
+		sc, err := s.ScheduleGet(ctx, tenantOf(c), c.Param("id"))
+		if err != nil {
+			return err
+		}
+		out := scheduleJSON(sc)
+		if out.RecentActions, err = s.ScheduleActionsRecent(ctx, sc.TenantID, sc.ID, 20); err != nil {
+			return err
+		}
+		if len(out.RecentActions) > 0 {
+			out.LastAction = &out.RecentActions[0]
+		}
+		return c.JSON(http.StatusOK, out)
+	}
+}
+
+// handleScheduleDelete deletes a schedule (its runs stay); a schedule its
+// definition declares is removed from the document instead.
+func handleScheduleDelete(s *store.Store) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ctx := c.Request().Context()
+		sc, err := s.ScheduleGet(ctx, tenantOf(c), c.Param("id"))
+		if err != nil {
+			return err
+		}
+		if sc.Owned {
+			return apperr.New(apperr.Conflict, "schedule %s is declared by definition %s: remove it from the document's triggers", sc.ID, sc.Definition)
+		}
+		if err := s.ScheduleDelete(ctx, sc.TenantID, sc.ID); err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, map[string]any{"id": sc.ID, "deleted": true})
+	}
+}

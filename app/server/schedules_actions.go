@@ -1,0 +1,143 @@
+package server
+
+import (
+	"net/http"
+	"reflect"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/app/schedule"
+	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/workers"
+)
+
+// schedulePatch changes what it sets; an owned schedule (declared by its
+// definition) takes only paused and note.
+type schedulePatch struct {
+	Version        *int               `json:"version"`
+	Spec           *schedule.Spec     `json:"spec"`
+	Input          *any               `json:"input"`
+	Overlap        *string            `json:"overlap"`
+	CatchupWindow  *schedule.Duration `json:"catchup_window"`
+	PauseOnFailure *bool              `json:"pause_on_failure"`
+	Paused         *bool              `json:"paused"`
+	Note           *string            `json:"note"`
+}
+
+// handleScheduleUpdate pauses or unpauses a schedule (with a note) or
+// changes its spec and settings.
+func handleScheduleUpdate(runs *workers.Coordinator, validate workers.InputValidator) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		var p schedulePatch
+		if err := bindJSON(c, &p); err != nil {
+			return err
+		}
+		out, err := runs.UpdateSchedule(c.Request().Context(), tenantOf(c), c.Param("id"), p.apply, validate)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, scheduleJSON(out))
+	}
+}
+
+func (p schedulePatch) apply(sc *store.Schedule) error {
+	if sc.Owned && !reflect.DeepEqual(p, schedulePatch{Paused: p.Paused, Note: p.Note}) {
+		return apperr.New(apperr.Conflict, "schedule %s is declared by definition %s: change it in the document (only paused and note change here)", sc.ID, sc.Definition)
+	}
+	if p.Overlap != nil {
+		o, err := schedule.ParseOverlap(*p.Overlap)
+		if err != nil {
+			return apperr.New(apperr.Invalid, "%v", err)
+		}
+		sc.Overlap = o
+	}
+	if p.CatchupWindow != nil {
+		if p.CatchupWindow.D() < time.Second {
+			return apperr.New(apperr.Invalid, "catchup_window must be at least 1s")
+		}
+		sc.CatchupWindow = p.CatchupWindow.D()
+	}
+	set(&sc.Version, p.Version)
+	set(&sc.Spec, p.Spec)
+	set(&sc.Input, p.Input)
+	set(&sc.PauseOnFailure, p.PauseOnFailure)
+	set(&sc.Note, p.Note)
+	if p.Paused != nil {
+		sc.Paused = *p.Paused
+		if !sc.Paused && p.Note == nil {
+			sc.Note = ""
+		}
+	}
+	return nil
+}
+
+func set[T any](dst *T, v *T) {
+	if v != nil {
+		*dst = *v
+	}
+}
+
+// handleScheduleTrigger takes one action now: 200 with the action (its
+// run, or buffered, or skipped under the overlap policy).
+func handleScheduleTrigger(runs *workers.Coordinator) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		var req struct {
+			Overlap string `json:"overlap"`
+		}
+		if err := bindJSON(c, &req); err != nil {
+			return err
+		}
+		o, err := optionalOverlap(req.Overlap)
+		if err != nil {
+			return err
+		}
+		a, err := runs.TriggerSchedule(c.Request().Context(), tenantOf(c), c.Param("id"), o)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, map[string]any{"action": a})
+	}
+}
+
+func optionalOverlap(s string) (schedule.Overlap, error) {
+	if s == "" {
+		return "", nil
+	}
+	o, err := schedule.ParseOverlap(s)
+	if err != nil {
+		return "", apperr.New(apperr.Invalid, "%v", err)
+	}
+	return o, nil
+}
+
+// handleScheduleBackfill takes the actions of the schedule's times in
+// [from, to): 200 with each action.
+func handleScheduleBackfill(runs *workers.Coordinator) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		var req struct {
+			From    *time.Time `json:"from"`
+			To      *time.Time `json:"to"`
+			Overlap string     `json:"overlap"`
+		}
+		if err := bindJSON(c, &req); err != nil {
+			return err
+		}
+		if req.From == nil || req.To == nil {
+			return apperr.New(apperr.Invalid, "from and to are required (RFC 3339 times)")
+		}
+		o, err := optionalOverlap(req.Overlap)
+		if err != nil {
+			return err
+		}
+		acts, err := runs.BackfillSchedule(c.Request().Context(), tenantOf(c), c.Param("id"), *req.From, *req.To, o)
+		if err != nil {
+			return err
+		}
+		if acts == nil {
+			acts = []store.ScheduleAction{}
+		}
+		return c.JSON(http.StatusOK, map[string]any{"actions": acts})
+	}
+}

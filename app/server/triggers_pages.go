@@ -1,0 +1,129 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/app/auth"
+	"github.com/ductor/ductor/app/jsonvalue"
+	"github.com/ductor/ductor/app/schedule"
+	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/views"
+	"github.com/ductor/ductor/workers"
+)
+
+// triggerPages lists the schedules and webhooks pages under /t/{tenant}.
+func triggerPages(t *echo.Group, d Deps) {
+	write := need(auth.PermSchedulesWrite)
+	t.GET("/schedules", handleSchedulesPage(d.Store), need(auth.PermView))
+	t.POST("/schedules", handleScheduleCreateForm(d.Store, d.Runs, d.ValidateInput), write)
+	t.GET("/schedules/:id", handleSchedulePage(d.Store), need(auth.PermView))
+	t.POST("/schedules/:id/pause", handleSchedulePauseForm(d.Runs), write)
+	t.POST("/schedules/:id/trigger", handleScheduleTriggerForm(d.Store, d.Runs), write)
+	manage := need(auth.PermWebhooksManage)
+	t.GET("/webhooks", handleWebhooksPage(d), need(auth.PermView))
+	t.POST("/webhooks", handleWebhookCreateForm(d), manage)
+	t.POST("/webhooks/:id/rotate", handleWebhookRotateForm(d), manage)
+	t.POST("/webhooks/:id/delete", handleWebhookDeleteForm(d.Store), manage)
+}
+
+func handleSchedulesPage(s *store.Store) echo.HandlerFunc {
+	return func(c echo.Context) error { return renderSchedules(c, s, http.StatusOK, "") }
+}
+
+func renderSchedules(c echo.Context, s *store.Store, status int, msg string) error {
+	v := viewerOf(c)
+	list, err := s.ScheduleList(c.Request().Context(), v.Tenant.ID, "", maxPage)
+	if err != nil {
+		return err
+	}
+	d := views.SchedulesData{Schedules: list, CanWrite: v.Can(auth.PermSchedulesWrite), Error: msg}
+	return render(c, status, views.SchedulesPage(shellFor(c, "Schedules", "triggers"), d))
+}
+
+// handleScheduleCreateForm creates a schedule from the page's form.
+func handleScheduleCreateForm(s *store.Store, runs *workers.Coordinator, validate workers.InputValidator) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		sc, err := scheduleFromForm(c)
+		if err == nil {
+			sc.TenantID = viewerOf(c).Tenant.ID
+			sc, err = runs.CreateSchedule(c.Request().Context(), sc, validate)
+		}
+		if err != nil {
+			return formError(c, err, func(status int, msg string) error { return renderSchedules(c, s, status, msg) })
+		}
+		return seeOther(c, "/schedules/"+sc.ID)
+	}
+}
+
+func scheduleFromForm(c echo.Context) (store.Schedule, error) {
+	req := scheduleRequest{
+		ID: strings.TrimSpace(c.FormValue("id")), Definition: strings.TrimSpace(c.FormValue("definition")),
+		Overlap: c.FormValue("overlap"),
+		Spec:    schedule.Spec{Cron: strings.TrimSpace(c.FormValue("cron")), Timezone: strings.TrimSpace(c.FormValue("timezone"))},
+	}
+	if iv := strings.TrimSpace(c.FormValue("interval")); iv != "" {
+		d, err := schedule.ParseDuration(iv)
+		if err != nil {
+			return store.Schedule{}, apperr.New(apperr.Invalid, "interval: %v", err)
+		}
+		req.Spec.Interval = schedule.Duration(d)
+	}
+	if in := strings.TrimSpace(c.FormValue("input")); in != "" {
+		v, err := jsonvalue.Decode([]byte(in))
+		if err != nil {
+			return store.Schedule{}, apperr.New(apperr.Invalid, "input is not JSON: %v", err)
+		}
+		req.Input = v
+	}
+	return req.schedule()
+}
+
+func handleSchedulePage(s *store.Store) echo.HandlerFunc {
+	return func(c echo.Context) error { return renderSchedule(c, s, http.StatusOK, "") }
+}
+
+func renderSchedule(c echo.Context, s *store.Store, status int, msg string) error {
+	v, ctx := viewerOf(c), c.Request().Context()
+	sc, err := s.ScheduleGet(ctx, v.Tenant.ID, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	acts, err := s.ScheduleActionsRecent(ctx, sc.TenantID, sc.ID, 50)
+	if err != nil {
+		return err
+	}
+	d := views.ScheduleData{Schedule: sc, Actions: acts, CanWrite: v.Can(auth.PermSchedulesWrite), Message: msg}
+	return render(c, status, views.SchedulePage(shellFor(c, "Schedule "+sc.ID, "triggers"), d))
+}
+
+// handleSchedulePauseForm pauses (with the note) or unpauses.
+func handleSchedulePauseForm(runs *workers.Coordinator) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		paused, note := c.FormValue("paused") == "true", strings.TrimSpace(c.FormValue("note"))
+		p := schedulePatch{Paused: &paused, Note: &note}
+		if _, err := runs.UpdateSchedule(c.Request().Context(), viewerOf(c).Tenant.ID, c.Param("id"), p.apply, nil); err != nil {
+			return err
+		}
+		return seeOther(c, "/schedules/"+c.Param("id"))
+	}
+}
+
+// handleScheduleTriggerForm takes one action now and says what it did.
+func handleScheduleTriggerForm(s *store.Store, runs *workers.Coordinator) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		a, err := runs.TriggerSchedule(c.Request().Context(), viewerOf(c).Tenant.ID, c.Param("id"), "")
+		if err != nil {
+			return err
+		}
+		msg := "Action at " + a.ScheduledAt.UTC().Format(time.RFC3339) + ": " + a.State
+		if a.RunID != nil {
+			msg += ", run " + a.RunID.String()
+		}
+		return renderSchedule(c, s, http.StatusOK, msg)
+	}
+}

@@ -1,0 +1,196 @@
+package server
+
+import (
+	"encoding/base64"
+	"net/http"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/app/auth"
+	"github.com/ductor/ductor/app/definition"
+	"github.com/ductor/ductor/app/secrets"
+	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/app/webhook"
+)
+
+// webhookRoutes lists the webhooks API; deliveries arrive on /hooks (see
+// hooks.go), outside it.
+func webhookRoutes(api *echo.Group, d Deps) {
+	read, write := requireScope(auth.ScopeWebhooksRead), requireScope(auth.ScopeWebhooksWrite)
+	api.POST("/webhooks", handleWebhookCreate(d.Store, d.Secrets, d.BaseURL), write)
+	api.GET("/webhooks", handleWebhookList(d.Store, d.BaseURL), read)
+	api.GET("/webhooks/:id", handleWebhookGet(d.Store, d.BaseURL), read)
+	api.POST("/webhooks/:id/rotate", handleWebhookRotate(d.Store, d.Secrets, d.BaseURL), write)
+	api.DELETE("/webhooks/:id", handleWebhookDelete(d.Store), write)
+}
+
+// WebhookJSON is a webhook as the API shows it; Secret only in the answer
+// that creates or rotates it.
+type WebhookJSON struct {
+	ID           string        `json:"id"`
+	Event        string        `json:"event"`
+	Scheme       string        `json:"scheme"`
+	URL          string        `json:"url"`
+	Secret       string        `json:"secret,omitempty"`
+	SecretHint   string        `json:"secret_hint"`
+	Deliveries   int64         `json:"deliveries"`
+	LastDelivery *DeliveryJSON `json:"last_delivery"`
+	CreatedAt    time.Time     `json:"created_at"`
+}
+
+// DeliveryJSON is the result of a webhook's last delivery.
+type DeliveryJSON struct {
+	At      time.Time  `json:"at"`
+	Outcome string     `json:"outcome"`
+	Status  int        `json:"status"`
+	EventID *uuid.UUID `json:"event_id"`
+}
+
+func webhookJSON(c echo.Context, base string, slug string, w store.Webhook) WebhookJSON {
+	out := WebhookJSON{
+		ID: w.ID, Event: w.Event, Scheme: w.Scheme, URL: hookURL(c, base, slug, w.ID), SecretHint: w.SecretHint,
+		Deliveries: w.Deliveries, CreatedAt: w.CreatedAt,
+	}
+	if w.LastDeliveryAt != nil {
+		out.LastDelivery = &DeliveryJSON{At: *w.LastDeliveryAt, Outcome: w.LastOutcome, Status: w.LastStatus, EventID: w.LastEventID}
+	}
+	return out
+}
+
+// hookURL is where a webhook's deliveries go: under DUCTOR_BASE_URL, or
+// the address the request came to.
+func hookURL(c echo.Context, base, slug, id string) string {
+	if base == "" {
+		base = c.Scheme() + "://" + c.Request().Host
+	}
+	return base + "/hooks/" + slug + "/" + id
+}
+
+func needBox(box *secrets.Box) error {
+	if box == nil {
+		return apperr.New(apperr.Unavailable, "webhooks need DUCTOR_SECRET_KEY, which seals their secrets")
+	}
+	return nil
+}
+
+// handleWebhookCreate creates a webhook: 201 with its URL and its secret,
+// shown this once.
+func handleWebhookCreate(s *store.Store, box *secrets.Box, base string) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		var req struct {
+			ID     string `json:"id"`
+			Event  string `json:"event"`
+			Scheme string `json:"scheme"`
+		}
+		if err := bindJSON(c, &req); err != nil {
+			return err
+		}
+		scheme, err := webhook.ParseScheme(req.Scheme)
+		switch {
+		case err != nil:
+			return apperr.New(apperr.Invalid, "%v", err)
+		case !definition.IDPattern.MatchString(req.ID):
+			return apperr.New(apperr.Invalid, "id must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}, not %q", req.ID)
+		case req.Event == "" || len(req.Event) > 128:
+			return apperr.New(apperr.Invalid, "event is required (at most 128 characters)")
+		}
+		if err := needBox(box); err != nil {
+			return err
+		}
+		ctx, tenantID, secret := c.Request().Context(), tenantOf(c), webhook.NewSecret()
+		w, err := s.WebhookCreate(ctx, store.Webhook{
+			TenantID: tenantID, ID: req.ID, Event: req.Event, Scheme: string(scheme),
+			Secret: box.Seal([]byte(secret), store.WebhookAAD(tenantID, req.ID)), SecretHint: webhook.Hint(secret),
+		})
+		if err != nil {
+			return err
+		}
+		return answerSecret(c, s, base, w, secret, http.StatusCreated)
+	}
+}
+
+func answerSecret(c echo.Context, s *store.Store, base string, w store.Webhook, secret string, status int) error {
+	t, err := s.TenantGetByID(c.Request().Context(), w.TenantID)
+	if err != nil {
+		return err
+	}
+	out := webhookJSON(c, base, t.Slug, w)
+	out.Secret = secret
+	return c.JSON(status, out)
+}
+
+// handleWebhookRotate gives a webhook a new secret, shown this once; the
+// previous one is still accepted for a day.
+func handleWebhookRotate(s *store.Store, box *secrets.Box, base string) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if err := needBox(box); err != nil {
+			return err
+		}
+		ctx, tenantID, id, secret := c.Request().Context(), tenantOf(c), c.Param("id"), webhook.NewSecret()
+		w, err := s.WebhookRotate(ctx, tenantID, id, box.Seal([]byte(secret), store.WebhookAAD(tenantID, id)), webhook.Hint(secret))
+		if err != nil {
+			return err
+		}
+		return answerSecret(c, s, base, w, secret, http.StatusOK)
+	}
+}
+
+func handleWebhookList(s *store.Store, base string) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ctx := c.Request().Context()
+		limit, err := limitParam(c)
+		if err != nil {
+			return err
+		}
+		after, err := decodeKeyCursor(c.QueryParam("cursor"))
+		if err != nil {
+			return err
+		}
+		t, err := s.TenantGetByID(ctx, tenantOf(c))
+		if err != nil {
+			return err
+		}
+		list, err := s.WebhookList(ctx, t.ID, after, limit+1)
+		if err != nil {
+			return err
+		}
+		resp := map[string]any{}
+		if len(list) > limit {
+			list = list[:limit]
+			resp["next_cursor"] = base64.RawURLEncoding.EncodeToString([]byte(list[limit-1].ID))
+		}
+		out := make([]WebhookJSON, len(list))
+		for i, w := range list {
+			out[i] = webhookJSON(c, base, t.Slug, w)
+		}
+		resp["webhooks"] = out
+		return c.JSON(http.StatusOK, resp)
+	}
+}
+
+func handleWebhookGet(s *store.Store, base string) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ctx := c.Request().Context()
+		w, err := s.WebhookGet(ctx, tenantOf(c), c.Param("id"))
+		if err != nil {
+			return err
+		}
+		t, err := s.TenantGetByID(ctx, w.TenantID)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, webhookJSON(c, base, t.Slug, w))
+	}
+}
+
+func handleWebhookDelete(s *store.Store) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if err := s.WebhookDelete(c.Request().Context(), tenantOf(c), c.Param("id")); err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, map[string]any{"id": c.Param("id"), "deleted": true})
+	}
+}

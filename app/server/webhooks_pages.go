@@ -1,0 +1,97 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/app/auth"
+	"github.com/ductor/ductor/app/definition"
+	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/app/webhook"
+	"github.com/ductor/ductor/views"
+)
+
+func handleWebhooksPage(d Deps) echo.HandlerFunc {
+	return func(c echo.Context) error { return renderWebhooks(c, d, http.StatusOK, views.WebhooksData{}) }
+}
+
+// renderWebhooks lists the webhooks, each with the runs its last
+// delivery's event started.
+func renderWebhooks(c echo.Context, d Deps, status int, data views.WebhooksData) error {
+	v, ctx := viewerOf(c), c.Request().Context()
+	list, err := d.Store.WebhookList(ctx, v.Tenant.ID, "", maxPage)
+	if err != nil {
+		return err
+	}
+	for _, w := range list {
+		row := views.WebhookRow{Webhook: w, URL: hookURL(c, d.BaseURL, v.Tenant.Slug, w.ID)}
+		if w.LastEventID != nil {
+			attrs := map[string]any{"event_id": w.LastEventID.String()}
+			if row.Runs, err = d.Store.RunList(ctx, v.Tenant.ID, store.RunFilter{Attributes: attrs, Limit: 5}); err != nil {
+				return err
+			}
+		}
+		data.Webhooks = append(data.Webhooks, row)
+	}
+	data.CanManage = v.Can(auth.PermWebhooksManage)
+	return render(c, status, views.WebhooksPage(shellFor(c, "Webhooks", "triggers"), data))
+}
+
+// handleWebhookCreateForm creates a webhook and shows its secret on this
+// answer only.
+func handleWebhookCreateForm(d Deps) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		v := viewerOf(c)
+		id, event := strings.TrimSpace(c.FormValue("id")), strings.TrimSpace(c.FormValue("event"))
+		scheme, err := webhook.ParseScheme(c.FormValue("scheme"))
+		switch {
+		case err != nil:
+			err = apperr.New(apperr.Invalid, "%v", err)
+		case !definition.IDPattern.MatchString(id):
+			err = apperr.New(apperr.Invalid, "the id must be letters, digits, dots, dashes or underscores")
+		case event == "" || len(event) > 128:
+			err = apperr.New(apperr.Invalid, "the event name is required (at most 128 characters)")
+		default:
+			err = needBox(d.Secrets)
+		}
+		secret := webhook.NewSecret()
+		if err == nil {
+			_, err = d.Store.WebhookCreate(c.Request().Context(), store.Webhook{
+				TenantID: v.Tenant.ID, ID: id, Event: event, Scheme: string(scheme),
+				Secret: d.Secrets.Seal([]byte(secret), store.WebhookAAD(v.Tenant.ID, id)), SecretHint: webhook.Hint(secret),
+			})
+		}
+		if err != nil {
+			return formError(c, err, func(status int, msg string) error {
+				return renderWebhooks(c, d, status, views.WebhooksData{Error: msg})
+			})
+		}
+		return renderWebhooks(c, d, http.StatusCreated, views.WebhooksData{NewID: id, NewSecret: secret})
+	}
+}
+
+func handleWebhookRotateForm(d Deps) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if err := needBox(d.Secrets); err != nil {
+			return err
+		}
+		v, id, secret := viewerOf(c), c.Param("id"), webhook.NewSecret()
+		sealed := d.Secrets.Seal([]byte(secret), store.WebhookAAD(v.Tenant.ID, id))
+		if _, err := d.Store.WebhookRotate(c.Request().Context(), v.Tenant.ID, id, sealed, webhook.Hint(secret)); err != nil {
+			return err
+		}
+		return renderWebhooks(c, d, http.StatusOK, views.WebhooksData{NewID: id, NewSecret: secret})
+	}
+}
+
+func handleWebhookDeleteForm(s *store.Store) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if err := s.WebhookDelete(c.Request().Context(), viewerOf(c).Tenant.ID, c.Param("id")); err != nil {
+			return err
+		}
+		return seeOther(c, "/webhooks")
+	}
+}

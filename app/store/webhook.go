@@ -1,0 +1,125 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/queries"
+)
+
+// Webhook is an inbound webhook: deliveries signed with its secret become
+// events of its name. Secrets stay sealed here (see package secrets).
+type Webhook struct {
+	TenantID       uuid.UUID
+	ID             string
+	Event          string
+	Scheme         string
+	Secret         []byte // sealed
+	SecretHint     string
+	PreviousSecret []byte // sealed; accepted until PreviousUntil
+	PreviousUntil  *time.Time
+	Deliveries     int64
+	LastDeliveryAt *time.Time
+	LastOutcome    string
+	LastStatus     int
+	LastEventID    *uuid.UUID
+	CreatedAt      time.Time
+}
+
+// WebhookAAD binds a webhook's sealed secret to its tenant and id (the
+// additional data it is sealed with).
+func WebhookAAD(tenantID uuid.UUID, id string) string {
+	return "webhook/" + tenantID.String() + "/" + id
+}
+
+// RotationGrace is how long a rotated-out secret is still accepted.
+const RotationGrace = 24 * time.Hour
+
+// WebhookCreate stores a webhook; an id already taken is a conflict.
+func (s *Store) WebhookCreate(ctx context.Context, w Webhook) (Webhook, error) {
+	row, err := s.q.WebhookInsert(ctx, queries.WebhookInsertParams{
+		TenantID: w.TenantID, ID: w.ID, Event: w.Event, Scheme: w.Scheme, Secret: w.Secret, SecretHint: w.SecretHint,
+	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Webhook{}, apperr.New(apperr.Conflict, "webhook %q already exists", w.ID)
+	}
+	if err != nil {
+		return Webhook{}, fmt.Errorf("store webhook: %w", err)
+	}
+	return webhookFromRow(row), nil
+}
+
+// WebhookGet returns a tenant's webhook.
+func (s *Store) WebhookGet(ctx context.Context, tenantID uuid.UUID, id string) (Webhook, error) {
+	row, err := s.q.WebhookGet(ctx, queries.WebhookGetParams{TenantID: tenantID, ID: id})
+	if err != nil {
+		return Webhook{}, notFound(err, "webhook "+id)
+	}
+	return webhookFromRow(row), nil
+}
+
+// WebhookList lists a tenant's webhooks by id, after the given one.
+func (s *Store) WebhookList(ctx context.Context, tenantID uuid.UUID, after string, limit int) ([]Webhook, error) {
+	rows, err := s.q.WebhookList(ctx, queries.WebhookListParams{TenantID: tenantID, After: after, Max: int32(limit)})
+	if err != nil {
+		return nil, fmt.Errorf("list webhooks: %w", err)
+	}
+	out := make([]Webhook, len(rows))
+	for i, r := range rows {
+		out[i] = webhookFromRow(r)
+	}
+	return out, nil
+}
+
+// WebhookRotate replaces a webhook's secret; the previous one is still
+// accepted for RotationGrace.
+func (s *Store) WebhookRotate(ctx context.Context, tenantID uuid.UUID, id string, sealed []byte, hint string) (Webhook, error) {
+	row, err := s.q.WebhookRotate(ctx, queries.WebhookRotateParams{
+		TenantID: tenantID, ID: id, Secret: sealed, SecretHint: hint,
+		Grace: pgtype.Interval{Microseconds: RotationGrace.Microseconds(), Valid: true},
+	})
+	if err != nil {
+		return Webhook{}, notFound(err, "webhook "+id)
+	}
+	return webhookFromRow(row), nil
+}
+
+// WebhookDelete deletes a webhook.
+func (s *Store) WebhookDelete(ctx context.Context, tenantID uuid.UUID, id string) error {
+	n, err := s.q.WebhookDelete(ctx, queries.WebhookDeleteParams{TenantID: tenantID, ID: id})
+	if err != nil {
+		return fmt.Errorf("delete webhook %s: %w", id, err)
+	}
+	if n == 0 {
+		return apperr.New(apperr.NotFound, "webhook %s not found", id)
+	}
+	return nil
+}
+
+// WebhookDelivered records a delivery's outcome, the status answered and
+// the event it made (nil: none).
+func (s *Store) WebhookDelivered(ctx context.Context, tenantID uuid.UUID, id, outcome string, status int, eventID *uuid.UUID) error {
+	err := s.q.WebhookRecordDelivery(ctx, queries.WebhookRecordDeliveryParams{
+		TenantID: tenantID, ID: id, Outcome: outcome, Status: int32(status), EventID: nullUUID(eventID),
+	})
+	if err != nil {
+		return fmt.Errorf("record a delivery of %s: %w", id, err)
+	}
+	return nil
+}
+
+func webhookFromRow(r queries.Webhook) Webhook {
+	return Webhook{
+		TenantID: r.TenantID, ID: r.ID, Event: r.Event, Scheme: r.Scheme, Secret: r.Secret, SecretHint: r.SecretHint,
+		PreviousSecret: r.PreviousSecret, PreviousUntil: r.PreviousUntil, Deliveries: r.Deliveries,
+		LastDeliveryAt: r.LastDeliveryAt, LastOutcome: r.LastOutcome, LastStatus: int(r.LastStatus),
+		LastEventID: uuidPtr(r.LastEventID), CreatedAt: r.CreatedAt,
+	}
+}

@@ -1,0 +1,54 @@
+package workers
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ductor/ductor/app/store"
+)
+
+// triggerMetrics count what schedules, event triggers and webhooks did.
+// Labels are fixed sets of outcomes, never names from outside.
+type triggerMetrics struct {
+	actions       *prometheus.CounterVec
+	eventTriggers *prometheus.CounterVec
+	webhooks      *prometheus.CounterVec
+}
+
+func newTriggerMetrics() *triggerMetrics {
+	return &triggerMetrics{
+		actions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ductor_schedule_actions_total",
+			Help: "Schedule actions by outcome: started, buffered, skipped (overlap policy) or missed (older than the catchup window).",
+		}, []string{"outcome"}),
+		eventTriggers: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ductor_event_trigger_evaluations_total",
+			Help: "Event triggers evaluated for an event, by outcome: started, no_match or error (a filter or input that failed: no match).",
+		}, []string{"outcome"}),
+		webhooks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ductor_webhook_deliveries_total",
+			Help: "Inbound webhook deliveries by outcome: accepted, duplicate, bad_signature, stale_timestamp, invalid_body, not_found.",
+		}, []string{"outcome"}),
+	}
+}
+
+func (m *triggerMetrics) collectors() []prometheus.Collector {
+	return []prometheus.Collector{m.actions, m.eventTriggers, m.webhooks}
+}
+
+func (m *triggerMetrics) scheduleActions(a store.Advance, buffered int) {
+	m.add(m.actions, "started", a.Actions)
+	m.add(m.actions, "buffered", int64(buffered))
+	m.add(m.actions, "skipped", a.Skipped)
+	m.add(m.actions, "missed", a.Missed)
+}
+
+func (m *triggerMetrics) add(v *prometheus.CounterVec, outcome string, n int64) {
+	if n > 0 {
+		v.WithLabelValues(outcome).Add(float64(n))
+	}
+}
+
+// WebhookDelivered counts an inbound webhook delivery by its outcome.
+func (c *Coordinator) WebhookDelivered(outcome string) {
+	c.triggers.webhooks.WithLabelValues(outcome).Inc()
+}
