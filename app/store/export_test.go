@@ -1,13 +1,16 @@
 package store
 
-// StepJobLookups are the hand-written lookups of step jobs by their args,
-// with sample arguments, for the test that they use their index.
+// StepJobLookups are the hand-written lookups of Ductor's River jobs by
+// their args, with sample arguments and the index each must use, for the
+// test that they use it.
 var StepJobLookups = map[string]struct {
-	SQL  string
-	Args []any
+	SQL   string
+	Args  []any
+	Index string
 }{
-	"StepJobsLive":     {stepJobsLive, []any{"t", "r", "n", 0, 1}},
-	"StepJobsInFlight": {stepJobsInFlight, []any{[]string{"q"}, "t"}},
+	"StepJobsLive":     {stepJobsLive, []any{"t", "r", "n", 0, 1}, "river_job_ductor_step_idx"},
+	"StepJobsInFlight": {stepJobsInFlight, []any{[]string{"q"}, "t"}, "river_job_ductor_step_idx"},
 	"StepJobsDiscardLost": {stepJobsDiscardLost, []any{
-		[]string{"t"}, []string{"r"}, []string{"n"}, []int32{0}, []int32{1}}},
+		[]string{"t"}, []string{"r"}, []string{"n"}, []int32{0}, []int32{1}}, "river_job_ductor_step_idx"},
+	"pruneRiverJobs": {pruneRiverJobs, []any{[]string{"r"}, "t"}, "river_job_ductor_run_idx"},
 }

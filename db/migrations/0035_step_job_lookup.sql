@@ -14,3 +14,9 @@ DROP INDEX river_job_metadata_index;
 
 CREATE INDEX river_job_ductor_step_idx ON river_job ((args->>'tenant_id'), (args->>'run_id'), (args->>'node'))
     WHERE kind = 'ductor.step' AND state NOT IN ('completed', 'cancelled', 'discarded');
+
+-- The retention prune deletes a run's jobs of both kinds in every state
+-- but running, found by the run id alone (one btree entry per job
+-- version, where the GIN index made dozens).
+CREATE INDEX river_job_ductor_run_idx ON river_job ((args->>'run_id'))
+    WHERE kind IN ('ductor.tick', 'ductor.step');
