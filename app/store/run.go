@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,13 +18,16 @@ import (
 
 // Run is a run row: the columns lists filter on, and the engine's state.
 type Run struct {
-	TenantID           uuid.UUID
-	ID                 uuid.UUID
-	DefinitionKey      string
-	DefinitionVersion  int
-	ManifestHash       string
-	Status             engine.RunStatus
+	TenantID          uuid.UUID
+	ID                uuid.UUID
+	DefinitionKey     string
+	DefinitionVersion int
+	ManifestHash      string
+	Status            engine.RunStatus
+	// Reason says why the run was terminated, or why an operator
+	// cancelled it (CancelledBy names who).
 	Reason             string
+	CancelledBy        string
 	Subject            string
 	SearchAttributes   map[string]any
 	ParentRunID        *uuid.UUID
@@ -189,7 +193,7 @@ func runFromRow(r queries.Run) (Run, error) {
 	return Run{
 		TenantID: r.TenantID, ID: r.ID, DefinitionKey: r.DefinitionKey,
 		DefinitionVersion: int(r.DefinitionVersion), ManifestHash: r.ManifestHash,
-		Status: engine.RunStatus(r.Status), Reason: r.Reason.String, Subject: r.Subject,
+		Status: engine.RunStatus(r.Status), Reason: cmp.Or(r.Reason.String, st.CancelReason), CancelledBy: st.CancelledBy, Subject: r.Subject,
 		SearchAttributes: attrs, ParentRunID: uuidPtr(r.ParentRunID), RootRunID: r.RootRunID,
 		Depth: int(r.Depth), ContinuedFromRunID: uuidPtr(r.ContinuedFromRunID),
 		ContinuedToRunID: uuidPtr(r.ContinuedToRunID), IdempotencyKey: r.IdempotencyKey.String,
