@@ -223,6 +223,27 @@ type RunAttempt struct {
 	Error      []byte
 }
 
+type RunBatch struct {
+	TenantID        uuid.UUID
+	ID              uuid.UUID
+	Action          string
+	Filter          []byte
+	RunIds          []uuid.UUID
+	Reason          string
+	Actor           string
+	Status          string
+	Total           int32
+	Done            int32
+	Failed          int32
+	Errors          []byte
+	CursorCreatedAt *time.Time
+	CursorID        uuid.NullUUID
+	CursorIndex     int32
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+	FinishedAt      *time.Time
+}
+
 type RunCase struct {
 	TenantID       uuid.UUID
 	ID             uuid.UUID

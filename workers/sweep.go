@@ -25,7 +25,8 @@ const (
 // Sweep fires due timers, enqueues retries whose backoff is over,
 // reports attempts whose worker died (lease expired without a result, or
 // job running past its timeout without a start) as a retryable failure,
-// forgets long-expired bridge task claims, and puts step jobs that River
+// forgets long-expired bridge task claims, works a chunk of a bulk
+// operation (BatchOnce), and puts step jobs that River
 // snoozed, retried or rescued back at the head of their queue (they lost
 // their fair tag), until ctx ends. Every coordinator process runs it;
 // SKIP LOCKED lets replicas share the work, and the database's clock
@@ -42,6 +43,9 @@ func (c *Coordinator) Sweep(ctx context.Context) {
 			if err != nil || n < sweepBatch {
 				break
 			}
+		}
+		if _, err := c.BatchOnce(ctx); err != nil && ctx.Err() == nil {
+			c.log.ErrorContext(ctx, "batch", "err", err)
 		}
 		select {
 		case <-ctx.Done():

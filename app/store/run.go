@@ -227,55 +227,6 @@ func orEmpty(m map[string]any) map[string]any {
 	return m
 }
 
-// RunFilter narrows RunList; zero fields match everything.
-type RunFilter struct {
-	Status     string
-	Definition string
-	Subject    string
-	ParentID   *uuid.UUID
-	// Attributes must all be present in the run's search attributes.
-	Attributes map[string]any
-	// Before is the cursor: runs strictly older than this (created_at, id).
-	Before *RunCursor
-	Limit  int
-}
-
-// RunCursor is a position in the newest-first run order.
-type RunCursor struct {
-	CreatedAt time.Time
-	ID        uuid.UUID
-}
-
-// RunList lists a tenant's runs newest first, at most f.Limit of them.
-func (s *Store) RunList(ctx context.Context, tenantID uuid.UUID, f RunFilter) ([]Run, error) {
-	p := queries.RunListParams{
-		TenantID: tenantID, Status: nullText(f.Status), DefinitionKey: nullText(f.Definition),
-		Subject: nullText(f.Subject), ParentRunID: nullUUID(f.ParentID), MaxRows: int32(f.Limit),
-	}
-	if len(f.Attributes) > 0 {
-		attrs, err := json.Marshal(f.Attributes)
-		if err != nil {
-			return nil, fmt.Errorf("encode attribute filter: %w", err)
-		}
-		p.Attributes = attrs
-	}
-	if f.Before != nil {
-		p.BeforeCreatedAt = &f.Before.CreatedAt
-		p.BeforeID = uuid.NullUUID{UUID: f.Before.ID, Valid: true}
-	}
-	rows, err := s.q.RunList(ctx, p)
-	if err != nil {
-		return nil, fmt.Errorf("list runs: %w", err)
-	}
-	out := make([]Run, len(rows))
-	for i, r := range rows {
-		if out[i], err = runFromRow(r); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
 // RunChildCounts counts a run's child runs by status.
 func (s *Store) RunChildCounts(ctx context.Context, tenantID, runID uuid.UUID) (map[string]int64, error) {
 	rows, err := s.q.RunCountChildrenByStatus(ctx, queries.RunCountChildrenByStatusParams{

@@ -1,0 +1,26 @@
+-- What the inspector reads of one node: a scatter's children filtered by
+-- state and key, and one node's attempts and transitions.
+
+-- name: RunNodeListChildrenFiltered :many
+-- One page of a scatter's children after index after_index, in item
+-- order, in one state (NULL: any) and with a node id matching key_like's
+-- pattern (NULL: any).
+SELECT * FROM run_node
+WHERE tenant_id = @tenant_id AND run_id = @run_id AND scatter = @scatter
+  AND child_index > @after_index
+  AND (sqlc.narg(state)::text IS NULL OR state = sqlc.narg(state))
+  AND (sqlc.narg(key_like)::text IS NULL OR node ILIKE sqlc.narg(key_like))
+ORDER BY child_index
+LIMIT @max_rows;
+
+-- name: RunAttemptListByNode :many
+SELECT * FROM run_attempt
+WHERE tenant_id = @tenant_id AND run_id = @run_id AND node = @node
+ORDER BY generation, attempt;
+
+-- name: RunHistoryListByNode :many
+-- A node's transitions after after_seq, oldest first.
+SELECT * FROM run_history
+WHERE tenant_id = @tenant_id AND run_id = @run_id AND node = @node AND seq > @after_seq
+ORDER BY seq
+LIMIT @max_rows;
