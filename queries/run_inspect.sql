@@ -24,3 +24,15 @@ SELECT * FROM run_history
 WHERE tenant_id = @tenant_id AND run_id = @run_id AND node = @node AND seq > @after_seq
 ORDER BY seq
 LIMIT @max_rows;
+
+-- name: RunLiveState :one
+-- What the inspector's live stream watches: the run's status and
+-- transition count, and whether work for it is still to come (a tick
+-- asked for, an input not yet consumed), which an ended run has after an
+-- operator's retry.
+SELECT r.status, r.transition_count, r.record_version,
+       (r.tick_requested OR EXISTS (
+           SELECT 1 FROM run_input i
+           WHERE i.tenant_id = r.tenant_id AND i.run_id = r.id AND i.consumed_at IS NULL))::boolean AS pending
+FROM run r
+WHERE r.tenant_id = @tenant_id AND r.id = @id;

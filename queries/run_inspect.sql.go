@@ -108,6 +108,43 @@ func (q *Queries) RunHistoryListByNode(ctx context.Context, arg RunHistoryListBy
 	return items, nil
 }
 
+const runLiveState = `-- name: RunLiveState :one
+SELECT r.status, r.transition_count, r.record_version,
+       (r.tick_requested OR EXISTS (
+           SELECT 1 FROM run_input i
+           WHERE i.tenant_id = r.tenant_id AND i.run_id = r.id AND i.consumed_at IS NULL))::boolean AS pending
+FROM run r
+WHERE r.tenant_id = $1 AND r.id = $2
+`
+
+type RunLiveStateParams struct {
+	TenantID uuid.UUID
+	ID       uuid.UUID
+}
+
+type RunLiveStateRow struct {
+	Status          string
+	TransitionCount int64
+	RecordVersion   int64
+	Pending         bool
+}
+
+// What the inspector's live stream watches: the run's status and
+// transition count, and whether work for it is still to come (a tick
+// asked for, an input not yet consumed), which an ended run has after an
+// operator's retry.
+func (q *Queries) RunLiveState(ctx context.Context, arg RunLiveStateParams) (RunLiveStateRow, error) {
+	row := q.db.QueryRow(ctx, runLiveState, arg.TenantID, arg.ID)
+	var i RunLiveStateRow
+	err := row.Scan(
+		&i.Status,
+		&i.TransitionCount,
+		&i.RecordVersion,
+		&i.Pending,
+	)
+	return i, err
+}
+
 const runNodeListChildrenFiltered = `-- name: RunNodeListChildrenFiltered :many
 
 SELECT tenant_id, run_id, node, ref, state, scatter, child_index, data, updated_at FROM run_node

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/url"
 	"slices"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/views"
 	"github.com/ductor/ductor/workers"
@@ -79,17 +81,59 @@ func fieldFromForm(f views.CaseField, raw string) (any, error) {
 	case f.Kind == "number" || f.Kind == "integer":
 		n, err := strconv.ParseFloat(raw, 64)
 		if err != nil {
-			return nil, apperr.New(apperr.Invalid, "%s must be a number", f.Name)
+			return nil, fieldProblem(f.Name, "must be a number")
 		}
 		return n, nil
 	case f.Kind == "json":
 		var v any
 		if err := json.Unmarshal([]byte(raw), &v); err != nil {
-			return nil, apperr.New(apperr.Invalid, "%s must be JSON: %v", f.Name, err)
+			return nil, fieldProblem(f.Name, "must be JSON")
 		}
 		return v, nil
 	}
 	return raw, nil
+}
+
+// fieldProblem is a refusal of one field of a case form, as the schema
+// check words it (its path data.NAME).
+func fieldProblem(name, msg string) error {
+	return apperr.New(apperr.Invalid, "%s %s", name, msg).WithDetails([]definition.Problem{{Path: "data." + name, Message: msg}})
+}
+
+// caseErrors are the problems of a refused case form by field name: the
+// schema's problems sit at data.NAME (deeper ones on their field too).
+func caseErrors(err error) map[string]string {
+	var ae *apperr.Error
+	if !errors.As(err, &ae) {
+		return nil
+	}
+	ps, _ := ae.Details.([]definition.Problem)
+	out := map[string]string{}
+	for _, p := range ps {
+		name, ok := strings.CutPrefix(p.Path, "data.")
+		if !ok {
+			continue
+		}
+		name, _, _ = strings.Cut(name, ".")
+		name, _, _ = strings.Cut(name, "[")
+		if out[name] != "" {
+			out[name] += "; "
+		}
+		out[name] += p.Message
+	}
+	return out
+}
+
+// caseForm is what was typed in a case form, by field name.
+func caseForm(c echo.Context) map[string]string {
+	out := map[string]string{}
+	form, _ := c.FormParams()
+	for k, v := range form {
+		if name, ok := strings.CutPrefix(k, "field."); ok && len(v) > 0 {
+			out[name] = v[0]
+		}
+	}
+	return out
 }
 
 // inboxAction runs act on the item named by :id; an id that is not a
@@ -113,7 +157,14 @@ func afterInbox(c echo.Context, s *store.Store, runs *workers.Coordinator, err e
 		return err
 	}
 	return formError(c, err, func(status int, msg string) error {
-		return renderInbox(c, s, runs, status, views.InboxData{Error: msg, ErrorFor: c.Param("id")})
+		d := views.InboxData{Error: msg, ErrorFor: c.Param("id")}
+		if done == "case" {
+			d.CaseForm, d.CaseErrors = caseForm(c), caseErrors(err)
+			if len(d.CaseErrors) > 0 {
+				d.Error = "The case was not saved: fix the fields marked below."
+			}
+		}
+		return renderInbox(c, s, runs, status, d)
 	})
 }
 
@@ -149,11 +200,25 @@ func (rc *runContexts) run(ctx context.Context, id uuid.UUID) *store.Run {
 	return &r
 }
 
-func (rc *runContexts) runKey(ctx context.Context, id uuid.UUID) string {
-	if r := rc.run(ctx, id); r != nil {
-		return r.DefinitionKey
+// kase is a case with its run's context and its form's fields (what was
+// typed and the problems found, after a refusal).
+func (rc *runContexts) kase(ctx context.Context, k store.Case, d views.InboxData) views.InboxCase {
+	out := views.InboxCase{Case: k, Fields: views.CaseFields(k.Fields, k.Data)}
+	if r := rc.run(ctx, k.RunID); r != nil {
+		out.RunKey, out.RunStatus, out.Subject = r.DefinitionKey, string(r.Status), r.Subject
+		out.Context = []views.ContextItem{{Label: "Run input", Value: r.State.Input, Download: runJSONPath(rc.slug, r.ID, "input")}}
 	}
-	return ""
+	if d.ErrorFor != k.ID.String() {
+		return out
+	}
+	for i := range out.Fields {
+		f := &out.Fields[i]
+		if v, ok := d.CaseForm[f.Name]; ok {
+			f.Value = v
+		}
+		f.Error = d.CaseErrors[f.Name]
+	}
+	return out
 }
 
 func (rc *runContexts) approval(ctx context.Context, a store.Approval, actor string) (views.InboxApproval, error) {
@@ -162,7 +227,7 @@ func (rc *runContexts) approval(ctx context.Context, a store.Approval, actor str
 	if r == nil {
 		return out, nil
 	}
-	out.RunKey, out.RunStatus = r.DefinitionKey, string(r.Status)
+	out.RunKey, out.RunStatus, out.Subject = r.DefinitionKey, string(r.Status), r.Subject
 	out.Context = append(out.Context, views.ContextItem{Label: "Run input", Value: r.State.Input, Download: runJSONPath(rc.slug, r.ID, "input")})
 	m, err := rc.runs.Manifest(ctx, *r)
 	if err != nil {

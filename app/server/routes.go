@@ -29,7 +29,9 @@ func routes(e *echo.Echo, d Deps) {
 		e.POST("/hooks/:tenant/:id", h.handleHookDelivery, bodyLimit(MaxBodyBytes)) // signed: no API key
 	}
 	if d.Web {
+		e.Pre(trailingSlash)
 		e.GET(static.Prefix+"*", echo.WrapHandler(static.Handler()))
+		e.GET("/favicon.ico", handleFavicon())
 		webRoutes(e, d)
 	}
 }
@@ -49,6 +51,8 @@ func apiRoutes(api *echo.Group, d Deps) {
 	api.GET("/runs/:id", handleRunGet(d.Store, d.Runs), read)
 	api.GET("/runs/:id/history", handleRunHistory(d.Store), read)
 	api.GET("/runs/:id/nodes/:node/children", handleScatterChildren(d.Store, d.Runs), read)
+	api.POST("/runs/batch", handleBatchCreate(d.Store, d.Runs), write)
+	api.GET("/batches/:id", handleBatchGet(d.Store), read)
 	api.POST("/runs/:id/cancel", handleRunCancel(d.Runs), write)
 	api.POST("/runs/:id/nodes/:node/retry", handleNodeRetry(d.Runs), write)
 	api.POST("/runs/:id/nodes/:node/cancel", handleNodeCancel(d.Runs), write)

@@ -11,8 +11,12 @@ import (
 func runPages(t *echo.Group, d Deps) {
 	operate, approve := need(auth.PermRunsOperate), need(auth.PermApprove)
 	t.GET("/runs", handleRunsPage(d.Store), need(auth.PermView))
+	t.POST("/runs/batch", handleRunsBatchForm(d.Store, d.Runs), operate)
+	t.GET("/batches/:id", handleBatchPage(d.Store), need(auth.PermView))
+	t.GET("/batches/:id/progress", handleBatchProgress(d.Store), need(auth.PermView))
 	t.GET("/runs/:id", handleInspector(d.Store, d.Runs), need(auth.PermView))
 	t.GET("/runs/:id/live", handleInspectorLive(d.Store), need(auth.PermView))
+	t.GET("/runs/:id/events", handleInspectorEvents(d.Store, d.stopping), need(auth.PermView))
 	t.GET("/runs/:id/json/:part", handleRunJSON(d.Store), need(auth.PermView))
 	t.GET("/runs/:id/json/nodes/:node", handleRunJSON(d.Store), need(auth.PermView))
 	t.POST("/runs/:id/cancel", handleRunCancelForm(d.Store, d.Runs), operate)

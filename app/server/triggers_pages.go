@@ -82,7 +82,15 @@ func scheduleFromForm(c echo.Context) (store.Schedule, error) {
 }
 
 func handleSchedulePage(s *store.Store) echo.HandlerFunc {
-	return func(c echo.Context) error { return renderSchedule(c, s, http.StatusOK, "") }
+	return func(c echo.Context) error {
+		msg := ""
+		if c.QueryParam("done") == "trigger" {
+			if f, ok := takeFlash(c, "/schedules/"+c.Param("id")); ok {
+				msg = f.Notice
+			}
+		}
+		return renderSchedule(c, s, http.StatusOK, msg)
+	}
 }
 
 func renderSchedule(c echo.Context, s *store.Store, status int, msg string) error {
@@ -111,7 +119,8 @@ func handleSchedulePauseForm(runs *workers.Coordinator) echo.HandlerFunc {
 	}
 }
 
-// handleScheduleTriggerForm takes one action now and says what it did.
+// handleScheduleTriggerForm takes one action now and redirects to the
+// schedule, which says what it did.
 func handleScheduleTriggerForm(s *store.Store, runs *workers.Coordinator) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		a, err := runs.TriggerSchedule(c.Request().Context(), viewerOf(c).Tenant.ID, c.Param("id"), "")
@@ -122,6 +131,8 @@ func handleScheduleTriggerForm(s *store.Store, runs *workers.Coordinator) echo.H
 		if a.RunID != nil {
 			msg += ", run " + a.RunID.String()
 		}
-		return renderSchedule(c, s, http.StatusOK, msg)
+		path := "/schedules/" + c.Param("id")
+		setFlash(c, path, flash{Notice: msg})
+		return seeOther(c, path+"?done=trigger")
 	}
 }

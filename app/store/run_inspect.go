@@ -94,3 +94,22 @@ func (s *Store) RunNodeHistory(ctx context.Context, tenantID, runID uuid.UUID, n
 	}
 	return out, nil
 }
+
+// LiveState is what a run's live view watches.
+type LiveState struct {
+	Status          engine.RunStatus
+	TransitionCount int64
+	RecordVersion   int64
+	// Pending says a tick or an input is still to come.
+	Pending bool
+}
+
+// RunLiveState reads a run's status, transition count and whether work
+// for it is still to come.
+func (s *Store) RunLiveState(ctx context.Context, tenantID, runID uuid.UUID) (LiveState, error) {
+	r, err := s.q.RunLiveState(ctx, queries.RunLiveStateParams{TenantID: tenantID, ID: runID})
+	if err != nil {
+		return LiveState{}, notFound(err, "run")
+	}
+	return LiveState{Status: engine.RunStatus(r.Status), TransitionCount: r.TransitionCount, RecordVersion: r.RecordVersion, Pending: r.Pending}, nil
+}
