@@ -26,6 +26,7 @@ type twoTenants struct {
 	keyA                store.APIKey
 	runA                store.Run
 	approvalA, caseA    uuid.UUID
+	batchA              uuid.UUID
 	alice, victor, bert *browser
 	csrf                map[*browser]string
 }
@@ -47,6 +48,7 @@ func setupTwoTenants(t *testing.T) twoTenants {
 	f.keyA, _ = testdb.APIKey(t, w.store, f.a, nil)
 	f.runA = ordersRun(t, w, f.a)
 	f.approvalA, f.caseA = runPagesFixture(t, w.store, f.a, f.runA, alice)
+	f.batchA = batchFixture(t, w.store, f.a)
 	waitingNodeFixture(t, w.store, f.a, f.runA)
 	triggersFixture(t, w, f.a)
 	for _, m := range []struct {
@@ -75,6 +77,16 @@ func (f twoTenants) request(br *browser, method, path string, form url.Values, h
 		body[k] = v
 	}
 	return br.post(f.srv.URL+path, body, headers)
+}
+
+// batchFixture gives the tenant a finished bulk operation.
+func batchFixture(t *testing.T, s *store.Store, tenant store.Tenant) uuid.UUID {
+	t.Helper()
+	b, err := s.BatchCreate(context.Background(), store.Batch{TenantID: tenant.ID, ID: uuid.New(), Action: store.BatchCancel, RunIDs: []uuid.UUID{}, Actor: "user:" + alice})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.ID
 }
 
 // ordersDraft is tenant A's definition "orders", saved as a draft.
@@ -122,6 +134,7 @@ func (f twoTenants) routeCases() map[string]routeCase {
 		"GET /readyz":                              {public: true},
 		"GET /metrics":                             {public: true},
 		"GET /static/*":                            {public: true},
+		"GET /favicon.ico":                         {public: true},
 		"GET /login":                               {public: true},
 		"GET /login/oidc":                          {public: true},
 		"GET /auth/callback":                       {public: true},
@@ -139,6 +152,10 @@ func (f twoTenants) routeCases() map[string]routeCase {
 		"POST /t/:tenant/definitions/:key/runs":    {params: orders, form: url.Values{"input": {"{}"}}},
 		"GET /t/:tenant/runs/:id":                  {params: map[string]string{"id": f.runA.ID.String()}},
 		"GET /t/:tenant/runs/:id/live":             {params: runA},
+		"GET /t/:tenant/runs/:id/events":           {params: runA},
+		"POST /t/:tenant/runs/batch":               {form: url.Values{"action": {"cancel"}, "run_id": {f.runA.ID.String()}}},
+		"GET /t/:tenant/batches/:id":               {params: map[string]string{"id": f.batchA.String()}},
+		"GET /t/:tenant/batches/:id/progress":      {params: map[string]string{"id": f.batchA.String()}},
 		"GET /t/:tenant/runs/:id/json/:part":       {params: map[string]string{"id": f.runA.ID.String(), "part": "input"}},
 		"GET /t/:tenant/runs/:id/json/nodes/:node": {params: map[string]string{"id": f.runA.ID.String(), "node": "a"}},
 		"POST /t/:tenant/runs/:id/cancel":          {params: runA, form: url.Values{"reason": {"stolen"}}},

@@ -245,6 +245,8 @@ func TestAPITenantIsolation(t *testing.T) {
 	_, draft := b.call(t, "PUT", "/api/v1/definitions/private", b.keyA, strings.Replace(private, "* 2.0", "* 7.0", 1))
 	secrets = append(secrets, pub["manifest_hash"].(string), draft["manifest_hash"].(string))
 	bDraft := `{"key": "secret", "steps": [{"ref": "b", "type": "transform", "with": {"expr": "0"}}]}`
+	_, batch := b.call(t, "POST", "/api/v1/runs/batch", b.keyA, `{"action": "cancel", "run_ids": ["`+id+`"], "reason": "secret reason"}`)
+	secrets = append(secrets, batch["id"].(string), "secret reason")
 
 	cases := map[string]struct {
 		path, body string
@@ -256,14 +258,17 @@ func TestAPITenantIsolation(t *testing.T) {
 		"GET /api/v1/runs":                          {"/api/v1/runs", "", 200},
 		"GET /api/v1/runs/:id":                      {"/api/v1/runs/" + id, "", 404},
 		"GET /api/v1/runs/:id/nodes/:node/children": {"/api/v1/runs/" + id + "/nodes/only/children", "", 404},
-		"GET /api/v1/runs/:id/history":              {"/api/v1/runs/" + id + "/history", "", 404},
-		"POST /api/v1/runs/:id/continue-as-new":     {"/api/v1/runs/" + id + "/continue-as-new", `{"request_id": "x"}`, 404},
-		"POST /api/v1/runs/:id/cancel":              {"/api/v1/runs/" + id + "/cancel", "", 404},
-		"POST /api/v1/runs/:id/nodes/:node/retry":   {"/api/v1/runs/" + id + "/nodes/only/retry", "", 404},
-		"POST /api/v1/runs/:id/nodes/:node/cancel":  {"/api/v1/runs/" + id + "/nodes/only/cancel", "", 404},
-		"POST /api/v1/compile":                      {"/api/v1/compile", bDraft, 200},
-		"GET /api/v1/definitions":                   {"/api/v1/definitions", "", 200},
-		"GET /api/v1/definitions/:key":              {"/api/v1/definitions/private", "", 404},
+		// B's own batch, naming A's run, which it will not find.
+		"POST /api/v1/runs/batch":                  {"/api/v1/runs/batch", `{"action": "cancel", "run_ids": ["` + id + `"]}`, 202},
+		"GET /api/v1/batches/:id":                  {"/api/v1/batches/" + batch["id"].(string), "", 404},
+		"GET /api/v1/runs/:id/history":             {"/api/v1/runs/" + id + "/history", "", 404},
+		"POST /api/v1/runs/:id/continue-as-new":    {"/api/v1/runs/" + id + "/continue-as-new", `{"request_id": "x"}`, 404},
+		"POST /api/v1/runs/:id/cancel":             {"/api/v1/runs/" + id + "/cancel", "", 404},
+		"POST /api/v1/runs/:id/nodes/:node/retry":  {"/api/v1/runs/" + id + "/nodes/only/retry", "", 404},
+		"POST /api/v1/runs/:id/nodes/:node/cancel": {"/api/v1/runs/" + id + "/nodes/only/cancel", "", 404},
+		"POST /api/v1/compile":                     {"/api/v1/compile", bDraft, 200},
+		"GET /api/v1/definitions":                  {"/api/v1/definitions", "", 200},
+		"GET /api/v1/definitions/:key":             {"/api/v1/definitions/private", "", 404},
 		// B's own draft under a key A also uses; A's stays untouched.
 		"PUT /api/v1/definitions/:key":                {"/api/v1/definitions/secret", bDraft, 200},
 		"POST /api/v1/definitions/:key/versions":      {"/api/v1/definitions/private/versions", "", 404},

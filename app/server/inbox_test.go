@@ -82,8 +82,8 @@ steps:
         type: object
         required: [ note ]
         properties:
-          note: { type: string, title: Note }
-          score: { type: integer }
+          note: { type: string, title: Note, maxLength: 20 }
+          score: { type: integer, minimum: 1, maximum: 5 }
           urgent: { type: boolean }
           level: { enum: [ low, high ] }
 `)
@@ -99,7 +99,17 @@ steps:
 	}
 	wantPage(t, "not assigned", b.post(b.approver2, path, url.Values{"status": {"done"}, "field.note": {"x"}}), http.StatusForbidden, "not assigned to you")
 	wantPage(t, "missing note", b.post(b.approver, path, url.Values{"status": {"done"}}), http.StatusUnprocessableEntity, `id="inbox-error"`)
-	wantPage(t, "bad score", b.post(b.approver, path, url.Values{"status": {"done"}, "field.note": {"x"}, "field.score": {"many"}}), http.StatusBadRequest, "score must be a number")
+	wantPage(t, "bad score", b.post(b.approver, path, url.Values{"status": {"done"}, "field.note": {"x"}, "field.score": {"many"}}), http.StatusBadRequest,
+		`data-field="score"`, `class="case-field invalid" data-field="score"`, "must be a number", `value="many"`, `value="x"`)
+	// The whole schema is checked on the server, each problem on its field
+	// with what was typed kept; the browser gets the bounds it can check.
+	tooHigh := b.post(b.approver, path, url.Values{"status": {"done"}, "field.note": {"x"}, "field.score": {"9"}})
+	wantPage(t, "score over the maximum", tooHigh, http.StatusUnprocessableEntity,
+		`class="case-field invalid" data-field="score"`, "maximum", `value="9"`, "fix the fields marked")
+	if strings.Contains(tooHigh.body, `class="case-field invalid" data-field="note"`) {
+		t.Error("a valid field is marked invalid")
+	}
+	wantPage(t, "bounds for the browser", b.get(b.approver, "/inbox"), http.StatusOK, `min="1"`, `max="5"`, `maxlength="20"`)
 
 	wantRedirect(t, "working", b.post(b.approver, path, url.Values{"status": {"working"}, "field.note": {"half"}}), "done=case")
 	wantPage(t, "working case", b.get(b.approver, "/inbox"), http.StatusOK, `class="status working"`, `value="half"`)

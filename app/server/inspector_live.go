@@ -22,7 +22,8 @@ import (
 const (
 	livePoll      = 400 * time.Millisecond
 	liveKeepAlive = 15 * time.Second
-	liveLifetime  = 5 * time.Minute
+	// DefaultLiveStreamFor is how long one stream lasts at most.
+	DefaultLiveStreamFor = 5 * time.Minute
 )
 
 // liveRun is what the inspector is told: the run's status and each step
@@ -79,7 +80,10 @@ func loadLive(ctx context.Context, s *store.Store, tenantID, id uuid.UUID) (live
 // handleInspectorEvents streams the run's changes as server-sent events:
 // "run" with the live state each time the run's record changes (the
 // first at once), "end" when the run has ended and nothing is to come.
-func handleInspectorEvents(s *store.Store, stopping <-chan struct{}) echo.HandlerFunc {
+func handleInspectorEvents(s *store.Store, stopping <-chan struct{}, lifetime time.Duration) echo.HandlerFunc {
+	if lifetime <= 0 {
+		lifetime = DefaultLiveStreamFor
+	}
 	return func(c echo.Context) error {
 		ctx, tenantID := c.Request().Context(), viewerOf(c).Tenant.ID
 		id, err := pathUUID(c, "id", "run")
@@ -95,7 +99,7 @@ func handleInspectorEvents(s *store.Store, stopping <-chan struct{}) echo.Handle
 		h.Set("X-Accel-Buffering", "no")
 		c.Response().WriteHeader(http.StatusOK)
 		st := &liveStream{c: c, s: s, tenantID: tenantID, id: id, seen: -1}
-		return st.run(ctx, stopping)
+		return st.run(ctx, stopping, lifetime)
 	}
 }
 
@@ -108,10 +112,10 @@ type liveStream struct {
 	quiet    time.Time
 }
 
-func (st *liveStream) run(ctx context.Context, stopping <-chan struct{}) error {
+func (st *liveStream) run(ctx context.Context, stopping <-chan struct{}, lifetime time.Duration) error {
 	poll := time.NewTicker(livePoll)
 	defer poll.Stop()
-	end := time.After(liveLifetime)
+	end := time.After(lifetime)
 	st.quiet = time.Now()
 	for {
 		done, err := st.step(ctx)

@@ -16,7 +16,7 @@ func runPages(t *echo.Group, d Deps) {
 	t.GET("/batches/:id/progress", handleBatchProgress(d.Store), need(auth.PermView))
 	t.GET("/runs/:id", handleInspector(d.Store, d.Runs), need(auth.PermView))
 	t.GET("/runs/:id/live", handleInspectorLive(d.Store), need(auth.PermView))
-	t.GET("/runs/:id/events", handleInspectorEvents(d.Store, d.stopping), need(auth.PermView))
+	t.GET("/runs/:id/events", handleInspectorEvents(d.Store, d.stopping, d.LiveStreamFor), need(auth.PermView))
 	t.GET("/runs/:id/json/:part", handleRunJSON(d.Store), need(auth.PermView))
 	t.GET("/runs/:id/json/nodes/:node", handleRunJSON(d.Store), need(auth.PermView))
 	t.POST("/runs/:id/cancel", handleRunCancelForm(d.Store, d.Runs), operate)

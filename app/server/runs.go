@@ -18,13 +18,13 @@ import (
 
 // RunJSON is a run as the API shows it.
 type RunJSON struct {
-	ID                 string         `json:"id"`
-	Definition         string         `json:"definition"`
-	Version            int            `json:"version"`
-	Status             string         `json:"status"`
-	Reason             string         `json:"reason,omitempty"`
+	ID         string `json:"id"`
+	Definition string `json:"definition"`
+	Version    int    `json:"version"`
+	Status     string `json:"status"`
+	Reason     string `json:"reason,omitempty"`
 	// CancelledBy names who cancelled the run (user:EMAIL, key:PREFIX).
-	CancelledBy string `json:"cancelled_by,omitempty"`
+	CancelledBy        string         `json:"cancelled_by,omitempty"`
 	Input              any            `json:"input"`
 	Output             any            `json:"output"`
 	Error              *engine.Error  `json:"error"`

@@ -55,8 +55,10 @@ func TestTriggerPages(t *testing.T) {
 	if a := f.request(f.alice, "POST", base+"/schedules", url.Values{"definition": {"orders"}, "interval": {"1ms"}}, nil); a.status != 422 || !strings.Contains(a.body, "at least 1s") {
 		t.Errorf("a 1ms interval = %d", a.status)
 	}
-	if a := f.request(f.alice, "POST", base+"/schedules/daily/trigger", nil, nil); a.status != 200 || !strings.Contains(a.body, "running, run ") {
-		t.Errorf("run now = %d", a.status)
+	if a := f.request(f.alice, "POST", base+"/schedules/daily/trigger", nil, nil); a.status != http.StatusSeeOther {
+		t.Errorf("run now = %d, want a redirect", a.status)
+	} else if page := f.request(f.alice, "GET", a.location, nil, nil); !strings.Contains(page.body, "running, run ") {
+		t.Errorf("after run now the schedule does not say what it did")
 	}
 	if a := f.request(f.alice, "POST", base+"/schedules/daily/pause", url.Values{"paused": {"true"}, "note": {"freeze week"}}, nil); a.status != http.StatusSeeOther {
 		t.Errorf("pause = %d", a.status)
@@ -66,8 +68,14 @@ func TestTriggerPages(t *testing.T) {
 		t.Errorf("pause = %d", a.status)
 	}
 	a = f.request(f.alice, "POST", base+"/webhooks", url.Values{"id": {"shop"}, "event": {"order.placed"}, "scheme": {"github"}}, nil)
-	if a.status != http.StatusCreated || !strings.Contains(a.body, "whsec_") || !strings.Contains(a.body, "/hooks/"+f.a.Slug+"/shop") {
-		t.Errorf("create webhook = %d", a.status)
+	if a.status != http.StatusSeeOther {
+		t.Errorf("create webhook = %d, want a redirect", a.status)
+	}
+	if page := f.request(f.alice, "GET", a.location, nil, nil); !strings.Contains(page.body, "whsec_") || !strings.Contains(page.body, "/hooks/"+f.a.Slug+"/shop") {
+		t.Errorf("after creating a webhook its secret is not shown")
+	}
+	if page := f.request(f.alice, "GET", a.location, nil, nil); strings.Contains(page.body, "whsec_") || !strings.Contains(page.body, `id="secret-shown"`) {
+		t.Errorf("reloading shows the webhook's secret again")
 	}
 	if a := f.request(f.alice, "GET", base+"/webhooks", nil, nil); strings.Contains(a.body, "new-secret") {
 		t.Errorf("the secret is shown again")
