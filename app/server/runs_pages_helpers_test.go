@@ -29,6 +29,7 @@ type dashBundle struct {
 	runs   *workers.Coordinator
 	tenant store.Tenant
 	base   string // /t/{slug}
+	key    string // an admin API key of the tenant, made on first use
 
 	owner, viewer, approver, approver2 *browser
 	csrf                               map[*browser]string
@@ -141,6 +142,22 @@ func (b *dashBundle) waitNode(t *testing.T, id uuid.UUID, ref string, st engine.
 		time.Sleep(5 * time.Millisecond) // poll interval
 	}
 	t.Fatalf("run %s: node %s never %s", id, ref, st)
+	return nil
+}
+
+// waitNodeWhere polls until the run's node (a step or a child) is as ok
+// says.
+func (b *dashBundle) waitNodeWhere(t *testing.T, id uuid.UUID, node, what string, ok func(*engine.Node) bool) *engine.Node {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		nodes, err := b.store.RunNodesByName(context.Background(), b.tenant.ID, id, []string{node})
+		if err == nil && len(nodes) == 1 && ok(nodes[0]) {
+			return nodes[0]
+		}
+		time.Sleep(5 * time.Millisecond) // poll interval
+	}
+	t.Fatalf("run %s: node %s never had %s", id, node, what)
 	return nil
 }
 
