@@ -170,7 +170,9 @@ func (f CaseField) step() string {
 }
 
 // errorID is the id of the field's error message, for aria-describedby.
-func (f CaseField) errorID(k InboxCase) string { return "case-" + k.ID.String() + "-" + f.Name + "-error" }
+func (f CaseField) errorID(k InboxCase) string {
+	return "case-" + k.ID.String() + "-" + f.Name + "-error"
+}
 
 func decisionText(d store.ApprovalDecision) string {
 	verb := "rejected"

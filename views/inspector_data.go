@@ -72,7 +72,7 @@ type NodeDetail struct {
 	Case     *store.Case
 	// ChildRun is the run a subworkflow node (or child_workflow scatter
 	// child) started, when known.
-	ChildRun string
+	ChildRun    string
 	Children    []*engine.Node
 	ChildCounts map[string]int64
 	// ChildState and ChildKey filter the children (by state, by key
