@@ -36,7 +36,7 @@ func commands() []command {
 		{"migrate", "apply River's and Ductor's migrations", runMigrate},
 		{"tenant", "tenant create SLUG [--tier standard] [--name NAME]", runTenant},
 		{"apikey", "apikey create --tenant SLUG [--scope S]... [--name N]", runAPIKey},
-		{"run", "run start KEY [--input JSON] [--wait] | run get ID | run list (uses DUCTOR_URL, DUCTOR_API_KEY)", runRun},
+		{"run", "run start KEY [--input JSON] [--wait] | run get ID | run list | run cancel|retry --filter NAME=VALUE… (uses DUCTOR_URL, DUCTOR_API_KEY)", runRun},
 		{"member", "member add --tenant SLUG --email EMAIL --role ROLE", runMember},
 		{"apply", "apply -f FILE... [--dry-run] (publishes definitions; uses DUCTOR_URL, DUCTOR_API_KEY)", runApply},
 		{"seed", "seed -f FILE (tenants, definitions and API keys from a seed file; `seed -h` for its format)", runSeed},

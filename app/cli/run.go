@@ -5,13 +5,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 )
 
-// runRun handles `ductor run start|get|list`.
+// runRun handles `ductor run start|get|list|cancel|retry`.
 func runRun(ctx context.Context, env Env, args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("%w: ductor run start KEY [--input JSON] [--wait] | run get ID | run list", ErrUsage)
+		return fmt.Errorf("%w: ductor run start KEY [--input JSON] [--wait] | run get ID | run list | %s", ErrUsage, strings.TrimPrefix(batchUsage, "ductor "))
+	}
+	if (args[0] == "cancel" || args[0] == "retry") && batchArgs(args[1:]) {
+		return runBatch(ctx, env, args[0], args[1:])
 	}
 	c, err := newAPIClient(env)
 	if err != nil {
