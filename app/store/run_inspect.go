@@ -33,7 +33,7 @@ func (s *Store) RunNodesChildrenFiltered(ctx context.Context, tenantID, runID uu
 	if f.Key != "" {
 		p.KeyLike = pgtype.Text{String: likeEscape(f.Scatter) + "[%" + likeEscape(f.Key) + "%]", Valid: true}
 	}
-	rows, err := s.q.RunNodeListChildrenFiltered(ctx, p)
+	rows, err := s.planned().RunNodeListChildrenFiltered(ctx, p)
 	if err != nil {
 		return nil, fmt.Errorf("load children of %s: %w", f.Scatter, err)
 	}

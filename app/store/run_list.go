@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/ductor/ductor/queries"
@@ -118,7 +119,7 @@ func (s *Store) RunList(ctx context.Context, tenantID uuid.UUID, f RunFilter) ([
 		p.BeforeCreatedAt = &f.Before.CreatedAt
 		p.BeforeID = uuid.NullUUID{UUID: f.Before.ID, Valid: true}
 	}
-	rows, err := s.q.RunList(ctx, p)
+	rows, err := s.planned().RunList(ctx, p)
 	if err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
 	}
@@ -142,7 +143,7 @@ func (s *Store) RunListNewer(ctx context.Context, tenantID uuid.UUID, f RunFilte
 		p.CreatedTo = &f.Before.CreatedAt
 		p.CreatedToID = uuid.NullUUID{UUID: f.Before.ID, Valid: true}
 	}
-	rows, err := s.q.RunListNewer(ctx, p)
+	rows, err := s.planned().RunListNewer(ctx, p)
 	if err != nil {
 		return nil, fmt.Errorf("list newer runs: %w", err)
 	}
@@ -169,7 +170,7 @@ func (s *Store) RunCount(ctx context.Context, tenantID uuid.UUID, f RunFilter, m
 		p.BeforeCreatedAt = &f.Before.CreatedAt
 		p.BeforeID = uuid.NullUUID{UUID: f.Before.ID, Valid: true}
 	}
-	n, err := s.q.RunCount(ctx, p)
+	n, err := s.planned().RunCount(ctx, p)
 	if err != nil {
 		return 0, fmt.Errorf("count runs: %w", err)
 	}
@@ -186,3 +187,22 @@ func runsFromRows(rows []queries.Run) ([]Run, error) {
 	}
 	return out, nil
 }
+
+// customPlans runs each query as an unnamed statement, described and
+// then executed, so Postgres plans it for its parameters every time. The
+// list's queries are one statement for many shapes of filter (a NULL
+// parameter filters nothing): a cached generic plan, which Postgres
+// switches to after five runs of a named statement, would scan a
+// million runs to answer a search that an index answers in a few rows.
+type customPlans struct{ queries.DBTX }
+
+func (c customPlans) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	return c.DBTX.Query(ctx, sql, append([]any{pgx.QueryExecModeDescribeExec}, args...)...)
+}
+
+func (c customPlans) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	return c.DBTX.QueryRow(ctx, sql, append([]any{pgx.QueryExecModeDescribeExec}, args...)...)
+}
+
+// planned is the store's queries run with custom plans.
+func (s *Store) planned() *queries.Queries { return queries.New(customPlans{s.db}) }
