@@ -60,3 +60,13 @@ SELECT count(*) FROM (
       AND (sqlc.narg(before_created_at)::timestamptz IS NULL
            OR (created_at, id) < (sqlc.narg(before_created_at), sqlc.narg(before_id)::uuid))
     LIMIT @max_rows) AS matching;
+
+
+-- name: RunCountEstimate :one
+-- The planner's estimate of how many runs match (ductor_run_estimate),
+-- for a total past the count's cap.
+SELECT ductor_run_estimate(
+    @tenant_id, sqlc.narg(status), sqlc.narg(definition_key), sqlc.narg(definition_keys)::text[], sqlc.narg(subject),
+    sqlc.narg(parent_run_id)::uuid, sqlc.narg(attributes)::jsonb, sqlc.narg(q_subject), sqlc.narg(q_id_from)::uuid,
+    sqlc.narg(q_id_to)::uuid, sqlc.narg(created_from)::timestamptz, sqlc.narg(before_created_at)::timestamptz,
+    sqlc.narg(before_id)::uuid)::bigint AS estimate;

@@ -73,6 +73,53 @@ func (q *Queries) RunCount(ctx context.Context, arg RunCountParams) (int64, erro
 	return count, err
 }
 
+const runCountEstimate = `-- name: RunCountEstimate :one
+SELECT ductor_run_estimate(
+    $1, $2, $3, $4::text[], $5,
+    $6::uuid, $7::jsonb, $8, $9::uuid,
+    $10::uuid, $11::timestamptz, $12::timestamptz,
+    $13::uuid)::bigint AS estimate
+`
+
+type RunCountEstimateParams struct {
+	TenantID        uuid.UUID
+	Status          pgtype.Text
+	DefinitionKey   pgtype.Text
+	DefinitionKeys  []string
+	Subject         pgtype.Text
+	ParentRunID     uuid.NullUUID
+	Attributes      []byte
+	QSubject        pgtype.Text
+	QIDFrom         uuid.NullUUID
+	QIDTo           uuid.NullUUID
+	CreatedFrom     *time.Time
+	BeforeCreatedAt *time.Time
+	BeforeID        uuid.NullUUID
+}
+
+// The planner's estimate of how many runs match (ductor_run_estimate),
+// for a total past the count's cap.
+func (q *Queries) RunCountEstimate(ctx context.Context, arg RunCountEstimateParams) (int64, error) {
+	row := q.db.QueryRow(ctx, runCountEstimate,
+		arg.TenantID,
+		arg.Status,
+		arg.DefinitionKey,
+		arg.DefinitionKeys,
+		arg.Subject,
+		arg.ParentRunID,
+		arg.Attributes,
+		arg.QSubject,
+		arg.QIDFrom,
+		arg.QIDTo,
+		arg.CreatedFrom,
+		arg.BeforeCreatedAt,
+		arg.BeforeID,
+	)
+	var estimate int64
+	err := row.Scan(&estimate)
+	return estimate, err
+}
+
 const runList = `-- name: RunList :many
 
 SELECT tenant_id, id, definition_key, definition_version, manifest_hash, status, reason, subject, search_attributes, parent_run_id, root_run_id, depth, continued_from_run_id, continued_to_run_id, idempotency_key, state, transition_count, record_version, tick_requested, created_at, updated_at, finished_at, input FROM run

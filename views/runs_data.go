@@ -9,16 +9,33 @@ import (
 	"github.com/ductor/ductor/app/store"
 )
 
-// totalText is a count of runs, "more than" when the count stopped at
-// its cap.
-func totalText(n int, capped bool) string {
-	if capped {
-		return "more than " + groupDigits(n) + " runs"
+// totalText is a count of runs, "about" an estimate rounded to two
+// figures.
+func totalText(n int, estimated bool) string {
+	if estimated {
+		return "about " + groupDigits(roundFigures(n, 2)) + " runs"
 	}
 	if n == 1 {
 		return "1 run"
 	}
 	return groupDigits(n) + " runs"
+}
+
+// roundFigures rounds n to its first figures digits: 47,466 → 47,000.
+func roundFigures(n, figures int) int {
+	unit := 1
+	for x := n; x >= 10*pow10(figures-1); x /= 10 {
+		unit *= 10
+	}
+	return (n + unit/2) / unit * unit
+}
+
+func pow10(n int) int {
+	p := 1
+	for range n {
+		p *= 10
+	}
+	return p
 }
 
 // groupDigits writes n with thousands separators: 12,345.

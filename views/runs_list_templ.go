@@ -26,10 +26,10 @@ type RunsData struct {
 	Runs        []store.Run
 	// Now is when the page was made, for the duration of unfinished runs.
 	Now time.Time
-	// Total counts the matching runs up to a cap; TotalCapped says there
-	// are more.
-	Total       int
-	TotalCapped bool
+	// Total counts the matching runs, or estimates them past a cap
+	// (TotalEstimated).
+	Total          int
+	TotalEstimated bool
 	// Paged is set past the first page (the list then does not refresh).
 	Paged                      bool
 	NextURL, PrevURL, FirstURL string
@@ -117,14 +117,14 @@ func RunsPage(s ShellData, d RunsData) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "\" data-capped=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "\" data-estimated=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var6 string
-			templ_7745c5c3_Var6, templ_7745c5c3_Err = templruntime.NewAttributeExpression(boolAttr(d.TotalCapped)).Resolve(ctx)
+			templ_7745c5c3_Var6, templ_7745c5c3_Err = templruntime.NewAttributeExpression(boolAttr(d.TotalEstimated)).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `runs_list.templ`, Line: 46, Col: 129}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `runs_list.templ`, Line: 46, Col: 135}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var6)
 			if templ_7745c5c3_Err != nil {
@@ -135,9 +135,9 @@ func RunsPage(s ShellData, d RunsData) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var7 string
-			templ_7745c5c3_Var7, templ_7745c5c3_Err = templ.JoinStringErrs(totalText(d.Total, d.TotalCapped))
+			templ_7745c5c3_Var7, templ_7745c5c3_Err = templ.JoinStringErrs(totalText(d.Total, d.TotalEstimated))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `runs_list.templ`, Line: 47, Col: 89}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `runs_list.templ`, Line: 47, Col: 92}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var7))
 			if templ_7745c5c3_Err != nil {
@@ -629,9 +629,9 @@ func bulkForm(s ShellData, d RunsData) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var32 string
-		templ_7745c5c3_Var32, templ_7745c5c3_Err = templ.JoinStringErrs(totalText(d.Total, d.TotalCapped))
+		templ_7745c5c3_Var32, templ_7745c5c3_Err = templ.JoinStringErrs(totalText(d.Total, d.TotalEstimated))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `runs_list.templ`, Line: 120, Col: 136}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `runs_list.templ`, Line: 120, Col: 139}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var32))
 		if templ_7745c5c3_Err != nil {

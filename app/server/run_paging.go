@@ -110,5 +110,17 @@ func cursorParam(v string) (*pageCursor, error) {
 	return &c, nil
 }
 
-// Totals: a count stops at countCap, and the list says "more than".
-const countCap = 10_000
+// countCap is where a total stops being counted: past it, the list shows
+// the planner's estimate.
+const countCap = 1_000
+
+// runTotal counts the runs f matches exactly up to countCap and past it
+// asks the planner: the total, and whether it is an estimate.
+func runTotal(ctx context.Context, s *store.Store, tenantID uuid.UUID, f store.RunFilter) (int, bool, error) {
+	n, err := s.RunCount(ctx, tenantID, f, countCap+1)
+	if err != nil || n <= countCap {
+		return n, false, err
+	}
+	est, err := s.RunEstimate(ctx, tenantID, f)
+	return max(est, n), true, err
+}

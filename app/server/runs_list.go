@@ -18,7 +18,8 @@ const (
 // handleRunList lists runs newest first with the list's filters (see
 // RunQuery), paged by opaque cursors (next_cursor older, prev_cursor
 // newer), as summaries (see RunSummaryJSON); ?count=true adds the total,
-// counted up to 10,000 (total_capped says there are more).
+// counted up to 1,000 and estimated by the planner past that
+// (total_estimated).
 func handleRunList(s *store.Store) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx := c.Request().Context()
@@ -54,11 +55,11 @@ func handleRunList(s *store.Store) echo.HandlerFunc {
 			resp["prev_cursor"] = page.Prev
 		}
 		if c.QueryParam("count") == "true" {
-			n, err := s.RunCount(ctx, tenantOf(c), f, countCap+1)
+			n, estimated, err := runTotal(ctx, s, tenantOf(c), f)
 			if err != nil {
 				return err
 			}
-			resp["total"], resp["total_capped"] = min(n, countCap), n > countCap
+			resp["total"], resp["total_estimated"] = n, estimated
 		}
 		out := make([]RunSummaryJSON, len(page.Runs))
 		for i, r := range page.Runs {

@@ -22,7 +22,8 @@ const (
 )
 
 // handleRunsPage lists the tenant's runs newest first with the list's
-// filters (RunQuery) and its total (counted up to 10,000), paged by
+// filters (RunQuery) and its total (counted up to 1,000, estimated past
+// that), paged by
 // keyset cursors both ways: every page is one indexed range scan, however
 // many runs the tenant has. Operators select runs, or every run the
 // filter matches, for a bulk cancel or retry.
@@ -77,8 +78,7 @@ func loadRunsPage(c echo.Context, s *store.Store, d *views.RunsData) error {
 		d.FirstURL = "/t/" + slug + "/runs?" + filterQuery(d.Query).Encode()
 	}
 	d.Filter = filterQuery(d.Query).Encode()
-	n, err := s.RunCount(ctx, v.Tenant.ID, f, countCap+1)
-	d.Total, d.TotalCapped = min(n, countCap), n > countCap
+	d.Total, d.TotalEstimated, err = runTotal(ctx, s, v.Tenant.ID, f)
 	return err
 }
 

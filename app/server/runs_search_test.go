@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -70,13 +71,44 @@ func TestRunsPageSearchesCountsAndPagesBack(t *testing.T) {
 	wantPage(t, "bad match", b.get(b.viewer, "/runs?definition=x&definition_match=sounds-like"), http.StatusBadRequest, `id="filter-error"`)
 
 	code, list := b.api(t, "/api/v1/runs?count=true&q=order-&limit=10")
-	if code != 200 || list["total"] != 55.0 || list["total_capped"] != false || list["next_cursor"] == nil {
-		t.Errorf("API list with count = %d %v %v", code, list["total"], list["total_capped"])
+	if code != 200 || list["total"] != 55.0 || list["total_estimated"] != false || list["next_cursor"] == nil {
+		t.Errorf("API list with count = %d %v %v", code, list["total"], list["total_estimated"])
 	}
 	_, older := b.api(t, "/api/v1/runs?q=order-&limit=10&cursor="+list["next_cursor"].(string))
 	_, newer := b.api(t, "/api/v1/runs?q=order-&limit=10&cursor="+older["prev_cursor"].(string))
 	if !sameSet(ids(newer), ids(list)) {
 		t.Errorf("prev_cursor of the second page gives %v, want the first page %v", ids(newer), ids(list))
+	}
+}
+
+// Past a thousand runs the total is the planner's estimate, rounded and
+// said to be one.
+func TestRunsTotalIsEstimatedWhenLarge(t *testing.T) {
+	t.Parallel()
+	b := setupDashboard(t)
+	ctx := t.Context()
+	db := b.store.DB()
+	if _, err := db.Exec(ctx, `INSERT INTO run (tenant_id, id, definition_key, definition_version, manifest_hash, status, root_run_id, state, input)
+		SELECT $1, g.id, 'bulk', 1, 'h', 'succeeded', g.id, jsonb_build_object('id', g.id, 'status', 'succeeded'), 'null'
+		FROM generate_series(1, 2500) AS i, LATERAL (SELECT gen_random_uuid() AS id, i) AS g`, b.tenant.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(ctx, "ANALYZE run"); err != nil {
+		t.Fatal(err)
+	}
+	page := b.get(b.viewer, "/runs")
+	m := regexp.MustCompile(`id="runs-total">about ([0-9,]+) runs`).FindStringSubmatch(page.body)
+	if m == nil {
+		t.Fatalf("2,500 runs: the total is not an estimate: %.300s", page.body)
+	}
+	if n, _ := strconv.Atoi(strings.ReplaceAll(m[1], ",", "")); n < 1500 || n > 4000 {
+		t.Errorf("2,500 runs estimated at %d", n)
+	}
+	if code, list := b.api(t, "/api/v1/runs?count=true&limit=1"); code != 200 || list["total_estimated"] != true {
+		t.Errorf("API count = %d %v %v", code, list["total"], list["total_estimated"])
+	}
+	if code, list := b.api(t, "/api/v1/runs?count=true&limit=1&status=failed"); code != 200 || list["total"] != 0.0 || list["total_estimated"] != false {
+		t.Errorf("API count of none = %d %v %v", code, list["total"], list["total_estimated"])
 	}
 }
 

@@ -206,3 +206,26 @@ func (c customPlans) QueryRow(ctx context.Context, sql string, args ...any) pgx.
 
 // planned is the store's queries run with custom plans.
 func (s *Store) planned() *queries.Queries { return queries.New(customPlans{s.db}) }
+
+// RunEstimate is the planner's estimate of how many runs match f: what
+// a total past RunCount's cap shows, for the cost of a plan.
+func (s *Store) RunEstimate(ctx context.Context, tenantID uuid.UUID, f RunFilter) (int, error) {
+	a, err := f.args()
+	if err != nil {
+		return 0, err
+	}
+	p := queries.RunCountEstimateParams{
+		TenantID: tenantID, Status: a.status, DefinitionKey: a.definition, DefinitionKeys: a.definitions,
+		Subject: a.subject, ParentRunID: a.parent, Attributes: a.attributes, QSubject: a.qSubject,
+		QIDFrom: a.qFrom, QIDTo: a.qTo, CreatedFrom: a.from,
+	}
+	if f.Before != nil {
+		p.BeforeCreatedAt = &f.Before.CreatedAt
+		p.BeforeID = uuid.NullUUID{UUID: f.Before.ID, Valid: true}
+	}
+	n, err := s.q.RunCountEstimate(ctx, p)
+	if err != nil {
+		return 0, fmt.Errorf("estimate runs: %w", err)
+	}
+	return int(n), nil
+}

@@ -13,14 +13,14 @@ function picks() {
 
 function selection() {
   if ($("select-matching") && $("select-matching").checked) {
-    return { n: Number(page.dataset.total), all: true, capped: page.dataset.capped === "true" };
+    return { n: Number(page.dataset.total), all: true, estimated: page.dataset.estimated === "true" };
   }
   return { n: picks().filter((p) => p.checked).length, all: false };
 }
 
 function runsText(s) {
   const n = s.n.toLocaleString("en-US");
-  if (s.all) return `${s.capped ? "more than " + n : "all " + n} run${s.n === 1 ? "" : "s"} matching this filter`;
+  if (s.all) return `${s.estimated ? "about " + n : "all " + n} run${s.n === 1 ? "" : "s"} matching this filter`;
   return `${n} selected run${s.n === 1 ? "" : "s"}`;
 }
 
@@ -68,7 +68,7 @@ async function refresh() {
     const fresh = doc.getElementById("runs-page");
     if (fresh) {
       page.dataset.total = fresh.dataset.total;
-      page.dataset.capped = fresh.dataset.capped;
+      page.dataset.estimated = fresh.dataset.estimated;
     }
     page.dataset.refreshed = String(Number(page.dataset.refreshed || 0) + 1);
     update();
