@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -135,10 +136,14 @@ steps:
 		note();
 		new MutationObserver(note).observe(document.getElementById("node-region"), { childList: true, subtree: true });
 	})()`))
-	waitFor(t, ctx, "every child to succeed, live", `(() => {
+	waitAPI(t, p, "/runs/"+id, "the run to succeed", func(r map[string]any) bool { return r["status"] == "succeeded" })
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`(() => {
 		const c = document.querySelector('#children-counts [data-count="succeeded"]');
 		return c && c.textContent === "succeeded 24" && document.getElementById("run-status").textContent === "succeeded" && window.notReloaded;
-	})()`)
+	})()`, chromedp.WithPollingTimeout(15*time.Second))); err != nil {
+		state, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify({counts: document.getElementById("children-counts").textContent, status: document.getElementById("run-status").textContent, live: document.getElementById("inspector").dataset.live, reloaded: !window.notReloaded, seen: [...window.seen]})`))
+		t.Fatalf("the page did not follow the run: %s", state)
+	}
 	if n := jsNum(ctx, t, `window.seen.size`); n < 3 {
 		t.Errorf("the succeeded count took %v values while the page was open, want it to move", n)
 	}
@@ -249,6 +254,7 @@ func TestBulkCancelByFilterInChromium(t *testing.T) {
 	run(t, ctx, "search the runs", chromedp.Navigate(p.BaseURL+"/t/dev/runs"),
 		chromedp.SendKeys(chromedp.CSS("#filter-q"), "bulk-"),
 		chromedp.Click(chromedp.CSS("#apply-filters")),
+		chromedp.WaitReady(chromedp.CSS(`#filter-q[value="bulk-"]`)), // the filtered page, not the one before
 		chromedp.WaitVisible(chromedp.CSS("#select-matching")))
 	if got := text(t, ctx, "#runs-total"); got != "120 runs" {
 		t.Fatalf("the search counts %q", got)

@@ -2,6 +2,7 @@ package views
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -36,9 +37,11 @@ type RunGraph struct {
 	Nodes         []GraphNode
 	Edges         []GraphEdge
 	Width, Height int
-	// Layout is lr or tb; Depth the number of layers.
+	// Layout is lr or tb; Depth the number of layers, Bands the columns
+	// a deep top-to-bottom graph is cut into.
 	Layout string
 	Depth  int
+	Bands  int
 }
 
 // GraphNode is one step's box.
@@ -90,6 +93,8 @@ type layout struct {
 	gaps    []int // gap after each layer
 	pos     map[string][2]int
 	layerOf map[string]int
+	// perBand and bandWidth shape the columns of a banded layout.
+	perBand, bandWidth int
 }
 
 // layerGaps widens the gap after a layer to fit its edges' labels.
@@ -121,20 +126,38 @@ func (l *layout) layerGaps(layers [][]string) []int {
 	return gaps
 }
 
-// place puts every box: layers along the flow, centred across it.
+// place puts every box: layers along the flow, centred across it. A
+// deep graph laid out top to bottom is cut into columns of layers side by
+// side (bands), read like a newspaper, so it fits a wide box instead of
+// making a thin strip; its rows share one gap, so a label in a gap never
+// meets a box of the next column.
 func (l *layout) place(g *RunGraph, layers [][]string, preds map[string][]string) {
 	across := 0
 	for _, layer := range layers {
 		across = max(across, len(layer))
 	}
-	along := graphPad + tagRoom(l.m)
+	top := graphPad + tagRoom(l.m)
 	boxAlong, boxAcross, rowGap := graphNodeW, graphNodeH, graphRowGap
 	if l.tb {
 		boxAlong, boxAcross, rowGap = graphNodeH, graphNodeW, graphGap/2
 	}
+	bandWidth := across*(boxAcross+rowGap) - rowGap
+	perBand := len(layers)
+	if l.tb && len(layers) > deepLayers {
+		perBand = l.bandSize(len(layers), bandWidth)
+		gap := slices.Max(l.gaps)
+		for i := range l.gaps {
+			l.gaps[i] = gap
+		}
+	}
+	along := top
 	for li, layer := range layers {
+		band := li / perBand
+		if li%perBand == 0 {
+			along = top
+		}
 		orderLayer(layer, preds, l.pos, l.tb)
-		offset := (across - len(layer)) * (boxAcross + rowGap) / 2
+		offset := band*(bandWidth+graphGap) + (across-len(layer))*(boxAcross+rowGap)/2
 		for i, ref := range layer {
 			a, c := along, graphPad+offset+i*(boxAcross+rowGap)
 			x, y := a, c
@@ -148,6 +171,26 @@ func (l *layout) place(g *RunGraph, layers [][]string, preds map[string][]string
 		}
 		along += boxAlong + l.gaps[li]
 	}
+	g.Bands = (len(layers) + perBand - 1) / max(perBand, 1)
+	l.perBand, l.bandWidth = perBand, bandWidth
+}
+
+// bandSize is how many layers a column of a deep top-to-bottom graph
+// holds: the number whose columns make the graph about twice as wide as
+// tall, the shape of the box it is shown in.
+func (l *layout) bandSize(depth, bandWidth int) int {
+	const aim = 2.0
+	best, bestOff := depth, math.Inf(1)
+	row := graphNodeH + slices.Max(l.gaps)
+	for bands := 1; bands <= depth; bands++ {
+		per := (depth + bands - 1) / bands
+		w := float64(bands*bandWidth + (bands-1)*graphGap)
+		h := float64(per * row)
+		if off := math.Abs(math.Log(w / h / aim)); off < bestOff {
+			best, bestOff = per, off
+		}
+	}
+	return best
 }
 
 func (l *layout) box(ref string, x, y int) GraphNode {
@@ -200,9 +243,18 @@ func (l *layout) edge(e definition.Edge, k, n int) GraphEdge {
 		x2, y2 := to[0]+graphNodeW/2, to[1]
 		xm, ym := x1+shift, y1+20+k*labelLine // labels one under another
 		ym = min(ym, y1+gap-12)
-		out.Path = fmt.Sprintf("M%d,%d C%d,%d %d,%d %d,%d C%d,%d %d,%d %d,%d",
-			x1, y1, x1, y1+8, xm, ym-12, xm, ym, xm, ym+max(20, (y2-ym)/2), x2, y2-max(20, (y2-ym)/2), x2, y2)
+		out.Path = fmt.Sprintf("M%d,%d C%d,%d %d,%d %d,%d ", x1, y1, x1, y1+8, xm, ym-12, xm, ym)
 		out.LabelX, out.LabelY = xm, ym+4
+		if band := l.layerOf[e.From] / l.perBand; band != l.layerOf[e.To]/l.perBand {
+			// To a later column: along the gap below, up the channel
+			// between the columns, along the gap above the target.
+			ch := graphPad + (band+1)*(l.bandWidth+graphGap) - graphGap/2
+			above := y2 - min(gap/2, 10)
+			out.Path += fmt.Sprintf("L%d,%d L%d,%d L%d,%d L%d,%d", ch, ym, ch, above, x2, above, x2, y2)
+			return out
+		}
+		reach := max(20, (y2-ym)/2)
+		out.Path += fmt.Sprintf("C%d,%d %d,%d %d,%d", xm, ym+reach, x2, y2-reach, x2, y2)
 		return out
 	}
 	x1, y1 := from[0]+graphNodeW, from[1]+graphNodeH/2

@@ -1,5 +1,6 @@
 // A bulk operation's page: its progress bar and counts follow the batch
-// until it finishes, then the page reloads to list what could not be done.
+// until it finishes; then the page reloads when there are runs it could
+// not act on, to list them.
 
 const root = document.getElementById("batch");
 const POLL_MS = 500;
@@ -18,7 +19,10 @@ async function poll() {
       const st = document.getElementById("batch-status");
       st.textContent = b.status;
       if (b.status !== "running") {
-        location.reload();
+        st.className = "status " + (b.failed ? "wait" : "succeeded");
+        document.getElementById("batch-finished").textContent = b.finished_at ? new Date(b.finished_at).toISOString().replace("T", " ").slice(0, 23) : "–";
+        root.dataset.finished = "true";
+        if (b.failed) location.reload();
         return;
       }
     }

@@ -11,6 +11,9 @@ export function graphView(wrap, svg, buttons) {
   const full = svg.viewBox.baseVal;
   const size = { w: full.width, h: full.height };
   const v = { x: 0, y: 0, k: 1 }; // view origin in graph units, scale
+  // The box is as tall as the graph at actual size needs, up to its
+  // maximum; a small graph gets a small box.
+  wrap.style.setProperty("--graph-h", `${Math.ceil(size.h) + 16}px`);
   wrap.classList.add("zoomable");
   svg.removeAttribute("width");
   svg.removeAttribute("height");

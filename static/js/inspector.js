@@ -77,9 +77,18 @@ function busy(el) {
   if (el.contains(document.activeElement) && document.activeElement !== document.body) return true;
   for (const f of el.querySelectorAll("input, textarea, select")) {
     if (f.type === "hidden") continue;
-    if (f.type === "checkbox" || f.type === "radio" ? f.checked !== f.defaultChecked : f.value !== f.defaultValue) return true;
+    if (changed(f)) return true;
   }
   return false;
+}
+
+function changed(f) {
+  if (f.tagName === "SELECT") {
+    const def = [...f.options].findIndex((o) => o.defaultSelected);
+    return f.selectedIndex !== Math.max(def, 0); // no option marked: the first is the default
+  }
+  if (f.type === "checkbox" || f.type === "radio") return f.checked !== f.defaultChecked;
+  return f.value !== f.defaultValue;
 }
 
 function swap(doc) {

@@ -62,7 +62,7 @@ function render(g, model) {
   const parts = ['<g class="edges">'];
   const parallel = new Map();
   const tb = g.laid.dir === "tb";
-  for (const e of edges) parts.push(edgeSVG(e, pos, model, parallel, tb));
+  for (const e of edges) parts.push(edgeSVG(e, pos, model, parallel, tb, g.laid));
   parts.push("</g>", '<g class="junctions">', junctionsSVG(edges, pos, model, tb), "</g>", '<g class="nodes">');
   for (const n of nodes) parts.push(nodeSVG(n, pos.get(n.id), model, tb));
   g.svg.dataset.layout = g.laid.dir;
@@ -71,10 +71,11 @@ function render(g, model) {
   applyView(g);
 }
 
-function edgeGeometry(e, pos, tb) {
+function edgeGeometry(e, pos, tb, laid) {
   const a = pos.get(e.from);
   const b = pos.get(e.to);
   if (!a || !b) return null;
+  if (tb && laid.per && Math.floor(a.layer / laid.per) !== Math.floor(b.layer / laid.per)) return edgeAcross(a, b, laid);
   if (tb) return edgeDown(e, a, b);
   let sx = a.x + NODE_W;
   const sy = a.y + NODE_H / 2;
@@ -90,6 +91,20 @@ function edgeGeometry(e, pos, tb) {
   const p = [[sx, sy], [sx + dx, sy + dy], [tx - dx, ty + dy], [tx, ty]];
   const mid = [0, 1].map((k) => 0.125 * p[0][k] + 0.375 * p[1][k] + 0.375 * p[2][k] + 0.125 * p[3][k]);
   return { d: lead ? `${lead}C${p[1]},${p[2]},${p[3]}` : `M${sx},${sy} C${p[1]},${p[2]},${p[3]}`, mid };
+}
+
+// edgeAcross is an edge of a top-to-bottom layout to a later column:
+// along the gap below its source, up the channel between the columns,
+// along the gap above its target.
+function edgeAcross(a, b, laid) {
+  const sx = a.x + NODE_W / 2;
+  const sy = a.y + NODE_H;
+  const tx = b.x + NODE_W / 2;
+  const band = Math.floor(a.layer / laid.per);
+  const ch = (band + 1) * (laid.bandW + 96) - 48;
+  const below = sy + 20;
+  const above = b.y - 14;
+  return { d: `M${sx},${sy} L${sx},${below} L${ch},${below} L${ch},${above} L${tx},${above} L${tx},${b.y}`, mid: [sx + (ch - sx) / 2, below - 4] };
 }
 
 // edgeDown is an edge of a top-to-bottom layout: from the bottom of its
@@ -111,8 +126,8 @@ function edgeDown(e, a, b) {
   return { d: lead ? `${lead}C${p[1]},${p[2]},${p[3]}` : `M${sx},${sy} C${p[1]},${p[2]},${p[3]}`, mid: [lx, sy + 16] };
 }
 
-function edgeSVG(e, pos, model, parallel, tb) {
-  const geo = edgeGeometry(e, pos, tb);
+function edgeSVG(e, pos, model, parallel, tb, laid) {
+  const geo = edgeGeometry(e, pos, tb, laid);
   if (!geo) return "";
   const pair = `${e.from}>${e.to}`;
   const nth = parallel.get(pair) || 0;

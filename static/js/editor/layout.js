@@ -120,20 +120,48 @@ function place(layers) {
   };
 }
 
-// placeDown puts the layers one under another, each centred across.
+// placeDown puts the layers one under another, each centred across; a
+// graph deeper than DEEP is cut into columns of layers side by side, so
+// it fits the pane instead of making a thin strip.
 function placeDown(layers) {
   const widest = Math.max(1, ...layers.map((l) => l.length));
   const gapX = GAP_Y + 10;
   const gapY = GAP_X * 0.6;
+  const bandW = widest * (NODE_W + gapX) - gapX;
+  const per = layers.length > DEEP ? bandSize(layers.length, bandW, NODE_H + gapY) : layers.length;
   const pos = new Map();
   layers.forEach((layer, li) => {
-    const offset = ((widest - layer.length) * (NODE_W + gapX)) / 2;
-    layer.forEach((id, i) => pos.set(id, { x: offset + i * (NODE_W + gapX), y: li * (NODE_H + gapY), layer: li }));
+    const band = Math.floor(li / per);
+    const offset = band * (bandW + GAP_X) + ((widest - layer.length) * (NODE_W + gapX)) / 2;
+    layer.forEach((id, i) => pos.set(id, { x: offset + i * (NODE_W + gapX), y: (li % per) * (NODE_H + gapY), layer: li }));
   });
+  const bands = Math.ceil(layers.length / per);
   return {
     pos,
     dir: "tb",
-    width: widest * (NODE_W + gapX) - gapX,
-    height: Math.max(NODE_H, layers.length * (NODE_H + gapY) - gapY),
+    bands,
+    per,
+    bandW,
+    width: bands * bandW + (bands - 1) * GAP_X,
+    height: Math.max(NODE_H, Math.min(per, layers.length) * (NODE_H + gapY) - gapY),
   };
+}
+
+// bandSize is how many layers a column holds: the number whose columns
+// make the graph about as wide as tall times ASPECT, the pane's shape.
+const ASPECT = 1.6;
+
+function bandSize(depth, bandW, rowH) {
+  let best = depth;
+  let off = Infinity;
+  for (let bands = 1; bands <= depth; bands++) {
+    const per = Math.ceil(depth / bands);
+    const w = bands * bandW + (bands - 1) * GAP_X;
+    const o = Math.abs(Math.log(w / (per * rowH) / ASPECT));
+    if (o < off) {
+      best = per;
+      off = o;
+    }
+  }
+  return best;
 }
