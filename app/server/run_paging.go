@@ -78,10 +78,6 @@ func encodePageCursor(r store.Run, newer bool) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(raw))
 }
 
-func encodeCursor(rc store.RunCursor) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(fmt.Sprintf("%d:%s", rc.CreatedAt.UnixMicro(), rc.ID)))
-}
-
 func decodeCursor(s string) (pageCursor, error) {
 	bad := apperr.New(apperr.Invalid, "malformed cursor")
 	raw, err := base64.RawURLEncoding.DecodeString(s)
