@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -15,16 +16,23 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	err := cli.Run(ctx, os.Args[1:], cli.Env{Getenv: os.Getenv, Stdout: os.Stdout, Stderr: os.Stderr})
-	if errors.Is(err, flag.ErrHelp) {
-		return
+	code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run runs the command and says how it went: 0, 1 for a failure, 2 for
+// a mistake in the command line. Errors are one line on stderr, prefixed
+// "ductor: ".
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	err := cli.Run(ctx, args, cli.Env{Getenv: getenv, Stdout: stdout, Stderr: stderr})
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp), errors.Is(err, context.Canceled):
+		return 0
+	case errors.Is(err, cli.ErrUsage):
+		fmt.Fprintln(stderr, "ductor:", err)
+		return 2
 	}
-	if err != nil && !errors.Is(err, context.Canceled) {
-		fmt.Fprintln(os.Stderr, "ductor:", err)
-		if errors.Is(err, cli.ErrUsage) {
-			os.Exit(2)
-		}
-		os.Exit(1)
-	}
+	fmt.Fprintln(stderr, "ductor:", err)
+	return 1
 }

@@ -31,6 +31,9 @@ func TestDevWithOwnPostgres(t *testing.T) {
 	if code, body := get(t, first.BaseURL+"/api/v1/whoami", key); code != 200 || !strings.Contains(body, `"scopes":["admin"]`) {
 		t.Fatalf("whoami with the dev key = %d %s", code, body)
 	}
+	if b, err := os.ReadFile(filepath.Join(dir, "database-url")); err != nil || !strings.HasPrefix(string(b), "postgres") {
+		t.Fatalf("dev saved no database URL beside its key: %q, %v", b, err)
+	}
 	port := readPort(t, dir)
 	if err := first.Stop(t); err != nil {
 		t.Fatalf("dev returned %v on Ctrl-C", err)

@@ -1,10 +1,19 @@
 -- name: BridgeTaskInsertMany :exec
--- A re-executed tick or sweep inserts nothing twice.
-INSERT INTO bridge_task (tenant_id, run_id, node, generation, attempt, queue, handler, input, idempotency_key, timeout_ms)
-SELECT unnest(@tenant_ids::uuid[]), unnest(@run_ids::uuid[]), unnest(@nodes::text[]),
-       unnest(@generations::integer[]), unnest(@attempts::integer[]), unnest(@queues::text[]),
-       unnest(@handlers::text[]), unnest(@inputs::jsonb[]), unnest(@idempotency_keys::text[]),
-       unnest(@timeout_ms::bigint[])
+-- A re-executed tick or sweep inserts nothing twice. start_by is the
+-- database's clock plus schedule_to_start (none when 0); an empty
+-- traceparent or tracestate is stored as none.
+INSERT INTO bridge_task (tenant_id, run_id, node, generation, attempt, queue, handler, input, idempotency_key, timeout_ms,
+                         schedule_to_start_ms, start_by, traceparent, tracestate)
+SELECT t.tenant_id, t.run_id, t.node, t.generation, t.attempt, t.queue, t.handler, t.input, t.idempotency_key, t.timeout_ms,
+       t.schedule_to_start_ms,
+       CASE WHEN t.schedule_to_start_ms > 0 THEN ductor_now() + make_interval(secs => t.schedule_to_start_ms / 1000.0) END,
+       NULLIF(t.traceparent, ''), NULLIF(t.tracestate, '')
+FROM (SELECT unnest(@tenant_ids::uuid[]) AS tenant_id, unnest(@run_ids::uuid[]) AS run_id, unnest(@nodes::text[]) AS node,
+             unnest(@generations::integer[]) AS generation, unnest(@attempts::integer[]) AS attempt,
+             unnest(@queues::text[]) AS queue, unnest(@handlers::text[]) AS handler, unnest(@inputs::jsonb[]) AS input,
+             unnest(@idempotency_keys::text[]) AS idempotency_key, unnest(@timeout_ms::bigint[]) AS timeout_ms,
+             unnest(@schedule_to_start_ms::bigint[]) AS schedule_to_start_ms,
+             unnest(@traceparents::text[]) AS traceparent, unnest(@tracestates::text[]) AS tracestate) t
 ON CONFLICT DO NOTHING;
 
 -- name: BridgeTaskClaim :many
@@ -68,3 +77,22 @@ WHERE (tenant_id, id) IN (
 -- A tenant's bridge tasks not yet finished, claimed or not: they count
 -- against its concurrency cap like its step jobs.
 SELECT count(*) FROM bridge_task WHERE tenant_id = @tenant_id;
+
+-- name: BridgeTaskClaimUnstarted :many
+-- Removes up to max_rows tasks that no worker claimed by their start_by,
+-- by the database's clock, for the sweep to fail them as no_worker.
+DELETE FROM bridge_task
+WHERE (tenant_id, id) IN (
+    SELECT u.tenant_id, u.id FROM bridge_task u
+    WHERE u.token IS NULL AND u.start_by < ductor_now()
+    ORDER BY u.start_by
+    LIMIT @max_rows
+    FOR UPDATE SKIP LOCKED)
+RETURNING tenant_id, run_id, node, generation, attempt, queue, handler, schedule_to_start_ms;
+
+-- name: BridgeTaskListUnclaimed :many
+-- The tasks of the named nodes of a run that wait for a worker, for the
+-- nodes to show it.
+SELECT node, generation, attempt, queue, handler, created_at, start_by
+FROM bridge_task
+WHERE tenant_id = @tenant_id AND run_id = @run_id AND node = ANY (@nodes::text[]) AND token IS NULL;

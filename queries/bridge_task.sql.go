@@ -30,7 +30,7 @@ WHERE (t.tenant_id, t.id) IN (
     ORDER BY w.created_at
     LIMIT $7
     FOR UPDATE SKIP LOCKED)
-RETURNING tenant_id, run_id, node, generation, attempt, id, queue, handler, input, idempotency_key, timeout_ms, created_at, worker_id, token, claimed_at, deadline, lease_until
+RETURNING tenant_id, run_id, node, generation, attempt, id, queue, handler, input, idempotency_key, timeout_ms, created_at, worker_id, token, claimed_at, deadline, lease_until, schedule_to_start_ms, start_by, traceparent, tracestate
 `
 
 type BridgeTaskClaimParams struct {
@@ -81,6 +81,63 @@ func (q *Queries) BridgeTaskClaim(ctx context.Context, arg BridgeTaskClaimParams
 			&i.ClaimedAt,
 			&i.Deadline,
 			&i.LeaseUntil,
+			&i.ScheduleToStartMs,
+			&i.StartBy,
+			&i.Traceparent,
+			&i.Tracestate,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const bridgeTaskClaimUnstarted = `-- name: BridgeTaskClaimUnstarted :many
+DELETE FROM bridge_task
+WHERE (tenant_id, id) IN (
+    SELECT u.tenant_id, u.id FROM bridge_task u
+    WHERE u.token IS NULL AND u.start_by < ductor_now()
+    ORDER BY u.start_by
+    LIMIT $1
+    FOR UPDATE SKIP LOCKED)
+RETURNING tenant_id, run_id, node, generation, attempt, queue, handler, schedule_to_start_ms
+`
+
+type BridgeTaskClaimUnstartedRow struct {
+	TenantID          uuid.UUID
+	RunID             uuid.UUID
+	Node              string
+	Generation        int32
+	Attempt           int32
+	Queue             string
+	Handler           string
+	ScheduleToStartMs int64
+}
+
+// Removes up to max_rows tasks that no worker claimed by their start_by,
+// by the database's clock, for the sweep to fail them as no_worker.
+func (q *Queries) BridgeTaskClaimUnstarted(ctx context.Context, maxRows int32) ([]BridgeTaskClaimUnstartedRow, error) {
+	rows, err := q.db.Query(ctx, bridgeTaskClaimUnstarted, maxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []BridgeTaskClaimUnstartedRow{}
+	for rows.Next() {
+		var i BridgeTaskClaimUnstartedRow
+		if err := rows.Scan(
+			&i.TenantID,
+			&i.RunID,
+			&i.Node,
+			&i.Generation,
+			&i.Attempt,
+			&i.Queue,
+			&i.Handler,
+			&i.ScheduleToStartMs,
 		); err != nil {
 			return nil, err
 		}
@@ -199,7 +256,7 @@ func (q *Queries) BridgeTaskExtend(ctx context.Context, arg BridgeTaskExtendPara
 }
 
 const bridgeTaskGetForUpdate = `-- name: BridgeTaskGetForUpdate :one
-SELECT bridge_task.tenant_id, bridge_task.run_id, bridge_task.node, bridge_task.generation, bridge_task.attempt, bridge_task.id, bridge_task.queue, bridge_task.handler, bridge_task.input, bridge_task.idempotency_key, bridge_task.timeout_ms, bridge_task.created_at, bridge_task.worker_id, bridge_task.token, bridge_task.claimed_at, bridge_task.deadline, bridge_task.lease_until, coalesce(lease_until > now(), false)::bool AS live
+SELECT bridge_task.tenant_id, bridge_task.run_id, bridge_task.node, bridge_task.generation, bridge_task.attempt, bridge_task.id, bridge_task.queue, bridge_task.handler, bridge_task.input, bridge_task.idempotency_key, bridge_task.timeout_ms, bridge_task.created_at, bridge_task.worker_id, bridge_task.token, bridge_task.claimed_at, bridge_task.deadline, bridge_task.lease_until, bridge_task.schedule_to_start_ms, bridge_task.start_by, bridge_task.traceparent, bridge_task.tracestate, coalesce(lease_until > now(), false)::bool AS live
 FROM bridge_task
 WHERE tenant_id = $1 AND id = $2
 FOR UPDATE
@@ -237,34 +294,50 @@ func (q *Queries) BridgeTaskGetForUpdate(ctx context.Context, arg BridgeTaskGetF
 		&i.BridgeTask.ClaimedAt,
 		&i.BridgeTask.Deadline,
 		&i.BridgeTask.LeaseUntil,
+		&i.BridgeTask.ScheduleToStartMs,
+		&i.BridgeTask.StartBy,
+		&i.BridgeTask.Traceparent,
+		&i.BridgeTask.Tracestate,
 		&i.Live,
 	)
 	return i, err
 }
 
 const bridgeTaskInsertMany = `-- name: BridgeTaskInsertMany :exec
-INSERT INTO bridge_task (tenant_id, run_id, node, generation, attempt, queue, handler, input, idempotency_key, timeout_ms)
-SELECT unnest($1::uuid[]), unnest($2::uuid[]), unnest($3::text[]),
-       unnest($4::integer[]), unnest($5::integer[]), unnest($6::text[]),
-       unnest($7::text[]), unnest($8::jsonb[]), unnest($9::text[]),
-       unnest($10::bigint[])
+INSERT INTO bridge_task (tenant_id, run_id, node, generation, attempt, queue, handler, input, idempotency_key, timeout_ms,
+                         schedule_to_start_ms, start_by, traceparent, tracestate)
+SELECT t.tenant_id, t.run_id, t.node, t.generation, t.attempt, t.queue, t.handler, t.input, t.idempotency_key, t.timeout_ms,
+       t.schedule_to_start_ms,
+       CASE WHEN t.schedule_to_start_ms > 0 THEN ductor_now() + make_interval(secs => t.schedule_to_start_ms / 1000.0) END,
+       NULLIF(t.traceparent, ''), NULLIF(t.tracestate, '')
+FROM (SELECT unnest($1::uuid[]) AS tenant_id, unnest($2::uuid[]) AS run_id, unnest($3::text[]) AS node,
+             unnest($4::integer[]) AS generation, unnest($5::integer[]) AS attempt,
+             unnest($6::text[]) AS queue, unnest($7::text[]) AS handler, unnest($8::jsonb[]) AS input,
+             unnest($9::text[]) AS idempotency_key, unnest($10::bigint[]) AS timeout_ms,
+             unnest($11::bigint[]) AS schedule_to_start_ms,
+             unnest($12::text[]) AS traceparent, unnest($13::text[]) AS tracestate) t
 ON CONFLICT DO NOTHING
 `
 
 type BridgeTaskInsertManyParams struct {
-	TenantIds       []uuid.UUID
-	RunIds          []uuid.UUID
-	Nodes           []string
-	Generations     []int32
-	Attempts        []int32
-	Queues          []string
-	Handlers        []string
-	Inputs          [][]byte
-	IdempotencyKeys []string
-	TimeoutMs       []int64
+	TenantIds         []uuid.UUID
+	RunIds            []uuid.UUID
+	Nodes             []string
+	Generations       []int32
+	Attempts          []int32
+	Queues            []string
+	Handlers          []string
+	Inputs            [][]byte
+	IdempotencyKeys   []string
+	TimeoutMs         []int64
+	ScheduleToStartMs []int64
+	Traceparents      []string
+	Tracestates       []string
 }
 
-// A re-executed tick or sweep inserts nothing twice.
+// A re-executed tick or sweep inserts nothing twice. start_by is the
+// database's clock plus schedule_to_start (none when 0); an empty
+// traceparent or tracestate is stored as none.
 func (q *Queries) BridgeTaskInsertMany(ctx context.Context, arg BridgeTaskInsertManyParams) error {
 	_, err := q.db.Exec(ctx, bridgeTaskInsertMany,
 		arg.TenantIds,
@@ -277,6 +350,61 @@ func (q *Queries) BridgeTaskInsertMany(ctx context.Context, arg BridgeTaskInsert
 		arg.Inputs,
 		arg.IdempotencyKeys,
 		arg.TimeoutMs,
+		arg.ScheduleToStartMs,
+		arg.Traceparents,
+		arg.Tracestates,
 	)
 	return err
+}
+
+const bridgeTaskListUnclaimed = `-- name: BridgeTaskListUnclaimed :many
+SELECT node, generation, attempt, queue, handler, created_at, start_by
+FROM bridge_task
+WHERE tenant_id = $1 AND run_id = $2 AND node = ANY ($3::text[]) AND token IS NULL
+`
+
+type BridgeTaskListUnclaimedParams struct {
+	TenantID uuid.UUID
+	RunID    uuid.UUID
+	Nodes    []string
+}
+
+type BridgeTaskListUnclaimedRow struct {
+	Node       string
+	Generation int32
+	Attempt    int32
+	Queue      string
+	Handler    string
+	CreatedAt  time.Time
+	StartBy    *time.Time
+}
+
+// The tasks of the named nodes of a run that wait for a worker, for the
+// nodes to show it.
+func (q *Queries) BridgeTaskListUnclaimed(ctx context.Context, arg BridgeTaskListUnclaimedParams) ([]BridgeTaskListUnclaimedRow, error) {
+	rows, err := q.db.Query(ctx, bridgeTaskListUnclaimed, arg.TenantID, arg.RunID, arg.Nodes)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []BridgeTaskListUnclaimedRow{}
+	for rows.Next() {
+		var i BridgeTaskListUnclaimedRow
+		if err := rows.Scan(
+			&i.Node,
+			&i.Generation,
+			&i.Attempt,
+			&i.Queue,
+			&i.Handler,
+			&i.CreatedAt,
+			&i.StartBy,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

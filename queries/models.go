@@ -75,23 +75,27 @@ type AuditLog struct {
 }
 
 type BridgeTask struct {
-	TenantID       uuid.UUID
-	RunID          uuid.UUID
-	Node           string
-	Generation     int32
-	Attempt        int32
-	ID             uuid.UUID
-	Queue          string
-	Handler        string
-	Input          []byte
-	IdempotencyKey string
-	TimeoutMs      int64
-	CreatedAt      time.Time
-	WorkerID       pgtype.Text
-	Token          pgtype.Text
-	ClaimedAt      *time.Time
-	Deadline       *time.Time
-	LeaseUntil     *time.Time
+	TenantID          uuid.UUID
+	RunID             uuid.UUID
+	Node              string
+	Generation        int32
+	Attempt           int32
+	ID                uuid.UUID
+	Queue             string
+	Handler           string
+	Input             []byte
+	IdempotencyKey    string
+	TimeoutMs         int64
+	CreatedAt         time.Time
+	WorkerID          pgtype.Text
+	Token             pgtype.Text
+	ClaimedAt         *time.Time
+	Deadline          *time.Time
+	LeaseUntil        *time.Time
+	ScheduleToStartMs int64
+	StartBy           *time.Time
+	Traceparent       pgtype.Text
+	Tracestate        pgtype.Text
 }
 
 type ClockShift struct {
@@ -131,6 +135,7 @@ type Event struct {
 	Data           []byte
 	IdempotencyKey pgtype.Text
 	CreatedAt      time.Time
+	RequestHash    pgtype.Text
 }
 
 type EventTrigger struct {
@@ -208,6 +213,7 @@ type Run struct {
 	UpdatedAt          time.Time
 	FinishedAt         *time.Time
 	Input              []byte
+	RequestHash        pgtype.Text
 }
 
 type RunAttempt struct {
@@ -221,6 +227,7 @@ type RunAttempt struct {
 	LeaseUntil *time.Time
 	Output     []byte
 	Error      []byte
+	Worker     pgtype.Text
 }
 
 type RunBatch struct {
@@ -365,13 +372,15 @@ type ScheduleAction struct {
 }
 
 type Tenant struct {
-	ID             uuid.UUID
-	Slug           string
-	Name           string
-	Tier           string
-	CreatedAt      time.Time
-	MaxConcurrency int32
-	RatePerSecond  float64
+	ID                uuid.UUID
+	Slug              string
+	Name              string
+	Tier              string
+	CreatedAt         time.Time
+	MaxConcurrency    int32
+	RatePerSecond     float64
+	ScheduleToStartMs int64
+	RetentionSeconds  int64
 }
 
 type TenantBucket struct {

@@ -1,5 +1,5 @@
 -- What the inspector reads of one node: a scatter's children filtered by
--- state and key, and one node's attempts and transitions.
+-- state and key, one node's transitions, and what its live view watches.
 
 -- name: RunNodeListChildrenFiltered :many
 -- One page of a scatter's children after index after_index, in item
@@ -12,11 +12,6 @@ WHERE tenant_id = @tenant_id AND run_id = @run_id AND scatter = @scatter
   AND (sqlc.narg(key_like)::text IS NULL OR node ILIKE sqlc.narg(key_like))
 ORDER BY child_index
 LIMIT @max_rows;
-
--- name: RunAttemptListByNode :many
-SELECT * FROM run_attempt
-WHERE tenant_id = @tenant_id AND run_id = @run_id AND node = @node
-ORDER BY generation, attempt;
 
 -- name: RunHistoryListByNode :many
 -- A node's transitions after after_seq, oldest first.

@@ -12,49 +12,6 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
-const runAttemptListByNode = `-- name: RunAttemptListByNode :many
-SELECT tenant_id, run_id, node, generation, attempt, started_at, finished_at, lease_until, output, error FROM run_attempt
-WHERE tenant_id = $1 AND run_id = $2 AND node = $3
-ORDER BY generation, attempt
-`
-
-type RunAttemptListByNodeParams struct {
-	TenantID uuid.UUID
-	RunID    uuid.UUID
-	Node     string
-}
-
-func (q *Queries) RunAttemptListByNode(ctx context.Context, arg RunAttemptListByNodeParams) ([]RunAttempt, error) {
-	rows, err := q.db.Query(ctx, runAttemptListByNode, arg.TenantID, arg.RunID, arg.Node)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []RunAttempt{}
-	for rows.Next() {
-		var i RunAttempt
-		if err := rows.Scan(
-			&i.TenantID,
-			&i.RunID,
-			&i.Node,
-			&i.Generation,
-			&i.Attempt,
-			&i.StartedAt,
-			&i.FinishedAt,
-			&i.LeaseUntil,
-			&i.Output,
-			&i.Error,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const runHistoryListByNode = `-- name: RunHistoryListByNode :many
 SELECT tenant_id, run_id, seq, at, node, from_state, to_state, generation, attempt, detail FROM run_history
 WHERE tenant_id = $1 AND run_id = $2 AND node = $3 AND seq > $4
@@ -167,7 +124,7 @@ type RunNodeListChildrenFilteredParams struct {
 }
 
 // What the inspector reads of one node: a scatter's children filtered by
-// state and key, and one node's attempts and transitions.
+// state and key, one node's transitions, and what its live view watches.
 // One page of a scatter's children after index after_index, in item
 // order, in one state (NULL: any) and with a node id matching key_like's
 // pattern (NULL: any).

@@ -122,7 +122,7 @@ func (q *Queries) RunCountEstimate(ctx context.Context, arg RunCountEstimatePara
 
 const runList = `-- name: RunList :many
 
-SELECT tenant_id, id, definition_key, definition_version, manifest_hash, status, reason, subject, search_attributes, parent_run_id, root_run_id, depth, continued_from_run_id, continued_to_run_id, idempotency_key, state, transition_count, record_version, tick_requested, created_at, updated_at, finished_at, input FROM run
+SELECT tenant_id, id, definition_key, definition_version, manifest_hash, status, reason, subject, search_attributes, parent_run_id, root_run_id, depth, continued_from_run_id, continued_to_run_id, idempotency_key, state, transition_count, record_version, tick_requested, created_at, updated_at, finished_at, input, request_hash FROM run
 WHERE tenant_id = $1
   AND ($2::text IS NULL OR status = $2)
   AND ($3::text IS NULL OR definition_key = $3)
@@ -209,6 +209,7 @@ func (q *Queries) RunList(ctx context.Context, arg RunListParams) ([]Run, error)
 			&i.UpdatedAt,
 			&i.FinishedAt,
 			&i.Input,
+			&i.RequestHash,
 		); err != nil {
 			return nil, err
 		}
@@ -221,7 +222,7 @@ func (q *Queries) RunList(ctx context.Context, arg RunListParams) ([]Run, error)
 }
 
 const runListNewer = `-- name: RunListNewer :many
-SELECT tenant_id, id, definition_key, definition_version, manifest_hash, status, reason, subject, search_attributes, parent_run_id, root_run_id, depth, continued_from_run_id, continued_to_run_id, idempotency_key, state, transition_count, record_version, tick_requested, created_at, updated_at, finished_at, input FROM run
+SELECT tenant_id, id, definition_key, definition_version, manifest_hash, status, reason, subject, search_attributes, parent_run_id, root_run_id, depth, continued_from_run_id, continued_to_run_id, idempotency_key, state, transition_count, record_version, tick_requested, created_at, updated_at, finished_at, input, request_hash FROM run
 WHERE tenant_id = $1
   AND ($2::text IS NULL OR status = $2)
   AND ($3::text IS NULL OR definition_key = $3)
@@ -308,6 +309,7 @@ func (q *Queries) RunListNewer(ctx context.Context, arg RunListNewerParams) ([]R
 			&i.UpdatedAt,
 			&i.FinishedAt,
 			&i.Input,
+			&i.RequestHash,
 		); err != nil {
 			return nil, err
 		}

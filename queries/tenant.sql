@@ -19,6 +19,9 @@ UPDATE tenant SET tier = @tier WHERE id = @id RETURNING *;
 UPDATE tenant SET max_concurrency = @max_concurrency, rate_per_second = @rate_per_second
 WHERE id = @id RETURNING *;
 
+-- name: TenantSetScheduleToStart :one
+UPDATE tenant SET schedule_to_start_ms = @schedule_to_start_ms WHERE id = @id RETURNING *;
+
 -- name: TenantBucketEnsure :exec
 INSERT INTO tenant_bucket (tenant_id, tokens, updated_at)
 VALUES (@tenant_id, @tokens, ductor_now())
@@ -32,3 +35,7 @@ WHERE tenant_id = @tenant_id FOR UPDATE;
 
 -- name: TenantBucketSet :exec
 UPDATE tenant_bucket SET tokens = @tokens, updated_at = @updated_at WHERE tenant_id = @tenant_id;
+
+-- name: TenantSetRetention :one
+-- How long the tenant's finished runs are kept (0: forever).
+UPDATE tenant SET retention_seconds = @retention_seconds WHERE id = @id RETURNING *;

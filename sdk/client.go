@@ -9,6 +9,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 )
@@ -28,18 +29,33 @@ type Option func(*Client)
 // without an overall timeout, since task polls wait up to 30 s).
 func WithHTTPClient(h *http.Client) Option { return func(c *Client) { c.http = h } }
 
-// New returns a client of the server at baseURL (for example
-// "http://127.0.0.1:8080") authenticating with apiKey.
-func New(baseURL, apiKey string, opts ...Option) *Client {
+// DefaultURL is where New connects when baseURL is empty: `ductor dev`.
+const DefaultURL = "http://127.0.0.1:8080"
+
+// New returns a client of the server at baseURL (DefaultURL when empty;
+// for example os.Getenv("DUCTOR_URL")) authenticating with apiKey. It
+// fails when baseURL is not an http or https URL or apiKey is not a
+// Ductor API key (dk_…).
+func New(baseURL, apiKey string, opts ...Option) (*Client, error) {
+	if baseURL == "" {
+		baseURL = DefaultURL
+	}
+	u, err := url.Parse(baseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("ductor: the server URL must be http(s)://HOST[:PORT], not %q", baseURL)
+	}
+	if !strings.HasPrefix(apiKey, "dk_") || strings.ContainsAny(apiKey, " \t\r\n") {
+		return nil, errors.New("ductor: the API key must be a Ductor key (dk_…): `ductor dev` prints one, `ductor apikey create` makes one")
+	}
 	c := &Client{
-		baseURL: strings.TrimRight(baseURL, "/"),
+		baseURL: strings.TrimRight(u.String(), "/"),
 		apiKey:  apiKey,
 		http:    &http.Client{Transport: http.DefaultTransport},
 	}
 	for _, o := range opts {
 		o(c)
 	}
-	return c
+	return c, nil
 }
 
 // APIError is an error answer of the API: its HTTP status and the body's

@@ -1,10 +1,20 @@
-// Package sdk is Ductor's Go bridge SDK. It talks only to Ductor's HTTP
-// API (/api/v1), never to its database, so it runs anywhere an API key
-// reaches the server.
+// Package sdk is Ductor's Go SDK. It talks only to Ductor's HTTP API
+// (/api/v1), never to its database, and imports none of the engine: no
+// CEL, no database driver, no River, no compiler. It runs anywhere an API
+// key reaches the server.
 //
 // A [Client] publishes definitions built as Go values (the [Definition]
-// model marshals to the same JSON document a user would write in a file),
-// starts runs, reads them, and sends signals and events.
+// model, with a typed builder per step type and time.Duration
+// durations, marshals to the same JSON document a user would write in a
+// file), starts, lists, cancels and retries runs, reads their history,
+// sends signals and events, and decides approvals and cases.
+//
+//	c, err := sdk.New(os.Getenv("DUCTOR_URL"), os.Getenv("DUCTOR_API_KEY"))
+//	_, err = c.Publish(ctx, &sdk.Definition{Key: "orders", Steps: []sdk.Step{
+//		sdk.TaskStep("charge", sdk.TaskWith{Handler: "payments.charge"}).
+//			WithRetry(sdk.Retry{MaxAttempts: 5, InitialInterval: 2 * time.Second}),
+//		sdk.WaitStep("cool_off", sdk.WaitWith{Duration: time.Hour}),
+//	}, Edges: []sdk.Edge{sdk.Then("charge", "cool_off")}})
 //
 // A [Worker] runs a tenant's own task handlers. A `task` step whose
 // handler the server does not have, or whose queue is not `default`, is
@@ -15,7 +25,6 @@
 // [Task.IdempotencyKey] to recognise a retry of a side effect that
 // already happened.
 //
-//	c := sdk.New("https://ductor.example.com", os.Getenv("DUCTOR_API_KEY"))
 //	w := c.NewWorker(sdk.WorkerOptions{Queue: "default", Concurrency: 8})
 //	w.Handle("payments.charge", func(ctx context.Context, t sdk.Task) (any, error) {
 //		var in struct{ Amount int }
@@ -24,5 +33,5 @@
 //		}
 //		return map[string]any{"charged": in.Amount}, nil
 //	})
-//	err := w.Run(ctx) // until ctx ends, then drains in-flight tasks
+//	err = w.Run(ctx) // until ctx ends, then drains in-flight tasks
 package sdk

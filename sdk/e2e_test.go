@@ -6,9 +6,11 @@ import (
 	"errors"
 	"log/slog"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/ductor/ductor/app/secrets"
 	"github.com/ductor/ductor/app/server"
 	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/app/store"
@@ -44,11 +46,24 @@ func startDuctor(t *testing.T) (string, string) {
 	})
 	background(t, coord.Sweep, coord.ListenTasks)
 	s := store.New(pool)
+	box, err := secrets.NewBox(strings.Repeat("s", 32))
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := httptest.NewServer(server.New(server.Deps{Pool: pool, Store: s, Logger: log, API: true, Runs: coord,
-		ValidateInput: server.NewInputValidator()}))
+		ValidateInput: server.NewInputValidator(), Secrets: box}))
 	t.Cleanup(srv.Close)
-	_, key := testdb.APIKey(t, s, testdb.Tenant(t, s, nil), nil)
+	_, key := testdb.APIKey(t, s, testdb.Tenant(t, s, nil), &testdb.APIKeyOpts{Name: testdb.Ptr("sdk")})
 	return srv.URL, key
+}
+
+func newClient(t *testing.T, url, key string) *sdk.Client {
+	t.Helper()
+	c, err := sdk.New(url, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // background runs each function until the test ends.
@@ -71,12 +86,12 @@ func TestWorkerRunsARemoteTaskEndToEnd(t *testing.T) {
 	url, key := startDuctor(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c := sdk.New(url, key)
+	c := newClient(t, url, key)
 
 	v, err := c.Publish(ctx, &sdk.Definition{
 		Key: "greet",
-		Steps: []sdk.StepDef{
-			sdk.TaskStep("hello", "greeter.hello").Set("input_expr", `{"name": input.name}`),
+		Steps: []sdk.Step{
+			sdk.TaskStep("hello", sdk.TaskWith{Handler: "greeter.hello", InputExpr: `{"name": input.name}`}),
 		},
 	})
 	if err != nil || v.Version != 1 || !v.Created {
@@ -130,8 +145,8 @@ func TestClientSignalsAndEvents(t *testing.T) {
 	url, key := startDuctor(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c := sdk.New(url, key)
-	if _, err := c.Publish(ctx, &sdk.Definition{Key: "gate", Steps: []sdk.StepDef{sdk.Signal("open", "go")}}); err != nil {
+	c := newClient(t, url, key)
+	if _, err := c.Publish(ctx, &sdk.Definition{Key: "gate", Steps: []sdk.Step{sdk.SignalStep("open", sdk.SignalWith{Name: "go"})}}); err != nil {
 		t.Fatal(err)
 	}
 	started, err := c.StartRun(ctx, sdk.StartRun{Definition: "gate"})
@@ -156,8 +171,202 @@ func TestClientSignalsAndEvents(t *testing.T) {
 	if !errors.As(err, &apiErr) || apiErr.Status != 404 || apiErr.Code != "not_found" {
 		t.Errorf("missing run = %v, want a 404 APIError", err)
 	}
-	bad := &sdk.Definition{Key: "bad", Steps: []sdk.StepDef{sdk.NewStep("x", "sleep", nil)}}
+	bad := &sdk.Definition{Key: "bad", Steps: []sdk.Step{sdk.NewStep("x", "sleep", nil)}}
 	if _, err := c.Publish(ctx, bad); !sdk.IsStatus(err, 422) {
 		t.Errorf("invalid definition = %v, want 422", err)
 	}
+}
+
+func waitFor(t *testing.T, ctx context.Context, c *sdk.Client, id string, cond func(*sdk.Run) bool) *sdk.Run {
+	t.Helper()
+	for {
+		r, err := c.GetRun(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cond(r) {
+			return r
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("run %s never got there: %+v", id, r)
+		case <-time.After(10 * time.Millisecond): // poll interval
+		}
+	}
+}
+
+func isStatus(s string) func(*sdk.Run) bool { return func(r *sdk.Run) bool { return r.Status == s } }
+
+// Every API operation has a client method that works.
+func TestClientCoversTheAPI(t *testing.T) {
+	t.Parallel()
+	url, key := startDuctor(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := newClient(t, url, key)
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if w, err := c.Whoami(ctx); err != nil || len(w.Scopes) != 1 || w.Scopes[0] != "admin" {
+		t.Fatalf("Whoami = %+v, %v", w, err)
+	}
+	if s, err := c.DefinitionSchema(ctx); err != nil || !strings.Contains(string(s), "with_event_set") {
+		t.Fatalf("DefinitionSchema: %v", err)
+	}
+	ok := &sdk.Definition{Key: "ok", Steps: []sdk.Step{sdk.TransformStep("hi", `"hi"`)}}
+	compiled, err := c.Compile(ctx, ok)
+	if err != nil || compiled.ManifestHash == "" {
+		t.Fatalf("Compile = %+v, %v", compiled, err)
+	}
+	must(c.SaveDraft(ctx, ok))
+	if v, err := c.PublishDraft(ctx, "ok"); err != nil || v.Version != 1 || v.ManifestHash != compiled.ManifestHash {
+		t.Fatalf("PublishDraft = %+v, %v", v, err)
+	}
+	for _, d := range []*sdk.Definition{
+		{Key: "fail", Steps: []sdk.Step{sdk.TaskStep("boom", sdk.TaskWith{Handler: "builtin.fail"})}},
+		{Key: "gate", Steps: []sdk.Step{sdk.SignalStep("go", sdk.SignalWith{Name: "go"})}},
+		{Key: "inbox", Steps: []sdk.Step{
+			sdk.ApprovalStep("ok", sdk.ApprovalWith{Approvers: []string{"key:sdk"}}),
+			sdk.HumanLoopStep("work", sdk.HumanLoopWith{Title: "Work"}),
+			sdk.ScatterStep("fan", sdk.ScatterWith{ItemsExpr: "[1, 2, 3]", Do: &sdk.Template{Type: sdk.TypeTransform, With: sdk.With{"expr": "item"}}}),
+		}, Edges: []sdk.Edge{sdk.On("ok", "work", sdk.OutcomeApproved)}},
+	} {
+		_, err := c.Publish(ctx, d)
+		must(err)
+	}
+	page, err := c.ListDefinitions(ctx, sdk.Page{Limit: 2})
+	if err != nil || len(page.Definitions) != 2 || page.NextCursor == "" {
+		t.Fatalf("ListDefinitions = %+v, %v", page, err)
+	}
+	if rest, err := c.ListDefinitions(ctx, sdk.Page{Limit: 2, Cursor: page.NextCursor}); err != nil || len(rest.Definitions) != 2 {
+		t.Fatalf("ListDefinitions page 2 = %+v, %v", rest, err)
+	}
+	if d, err := c.GetDefinition(ctx, "ok"); err != nil || len(d.Versions) != 1 || *d.LatestVersion != 1 {
+		t.Fatalf("GetDefinition = %+v, %v", d, err)
+	}
+	if v, err := c.GetVersion(ctx, "ok", 1); err != nil || v.Source == "" || len(v.Manifest) == 0 {
+		t.Fatalf("GetVersion = %+v, %v", v, err)
+	}
+
+	first, err := c.StartRun(ctx, sdk.StartRun{Definition: "ok"})
+	must(err)
+	second, err := c.StartRun(ctx, sdk.StartRun{Definition: "ok"})
+	must(err)
+	waitFor(t, ctx, c, first.ID, isStatus("succeeded"))
+	waitFor(t, ctx, c, second.ID, isStatus("succeeded"))
+	runs, err := c.ListRuns(ctx, sdk.RunFilter{Definition: "ok", Page: sdk.Page{Limit: 1}})
+	if err != nil || len(runs.Runs) != 1 || runs.Runs[0].ID != second.ID || runs.NextCursor == "" {
+		t.Fatalf("ListRuns = %+v, %v", runs, err)
+	}
+	older, err := c.ListRuns(ctx, sdk.RunFilter{Definition: "ok", Page: sdk.Page{Limit: 1, Cursor: runs.NextCursor}})
+	if err != nil || len(older.Runs) != 1 || older.Runs[0].ID != first.ID {
+		t.Fatalf("ListRuns page 2 = %+v, %v", older, err)
+	}
+	if h, err := c.RunHistory(ctx, first.ID, 0, 0); err != nil || len(h) < 3 || h[0].Seq != 1 {
+		t.Fatalf("RunHistory = %+v, %v", h, err)
+	}
+	must(c.Unpublish(ctx, "ok", 1))
+	if _, err := c.StartRun(ctx, sdk.StartRun{Definition: "ok"}); err == nil {
+		t.Fatal("started a run of an unpublished definition")
+	}
+
+	failed, err := c.StartRun(ctx, sdk.StartRun{Definition: "fail"})
+	must(err)
+	waitFor(t, ctx, c, failed.ID, isStatus("failed"))
+	must(c.RetryNode(ctx, failed.ID, "boom"))
+	waitFor(t, ctx, c, failed.ID, func(r *sdk.Run) bool { return r.Nodes[0].Generation == 1 && r.Terminal() })
+
+	gate, err := c.StartRun(ctx, sdk.StartRun{Definition: "gate", Input: map[string]int{"n": 1}})
+	must(err)
+	waitFor(t, ctx, c, gate.ID, isStatus("waiting"))
+	successor, err := c.ContinueAsNew(ctx, gate.ID, "roll-1", map[string]int{"n": 2})
+	if err != nil || successor == "" {
+		t.Fatalf("ContinueAsNew = %q, %v", successor, err)
+	}
+	waitFor(t, ctx, c, gate.ID, isStatus("terminated"))
+	next := waitFor(t, ctx, c, successor, isStatus("waiting"))
+	if string(next.Input) != `{"n":2}` {
+		t.Errorf("successor input = %s", next.Input)
+	}
+	must(c.CancelRun(ctx, successor, "done"))
+	waitFor(t, ctx, c, successor, isStatus("cancelled"))
+
+	inbox, err := c.StartRun(ctx, sdk.StartRun{Definition: "inbox"})
+	must(err)
+	waitFor(t, ctx, c, inbox.ID, isStatus("waiting"))
+	approvals, err := c.ListApprovals(ctx, "pending", 0)
+	if err != nil || len(approvals) != 1 || approvals[0].RunID != inbox.ID {
+		t.Fatalf("ListApprovals = %+v, %v", approvals, err)
+	}
+	if a, err := c.DecideApproval(ctx, approvals[0].ID, true, "fine"); err != nil || a.Status != "approved" {
+		t.Fatalf("DecideApproval = %+v, %v", a, err)
+	}
+	if _, err := c.DecideApproval(ctx, approvals[0].ID, false, ""); !sdk.IsStatus(err, 409) {
+		t.Errorf("deciding twice = %v, want 409", err)
+	}
+	var cases []sdk.Case
+	for len(cases) == 0 {
+		cases, err = c.ListCases(ctx, "open", 0)
+		must(err)
+		select {
+		case <-ctx.Done():
+			t.Fatal("the case never opened")
+		case <-time.After(10 * time.Millisecond): // poll interval
+		}
+	}
+	if updated, err := c.UpdateCase(ctx, cases[0].ID, sdk.CaseUpdate{Status: "resolved", Data: map[string]string{"done": "yes"}}); err != nil || updated.Status != "resolved" {
+		t.Fatalf("UpdateCase = %+v, %v", updated, err)
+	}
+	done := waitFor(t, ctx, c, inbox.ID, isStatus("succeeded"))
+	if !strings.Contains(string(done.Output), `"done":"yes"`) {
+		t.Errorf("output = %s, want the case's data", done.Output)
+	}
+	kids, err := c.ScatterChildren(ctx, inbox.ID, "fan", "succeeded", "", sdk.Page{})
+	if err != nil || !strings.Contains(string(kids), "fan[2]") {
+		t.Errorf("ScatterChildren = %s, %v", kids, err)
+	}
+
+	// Schedules, webhooks, one node's cancel.
+	if _, err := c.CreateSchedule(ctx, sdk.Schedule{ID: "hourly", Definition: "gate", Spec: sdk.ScheduleSpec{Interval: "1h"}, Paused: true}); err != nil {
+		t.Fatalf("CreateSchedule: %v", err)
+	}
+	if got, err := c.GetSchedule(ctx, "hourly"); err != nil || !strings.Contains(string(got), `"paused":true`) {
+		t.Fatalf("GetSchedule = %s, %v", got, err)
+	}
+	if got, err := c.PauseSchedule(ctx, "hourly", false, "go"); err != nil || !strings.Contains(string(got), `"paused":false`) {
+		t.Fatalf("PauseSchedule = %s, %v", got, err)
+	}
+	if got, err := c.TriggerSchedule(ctx, "hourly", "allow_all"); err != nil || !strings.Contains(string(got), "run_id") {
+		t.Fatalf("TriggerSchedule = %s, %v", got, err)
+	}
+	from := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	if got, err := c.BackfillSchedule(ctx, "hourly", from, from.Add(2*time.Hour), "allow_all"); err != nil || strings.Count(string(got), "scheduled_at") != 2 {
+		t.Fatalf("BackfillSchedule = %s, %v", got, err)
+	}
+	if list, err := c.ListSchedules(ctx, sdk.Page{}); err != nil || !strings.Contains(string(list), "hourly") {
+		t.Fatalf("ListSchedules = %s, %v", list, err)
+	}
+	must(c.DeleteSchedule(ctx, "hourly"))
+	hook, err := c.CreateWebhook(ctx, "psp", "payment.settled", "")
+	if err != nil || hook.Secret == "" || hook.URL == "" {
+		t.Fatalf("CreateWebhook = %+v, %v", hook, err)
+	}
+	if rotated, err := c.RotateWebhook(ctx, "psp"); err != nil || rotated.Secret == hook.Secret {
+		t.Fatalf("RotateWebhook = %+v, %v", rotated, err)
+	}
+	if hooks, err := c.ListWebhooks(ctx, sdk.Page{}); err != nil || len(hooks) != 1 || hooks[0].Secret != "" {
+		t.Fatalf("ListWebhooks = %+v, %v", hooks, err)
+	}
+	if got, err := c.GetWebhook(ctx, "psp"); err != nil || got.Event != "payment.settled" {
+		t.Fatalf("GetWebhook = %+v, %v", got, err)
+	}
+	must(c.DeleteWebhook(ctx, "psp"))
+	waiting, err := c.StartRun(ctx, sdk.StartRun{Definition: "gate"})
+	must(err)
+	waitFor(t, ctx, c, waiting.ID, isStatus("waiting"))
+	must(c.CancelNode(ctx, waiting.ID, "go", "not needed"))
+	waitFor(t, ctx, c, waiting.ID, func(r *sdk.Run) bool { return r.Terminal() && r.Nodes[0].State == "cancelled" })
 }

@@ -17,29 +17,37 @@ import (
 // write in a file; Client.Publish sends it to the server.
 func ExampleDefinition() {
 	d := sdk.Definition{
-		Key: "orders",
-		Steps: []sdk.StepDef{
-			sdk.Condition("check", "input.amount > 0"),
-			sdk.TaskStep("charge", "payments.charge").
-				Set("input_expr", `{"amount": input.amount}`).
-				WithRetry(sdk.RetryDef{MaxAttempts: 5}),
-			sdk.TaskStep("resize", "images.resize").Set("queue", "gpu"),
+		Key:     "orders",
+		Timeout: 24 * time.Hour,
+		Steps: []sdk.Step{
+			sdk.ConditionStep("check", "input.amount > 0.0"),
+			sdk.TaskStep("charge", sdk.TaskWith{Handler: "payments.charge", InputExpr: `{"amount": input.amount}`}).
+				WithRetry(sdk.Retry{MaxAttempts: 5, InitialInterval: 2 * time.Second}).
+				WithTimeout(30 * time.Second),
+			sdk.ApprovalStep("review", sdk.ApprovalWith{Approvers: []string{"role:finance"}, Timeout: 72 * time.Hour}),
 		},
-		Edges: []sdk.EdgeDef{
+		Edges: []sdk.Edge{
 			sdk.On("check", "charge", sdk.OutcomeTrue),
-			sdk.Then("charge", "resize"),
+			sdk.On("check", "review", sdk.OutcomeFalse),
 		},
 	}
 	raw, _ := json.Marshal(d.Steps[1])
 	fmt.Println(string(raw))
-	// Output: {"ref":"charge","type":"task","with":{"handler":"payments.charge","input_expr":"{\"amount\": input.amount}"},"retry":{"max_attempts":5}}
+	raw, _ = json.Marshal(d.Steps[2])
+	fmt.Println(string(raw))
+	// Output:
+	// {"ref":"charge","type":"task","with":{"handler":"payments.charge","input_expr":"{\"amount\": input.amount}"},"retry":{"max_attempts":5,"initial_interval":"2s"},"timeout":"30s"}
+	// {"ref":"review","type":"approval","with":{"approvers":["role:finance"],"timeout":"72h0m0s"}}
 }
 
 // A worker serves the handlers of task steps that the server does not
 // run itself. Run blocks until its context ends, then lets in-flight
 // tasks finish.
 func ExampleWorker() {
-	c := sdk.New(os.Getenv("DUCTOR_URL"), os.Getenv("DUCTOR_API_KEY")) // a key with tasks:work
+	c, err := sdk.New(os.Getenv("DUCTOR_URL"), os.Getenv("DUCTOR_API_KEY")) // a key with tasks:work
+	if err != nil {
+		log.Fatal(err)
+	}
 	w := c.NewWorker(sdk.WorkerOptions{Queue: "default", Concurrency: 8})
 	w.Handle("payments.charge", func(ctx context.Context, t sdk.Task) (any, error) {
 		var in struct {
@@ -62,10 +70,13 @@ func ExampleWorker() {
 // Publish a definition, start a run idempotently and wait for its end.
 func ExampleClient_StartRun() {
 	ctx := context.Background()
-	c := sdk.New(os.Getenv("DUCTOR_URL"), os.Getenv("DUCTOR_API_KEY"))
+	c, err := sdk.New(os.Getenv("DUCTOR_URL"), os.Getenv("DUCTOR_API_KEY"))
+	if err != nil {
+		log.Fatal(err)
+	}
 	if _, err := c.Publish(ctx, &sdk.Definition{
 		Key:   "greet",
-		Steps: []sdk.StepDef{sdk.TaskStep("hello", "builtin.echo")},
+		Steps: []sdk.Step{sdk.TaskStep("hello", sdk.TaskWith{Handler: "builtin.echo"})},
 	}); err != nil {
 		var apiErr *sdk.APIError
 		if errors.As(err, &apiErr) && apiErr.Status == 422 {

@@ -24,6 +24,9 @@ type Version struct {
 // invalid one is an [APIError] with status 422 listing every problem in
 // Details.
 func (c *Client) Publish(ctx context.Context, d *Definition) (Version, error) {
+	if err := d.Validate(); err != nil {
+		return Version{}, err
+	}
 	var v Version
 	status, err := c.do(ctx, http.MethodPost, "/definitions/"+url.PathEscape(d.Key)+"/versions", d, &v)
 	v.Created = status == http.StatusCreated
@@ -73,20 +76,40 @@ type Run struct {
 	RootRunID          string          `json:"root_run_id"`
 	ContinuedToRunID   string          `json:"continued_to_run_id"`
 	ContinuedFromRunID string          `json:"continued_from_run_id"`
+	Context            json.RawMessage `json:"context"`
+	SearchAttributes   map[string]any  `json:"search_attributes"`
+	Depth              int             `json:"depth"`
+	TransitionCount    int             `json:"transition_count"`
 	CreatedAt          time.Time       `json:"created_at"`
 	FinishedAt         *time.Time      `json:"finished_at"`
-	Nodes              []Node          `json:"nodes"`
+	// TraceID is the run's trace (W3C Trace Context): the caller's when
+	// the run was started with a traceparent header.
+	TraceID string `json:"trace_id"`
+	Nodes   []Node `json:"nodes"`
 }
 
 // Node is one node of a run.
 type Node struct {
-	Node    string          `json:"node"`
-	Ref     string          `json:"ref"`
-	Type    string          `json:"type"`
-	State   string          `json:"state"`
-	Attempt int             `json:"attempt"`
-	Output  json.RawMessage `json:"output"`
-	Error   *RunError       `json:"error"`
+	Node    string `json:"node"`
+	Ref     string `json:"ref"`
+	Type    string `json:"type"`
+	State   string `json:"state"`
+	Attempt int    `json:"attempt"`
+	// Generation counts the node's resets (retries from a node, loops).
+	Generation int             `json:"generation"`
+	Waiting    *Waiting        `json:"waiting"`
+	Output     json.RawMessage `json:"output"`
+	Error      *RunError       `json:"error"`
+}
+
+// Waiting says why a node waits and what wakes it.
+type Waiting struct {
+	Type       string     `json:"type"`
+	Name       string     `json:"name"`
+	Until      *time.Time `json:"until"`
+	ApprovalID string     `json:"approval_id"`
+	CaseID     string     `json:"case_id"`
+	ChildKey   string     `json:"child_key"`
 }
 
 // RunError is why a run or a node failed.

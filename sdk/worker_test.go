@@ -42,7 +42,11 @@ func newFakeTasks(t *testing.T, n int) (*fakeTasks, *Client) {
 	}
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
-	return f, New(srv.URL, "key")
+	c, err := New(srv.URL, "dk_test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, c
 }
 
 func (f *fakeTasks) ServeHTTP(w http.ResponseWriter, r *http.Request) {

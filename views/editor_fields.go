@@ -60,7 +60,7 @@ var (
 // `with` settings the compiler accepts (app/definition/doc.go).
 var StepKinds = []StepKind{
 	{Type: "task", Label: "Task", Icon: "⚙", Outcomes: outcomesWork, Key: []string{"handler"}, Retry: true, ForEach: true,
-		Fields: []StepField{req("handler", FieldText), opt("queue", FieldText), opt("input_expr", FieldExpr)},
+		Fields: []StepField{req("handler", FieldText), opt("queue", FieldText), opt("input_expr", FieldExpr), opt("schedule_to_start", FieldDuration)},
 		Sample: map[string]any{"handler": "builtin.noop"}},
 	{Type: "http", Label: "HTTP request", Icon: "⇄", Outcomes: outcomesWork, Key: []string{"url", "url_expr"}, Retry: true, ForEach: true,
 		Fields: []StepField{oneOf("url", "url", FieldText), oneOf("url", "url_expr", FieldExpr),

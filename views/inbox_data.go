@@ -1,11 +1,11 @@
 package views
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
 
+	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/app/store"
 )
 
@@ -140,10 +140,10 @@ func fieldValue(v any) string {
 		return ""
 	case string:
 		return x
-	case float64, bool:
+	case bool:
 		return fmt.Sprint(x)
 	}
-	b, _ := json.Marshal(v)
+	b, _ := jsonvalue.Marshal(v)
 	return string(b)
 }
 

@@ -45,6 +45,8 @@ type InspectorData struct {
 type InspectorStep struct {
 	Ref, Type string
 	Node      *engine.Node
+	// Worker is set while the node's task waits for a worker to claim it.
+	Worker *store.WorkerWait
 }
 
 // ActionForm is what an operator typed, shown again after an error.
@@ -68,6 +70,8 @@ type NodeDetail struct {
 	Attempts []store.AttemptRecord
 	// History is the node's own transitions, oldest first (a child's).
 	History  []engine.Transition
+	// Worker is set while the node's task waits for a worker to claim it.
+	Worker   *store.WorkerWait
 	Approval *store.Approval
 	Case     *store.Case
 	// ChildRun is the run a subworkflow node (or child_workflow scatter
@@ -210,6 +214,15 @@ func waitsFor(w *engine.Waiting) string {
 	}
 	if w.Iteration > 0 {
 		s += fmt.Sprintf(" (iteration %d)", w.Iteration)
+	}
+	return s
+}
+
+// workerText says what a task waiting for a worker needs, and until when.
+func workerText(w *store.WorkerWait) string {
+	s := fmt.Sprintf("a worker: handler %s on queue %s, since %s", w.Handler, w.Queue, runStamp(w.Since))
+	if w.StartBy != nil {
+		s += ", fails as no_worker at " + runStamp(*w.StartBy)
 	}
 	return s
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+
+	"github.com/ductor/ductor/app/jsonvalue"
 )
 
 // Bounds of a JSON preview: pages show at most previewBytes of a value,
@@ -72,7 +74,7 @@ func (w *previewWriter) value(v any, depth int) {
 	case bool:
 		w.b.WriteString(strconv.FormatBool(x))
 	case float64:
-		w.b.WriteString(strconv.FormatFloat(x, 'g', -1, 64))
+		w.b.WriteString(previewDouble(x))
 	case json.Number:
 		w.b.WriteString(x.String())
 	case int, int64, int32, uint, uint64, uint32:
@@ -173,4 +175,13 @@ func runJSONURL(slug string, id uuid.UUID, part string) string {
 // nodeJSONURL is where a node's output downloads whole.
 func nodeJSONURL(slug string, id uuid.UUID, node string) string {
 	return runURL(slug, id) + "/json/nodes/" + url.PathEscape(node)
+}
+
+// previewDouble writes a double as the API does, with its fraction (2.0),
+// so a page shows the kind of number a run holds.
+func previewDouble(f float64) string {
+	if s, err := jsonvalue.FormatDouble(f); err == nil {
+		return s
+	}
+	return strconv.FormatFloat(f, 'g', -1, 64)
 }

@@ -26,7 +26,7 @@ func TestPreviewJSONIsBounded(t *testing.T) {
 func TestPreviewJSONShowsSmallValuesWhole(t *testing.T) {
 	t.Parallel()
 	p := previewJSON(map[string]any{"b": []any{1.0, "two", nil}, "a": map[string]any{}, "c": true})
-	want := "{\n  \"a\": {},\n  \"b\": [\n    1,\n    \"two\",\n    null\n  ],\n  \"c\": true\n}"
+	want := "{\n  \"a\": {},\n  \"b\": [\n    1.0,\n    \"two\",\n    null\n  ],\n  \"c\": true\n}"
 	if p.Truncated || p.Text != want {
 		t.Fatalf("preview = %q (truncated %v), want %q", p.Text, p.Truncated, want)
 	}

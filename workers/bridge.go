@@ -2,7 +2,6 @@ package workers
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/ductor/ductor/app/definition"
+	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/app/store"
 )
 
@@ -109,7 +109,7 @@ func (c *Coordinator) routeRemote(ctx context.Context, tx pgx.Tx, jobs []river.I
 }
 
 func bridgeTask(a StepArgs) (store.BridgeTask, error) {
-	input, err := json.Marshal(a.Params["input"])
+	input, err := jsonvalue.Marshal(a.Params["input"])
 	if err != nil {
 		return store.BridgeTask{}, fmt.Errorf("encode input of %s: %w", a.Node, err)
 	}
@@ -121,7 +121,9 @@ func bridgeTask(a StepArgs) (store.BridgeTask, error) {
 	return store.BridgeTask{
 		TenantID: a.TenantID, RunID: a.RunID, Node: a.Node, Generation: a.Generation, Attempt: a.Attempt,
 		Queue: queue, Handler: handler, Input: input, IdempotencyKey: a.IdempotencyKey,
-		Timeout: time.Duration(a.TimeoutMS) * time.Millisecond,
+		Timeout:         time.Duration(a.TimeoutMS) * time.Millisecond,
+		ScheduleToStart: time.Duration(a.ScheduleToStartMS) * time.Millisecond,
+		Trace:           a.Trace,
 	}, nil
 }
 

@@ -46,7 +46,7 @@ steps:
 	if _, err := b.coord.UpdateCase(b.ctx, b.tenant.ID, cs[0].ID, workers.CaseChange{Status: status("resolved")}); err != nil {
 		t.Fatal(err)
 	}
-	if out := b.finish(t, id, engine.RunSucceeded)["review"].Output; out.(map[string]any)["score"] != 2.0 {
+	if out := b.finish(t, id, engine.RunSucceeded)["review"].Output; out.(map[string]any)["score"] != int64(2) {
 		t.Errorf("output %v", out)
 	}
 

@@ -2,14 +2,15 @@ package workers
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
+	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/app/store"
 )
 
@@ -98,7 +99,10 @@ func (b *commandBatch) stepJob(ctx context.Context, d engine.DispatchAttempt) (*
 	args := StepArgs{
 		TenantID: b.run.TenantID, RunID: b.run.ID, Node: d.Node, Ref: d.Ref, Type: d.Type,
 		Generation: d.Generation, Attempt: d.Attempt, IdempotencyKey: d.IdempotencyKey,
-		Params: d.Params, TimeoutMS: d.TimeoutMS,
+		Params: d.Params, TimeoutMS: d.TimeoutMS, Trace: b.run.State.Trace,
+	}
+	if d.Type == string(definition.TypeTask) {
+		args.ScheduleToStartMS = scheduleToStart(d.Params, tenant).Milliseconds()
 	}
 	queue := stepQueue(tenant.Tier)
 	if d.RunAt.Sub(b.now) <= time.Millisecond {
@@ -107,9 +111,27 @@ func (b *commandBatch) stepJob(ctx context.Context, d engine.DispatchAttempt) (*
 	return nil, delayStep(ctx, b.s, args, queue, d.RunAt)
 }
 
+// DefaultScheduleToStart is how long a task waits for a worker to claim
+// it when neither its step nor its tenant says.
+const DefaultScheduleToStart = 5 * time.Minute
+
+// scheduleToStart is the task's schedule_to_start: its step's, else its
+// tenant's, else the default.
+func scheduleToStart(params map[string]any, tenant store.Tenant) time.Duration {
+	if ms, err := jsonvalue.Normalize(params["schedule_to_start_ms"]); err == nil {
+		if n, ok := ms.(int64); ok && n > 0 {
+			return time.Duration(n) * time.Millisecond
+		}
+	}
+	if tenant.ScheduleToStart > 0 {
+		return tenant.ScheduleToStart
+	}
+	return DefaultScheduleToStart
+}
+
 // delayStep stores a step job to be enqueued by the sweep at fireAt.
 func delayStep(ctx context.Context, s *store.Store, args StepArgs, queue string, fireAt time.Time) error {
-	raw, err := json.Marshal(args)
+	raw, err := jsonvalue.Marshal(args)
 	if err != nil {
 		return fmt.Errorf("encode step job: %w", err)
 	}
@@ -162,9 +184,12 @@ func (c *Coordinator) insertSteps(ctx context.Context, tx pgx.Tx, jobs []river.I
 }
 
 // cancelAttempt drops the attempt's dispatch if it still waits for its
-// backoff and asks River to cancel the job running it; its
-// worker's context ends when the transaction commits. A result that still
-// arrives is stale and the engine discards it.
+// backoff and asks River to cancel the attempt's job: a job not fetched
+// yet never runs, and a running one's worker context ends when the
+// transaction commits. (A job fetched after this tick read it as waiting
+// is cancelled all the same: River cancels a job whatever its state, under
+// its row lock.) A result that still arrives is stale and the engine
+// discards it.
 func (b *commandBatch) cancelAttempt(ctx context.Context, a engine.CancelAttempt) error {
 	err := b.s.BridgeTaskDeleteAttempt(ctx, b.run.TenantID, b.run.ID, a.Node, a.Generation, a.Attempt)
 	if err != nil {
@@ -173,7 +198,7 @@ func (b *commandBatch) cancelAttempt(ctx context.Context, a engine.CancelAttempt
 	if err := b.s.DispatchCancel(ctx, b.run.TenantID, b.run.ID, a.Node, a.Generation, a.Attempt); err != nil {
 		return err
 	}
-	ids, err := b.s.StepJobsRunning(ctx, b.run.TenantID, b.run.ID, a.Node, a.Generation, a.Attempt)
+	ids, err := b.s.StepJobsLive(ctx, b.run.TenantID, b.run.ID, a.Node, a.Generation, a.Attempt)
 	if err != nil {
 		return err
 	}

@@ -41,7 +41,7 @@ steps:
 	b.event(t, "unpaid", map[string]any{"order": 1})
 	ev := b.event(t, "paid", map[string]any{"order": 1})
 	for _, id := range []uuid.UUID{one, two} {
-		if out := b.finish(t, id, engine.RunSucceeded)["paid"].Output; out.(map[string]any)["order"] != 1.0 {
+		if out := b.finish(t, id, engine.RunSucceeded)["paid"].Output; out.(map[string]any)["order"] != int64(1) {
 			t.Errorf("output %v", out)
 		}
 		uses, err := b.store.EventUses(b.ctx, b.tenant.ID, id)

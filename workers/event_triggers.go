@@ -10,6 +10,7 @@ import (
 
 	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/expr"
+	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/app/store"
 )
 
@@ -107,8 +108,13 @@ func evalTrigger(ctx context.Context, t store.EventTrigger, e store.Event) (inpu
 	if err != nil {
 		return nil, false, err
 	}
-	input, err = p.Eval(ctx, vars)
-	return input, err == nil, err
+	if input, err = p.Eval(ctx, vars); err != nil {
+		return nil, false, err
+	}
+	if input, err = jsonvalue.Normalize(input); err != nil {
+		return nil, false, &expr.Error{Message: "input_expr: " + err.Error(), Code: expr.CodeExpressionError}
+	}
+	return input, true, nil
 }
 
 func isExprError(err error) bool {

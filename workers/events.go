@@ -15,22 +15,30 @@ import (
 // to every run with a node waiting for its name (found through the
 // (tenant, name) index of waiting nodes, not by looking at runs). Each
 // run's tick evaluates match_expr; a node consumes an event at most once.
-// A repeated idempotency key returns the first event and delivers nothing.
-// The event also starts the runs its event triggers ask for (see
-// startTriggered).
-func (c *Coordinator) Publish(ctx context.Context, e store.Event) (store.Event, bool, error) {
+// A repeated idempotency key returns the first event and delivers nothing;
+// with a different name or data, it is an IdempotencyMismatch when
+// e.MatchRequest says the key names the request (the API's). The event
+// also starts the runs its event triggers ask for (see startTriggered).
+func (c *Coordinator) Publish(ctx context.Context, e store.Event) (_ store.Event, created bool, err error) {
+	defer func() { c.published(created, err) }()
 	if e.Name == "" {
 		return store.Event{}, false, apperr.New(apperr.Invalid, "name is required")
 	}
-	if err := checkPayload("event data", e.Data); err != nil {
+	if err := checkPayload("event data", "data", e.Data); err != nil {
 		return store.Event{}, false, err
 	}
 	if e.ID == uuid.Nil {
 		e.ID = uuid.New()
 	}
+	if e.IdempotencyKey != "" && e.MatchRequest {
+		hash, err := store.RequestHash(map[string]any{"name": e.Name, "data": e.Data})
+		if err != nil {
+			return store.Event{}, false, err
+		}
+		e.RequestHash = hash
+	}
 	var out store.Event
-	var created bool
-	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
 		var err error
 		out, created, err = store.New(tx).EventAdd(ctx, e)
 		if err != nil || !created {
@@ -50,6 +58,7 @@ func (c *Coordinator) deliverEvent(ctx context.Context, tx pgx.Tx, e store.Event
 		return err
 	}
 	in := engine.EventMatched{EventID: e.ID.String(), Name: e.Name, Data: e.Data}
+	c.metrics.deliveries.Add(float64(len(runs)))
 	for _, runID := range runs {
 		if err := c.Deliver(ctx, tx, e.TenantID, runID, in); err != nil {
 			return err

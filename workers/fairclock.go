@@ -42,6 +42,7 @@ func newFairClock(base *pgxpool.Pool) (*fairClock, error) {
 	cfg.MaxConnIdleTime = time.Minute
 	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
 	cfg.ConnConfig.RuntimeParams["application_name"] = "ductor-fair-clock"
+	store.ConfigurePool(cfg)
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		return nil, fmt.Errorf("fair clock pool: %w", err)

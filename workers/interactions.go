@@ -45,7 +45,7 @@ func (c *Coordinator) UpdateCase(ctx context.Context, tenantID, id uuid.UUID, ch
 	if ch.Status != nil && (strings.TrimSpace(*ch.Status) == "" || len(*ch.Status) > 64) {
 		return store.Case{}, apperr.New(apperr.Invalid, "status must be 1 to 64 characters")
 	}
-	if err := checkPayload("case data", ch.Data); err != nil {
+	if err := checkPayload("case data", "data", ch.Data); err != nil {
 		return store.Case{}, err
 	}
 	var out store.Case

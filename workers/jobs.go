@@ -4,6 +4,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
 
+	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/app/store"
 )
 
@@ -23,21 +25,29 @@ func (TickArgs) InsertOpts() river.InsertOpts {
 
 // StepArgs is one attempt of one worker step (task or http).
 type StepArgs struct {
-	TenantID       uuid.UUID      `json:"tenant_id"`
-	RunID          uuid.UUID      `json:"run_id"`
-	Node           string         `json:"node"`
-	Ref            string         `json:"ref"`
-	Type           string         `json:"type"`
-	Generation     int            `json:"generation"`
-	Attempt        int            `json:"attempt"`
-	IdempotencyKey string         `json:"idempotency_key"`
-	Params         map[string]any `json:"params"`
-	TimeoutMS      int64          `json:"timeout_ms"`
+	TenantID       uuid.UUID `json:"tenant_id"`
+	RunID          uuid.UUID `json:"run_id"`
+	Node           string    `json:"node"`
+	Ref            string    `json:"ref"`
+	Type           string    `json:"type"`
+	Generation     int       `json:"generation"`
+	Attempt        int       `json:"attempt"`
+	IdempotencyKey string    `json:"idempotency_key"`
+	// Params encode and decode by the JSON value model, so that numbers
+	// keep their kind through River's job arguments.
+	Params    jsonvalue.Object `json:"params"`
+	TimeoutMS int64            `json:"timeout_ms"`
+	// ScheduleToStartMS is how long a task may wait for a worker to claim
+	// it (the step's schedule_to_start, else the tenant's, else
+	// DefaultScheduleToStart); unclaimed that long it fails as no_worker.
+	ScheduleToStartMS int64 `json:"schedule_to_start_ms,omitempty"`
 	// Sparse marks a step dispatched with nothing of its tenant queued
 	// while other tenants had a backlog: it goes to its tier's sparse lane
 	// and its start is recorded on its own, ahead of bulk work (see
 	// yieldGate).
 	Sparse bool `json:"sparse,omitempty"`
+	// Trace is the run's span: the attempt's span is its child.
+	Trace *engine.TraceContext `json:"trace,omitempty"`
 }
 
 // Kind implements river.JobArgs.

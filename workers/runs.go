@@ -7,10 +7,12 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/app/store"
 )
 
@@ -24,18 +26,43 @@ type Trigger struct {
 	Context          map[string]any
 	SearchAttributes map[string]any
 	IdempotencyKey   string
+	// MatchRequest makes the idempotency key name this very request, as
+	// the API's does: the same key with a different request is an
+	// IdempotencyMismatch. Ductor's own triggers (schedules, event
+	// triggers) key an occurrence instead, whatever the request, and
+	// leave it false.
+	MatchRequest bool
+	// Parent is the caller's span (an inbound traceparent): the run's
+	// span joins its trace. Without it the run begins a trace of its own.
+	Parent trace.SpanContext
+}
+
+// requestHash identifies what the trigger asks for, to compare a
+// repeated idempotency key's request with the first: the definition and
+// the version asked for (0, the latest, stays 0: a retry after a new
+// version is published is the same request), input, subject, context and
+// search attributes.
+func (t Trigger) requestHash() (string, error) {
+	return store.RequestHash(map[string]any{
+		"definition": t.Definition, "version": t.Version, "input": t.Input, "subject": t.Subject,
+		"context": orEmpty(t.Context), "search_attributes": orEmpty(t.SearchAttributes),
+	})
 }
 
 // InputValidator checks trigger input against a definition's input schema.
 type InputValidator func(schema []byte, input any) error
 
 // Start creates a run and enqueues its first tick in one transaction. A
-// repeated idempotency key returns the existing run with created false.
+// repeated idempotency key returns the existing run with created false;
+// with a different request, it is an IdempotencyMismatch (MatchRequest).
 func (c *Coordinator) Start(ctx context.Context, t Trigger, validate InputValidator) (store.Run, bool, error) {
 	// The trigger of a tenant with nothing queued is urgent (see yieldGate).
 	if !c.busy.busy(t.TenantID) {
 		c.gate.enter()
 		defer c.gate.leave()
+	}
+	if err := checkTrigger(t); err != nil {
+		return store.Run{}, false, err
 	}
 	s := store.New(c.pool)
 	v, err := c.version(ctx, s, t.TenantID, t.Definition, t.Version)
@@ -51,6 +78,12 @@ func (c *Coordinator) Start(ctx context.Context, t Trigger, validate InputValida
 	id := uuid.New()
 	n := newRun(v, id, lineage{root: id}, t.Input, t.Subject, t.Context, t.SearchAttributes)
 	n.TenantID, n.IdempotencyKey = t.TenantID, t.IdempotencyKey
+	if t.IdempotencyKey != "" && t.MatchRequest {
+		if n.RequestHash, err = t.requestHash(); err != nil {
+			return store.Run{}, false, err
+		}
+	}
+	n.State.Trace = c.tracing.NewRun(ctx, t.Parent)
 	var run store.Run
 	var created bool
 	create := func(inline bool) error {
@@ -80,7 +113,24 @@ func (c *Coordinator) Start(ctx context.Context, t Trigger, validate InputValida
 		c.log.WarnContext(ctx, "inline tick failed; handing over to a tick job", "run_id", run.ID, "err", inlineErr.err)
 		err = create(false)
 	}
+	if err == nil && created {
+		c.runStarted(ctx, run)
+	}
 	return run, created, err
+}
+
+// checkTrigger refuses a trigger holding a NUL character, which cannot be
+// stored, naming where it is.
+func checkTrigger(t Trigger) error {
+	for _, f := range []struct {
+		name string
+		v    any
+	}{{"input", t.Input}, {"context", t.Context}, {"search_attributes", t.SearchAttributes}, {"subject", t.Subject}, {"idempotency_key", t.IdempotencyKey}} {
+		if nul, found := jsonvalue.FindNUL(f.v); found {
+			return NULProblem(f.name, f.name+nul.Path)
+		}
+	}
+	return nil
 }
 
 // tickNew runs a new run's first tick in the transaction that created

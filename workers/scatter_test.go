@@ -29,7 +29,7 @@ func items(n int) []any {
 func TestInlineScatterAndGatherStrategies(t *testing.T) {
 	t.Parallel()
 	b := setup(t, map[string]steps.Handler{"test.odd_fails": func(_ context.Context, c steps.Call) (any, error) {
-		n := int(c.Input.(map[string]any)["n"].(float64))
+		n := int(c.Input.(map[string]any)["n"].(int64))
 		if n%2 == 1 {
 			return nil, steps.Permanent(fmt.Errorf("odd %d", n))
 		}

@@ -60,7 +60,7 @@ edges:
 		t.Errorf("open output %v", nodes["open"].Output)
 	}
 	for i, ref := range []string{"x1", "x2", "x3"} {
-		if got := nodes[ref].Output.(map[string]any)["n"]; got != float64(i+1) {
+		if got := nodes[ref].Output.(map[string]any)["n"]; got != int64(i+1) {
 			t.Errorf("%s took signal %v, want %d", ref, got, i+1)
 		}
 	}
@@ -121,10 +121,10 @@ edges:
 	if err := b.signal(t, successor, "r2", "a", 4); err != nil {
 		t.Fatal(err)
 	}
-	if n := b.waitNode(t, successor, "a", engine.NodeSucceeded); n.Output != float64(4) {
+	if n := b.waitNode(t, successor, "a", engine.NodeSucceeded); n.Output != int64(4) {
 		t.Errorf("successor took %v, want the fresh signal 4", n.Output)
 	}
-	if n := b.waitNode(t, id, "a", engine.NodeSucceeded); n.Output != float64(1) {
+	if n := b.waitNode(t, id, "a", engine.NodeSucceeded); n.Output != int64(1) {
 		t.Errorf("first run took %v, want 1", n.Output)
 	}
 }
@@ -160,7 +160,7 @@ edges:
 		t.Fatal(err)
 	}
 	nodes := b.finish(t, id, engine.RunSucceeded)
-	if nodes["x"].Output != float64(0) {
+	if nodes["x"].Output != int64(0) {
 		t.Errorf("x took %v, want the oldest buffered signal 0", nodes["x"].Output)
 	}
 	wantCode(t, b.signal(t, id, "late", "x", 1), apperr.Conflict)

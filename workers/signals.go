@@ -2,18 +2,20 @@ package workers
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/app/store"
 )
 
-// MaxPayloadBytes caps a signal's payload and an event's data (encoded).
-const MaxPayloadBytes = 1 << 20
+// MaxPayloadBytes caps a signal's payload and an event's data (encoded):
+// the cap every node output obeys.
+const MaxPayloadBytes = engine.DefaultMaxOutputBytes
 
 // maxChainHops bounds how far a signal follows ContinueAsNew successors.
 const maxChainHops = 100
@@ -37,11 +39,12 @@ func (c *Coordinator) maxSignals() int {
 // the run's senders so that concurrent ones never pass the bound together;
 // an ended run refuses any (Conflict).
 // It returns the run that received the signal.
-func (c *Coordinator) Signal(ctx context.Context, tenantID, runID uuid.UUID, sig engine.Signal) (uuid.UUID, error) {
-	if err := checkPayload("signal payload", sig.Payload); err != nil {
+func (c *Coordinator) Signal(ctx context.Context, tenantID, runID uuid.UUID, sig engine.Signal) (_ uuid.UUID, err error) {
+	defer func() { c.metrics.signals.WithLabelValues(outcome(err)).Inc() }()
+	if err := checkPayload("signal payload", "payload", sig.Payload); err != nil {
 		return uuid.Nil, err
 	}
-	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
 		s := store.New(tx)
 		run, err := liveRun(ctx, s, tenantID, runID)
 		if err != nil {
@@ -85,11 +88,15 @@ func (c *Coordinator) signalTx(ctx context.Context, tx pgx.Tx, s *store.Store, r
 }
 
 // liveRun is the run, or the last of its ContinueAsNew successors; an
-// ended run is a Conflict.
+// ended run is a Conflict. Each run is locked before its status is read
+// (waiting for a tick that holds it): a signal decided on a run that a
+// tick was continuing or ending meanwhile would be stored for a run that
+// drains nothing more, and lost. The lock holds until the signal is
+// stored, so the run cannot end or continue in between either.
 func liveRun(ctx context.Context, s *store.Store, tenantID, runID uuid.UUID) (store.Run, error) {
-	run, err := s.RunGet(ctx, tenantID, runID)
+	run, err := s.RunGetLocked(ctx, tenantID, runID)
 	for hops := 0; err == nil && run.ContinuedToRunID != nil && hops < maxChainHops; hops++ {
-		run, err = s.RunGet(ctx, tenantID, *run.ContinuedToRunID)
+		run, err = s.RunGetLocked(ctx, tenantID, *run.ContinuedToRunID)
 	}
 	if err != nil {
 		return store.Run{}, err
@@ -100,16 +107,29 @@ func liveRun(ctx context.Context, s *store.Store, tenantID, runID uuid.UUID) (st
 	return run, nil
 }
 
-// checkPayload refuses a value whose JSON is over MaxPayloadBytes.
-func checkPayload(what string, v any) error {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return apperr.New(apperr.Invalid, "%s is not JSON: %v", what, err)
+// checkPayload refuses a value whose JSON is over MaxPayloadBytes
+// (TooLarge) or that holds a NUL character, which cannot be stored
+// (Unprocessable, with its path from root: "payload.items[2]").
+func checkPayload(what, root string, v any) error {
+	_, size, err := jsonvalue.Check(v, MaxPayloadBytes)
+	var nul *jsonvalue.NULError
+	switch {
+	case err == nil:
+		return nil
+	case jsonvalue.IsTooLarge(err):
+		return apperr.New(apperr.TooLarge, "%s is %d bytes, over the %d-byte limit", what, size, MaxPayloadBytes)
+	case errors.As(err, &nul):
+		return NULProblem(what, root+nul.Path)
 	}
-	if len(raw) > MaxPayloadBytes {
-		return apperr.New(apperr.TooLarge, "%s is %d bytes, over the %d-byte limit", what, len(raw), MaxPayloadBytes)
-	}
-	return nil
+	return apperr.New(apperr.Invalid, "%s is not JSON: %v", what, err)
+}
+
+// NULProblem is the answer to a value holding a NUL character (U+0000),
+// which Postgres cannot store: 422 with the path.
+func NULProblem(what, path string) error {
+	msg := "contains a NUL character (\\u0000), which cannot be stored"
+	return apperr.New(apperr.Unprocessable, "%s %s at %s", what, msg, path).
+		WithDetails([]map[string]string{{"path": path, "message": msg}})
 }
 
 // signalAwaited reports whether a node of the run waits for a signal of

@@ -4,9 +4,12 @@ import (
 	"context"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/jsonvalue"
+	"github.com/ductor/ductor/app/store"
 )
 
 // startSuccessor creates the ContinueAsNew successor from the latest
@@ -34,10 +37,12 @@ func (b *commandBatch) startSuccessor(ctx context.Context, cmd engine.StartSucce
 		return err
 	}
 	n.State.BufferedSignals = len(buffered)
+	n.State.Trace = b.c.tracing.ChildRun(ctx, b.run.State.Trace)
 	b.c.manifests.Store(v.ManifestHash, v.Manifest)
-	if _, created, err := b.s.RunCreate(ctx, n); err != nil {
+	if next, created, err := b.s.RunCreate(ctx, n); err != nil {
 		return err
 	} else if created {
+		b.c.runStarted(ctx, next)
 		if err := b.c.enqueueTick(ctx, b.tx, b.run.TenantID, id); err != nil {
 			return err
 		}
@@ -53,10 +58,40 @@ func (b *commandBatch) startSuccessor(ctx context.Context, cmd engine.StartSucce
 
 // ContinueAsNew asks a run to continue as a new run and returns the id its
 // successor will have: the same for the same request id, from any replica.
+// An ended run cannot continue (Conflict), unless it ended by continuing
+// for this very request, which then answers the same successor again.
+// The run is locked while its status is checked and the intent stored, so
+// no tick ends it in between.
 func (c *Coordinator) ContinueAsNew(ctx context.Context, tenantID, runID uuid.UUID, requestID string, input any) (string, error) {
 	if requestID == "" {
 		return "", apperr.New(apperr.Invalid, "request_id is required")
 	}
-	err := c.Control(ctx, tenantID, runID, engine.ContinueAsNew{RequestID: requestID, Input: input})
-	return engine.SuccessorRunID(runID.String(), requestID), err
+	if nul, found := jsonvalue.FindNUL(input); found {
+		return "", NULProblem("input", "input"+nul.Path)
+	}
+	successor := engine.SuccessorRunID(runID.String(), requestID)
+	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+		s := store.New(tx)
+		if err := s.RunLock(ctx, tenantID, runID); err != nil {
+			return err
+		}
+		run, err := s.RunGet(ctx, tenantID, runID)
+		if err != nil {
+			return err
+		}
+		if run.Status.Terminal() {
+			if run.ContinuedToRunID != nil && run.ContinuedToRunID.String() == successor {
+				return nil
+			}
+			return apperr.New(apperr.Conflict, "run %s has ended (%s): only a running or waiting run can continue as new", run.ID, run.Status)
+		}
+		if p := run.State.PendingCAN; p != nil && p.RequestID != requestID {
+			return apperr.New(apperr.Conflict, "run %s is already continuing as new (request %q)", run.ID, p.RequestID)
+		}
+		return c.Deliver(ctx, tx, tenantID, runID, engine.ContinueAsNew{RequestID: requestID, Input: input})
+	})
+	if err != nil {
+		return "", err
+	}
+	return successor, nil
 }

@@ -2,7 +2,6 @@ package workers
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -10,6 +9,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/app/store"
 )
 
@@ -25,6 +25,8 @@ const (
 // Sweep fires due timers, enqueues retries whose backoff is over,
 // reports attempts whose worker died (lease expired without a result, or
 // job running past its timeout without a start) as a retryable failure,
+// ticks again the runs of tick jobs that died mid-tick, completes step
+// jobs whose result was recorded but whose River completion was lost,
 // forgets long-expired bridge task claims, works a chunk of a bulk
 // operation (BatchOnce), and puts step jobs that River
 // snoozed, retried or rescued back at the head of their queue (they lost
@@ -69,6 +71,14 @@ func (c *Coordinator) SweepOnce(ctx context.Context) (int, error) {
 		if err != nil {
 			return err
 		}
+		rescued, err := c.rescueTicks(ctx, tx, s)
+		if err != nil {
+			return err
+		}
+		completed, err := s.StepJobsCompleteFinished(ctx, c.RescueWindow, sweepBatch)
+		if err != nil {
+			return err
+		}
 		due, err := c.enqueueDue(ctx, tx, s)
 		if err != nil {
 			return err
@@ -77,11 +87,15 @@ func (c *Coordinator) SweepOnce(ctx context.Context) (int, error) {
 		if err != nil {
 			return err
 		}
+		unstarted, err := c.failUnstarted(ctx, tx, s)
+		if err != nil {
+			return err
+		}
 		var retagged int
 		if !c.PlainFIFO {
 			retagged, err = s.StepJobsRetag(ctx, stepQueues(), sweepBatch)
 		}
-		claimed = max(timers, lost, due, expired, retagged)
+		claimed = max(timers, lost, rescued, completed, due, expired, unstarted, retagged)
 		return err
 	})
 	return claimed, err
@@ -111,9 +125,12 @@ func (c *Coordinator) fireTimers(ctx context.Context, tx pgx.Tx, s *store.Store)
 
 // reportLost reports attempts whose worker died: those whose lease ran
 // out without a result, and those whose River job has been running for
-// longer than the step's timeout plus the rescue window although the
-// attempt was never started (the worker died between fetching the job and
-// recording the start, so there is no lease to run out).
+// longer than the rescue window although the attempt was never started
+// (the worker died between fetching the job and recording the start, so
+// there is no lease to run out). Their River jobs
+// are finalized at the same time, not an hour later by River's rescuer:
+// River's rescue follows Ductor's detection, and since a step job has one
+// River attempt, River never runs it again.
 func (c *Coordinator) reportLost(ctx context.Context, tx pgx.Tx, s *store.Store) (int, error) {
 	lost, err := s.AttemptsClaimLost(ctx, sweepBatch)
 	if err != nil {
@@ -121,6 +138,9 @@ func (c *Coordinator) reportLost(ctx context.Context, tx pgx.Tx, s *store.Store)
 	}
 	stranded, err := s.StepJobsClaimStranded(ctx, c.RescueWindow, sweepBatch)
 	if err != nil {
+		return 0, err
+	}
+	if _, err := s.StepJobsDiscardLost(ctx, lost); err != nil {
 		return 0, err
 	}
 	lost = append(lost, stranded...)
@@ -135,6 +155,29 @@ func (c *Coordinator) reportLost(ctx context.Context, tx pgx.Tx, s *store.Store)
 	return len(lost), nil
 }
 
+// failUnstarted fails the bridge tasks that no worker claimed within
+// their schedule_to_start, by the database's clock, as no_worker: a
+// retryable failure, retried by the step's policy.
+func (c *Coordinator) failUnstarted(ctx context.Context, tx pgx.Tx, s *store.Store) (int, error) {
+	tasks, err := s.BridgeTasksClaimUnstarted(ctx, sweepBatch)
+	if err != nil {
+		return 0, err
+	}
+	for _, t := range tasks {
+		res := engine.StepResult{Node: t.Node, Generation: t.Generation, Attempt: t.Attempt, Error: &engine.Error{
+			Code: CodeNoWorker, Retryable: true,
+			Message: fmt.Sprintf("no worker claimed the task within %s: nothing polls queue %q for handler %q", t.ScheduleToStart, t.Queue, t.Handler),
+		}}
+		if err := c.Deliver(ctx, tx, t.TenantID, t.RunID, res); err != nil {
+			return 0, err
+		}
+	}
+	return len(tasks), nil
+}
+
+// CodeNoWorker fails a task that no worker claimed in time.
+const CodeNoWorker = "no_worker"
+
 func (c *Coordinator) enqueueDue(ctx context.Context, tx pgx.Tx, s *store.Store) (int, error) {
 	due, err := s.DispatchesClaimDue(ctx, sweepBatch)
 	if err != nil {
@@ -143,10 +186,34 @@ func (c *Coordinator) enqueueDue(ctx context.Context, tx pgx.Tx, s *store.Store)
 	jobs := make([]river.InsertManyParams, len(due))
 	for i, d := range due {
 		var args StepArgs
-		if err := json.Unmarshal(d.Args, &args); err != nil {
+		if err := jsonvalue.Unmarshal(d.Args, &args); err != nil {
 			return 0, fmt.Errorf("decode delayed step: %w", err)
 		}
 		jobs[i] = river.InsertManyParams{Args: args, InsertOpts: stepOpts(d.Queue)}
 	}
 	return len(due), c.insertSteps(ctx, tx, jobs, nil)
+}
+
+// rescueTicks ticks again the runs whose tick job has been running for
+// longer than the rescue window (its process died mid-tick, leaving the
+// run's inputs undrained and its wake flag cleared), and finalizes those
+// jobs. The new tick is enqueued whatever the wake flag says: the flag may
+// have been set for the very job that died.
+func (c *Coordinator) rescueTicks(ctx context.Context, tx pgx.Tx, s *store.Store) (int, error) {
+	runs, err := s.TickJobsRescue(ctx, c.RescueWindow, sweepBatch)
+	if err != nil {
+		return 0, err
+	}
+	for _, k := range runs {
+		if _, err := s.RunRequestTick(ctx, k.TenantID, k.ID); err != nil {
+			return 0, err
+		}
+		if err := c.enqueueTick(ctx, tx, k.TenantID, k.ID); err != nil {
+			return 0, err
+		}
+	}
+	if len(runs) > 0 {
+		c.log.WarnContext(ctx, "rescued tick jobs running past the rescue window", "runs", len(runs))
+	}
+	return len(runs), nil
 }

@@ -62,7 +62,7 @@ func TestThousandRunsWokenByThousandEvents(t *testing.T) {
 		b.event(t, name, map[string]any{"i": i})
 	}
 	for i, id := range ids {
-		if out := b.finish(t, id, engine.RunSucceeded)["e"].Output; out.(map[string]any)["i"] != float64(i) {
+		if out := b.finish(t, id, engine.RunSucceeded)["e"].Output; out.(map[string]any)["i"] != int64(i) {
 			t.Fatalf("run %d took %v", i, out)
 		}
 	}

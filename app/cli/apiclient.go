@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/ductor/ductor/app/config"
+
+	"github.com/ductor/ductor/app/jsonvalue"
 )
 
 // apiClient is the thin HTTP client behind `ductor run`, `signal` and
@@ -47,7 +49,7 @@ func (e *apiError) Error() string { return fmt.Sprintf("%s (%d %s)", e.Msg, e.St
 func (c *apiClient) do(ctx context.Context, method, path string, body, out any) error {
 	var raw []byte
 	if body != nil {
-		b, err := json.Marshal(body)
+		b, err := jsonvalue.Marshal(body)
 		if err != nil {
 			return err
 		}
@@ -85,7 +87,7 @@ func (c *apiClient) send(ctx context.Context, method, path, contentType string, 
 	if out == nil {
 		return res.StatusCode, nil
 	}
-	return res.StatusCode, json.Unmarshal(raw, out)
+	return res.StatusCode, jsonvalue.Unmarshal(raw, out)
 }
 
 func errorOf(status int, raw []byte) *apiError {

@@ -5,63 +5,114 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/ductor/ductor/app/definition"
 )
 
-const applyUsage = "ductor apply -f FILE [-f FILE]... [--dry-run]"
+const applyUsage = "ductor apply -f FILE|DIR [-f FILE|DIR]... [--dry-run]"
 
 // runApply handles `apply -f FILE…`: it publishes each definition through
 // the API (DUCTOR_URL, DUCTOR_API_KEY) and prints `KEY vN HASH (created)`
-// or `(unchanged)` per file; with --dry-run it only compiles, printing
-// `KEY HASH (valid)`. A document without a key takes its file's name. Every
-// problem of an invalid document is printed as `FILE: PATH: MESSAGE`, the
-// other files are still applied, and the command fails.
+// or `(unchanged)` per document; with --dry-run it only compiles, printing
+// `KEY HASH (valid)`. A directory stands for its .yaml, .yml and .json
+// files (recursively, in path order); a YAML file may hold several
+// documents separated by `---`. A lone document without a key takes its
+// file's name. Every problem of an invalid document is printed as
+// `FILE: PATH: MESSAGE` (`FILE#N` for the Nth document of a file), the
+// other documents are still applied, and the command fails.
 func runApply(ctx context.Context, env Env, args []string) error {
-	fs := newFlags("apply", env)
-	var files multiFlag
-	fs.Var(&files, "f", "a definition file (.yaml, .yml or .json); repeat for several")
+	fs := newFlags("apply -f FILE|DIR [-f FILE|DIR]... [--dry-run]", env)
+	var paths multiFlag
+	fs.Var(&paths, "f", "a definition file (.yaml, .yml or .json) or a directory of them; repeat for several")
 	dryRun := fs.Bool("dry-run", false, "only compile, publish nothing")
-	if err := fs.Parse(args); err != nil {
+	rest, err := fs.parseArgs(args)
+	if err != nil {
 		return err
 	}
-	files = append(files, fs.Args()...)
-	if len(files) == 0 {
-		return fmt.Errorf("%w: %s", ErrUsage, applyUsage)
+	paths = append(paths, rest...)
+	if len(paths) == 0 {
+		return want(applyUsage)
+	}
+	docs, unread := collectDocs(env, paths)
+	if len(docs) == 0 && unread == 0 {
+		return usagef("no definition files (.yaml, .yml, .json) in %s", strings.Join(paths, ", "))
 	}
 	c, err := newAPIClient(env)
 	if err != nil {
 		return err
 	}
-	failed := 0
-	for _, file := range files {
-		if err := applyFile(ctx, env, c, file, *dryRun); err != nil {
+	failed := unread
+	for _, d := range docs {
+		if err := applyDoc(ctx, env, c, d, *dryRun); err != nil {
 			failed++
-			reportApplyError(env, file, err)
+			reportApplyError(env, d.where, err)
 		}
 	}
 	if failed > 0 {
-		return fmt.Errorf("%d of %d definition files failed", failed, len(files))
+		return fmt.Errorf("%d of %d definitions failed", failed, len(docs)+unread)
 	}
 	return nil
 }
 
-// applyDoc is one file's definition, ready to send.
-type applyDoc struct {
-	key, contentType string
-	body             []byte
+// applyDocument is one definition, ready to send.
+type applyDocument struct {
+	where, key, contentType string
+	body                    []byte
 }
 
-func applyFile(ctx context.Context, env Env, c *apiClient, file string, dryRun bool) error {
-	d, err := readApplyDoc(file)
-	if err != nil {
-		return err
+// collectDocs reads every path into documents, reporting the ones it
+// cannot read.
+func collectDocs(env Env, paths []string) ([]applyDocument, int) {
+	var docs []applyDocument
+	failed := 0
+	for _, p := range paths {
+		files, err := definitionFiles(p)
+		if err != nil {
+			failed++
+			reportApplyError(env, p, err)
+			continue
+		}
+		for _, f := range files {
+			ds, err := readApplyDocs(f)
+			if err != nil {
+				failed++
+				reportApplyError(env, f, err)
+				continue
+			}
+			docs = append(docs, ds...)
+		}
 	}
+	return docs, failed
+}
+
+// definitionFiles is p itself, or the definition files under directory p.
+func definitionFiles(p string) ([]string, error) {
+	info, err := os.Stat(p)
+	if err != nil {
+		return nil, err
+	}
+	if !info.IsDir() {
+		return []string{p}, nil
+	}
+	var files []string
+	err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && formatOfFile(path) != definition.FormatAuto {
+			files = append(files, path)
+		}
+		return err
+	})
+	sort.Strings(files)
+	return files, err
+}
+
+func applyDoc(ctx context.Context, env Env, c *apiClient, d applyDocument, dryRun bool) error {
 	if dryRun {
 		var out struct {
 			Hash string `json:"manifest_hash"`
@@ -89,29 +140,75 @@ func applyFile(ctx context.Context, env Env, c *apiClient, file string, dryRun b
 	return nil
 }
 
-// readApplyDoc reads a file, picks its format by extension (else by its
-// first byte) and finds its key, filling in the file's name when it has
-// none.
-func readApplyDoc(file string) (applyDoc, error) {
+// readApplyDocs reads a file, picks its format by extension (else by its
+// first byte), splits a YAML stream into its documents and finds each
+// one's key; a lone document without one takes the file's name.
+func readApplyDocs(file string) ([]applyDocument, error) {
 	body, err := os.ReadFile(file)
 	if err != nil {
-		return applyDoc{}, err
+		return nil, err
 	}
 	f := definition.Detect(body, formatOfFile(file))
-	d := applyDoc{body: body, contentType: "application/json"}
+	parts := [][]byte{body}
+	contentType := "application/json"
 	if f == definition.FormatYAML {
-		d.contentType = "application/yaml"
+		parts, contentType = splitYAML(body), "application/yaml"
 	}
-	key, present, err := definition.DocumentKey(body, f)
-	if err != nil {
-		return applyDoc{}, err
+	var out []applyDocument
+	for i, part := range parts {
+		d := applyDocument{where: file, body: part, contentType: contentType}
+		if len(parts) > 1 {
+			d.where = fmt.Sprintf("%s#%d", file, i+1)
+		}
+		key, present, err := definition.DocumentKey(part, f)
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("%s: %w", d.where, err)
+		case !present && len(parts) > 1:
+			return nil, fmt.Errorf("%s: a document of a multi-document file needs a key", d.where)
+		case !present:
+			key = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+			d.body = definition.WithKey(part, f, key)
+		}
+		d.key = key
+		out = append(out, d)
 	}
-	if !present {
-		key = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
-		d.body = definition.WithKey(body, f, key)
+	return out, nil
+}
+
+// splitYAML splits a YAML stream at its `---` lines, dropping documents
+// that hold nothing but comments and blank lines.
+func splitYAML(body []byte) [][]byte {
+	var out [][]byte
+	var cur []string
+	flush := func() {
+		doc := strings.Join(cur, "\n")
+		if hasContent(doc) {
+			out = append(out, []byte(doc+"\n"))
+		}
+		cur = nil
 	}
-	d.key = key
-	return d, nil
+	for _, line := range strings.Split(string(body), "\n") {
+		if strings.HasPrefix(line, "---") && strings.TrimSpace(strings.SplitN(line[3:], "#", 2)[0]) == "" {
+			flush()
+			continue
+		}
+		cur = append(cur, line)
+	}
+	flush()
+	if len(out) == 0 {
+		return [][]byte{body}
+	}
+	return out
+}
+
+func hasContent(doc string) bool {
+	for _, l := range strings.Split(doc, "\n") {
+		if t := strings.TrimSpace(l); t != "" && !strings.HasPrefix(t, "#") && t != "..." {
+			return true
+		}
+	}
+	return false
 }
 
 func formatOfFile(file string) definition.Format {

@@ -144,3 +144,54 @@ edges:
 		t.Errorf("apply without files = %v", err)
 	}
 }
+
+// A multi-document file applies each document; a directory applies its
+// definition files in path order; a multi-document file's problems name
+// the document.
+func TestApplyMultiDocumentFilesAndDirectories(t *testing.T) {
+	t.Parallel()
+	b := setupApply(t)
+	multi := b.file(t, "two.yaml", "# two flows\nkey: first\nsteps: [{ref: a, type: transform, with: {expr: '1'}}]\n---\n# nothing\n---\nkey: second\nsteps: [{ref: b, type: transform, with: {expr: '2'}}]\n")
+	out, errOut, err := b.run(t, "apply", "-f", multi)
+	if err != nil || !strings.HasPrefix(out, "first v1 ") || !strings.Contains(out, "\nsecond v1 ") {
+		t.Fatalf("apply two.yaml = %q %q %v", out, errOut, err)
+	}
+	dir := filepath.Join(b.dir, "flows")
+	if err := os.MkdirAll(filepath.Join(dir, "nested"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b.file(t, "flows/z.json", `{"key": "zed", "steps": [{"ref": "z", "type": "transform", "with": {"expr": "1"}}]}`)
+	b.file(t, "flows/nested/a.yml", "key: ay\nsteps: [{ref: a, type: transform, with: {expr: '1'}}]\n")
+	b.file(t, "flows/README.md", "not a definition")
+	out, _, err = b.run(t, "apply", "--dry-run", "-f", dir)
+	if err != nil || !strings.HasPrefix(out, "ay ") || !strings.Contains(out, "\nzed ") || strings.Count(out, "\n") != 2 {
+		t.Fatalf("apply a directory = %q, %v; want ay then zed", out, err)
+	}
+	bad := b.file(t, "bad.yaml", "key: good\nsteps: [{ref: a, type: transform, with: {expr: '1'}}]\n---\nsteps: [{ref: b, type: transform, with: {expr: '1'}}]\n")
+	if _, errOut, err := b.run(t, "apply", "-f", bad); err == nil || !strings.Contains(errOut, bad+"#2: ") {
+		t.Fatalf("a keyless document in a multi-document file = %q, %v", errOut, err)
+	}
+	if _, _, err := b.run(t, "apply", "-f", filepath.Join(dir, "nested"), "-f", b.dir+"/nothing"); err == nil {
+		t.Fatal("a missing path was not reported")
+	}
+}
+
+// The healthcheck passes against a serving process and fails against
+// nothing.
+func TestHealthcheck(t *testing.T) {
+	t.Parallel()
+	b := setupApply(t)
+	if _, _, err := b.run(t, "healthcheck", "--url", b.vars["DUCTOR_URL"]+"/healthz"); err != nil {
+		t.Fatalf("healthcheck of a live server: %v", err)
+	}
+	if _, _, err := b.run(t, "healthcheck", "--url", "http://127.0.0.1:1/readyz", "--timeout", "1s"); err == nil || !strings.Contains(err.Error(), "unhealthy") {
+		t.Fatalf("healthcheck of nothing = %v", err)
+	}
+	b.vars["DUCTOR_ROLES"] = "coordinator,steps"
+	if _, _, err := b.run(t, "healthcheck"); err != nil {
+		t.Fatalf("healthcheck of a worker against its database: %v", err)
+	}
+	if got := readyURL(":8080"); got != "http://127.0.0.1:8080/readyz" {
+		t.Errorf("readyURL(:8080) = %s", got)
+	}
+}

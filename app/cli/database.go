@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ductor/ductor/app/config"
+	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/db"
 )
 
@@ -26,6 +27,7 @@ func connect(ctx context.Context, url string) (*pgxpool.Pool, error) {
 		// queues. pool_max_conns in DATABASE_URL overrides this.
 		cfg.MaxConns = defaultMaxConns
 	}
+	store.ConfigurePool(cfg)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect to database: %w", err)

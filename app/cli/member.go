@@ -14,10 +14,14 @@ import (
 // with). The change is audited with the actor "cli".
 func runMember(ctx context.Context, env Env, args []string) error {
 	const usage = "ductor member add --tenant SLUG --email EMAIL --role ROLE"
-	if len(args) == 0 || args[0] != "add" {
-		return fmt.Errorf("%w: %s", ErrUsage, usage)
+	if len(args) > 0 && isHelp(args[0]) {
+		fmt.Fprintln(env.Stdout, "Usage:", usage)
+		return nil
 	}
-	fs := newFlags("member add", env)
+	if len(args) == 0 || args[0] != "add" {
+		return want(usage)
+	}
+	fs := newFlags("member add --tenant SLUG --email EMAIL --role ROLE", env)
 	tenant := fs.String("tenant", "", "tenant slug (required)")
 	email := fs.String("email", "", "the person's email (required)")
 	role := fs.String("role", "", "owner, admin, editor, operator, approver or viewer (required)")
@@ -26,7 +30,7 @@ func runMember(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	if *tenant == "" || *email == "" || *role == "" {
-		return fmt.Errorf("%w: --tenant, --email and --role are required: %s", ErrUsage, usage)
+		return usagef("--tenant, --email and --role are required: want `%s`", usage)
 	}
 	r, err := auth.ParseRole(*role)
 	if err != nil {

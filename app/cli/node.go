@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"net/url"
 )
 
@@ -12,19 +11,22 @@ const nodeUsage = "ductor node cancel RUN NODE [--reason TEXT]"
 // the run to cancel one running or waiting node (a scatter child by its
 // id, REF[KEY]) and prints the API's answer.
 func runNode(ctx context.Context, env Env, args []string) error {
-	if len(args) == 0 || args[0] != "cancel" {
-		return fmt.Errorf("%w: %s", ErrUsage, nodeUsage)
-	}
-	fs := newFlags("node cancel", env)
+	return dispatch(ctx, env, "node", []subcommand{
+		{"cancel", "node cancel RUN NODE [--reason TEXT]", "cancel one running or waiting node (a scatter child by its id, REF[KEY])", runNodeCancel},
+	}, args)
+}
+
+func runNodeCancel(ctx context.Context, env Env, args []string) error {
+	fs := newFlags("node cancel RUN NODE [--reason TEXT]", env)
 	reason := fs.String("reason", "", "why, recorded on the node")
-	run, rest := splitPositional(args[1:])
-	node, rest := splitPositional(rest)
-	if err := fs.Parse(rest); err != nil {
+	pos, err := fs.parseArgs(args)
+	if err != nil {
 		return err
 	}
-	if run == "" || node == "" || fs.NArg() > 0 {
-		return fmt.Errorf("%w: %s", ErrUsage, nodeUsage)
+	if len(pos) != 2 {
+		return want(nodeUsage)
 	}
+	run, node := pos[0], pos[1]
 	c, err := newAPIClient(env)
 	if err != nil {
 		return err

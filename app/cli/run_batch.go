@@ -36,17 +36,18 @@ func batchArgs(args []string) bool {
 // prints it, and with --wait follows it to its end, printing the
 // progress on stderr and the finished batch.
 func runBatch(ctx context.Context, env Env, action string, args []string) error {
-	fs := newFlags("run "+action, env)
+	fs := newFlags("run "+action+" --filter NAME=VALUE… | --run-id ID… [--reason TEXT] [--wait]", env)
 	var filters, ids multiFlag
 	fs.Var(&filters, "filter", "a runs list filter NAME=VALUE: status, definition, definition_match, subject, q, parent_run_id, from, to or attr.NAME (repeatable)")
 	fs.Var(&ids, "run-id", "a run to act on (repeatable; instead of --filter)")
 	reason := fs.String("reason", "", "why, recorded on each cancelled run")
 	wait := fs.Bool("wait", false, "follow the batch to its end")
-	if err := fs.Parse(args); err != nil {
+	pos, err := fs.parseArgs(args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() > 0 || (len(filters) == 0) == (len(ids) == 0) {
-		return fmt.Errorf("%w: %s", ErrUsage, batchUsage)
+	if len(pos) > 0 || (len(filters) == 0) == (len(ids) == 0) {
+		return want(batchUsage)
 	}
 	req := map[string]any{"action": action, "reason": *reason}
 	if len(ids) > 0 {

@@ -2,54 +2,88 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
-	"flag"
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/ductor/ductor/app/jsonvalue"
 )
 
-const scheduleUsage = "ductor schedule create DEFINITION (--cron EXPR | --interval D) [flags] | list | get ID | pause ID [--note N] | unpause ID | trigger ID [--overlap P] | backfill ID --from T --to T [--overlap P] | delete ID"
+func scheduleSubcommands() []subcommand {
+	return []subcommand{
+		{"create", "schedule create DEFINITION (--cron EXPR | --interval D) [--id ID] [--input JSON] [--overlap P] [flags]", "create a schedule that starts runs of a definition", scheduleCreate},
+		{"list", "schedule list [--output json|table]", "the tenant's schedules", scheduleList},
+		{"get", "schedule get ID [--output json|table]", "a schedule with its recent actions", scheduleGet},
+		{"pause", "schedule pause ID [--note TEXT]", "stop starting runs", scheduleID(func(ctx context.Context, env Env, c *apiClient, path string, rest []string) error {
+			return schedulePause(ctx, env, c, path, true, rest)
+		})},
+		{"unpause", "schedule unpause ID", "start runs again", scheduleID(func(ctx context.Context, env Env, c *apiClient, path string, rest []string) error {
+			return schedulePause(ctx, env, c, path, false, rest)
+		})},
+		{"trigger", "schedule trigger ID [--overlap P]", "start a run now", scheduleID(scheduleTrigger)},
+		{"backfill", "schedule backfill ID --from T --to T [--overlap P]", "start the runs a time range would have started", scheduleID(scheduleBackfill)},
+		{"delete", "schedule delete ID", "delete a schedule", scheduleID(func(ctx context.Context, env Env, c *apiClient, path string, rest []string) error {
+			if err := newFlags("schedule delete ID", env).Parse(rest); err != nil {
+				return err
+			}
+			return callJSON(ctx, env, c, "DELETE", path, nil)
+		})},
+	}
+}
 
 // runSchedule handles `ductor schedule …`: a thin client of the
 // schedules API.
 func runSchedule(ctx context.Context, env Env, args []string) error {
-	if len(args) == 0 {
-		return fmt.Errorf("%w: %s", ErrUsage, scheduleUsage)
-	}
-	c, err := newAPIClient(env)
-	if err != nil {
-		return err
-	}
-	sub, rest := args[0], args[1:]
-	if sub == "create" {
-		return scheduleCreate(ctx, env, c, rest)
-	}
-	if sub == "list" {
-		return printJSON(ctx, env, c, "/api/v1/schedules?limit=200")
-	}
-	id, rest := splitPositional(rest)
-	if id == "" {
-		return fmt.Errorf("%w: %s", ErrUsage, scheduleUsage)
-	}
-	path := "/api/v1/schedules/" + url.PathEscape(id)
-	switch sub {
-	case "get":
-		return printJSON(ctx, env, c, path)
-	case "delete":
-		return callJSON(ctx, env, c, "DELETE", path, nil)
-	case "pause", "unpause":
-		return schedulePause(ctx, env, c, path, sub == "pause", rest)
-	case "trigger":
-		return scheduleTrigger(ctx, env, c, path, rest)
-	case "backfill":
-		return scheduleBackfill(ctx, env, c, path, rest)
-	}
-	return fmt.Errorf("%w: unknown schedule command %q", ErrUsage, sub)
+	return dispatch(ctx, env, "schedule", scheduleSubcommands(), args)
 }
 
-func scheduleCreate(ctx context.Context, env Env, c *apiClient, args []string) error {
-	fs := newFlags("schedule create", env)
+// scheduleID runs a subcommand of one schedule, named by its first
+// argument; -h works without a key.
+func scheduleID(fn func(ctx context.Context, env Env, c *apiClient, path string, rest []string) error) func(context.Context, Env, []string) error {
+	return func(ctx context.Context, env Env, args []string) error {
+		id, rest := splitPositional(args)
+		if id == "" {
+			if len(rest) > 0 && isHelp(rest[0]) {
+				return fn(ctx, env, nil, "", rest)
+			}
+			return usagef("the schedule's id is missing (see `ductor schedule -h`)")
+		}
+		c, err := newAPIClient(env)
+		if err != nil {
+			return err
+		}
+		return fn(ctx, env, c, "/api/v1/schedules/"+url.PathEscape(id), rest)
+	}
+}
+
+func scheduleList(ctx context.Context, env Env, args []string) error {
+	fs := newFlags("schedule list [--output json|table]", env)
+	out := outputFlag(fs, env)
+	if _, err := fs.parseArgs(args); err != nil {
+		return err
+	}
+	return readAndRender(ctx, env, "/api/v1/schedules?limit=200", *out, func(v any) *table {
+		t := &table{header: []string{"ID", "DEFINITION", "PAUSED", "NEXT", "SPEC"}}
+		for _, s := range asObj(v).list("schedules") {
+			t.add(s["id"], s["definition"], s["paused"], s["next_action_at"], s["spec"])
+		}
+		return t
+	})
+}
+
+func scheduleGet(ctx context.Context, env Env, args []string) error {
+	return getOne(ctx, env, args, "schedule get ID [--output json|table]", func(id string) string {
+		return "/api/v1/schedules/" + url.PathEscape(id)
+	}, func(v any) *table {
+		s := asObj(v)
+		t := &table{header: []string{"ID", "DEFINITION", "PAUSED", "NEXT", "SPEC"}}
+		t.add(s["id"], s["definition"], s["paused"], s["next_action_at"], s["spec"])
+		return t
+	})
+}
+
+func scheduleCreate(ctx context.Context, env Env, args []string) error {
+	fs := newFlags("schedule create DEFINITION (--cron EXPR | --interval D) [--id ID] [--input JSON] [--overlap P] [flags]", env)
 	spec := map[string]*string{}
 	for _, f := range []string{"cron", "interval", "timezone", "offset", "jitter", "start-at", "end-at"} {
 		spec[f] = fs.String(f, "", "the spec's "+f)
@@ -65,15 +99,19 @@ func scheduleCreate(ctx context.Context, env Env, c *apiClient, args []string) e
 		return err
 	}
 	if def == "" {
-		return fmt.Errorf("%w: ductor schedule create DEFINITION (--cron EXPR | --interval D)", ErrUsage)
+		return want("ductor schedule create DEFINITION (--cron EXPR | --interval D)")
+	}
+	c, err := newAPIClient(env)
+	if err != nil {
+		return err
 	}
 	req := map[string]any{"definition": def, "spec": specOf(spec), "pause_on_failure": *pauseOnFailure, "paused": *paused}
 	setIf(req, "id", *id)
 	setIf(req, "overlap", *overlap)
 	setIf(req, "catchup_window", *catchup)
 	if *input != "" {
-		var v any
-		if err := json.Unmarshal([]byte(*input), &v); err != nil {
+		v, err := jsonvalue.Decode([]byte(*input))
+		if err != nil {
 			return fmt.Errorf("--input is not JSON: %w", err)
 		}
 		req["input"] = v
@@ -100,7 +138,7 @@ func setIf(m map[string]any, key, v string) {
 }
 
 func schedulePause(ctx context.Context, env Env, c *apiClient, path string, pause bool, args []string) error {
-	fs := newFlags("schedule pause", env)
+	fs := newFlags("schedule pause ID [--note TEXT]", env)
 	note := fs.String("note", "", "why")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -109,7 +147,7 @@ func schedulePause(ctx context.Context, env Env, c *apiClient, path string, paus
 }
 
 func scheduleTrigger(ctx context.Context, env Env, c *apiClient, path string, args []string) error {
-	fs := newFlags("schedule trigger", env)
+	fs := newFlags("schedule trigger ID [--overlap P]", env)
 	overlap := overlapFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -120,7 +158,7 @@ func scheduleTrigger(ctx context.Context, env Env, c *apiClient, path string, ar
 }
 
 func scheduleBackfill(ctx context.Context, env Env, c *apiClient, path string, args []string) error {
-	fs := newFlags("schedule backfill", env)
+	fs := newFlags("schedule backfill ID --from T --to T [--overlap P]", env)
 	from := fs.String("from", "", "first time (RFC 3339), included")
 	to := fs.String("to", "", "last time (RFC 3339), excluded")
 	overlap := overlapFlag(fs)
@@ -128,14 +166,14 @@ func scheduleBackfill(ctx context.Context, env Env, c *apiClient, path string, a
 		return err
 	}
 	if *from == "" || *to == "" {
-		return fmt.Errorf("%w: ductor schedule backfill ID --from T --to T", ErrUsage)
+		return want("ductor schedule backfill ID --from T --to T [--overlap P]")
 	}
 	req := map[string]any{"from": *from, "to": *to}
 	setIf(req, "overlap", *overlap)
 	return callJSON(ctx, env, c, "POST", path+"/backfill", req)
 }
 
-func overlapFlag(fs *flag.FlagSet) *string {
+func overlapFlag(fs *flags) *string {
 	return fs.String("overlap", "", "the overlap policy for this (default: the schedule's)")
 }
 

@@ -83,15 +83,15 @@ type seedMember struct {
 
 // runSeed handles `seed -f FILE`.
 func runSeed(ctx context.Context, env Env, args []string) error {
-	fs := newFlags("seed", env)
+	fs := newFlags("seed -f FILE", env)
+	fs.about = seedHelp
 	file := fs.String("f", "", "the seed file (YAML or JSON)")
-	fs.Usage = func() { fmt.Fprint(env.Stderr, seedHelp, "\nFlags:\n"); fs.PrintDefaults() }
 	cfg, _, err := loadConfig(fs, args, env, "127.0.0.1:8080")
 	if err != nil {
 		return err
 	}
 	if *file == "" {
-		return fmt.Errorf("%w: %s (`ductor seed -h` describes the file)", ErrUsage, seedUsage)
+		return usagef("want `%s` (`ductor seed -h` describes the file)", seedUsage)
 	}
 	plan, err := planSeed(*file)
 	if err != nil {
@@ -261,10 +261,14 @@ func planDefinition(dir string, d seedDefinition) (plannedDefinition, error) {
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(dir, path)
 		}
-		doc, err := readApplyDoc(path)
+		docs, err := readApplyDocs(path)
+		if err == nil && len(docs) != 1 {
+			err = errors.New("a seed's definition file holds one document")
+		}
 		if err != nil {
 			return pd, fmt.Errorf("%s: %w", d.File, err)
 		}
+		doc := docs[0]
 		pd.source, pd.format = doc.body, definition.FormatJSON
 		if doc.contentType == "application/yaml" {
 			pd.format = definition.FormatYAML

@@ -2,14 +2,15 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/url"
+
+	"github.com/ductor/ductor/app/jsonvalue"
 )
 
 // runSignal handles `ductor signal RUN NAME [--payload JSON] --request-id ID`.
 func runSignal(ctx context.Context, env Env, args []string) error {
-	fs := newFlags("signal", env)
+	fs := newFlags("signal RUN NAME [--payload JSON] --request-id ID", env)
 	payload := fs.String("payload", "", "the signal's payload as JSON")
 	requestID := fs.String("request-id", "", "the signal's request id: a repeat is refused")
 	run, rest := splitPositional(args)
@@ -18,7 +19,7 @@ func runSignal(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	if run == "" || name == "" || *requestID == "" {
-		return fmt.Errorf("%w: ductor signal RUN NAME [--payload JSON] --request-id ID", ErrUsage)
+		return want("ductor signal RUN NAME [--payload JSON] --request-id ID")
 	}
 	req := map[string]any{"request_id": *requestID, "name": name}
 	if err := jsonFlag(req, "payload", *payload); err != nil {
@@ -34,7 +35,7 @@ func runSignal(ctx context.Context, env Env, args []string) error {
 // runEvent handles `ductor event NAME [--data JSON] [--idempotency-key K]`
 // and prints the event's id.
 func runEvent(ctx context.Context, env Env, args []string) error {
-	fs := newFlags("event", env)
+	fs := newFlags("event NAME [--data JSON] [--idempotency-key K]", env)
 	data := fs.String("data", "", "the event's data as JSON")
 	key := fs.String("idempotency-key", "", "a repeat of the key returns the first event")
 	name, rest := splitPositional(args)
@@ -42,7 +43,7 @@ func runEvent(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	if name == "" {
-		return fmt.Errorf("%w: ductor event NAME [--data JSON]", ErrUsage)
+		return want("ductor event NAME [--data JSON] [--idempotency-key K]")
 	}
 	req := map[string]any{"name": name, "idempotency_key": *key}
 	if err := jsonFlag(req, "data", *data); err != nil {
@@ -67,8 +68,8 @@ func jsonFlag(req map[string]any, name, raw string) error {
 	if raw == "" {
 		return nil
 	}
-	var v any
-	if err := json.Unmarshal([]byte(raw), &v); err != nil {
+	v, err := jsonvalue.Decode([]byte(raw))
+	if err != nil {
 		return fmt.Errorf("--%s is not JSON: %w", name, err)
 	}
 	req[name] = v

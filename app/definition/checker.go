@@ -34,7 +34,7 @@ func (c *checker) document(v any) {
 	if !ok {
 		return
 	}
-	o.known("key", "name", "description", "input_schema", "output_expr", "timeout", "limits", "steps", "edges", "triggers")
+	o.knownFields(DocumentFields)
 	c.m.Key = o.required("key")
 	if c.m.Key != "" && !keyPattern.MatchString(c.m.Key) {
 		o.problem("key", "must match [a-z0-9][a-z0-9-_]{0,62}, not %q", c.m.Key)

@@ -26,6 +26,18 @@
 // CEL expression is compiled once through package expr, in parallel.
 // Problems come back together as an [*InvalidError].
 //
+// # Field tables
+//
+// Every object of a document is described by a table of [Field]s
+// ([DocumentFields], [StepFields], [WithSpecs], …): name, kind, default,
+// enum, bounds, required, and a sentence of documentation. The checker
+// reads each object through its table (unknown fields, required ones,
+// enums, bounds and defaults come from there; a field's custom reader or
+// its type's checker adds what a table cannot say), [DocumentSchema]
+// generates the JSON Schema editors use from the same tables, and the
+// reference documentation renders its field tables from them. A new
+// setting is a new table entry.
+//
 // # The manifest
 //
 // A [Manifest] has steps sorted by ref, edges sorted by (from, to, on,
@@ -42,7 +54,7 @@
 // only when set); integers are int64, and the engine reads the same keys
 // back from stored JSON:
 //
-//	task         handler, queue, [input_expr]
+//	task         handler, queue, [input_expr], [schedule_to_start_ms]
 //	http         url | url_expr, method, [headers], [body | body_expr], [expect_status (list)]
 //	transform    expr
 //	condition    expr
@@ -56,7 +68,7 @@
 //	wait         one of duration_ms | until (RFC 3339, UTC) | cron + timezone | until_expr
 //	signal       name, timeout_ms, on_timeout
 //	event        name, [match_expr], timeout_ms, on_timeout
-//	event_set    events [{name, [match_expr]}], policy, n, timeout_ms, on_timeout
+//	event_set    events [{name, key, [match_expr]}], policy, n, timeout_ms, on_timeout
 //	digest       name, [match_expr], window_ms, max_items
 //	approval     approvers, title, description, min_approvals, timeout_ms, on_timeout
 //	human_loop   title, assignees, [fields], awaiting_status, timeout_ms, on_timeout

@@ -150,7 +150,7 @@ func (c *checker) branch(v any, p path, from string, index int, last bool) int {
 	if !ok {
 		return 0
 	}
-	o.known("when", "default", "to")
+	o.knownFields(ChoiceFields)
 	to := c.endpoint(o, "to")
 	def, _ := o.boolean("default")
 	b := &Branch{Index: index, Default: def}

@@ -24,6 +24,9 @@ func mustCompile(t *testing.T, doc string) *Compiled {
 	if err != nil {
 		t.Fatalf("Compile: %v\n%s", err, doc)
 	}
+	if err := ValidateSchema([]byte(doc), FormatAuto); err != nil {
+		t.Fatalf("the compiler accepts a document DocumentSchema refuses: %v\n%s", err, doc)
+	}
 	return c
 }
 

@@ -75,7 +75,7 @@ func (c *checker) limits(parent object) Limits {
 	if !ok {
 		return l
 	}
-	o.known("max_inline_children", "transitions_soft", "transitions_hard", "transitions_terminate")
+	o.knownFields(LimitsFields)
 	l.MaxInlineChildren = int(min(o.intOr("max_inline_children", int64(l.MaxInlineChildren), 1, HardMaxInlineChildren), int64(c.opts.MaxInlineChildren)))
 	l.TransitionsSoft = clampInt(o, "transitions_soft", l.TransitionsSoft)
 	l.TransitionsHard = clampInt(o, "transitions_hard", l.TransitionsHard)

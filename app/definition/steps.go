@@ -17,8 +17,6 @@ const (
 	maxBackoff          = 100.0
 )
 
-var stepFields = []string{"ref", "type", "name", "with", "run_if", "for_each", "join", "on_error", "end_run", "retry", "timeout"}
-
 func (c *checker) steps(o object) {
 	list := o.list("steps", true)
 	if l, isList := o.m["steps"].([]any); isList && len(l) == 0 {
@@ -43,7 +41,7 @@ func (c *checker) step(v any, p path, i int) *Step {
 	if !ok {
 		return nil
 	}
-	o.known(stepFields...)
+	o.knownFields(StepFields)
 	s := &Step{Ref: c.ref(o, i)}
 	s.Name, _ = o.str("name")
 	s.Type = c.stepType(o)
@@ -143,7 +141,7 @@ func (c *checker) retry(parent object) RetryPolicy {
 	if !ok {
 		return r
 	}
-	o.known("max_attempts", "initial_interval", "backoff_coefficient", "max_interval", "jitter")
+	o.knownFields(RetryFields)
 	r.MaxAttempts = int(o.intOr("max_attempts", DefaultMaxAttempts, 1, maxAttemptsCap))
 	r.InitialIntervalMS = o.durationMS("initial_interval", r.InitialIntervalMS)
 	r.MaxIntervalMS = o.durationMS("max_interval", r.MaxIntervalMS)
@@ -179,10 +177,14 @@ func (c *checker) with(o object, t StepType) map[string]any {
 		v = map[string]any{}
 	}
 	wo, isObj := c.object(v, o.p.dot("with"), o.step)
-	check, known := withCheckers[t]
+	spec, known := withSpecIndex[t]
 	if !isObj || !known {
 		return w
 	}
-	check(c, wo, w)
+	check, special := withCheckers[t]
+	if !special {
+		check = withTable
+	}
+	check(c, spec, wo, w)
 	return w
 }

@@ -11,6 +11,11 @@ func TestStepTypes(t *testing.T) {
 			[]want{{"steps[0].with.handler", "s", "is required"}}},
 		{"task with empty handler", one(`{ref: s, type: task, with: {handler: ""}}`),
 			[]want{{"steps[0].with.handler", "s", "must not be empty"}}},
+		{"task with a built-in handler", one(`{ref: s, type: task, with: {handler: builtin.sleep, schedule_to_start: 30s}}`), nil},
+		{"task with an unknown built-in handler", one(`{ref: s, type: task, with: {handler: builtin.slep}}`),
+			[]want{{"steps[0].with.handler", "s", `unknown built-in handler "builtin.slep": did you mean "builtin.sleep"?`}}},
+		{"task with a bad schedule_to_start", one(`{ref: s, type: task, with: {handler: h, schedule_to_start: -1s}}`),
+			[]want{{"steps[0].with.schedule_to_start", "s", "must be positive"}}},
 
 		{"http", one(`{ref: s, type: http, with: {url: "https://x.test/a", method: post, headers: {A: b}, body: {n: 1}, expect_status: [200, 201]}}`), nil},
 		{"http url_expr", one(`{ref: s, type: http, with: {url_expr: '"https://x.test/" + input.id', body_expr: "input"}}`), nil},
@@ -116,11 +121,13 @@ func TestStepTypes(t *testing.T) {
 			}},
 
 		{"event_set", one(`{ref: s, type: event_set, with: {events: [{name: a}, {name: b, match_expr: "event.ok"}], policy: quorum, n: 2, timeout: 1h, on_timeout: succeed_partial}}`), nil},
-		{"event_set rules", one(`{ref: s, type: event_set, with: {events: [{name: a}, {name: a, match_expr: "event +"}], policy: count}}`,
+		{"event_set members share a name", one(`{ref: s, type: event_set, with: {events: [{name: ack, match_expr: 'event.from == "a"'}, {name: ack, match_expr: 'event.from == "b"'}, {name: ack, key: third}, {name: nack}]}}`), nil},
+		{"event_set rules", one(`{ref: s, type: event_set, with: {events: [{name: a}, {name: a, match_expr: "event +"}, {name: b, key: "a#0"}, {name: c, key: ""}], policy: count}}`,
 			`{ref: t, type: event_set, with: {events: [{name: a}], n: 1, policy: until_timeout}}`, `{ref: u, type: event_set, with: {events: []}}`),
 			[]want{
 				{"steps[0].with.events[1].match_expr", "s", "invalid expression"},
-				{"steps[0].with.events[1].name", "s", `duplicate event name "a"`},
+				{"steps[0].with.events[2].key", "s", `duplicate key "a#0" (also events[0])`},
+				{"steps[0].with.events[3].key", "s", "must be a string of 1 to 128 characters"},
 				{"steps[0].with.n", "s", "is required with policy count"},
 				{"steps[1].with.n", "t", "applies only to policies quorum and count"},
 				{"steps[1].with.timeout", "t", "is required with policy until_timeout"},

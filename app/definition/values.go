@@ -4,16 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"regexp"
 	"sort"
 	"time"
 
 	"github.com/ductor/ductor/app/schedule"
-)
-
-var (
-	keyPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
-	refPattern = regexp.MustCompile(`^[a-z][a-z0-9_]{0,62}$`)
 )
 
 // jsonType names a decoded value's JSON type for messages.

@@ -1,52 +1,30 @@
 package definition
 
 import (
-	"regexp"
 	"strings"
 	"time"
 	_ "time/tzdata" // timezones load the same on every machine
 
-	"github.com/ductor/ductor/app/expr"
 	"github.com/robfig/cron/v3"
+
+	"github.com/ductor/ductor/app/expr"
 )
 
-// namePattern bounds checkpoint, signal and event names.
-var namePattern = regexp.MustCompile(`^\S{1,128}$`)
-
-func (o object) name() string {
-	n := o.required("name")
-	if n != "" && !namePattern.MatchString(n) {
-		o.problem("name", "must be 1 to 128 characters without spaces, not %q", n)
-	}
-	return n
+func withSubworkflow(_ *checker, spec WithSpec, o object, out map[string]any) {
+	o.readAll(spec, out)
+	o.forbidOtherModes(spec, out["mode"].(string))
 }
 
-// timeout reads a parking step's optional timeout; 0 means none.
-func (o object) timeout(out map[string]any) {
-	out["timeout_ms"] = o.durationMS("timeout", 0)
-}
+func readWaitFor(o object, _ Field, out map[string]any) { out["wait_for"] = waitFor(o) }
 
-func withSubworkflow(c *checker, o object, out map[string]any) {
-	o.known("workflow", "version", "mode", "wait_for", "input_expr", "timeout", "on_timeout", "repeat")
-	out["workflow"] = workflowKey(o)
-	out["version"] = o.intOr("version", 0, 1, 1<<31-1)
-	mode := o.enum("mode", "sync", "sync", "async")
-	out["mode"] = mode
-	out["wait_for"] = waitFor(o)
+// readChildInput: a repeating subworkflow's input_expr sees the loop.
+func readChildInput(o object, _ Field, out map[string]any) {
 	if s, ok := o.exprScoped("input_expr", expr.KindAny, repeatScope(o)...); ok {
 		out["input_expr"] = s
 	}
-	o.timeout(out)
-	out["on_timeout"] = o.enum("on_timeout", "fail_parent", "fail_parent", "detach", "continue_with_error")
-	c.repeat(o, out)
-	if mode == "async" {
-		for _, k := range []string{"wait_for", "timeout", "on_timeout"} {
-			if o.has(k) {
-				o.problem(k, "applies only in sync mode: an async parent does not wait")
-			}
-		}
-	}
 }
+
+func readRepeat(o object, _ Field, out map[string]any) { o.c.repeat(o, out) }
 
 // repeatScope: a repeating subworkflow's input_expr sees the loop.
 func repeatScope(o object) []string {
@@ -69,29 +47,16 @@ func waitFor(o object) string {
 	return s
 }
 
-func withCheckpoint(_ *checker, o object, out map[string]any) {
-	o.known("name", "output_expr")
-	out["name"] = o.name()
-	o.exprInto(out, "output_expr", expr.KindAny)
-}
-
-func withWait(_ *checker, o object, out map[string]any) {
-	o.known("duration", "until", "cron", "timezone", "until_expr")
-	which := o.oneOf(false, "duration", "until", "cron", "until_expr")
-	if o.has("timezone") && which != "cron" {
+func withWait(_ *checker, spec WithSpec, o object, out map[string]any) {
+	o.readAll(spec, out)
+	if _, cron := out["cron"]; o.has("timezone") && !cron {
 		o.problem("timezone", "applies only with cron")
 	}
-	switch which {
-	case "duration":
-		out["duration_ms"] = o.durationMS("duration", 0)
-	case "until":
-		out["until"] = until(o)
-	case "cron":
-		out["cron"], out["timezone"] = cronSpec(o)
-	case "until_expr":
-		o.exprInto(out, "until_expr", expr.KindTimestamp)
-	}
 }
+
+func readUntil(o object, _ Field, out map[string]any) { out["until"] = until(o) }
+
+func readCron(o object, _ Field, out map[string]any) { out["cron"], out["timezone"] = cronSpec(o) }
 
 // until reads an RFC 3339 time and normalises it to UTC.
 func until(o object) string {

@@ -1,9 +1,5 @@
 package definition
 
-import (
-	"github.com/ductor/ductor/app/expr"
-)
-
 // Scatter bounds.
 const (
 	// HardMaxInlineChildren is the most inline children a scatter may
@@ -14,62 +10,40 @@ const (
 	DefaultMaxInlineChildren = 256
 )
 
-var scatterFields = []string{
-	"items_expr", "key_expr", "mode", "do", "workflow", "version", "input_expr",
-	"max_inline_children", "concurrency", "interval_ms", "complete_when",
+// withScatter reads the fields of the scatter's mode, refusing the other
+// mode's.
+func withScatter(_ *checker, spec WithSpec, o object, out map[string]any) {
+	o.knownFields(spec.Fields)
+	o.readMode(spec, "", out)
+	mode := out["mode"].(string)
+	o.forbidOtherModes(spec, mode)
+	o.readMode(spec, mode, out)
 }
 
-func withScatter(c *checker, o object, out map[string]any) {
-	o.known(scatterFields...)
-	requiredExpr(o, out, "items_expr", expr.KindList)
-	o.exprInto(out, "key_expr", expr.KindAny)
-	mode := o.enum("mode", "inline", "inline", "child_workflow")
-	out["mode"] = mode
-	out["concurrency"] = o.intOr("concurrency", 0, 1, HardMaxInlineChildren)
-	out["interval_ms"] = o.intOr("interval_ms", 0, 0, 24*3600*1000)
-	completeWhen(o, out)
-	if mode == "inline" {
-		scatterInline(c, o, out)
-		return
-	}
-	scatterChildren(o, out)
-}
-
-func scatterInline(c *checker, o object, out map[string]any) {
-	forbid(o, "child_workflow", "workflow", "version", "input_expr")
-	limit := o.intOr("max_inline_children", int64(c.m.Limits.MaxInlineChildren), 1, HardMaxInlineChildren)
-	out["max_inline_children"] = min(limit, int64(c.opts.MaxInlineChildren))
-	if !o.has("do") {
-		o.problem("do", "is required in inline mode: a step template of type task, http or transform")
-		return
-	}
-	if do := c.template(o); do != nil {
-		out["do"] = do
-	}
-}
-
-func scatterChildren(o object, out map[string]any) {
-	forbid(o, "inline", "do", "max_inline_children")
-	out["workflow"] = workflowKey(o)
-	out["version"] = o.intOr("version", 0, 1, 1<<31-1)
-	o.exprInto(out, "input_expr", expr.KindAny)
-}
-
-// forbid reports fields that apply only in the other mode, onlyIn.
-func forbid(o object, onlyIn string, keys ...string) {
-	for _, k := range keys {
-		if o.has(k) {
-			o.problem(k, "applies only in %s mode", onlyIn)
+// readMode reads the fields of one mode ("": those of every mode).
+func (o object) readMode(spec WithSpec, mode string, out map[string]any) {
+	for _, f := range spec.Fields {
+		if f.Mode == mode {
+			o.readField(f, out)
 		}
 	}
 }
 
-func workflowKey(o object) string {
-	k := o.required("workflow")
-	if k != "" && !keyPattern.MatchString(k) {
-		o.problem("workflow", "must be a definition key ([a-z0-9][a-z0-9-_]{0,62}), not %q", k)
+// readMaxInline defaults to the definition's limit, clamped to the
+// server's.
+func readMaxInline(o object, f Field, out map[string]any) {
+	limit := o.intOr(f.Name, int64(o.c.m.Limits.MaxInlineChildren), f.Min, f.Max)
+	out[f.Name] = min(limit, int64(o.c.opts.MaxInlineChildren))
+}
+
+func readTemplate(o object, _ Field, out map[string]any) {
+	if !o.has("do") {
+		o.problem("do", "is required in inline mode: a step template of type task, http or transform")
+		return
 	}
-	return k
+	if do := o.c.template(o); do != nil {
+		out["do"] = do
+	}
 }
 
 // template checks a scatter's `do` step template like a step of type
@@ -79,7 +53,7 @@ func (c *checker) template(parent object) map[string]any {
 	if !ok {
 		return nil
 	}
-	o.known("type", "with", "timeout", "retry")
+	o.knownFields(templateFields)
 	t := StepType(o.required("type"))
 	if t != "" && !t.takesForEach() {
 		o.problem("type", "a scatter template is a task, http or transform step, not %q", t)
@@ -103,3 +77,5 @@ func retryMap(r RetryPolicy) map[string]any {
 		"jitter":              r.Jitter,
 	}
 }
+
+func readCompleteWhen(o object, _ Field, out map[string]any) { completeWhen(o, out) }

@@ -3,50 +3,65 @@ package definition
 import (
 	"net/url"
 	"strings"
-
-	"github.com/ductor/ductor/app/expr"
 )
 
-// withCheckers check and normalise each type's `with` settings into out.
-var withCheckers map[StepType]func(c *checker, o object, out map[string]any)
+// withChecker checks and normalises one type's `with` settings into out.
+type withChecker func(c *checker, spec WithSpec, o object, out map[string]any)
+
+// withCheckers are the types whose settings need more than their table;
+// every other type is read by its table alone.
+var withCheckers = map[StepType]withChecker{
+	TypeScatter: withScatter, TypeGather: withGather, TypeSubworkflow: withSubworkflow,
+	TypeWait: withWait, TypeEventSet: withEventSet,
+}
+
+// withSpecIndex finds a type's spec (set in init: the specs' readers
+// refer back to it).
+var withSpecIndex map[StepType]WithSpec
 
 func init() {
-	withCheckers = map[StepType]func(*checker, object, map[string]any){
-		TypeTask: withTask, TypeHTTP: withHTTP, TypeTransform: withTransform,
-		TypeCondition: withCondition, TypeScatter: withScatter, TypeGather: withGather,
-		TypeSubworkflow: withSubworkflow, TypeCheckpoint: withCheckpoint, TypeWait: withWait,
-		TypeSignal: withSignal, TypeEvent: withEvent, TypeEventSet: withEventSet,
-		TypeDigest: withDigest, TypeApproval: withApproval, TypeHumanLoop: withHumanLoop,
+	withSpecIndex = map[StepType]WithSpec{}
+	for _, s := range WithSpecs {
+		withSpecIndex[s.Type] = s
 	}
 }
 
-var httpMethods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
+// withTable reads a type's settings by its table alone.
+func withTable(_ *checker, spec WithSpec, o object, out map[string]any) { o.readAll(spec, out) }
 
-func withTask(_ *checker, o object, out map[string]any) {
-	o.known("handler", "queue", "input_expr")
-	out["handler"] = o.required("handler")
-	out["queue"] = o.strOr("queue", "default")
-	o.exprInto(out, "input_expr", expr.KindAny)
+// BuiltinHandlers are the task handlers every Ductor server runs; any
+// other name under builtin. is a mistake.
+var BuiltinHandlers = []string{"builtin.echo", "builtin.fail", "builtin.noop", "builtin.sleep"}
+
+// readHandler refuses a builtin.* name no server has.
+func readHandler(o object, f Field, out map[string]any) {
+	h := o.required(f.Name)
+	out[f.Name] = h
+	if strings.HasPrefix(h, "builtin.") && !contains(BuiltinHandlers, h) {
+		o.problem(f.Name, "unknown built-in handler %q%s (built-in: %s)", h, suggest(h, BuiltinHandlers), strings.Join(BuiltinHandlers, ", "))
+	}
 }
 
-func withHTTP(c *checker, o object, out map[string]any) {
-	o.known("url", "url_expr", "method", "headers", "body", "body_expr", "expect_status")
-	switch o.oneOf(false, "url", "url_expr") {
-	case "url":
-		out["url"] = checkURL(o)
-	case "url_expr":
-		o.exprInto(out, "url_expr", expr.KindString)
+// readScheduleToStart: absent, the tenant's setting applies (default
+// 5m); it is not made explicit, so that changing the setting reaches
+// published definitions.
+func readScheduleToStart(o object, f Field, out map[string]any) {
+	if o.has(f.Name) {
+		out[durationKey(f.Name)] = o.durationMS(f.Name, 0)
 	}
-	out["method"] = httpMethod(o)
+}
+
+func readURL(o object, _ Field, out map[string]any) { out["url"] = checkURL(o) }
+
+func readMethod(o object, _ Field, out map[string]any) { out["method"] = httpMethod(o) }
+
+func readHeaders(o object, _ Field, out map[string]any) {
 	if h := headers(o); len(h) > 0 {
 		out["headers"] = h
 	}
-	switch o.oneOf(true, "body", "body_expr") {
-	case "body":
-		out["body"] = o.m["body"]
-	case "body_expr":
-		o.exprInto(out, "body_expr", expr.KindAny)
-	}
+}
+
+func readExpectStatus(o object, _ Field, out map[string]any) {
 	if st := expectStatus(o); st != nil {
 		out["expect_status"] = st
 	}
@@ -123,30 +138,9 @@ func expectStatus(o object) []any {
 	return out
 }
 
-func withTransform(_ *checker, o object, out map[string]any) {
-	o.known("expr")
-	requiredExpr(o, out, "expr", expr.KindAny)
-}
-
-func withCondition(_ *checker, o object, out map[string]any) {
-	o.known("expr")
-	requiredExpr(o, out, "expr", expr.KindBool)
-}
-
-func requiredExpr(o object, out map[string]any, key string, kind expr.Kind) {
-	if !o.has(key) {
-		o.problem(key, "is required")
-		return
-	}
-	o.exprInto(out, key, kind)
-}
-
-func withGather(c *checker, o object, out map[string]any) {
-	o.known("scatter_ref", "strategy")
-	ref := o.required("scatter_ref")
-	out["scatter_ref"] = ref
-	out["strategy"] = o.enum("strategy", "partition", "partition", "include", "drop", "raise")
-	if ref != "" {
+func withGather(c *checker, spec WithSpec, o object, out map[string]any) {
+	o.readAll(spec, out)
+	if ref := out["scatter_ref"].(string); ref != "" {
 		c.gathers = append(c.gathers, gatherRef{gather: o.step, scatter: ref, p: o.p.dot("scatter_ref")})
 	}
 }

@@ -225,6 +225,7 @@ func (d *decider) settle() {
 	if !d.runRow.Status.Terminal() {
 		d.progress()
 	}
+	d.softWarning()
 	if !d.runRow.Status.Terminal() {
 		d.limits()
 	}
@@ -263,19 +264,27 @@ func (d *decider) progress() {
 }
 
 // completeRun succeeds the run: every node ended without a fail-policy
-// failure. Its output is output_expr, or the map of sink outputs by ref.
+// failure. Its output is output_expr, or the map of sink outputs by ref;
+// an output over the cap or that cannot be stored fails the run.
 func (d *decider) completeRun() {
+	var out any
 	if src := d.g.m.OutputExpr; src != "" {
 		v, err := d.evalWith(src, nil)
 		if err != nil {
-			d.runRow.Error = exprError("output_expr", err)
-			d.setRun(RunFailed, "output_expr failed")
+			d.failOutput(exprError("output_expr", err))
 			return
 		}
-		d.runRow.Output = v
+		out = v
 	} else {
-		d.runRow.Output = d.sinkOutputs()
+		out = d.sinkOutputs()
 	}
+	checked, err := d.checkOutput(out)
+	if err != nil {
+		err.Message = "run " + err.Message
+		d.failOutput(err)
+		return
+	}
+	d.runRow.Output = checked
 	d.setRun(RunSucceeded, "")
 }
 
@@ -291,8 +300,13 @@ func (d *decider) sinkOutputs() map[string]any {
 	return out
 }
 
-// limits applies the transition tiers: soft warns once, hard synthesizes
-// a ContinueAsNew, terminate force-stops the run.
+func (d *decider) failOutput(err *Error) {
+	d.runRow.Error = err
+	d.setRun(RunFailed, "output failed: "+err.Code)
+}
+
+// limits applies the transition tiers: hard synthesizes a ContinueAsNew,
+// terminate force-stops the run. (Soft only warns: softWarning.)
 func (d *decider) limits() {
 	l, c := d.g.m.Limits, d.runRow.TransitionCount
 	switch {
@@ -301,13 +315,23 @@ func (d *decider) limits() {
 	case l.TransitionsHard > 0 && c >= int64(l.TransitionsHard):
 		d.runRow.PendingCAN = &ContinueAsNew{RequestID: "transition_limit"}
 		d.closeForCAN()
-	case l.TransitionsSoft > 0 && c >= int64(l.TransitionsSoft) && !d.runRow.SoftWarned:
-		d.runRow.SoftWarned = true
-		msg := fmt.Sprintf("run passed its soft transition limit of %d", l.TransitionsSoft)
-		st := string(d.runRow.Status)
-		d.transition(Transition{From: st, To: st, Detail: "warning transitions_soft: " + msg})
-		d.emit(Warn{Code: "transitions_soft", Message: msg})
 	}
+}
+
+// softWarning records, once, that the run passed its soft transition
+// limit: a warning in its history and a Warn command. It applies whatever
+// else the tick did, also when the tick crossed the hard limit too or
+// ended the run; only a run that had ended before the tick is left alone.
+func (d *decider) softWarning() {
+	soft := d.g.m.Limits.TransitionsSoft
+	if soft <= 0 || d.runRow.SoftWarned || d.st.Run.Status.Terminal() || d.runRow.TransitionCount < int64(soft) {
+		return
+	}
+	d.runRow.SoftWarned = true
+	msg := fmt.Sprintf("run passed its soft transition limit of %d", soft)
+	st := string(d.runRow.Status)
+	d.transition(Transition{From: st, To: st, Detail: "warning transitions_soft: " + msg})
+	d.emit(Warn{Code: "transitions_soft", Message: msg})
 }
 
 // notifyParent tells a sync parent that its child ended.

@@ -27,6 +27,9 @@ type Engine struct {
 	// MaxCANDeferrals bounds the ticks a ContinueAsNew waits for pending
 	// inputs (default 3).
 	MaxCANDeferrals int
+	// MaxOutputBytes caps every node output and the run's output, as JSON
+	// (default DefaultMaxOutputBytes).
+	MaxOutputBytes int
 }
 
 // ErrInvalidState reports a state Decide cannot work on (a manifest step
@@ -220,7 +223,25 @@ func (d *decider) retract(match func(Command) bool) bool {
 }
 
 func (d *decider) discard(in Input, reason string) {
-	d.out.Discarded = append(d.out.Discarded, Discard{Seq: d.runRow.TransitionCount, Input: describeInput(in), Reason: reason})
+	d.discardWith(Discard{Input: describeInput(in), Reason: reason})
+}
+
+func (d *decider) discardWith(x Discard) {
+	x.Seq, x.At = d.runRow.TransitionCount, d.now
+	d.out.Discarded = append(d.out.Discarded, x)
+}
+
+// keepDiscard also records a discard on the run, where a user sees it:
+// the latest MaxKeptDiscards of them and their count.
+func (d *decider) keepDiscard(x Discard) {
+	d.discardWith(x)
+	x = d.out.Discarded[len(d.out.Discarded)-1]
+	kept := d.runRow.Discarded
+	if len(kept) >= MaxKeptDiscards {
+		kept = kept[len(kept)-MaxKeptDiscards+1:]
+	}
+	d.runRow.Discarded = append(append([]Discard(nil), kept...), x)
+	d.runRow.DiscardedTotal++
 }
 
 func (d *decider) finish() *Decision {
@@ -233,13 +254,19 @@ func (d *decider) finish() *Decision {
 }
 
 // eval evaluates src with the tick's variables; extra sets item, index,
-// key or event.
+// key or event. A value (anything but a bool or a timestamp) comes back
+// in the JSON value model, as it will read after a trip through the
+// database; one that cannot make that trip is a *badValue.
 func (d *decider) eval(src string, kind expr.Kind, extra func(*expr.Vars)) (any, error) {
 	v := expr.Vars{Input: d.runRow.Input, Steps: d.stepsVar(), Run: d.runVar(), Now: d.now}
 	if extra != nil {
 		extra(&v)
 	}
-	return d.e.Eval.Eval(d.ctx, src, kind, v)
+	out, err := d.e.Eval.Eval(d.ctx, src, kind, v)
+	if err != nil || kind == expr.KindBool || kind == expr.KindTimestamp {
+		return out, err
+	}
+	return storable(out)
 }
 
 func (d *decider) evalBool(src string, extra func(*expr.Vars)) (bool, error) {

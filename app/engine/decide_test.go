@@ -165,6 +165,22 @@ func TestChoiceGroups(t *testing.T) {
 	}
 }
 
+// A choice group's conditions read their own source's output.
+func TestChoiceReadsItsSourcesOutput(t *testing.T) {
+	t.Parallel()
+	const m = "step r transform expr=`input.n * 2`\nstep a transform expr=`\"a\"`\nstep z transform expr=`\"z\"`\n" +
+		"choice r a 0 when=`steps.r.output > 10 && steps.r.state == \"succeeded\"`\nchoice r z 1 default"
+	for _, tc := range []struct {
+		n    int
+		want string
+	}{{6, `{"a":"a"}`}, {2, `{"z":"z"}`}} {
+		runGraphCases(t, []graphCase{{
+			name: fmt.Sprint("n=", tc.n), manifest: m, input: map[string]any{"n": json.Number(fmt.Sprint(tc.n))},
+			run: RunSucceeded, output: tc.want,
+		}})
+	}
+}
+
 func TestOnErrorAndRunOutcome(t *testing.T) {
 	t.Parallel()
 	runGraphCases(t, []graphCase{

@@ -68,10 +68,25 @@ type EventUse struct {
 // Discard explains an input that changed nothing.
 type Discard struct {
 	// Seq is the run's transition count when the input was discarded.
-	Seq    int64
-	Input  string
-	Reason string
+	Seq   int64     `json:"seq"`
+	At    time.Time `json:"at,omitzero"`
+	Input string    `json:"input"`
+	// Node is the node that refused it, when one did.
+	Node   string `json:"node,omitempty"`
+	Reason string `json:"reason"`
+	// Code classifies the discard for metrics: one of the Discard*
+	// constants, or empty.
+	Code string `json:"code,omitempty"`
 }
+
+// Discard codes.
+const (
+	// DiscardMatchError: a node's match_expr failed on the event, which
+	// counts as no match.
+	DiscardMatchError = "match_error"
+	// DiscardNoMatch: no waiting node of the run took the event.
+	DiscardNoMatch = "no_match"
+)
 
 // Need asks for the scatter children of Scatter with index in [From, To);
 // Live restricts them to non-terminal children.

@@ -66,11 +66,12 @@
 //
 // A failed attempt is retried while the node's [definition.RetryPolicy]
 // allows and the error is retryable: codes expression_error,
-// expression_limit, payload_too_large and invalid_step never are. The next attempt is
-// dispatched at once with RunAt = now + [Backoff] (exponential, capped,
-// jitter in [d/2, d] drawn from Tick.Seed), so no one sleeps. CEL errors
-// fail the node with expression_error, or expression_limit when the
-// expression ran past its cost or time limit. When retries are exhausted,
+// expression_limit, payload_too_large, invalid_step and invalid_output
+// never are. The next attempt is dispatched at once with RunAt = now +
+// [Backoff] (exponential, capped, jitter in [d/2, d] drawn from
+// Tick.Seed), so no one sleeps. CEL errors fail the node with
+// expression_error, or expression_limit when the expression ran past its
+// cost or time limit. When retries are exhausted,
 // on_error decides: fail ends the run as failed, cancelling running and
 // waiting nodes (with [CancelAttempt], [CancelTimer], [CloseInteraction],
 // [CancelChildRun]) and skipping pending ones; continue fires the node's
@@ -147,8 +148,9 @@
 // [StartSuccessor]) at the end of a tick, or defers up to
 // Engine.MaxCANDeferrals ticks while Tick.MorePending says signals or
 // controls remain. The transition tiers of the manifest's limits: soft
-// emits a [Warn] once, hard synthesizes a ContinueAsNew, terminate ends
-// the run with reason transition_limit; [Terminate] does the same on
+// emits a [Warn] once (whatever else the tick does, even when it also
+// crosses hard or ends the run), hard synthesizes a ContinueAsNew,
+// terminate ends the run with reason transition_limit; [Terminate] does the same on
 // request.
 //
 // Signals are matched by name to a waiting signal step; unmatched ones
@@ -156,7 +158,26 @@
 // Engine.MaxBufferedSignals per run; past that they are rejected, and a
 // repeated request id is discarded. Events are offered to every waiting
 // event, event_set or digest node whose name and match_expr match; each
-// node consumes an event at most once (Decision.Events).
+// node consumes an event at most once (Decision.Events). Input from
+// outside cannot fail a run it does not match: a match_expr that errors
+// on an event is no match for that node, and the discard (code
+// match_error) is kept on the run (Run.Discarded, the latest
+// MaxKeptDiscards). An event_set's members may share a name; each is
+// counted and keyed in the output by its key, and one event satisfies at
+// most one member of a node, the first open one in order that matches.
+//
+// # Values
+//
+// Every value is in the JSON value model of package jsonvalue (an
+// integral literal within int64 an int64, any other number a float64), so
+// an expression means the same on a state fresh from this tick as on one
+// reloaded from the database; the property test checks it. Expression
+// results are brought to the model as they are produced (a timestamp
+// becomes its RFC 3339 string); one that cannot be stored (a NUL
+// character, a NaN) fails the node as invalid_output. Every node output
+// and the run's output obey one cap (Engine.MaxOutputBytes, 1 MiB as
+// JSON): past it the node fails as payload_too_large. Neither code is
+// retried.
 //
 // # Partial state and the shell
 //

@@ -15,10 +15,17 @@ func (d *decider) endRun(n *Node) {
 	end := d.g.steps[n.Ref].EndRun
 	reason := fmt.Sprintf("step %s ended the run (end_run: %s)", n.ID, end)
 	out, err := d.endOutput(n)
+	var bad *Error
+	if err == nil {
+		out, bad = d.checkOutput(out)
+	}
 	switch {
 	case err != nil:
 		d.runRow.Error = exprError("output_expr", err)
 		d.setRun(RunFailed, "output_expr failed")
+	case bad != nil:
+		bad.Message = "run " + bad.Message
+		d.failOutput(bad)
 	case end == definition.EndFailed:
 		d.runRow.Output = out
 		d.runRow.Error = &Error{Code: CodeEndRun, Message: reason, Node: n.ID}

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/ductor/ductor/app/expr"
+	"github.com/ductor/ductor/app/jsonvalue"
 )
 
 // Evaluator evaluates one CEL expression. It is the engine's only seam to
@@ -38,12 +39,62 @@ func (c celEvaluator) Uses(src string, kind expr.Kind, names ...string) []string
 }
 
 // exprError turns an evaluation failure into the node error: code
-// expression_limit for a breached cost or time limit, expression_error
-// otherwise; neither is retried.
+// expression_limit for a breached cost or time limit, invalid_output for
+// a value that cannot be stored, expression_error otherwise; none is
+// retried.
 func exprError(field string, err error) *Error {
+	var bad *badValue
+	if errors.As(err, &bad) {
+		return &Error{Code: CodeInvalidOutput, Message: field + ": value " + bad.Error()}
+	}
 	code := CodeExpressionError
 	if errors.Is(err, expr.ErrCostLimit) || errors.Is(err, expr.ErrTimeLimit) {
 		code = CodeExpressionLimit
 	}
 	return &Error{Code: code, Message: field + ": " + err.Error()}
+}
+
+// badValue is an expression's value that cannot be stored: a NUL
+// character (Postgres refuses it), a NaN or an infinity (JSON has none).
+type badValue struct{ err error }
+
+func (b *badValue) Error() string {
+	if errors.Is(b.err, jsonvalue.ErrNotFinite) {
+		return "holds a NaN or an infinity, which JSON cannot represent"
+	}
+	return b.err.Error()
+}
+
+// storable brings a value to the JSON value model and refuses what
+// cannot be stored.
+func storable(v any) (any, error) {
+	out, err := jsonvalue.Normalize(v)
+	if err != nil {
+		return nil, &badValue{err}
+	}
+	if nul, found := jsonvalue.FindNUL(out); found {
+		return nil, &badValue{nul}
+	}
+	return out, nil
+}
+
+// checkOutput brings a node's (or the run's) output to the value model
+// and applies the output cap: payload_too_large past it, invalid_output
+// for what cannot be stored.
+func (d *decider) checkOutput(v any) (any, *Error) {
+	out, _, err := jsonvalue.Check(v, d.maxOutput())
+	switch {
+	case err == nil:
+		return out, nil
+	case jsonvalue.IsTooLarge(err):
+		return nil, &Error{Code: CodePayloadTooLarge, Message: "output " + err.Error()}
+	}
+	return nil, &Error{Code: CodeInvalidOutput, Message: "output " + (&badValue{err}).Error()}
+}
+
+func (d *decider) maxOutput() int {
+	if d.e.MaxOutputBytes > 0 {
+		return d.e.MaxOutputBytes
+	}
+	return DefaultMaxOutputBytes
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"github.com/ductor/ductor/app/definition"
+	"github.com/ductor/ductor/app/expr"
 )
 
 // start moves a pending run to running: it creates one pending node per
@@ -84,8 +85,17 @@ func outcomeOf(e definition.Edge) definition.Outcome {
 }
 
 // choose evaluates a choice group in order: the first true `when` wins,
-// else the default.
-func (d *decider) choose(ref string) (int, error) {
+// else the default. The conditions see their source as it is about to
+// end (steps.REF.output is the output it succeeded with).
+func (d *decider) choose(ref string, outcome definition.Outcome, output any) (int, error) {
+	source := func(v *expr.Vars) {
+		steps := make(map[string]any, len(v.Steps)+1)
+		for k, s := range v.Steps {
+			steps[k] = s
+		}
+		steps[ref] = stepVar(&Node{ID: ref, State: NodeSucceeded, Outcome: outcome, Output: output})
+		v.Steps = steps
+	}
 	def := -1
 	for _, e := range d.g.out[ref] {
 		if e.Choice == nil {
@@ -95,7 +105,7 @@ func (d *decider) choose(ref string) (int, error) {
 			def = e.Choice.Index
 			continue
 		}
-		ok, err := d.evalBool(e.Choice.When, nil)
+		ok, err := d.evalBool(e.Choice.When, source)
 		if err != nil {
 			return -1, err
 		}
@@ -106,11 +116,24 @@ func (d *decider) choose(ref string) (int, error) {
 	return def, nil
 }
 
-// succeed ends a node with a success-side outcome and routes it.
+// succeed ends a node with a success-side outcome and routes it. An
+// output over the cap, or one that cannot be stored, fails the node
+// instead (payload_too_large, invalid_output).
 func (d *decider) succeed(n *Node, outcome definition.Outcome, output any) {
+	out, err := d.checkOutput(output)
+	if err != nil {
+		d.fail(n, err)
+		return
+	}
+	d.route(n, outcome, out)
+}
+
+// route ends a node with a success-side outcome and an output already
+// checked, and fires its edges.
+func (d *decider) route(n *Node, outcome definition.Outcome, output any) {
 	chosen := -1
 	if n.Child == nil && outcome == definition.OutcomeSuccess && d.g.hasChoice(n.Ref) {
-		c, err := d.choose(n.Ref)
+		c, err := d.choose(n.Ref, outcome, output)
 		if err != nil {
 			d.fail(n, exprError("choice", err))
 			return

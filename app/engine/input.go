@@ -70,6 +70,9 @@ type ChildRunUpdate struct {
 	// earlier child of the node (a previous loop iteration) is stale;
 	// empty for a child that could not be started.
 	ChildRunID string `json:",omitempty"`
+	// NotStarted says the child could not be created at all (Error says
+	// why: workflow_not_found, depth_exceeded).
+	NotStarted bool `json:",omitempty"`
 }
 
 // ApprovalDecided is one person's decision on an approval node.

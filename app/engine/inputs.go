@@ -5,6 +5,7 @@ import (
 
 	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/expr"
+	"github.com/ductor/ductor/app/jsonvalue"
 )
 
 // apply validates one input against the state and acts on it.
@@ -72,9 +73,13 @@ func (d *decider) stepResult(r StepResult) {
 		return
 	}
 	n = d.mut(r.Node)
-	d.recordAttempt(n, r.Output, r.Error)
+	out, bad := d.checkOutput(r.Output)
+	if bad != nil && r.Error == nil {
+		r.Error = bad
+	}
+	d.recordAttempt(n, out, r.Error)
 	if r.Error == nil {
-		d.succeed(n, definition.OutcomeSuccess, r.Output)
+		d.route(n, definition.OutcomeSuccess, out)
 		return
 	}
 	sp := d.specOf(n)
@@ -186,7 +191,9 @@ func (d *decider) consumeSignal(n *Node, s Signal, buffered bool) {
 }
 
 // event offers an event to every node of the run waiting for its name;
-// each consumes it at most once.
+// each consumes it at most once. A match_expr that fails on the event is
+// no match for that node: the event is discarded for it, with the reason
+// kept on the run, and the node goes on waiting.
 func (d *decider) event(ev EventMatched) {
 	used := false
 	for _, ref := range d.g.order() {
@@ -199,74 +206,109 @@ func (d *decider) event(ev EventMatched) {
 		}
 	}
 	if !used {
-		d.discard(ev, "no waiting node matches")
+		d.discardWith(Discard{Input: describeInput(ev), Reason: "no waiting node matches", Code: DiscardNoMatch})
 	}
 }
 
 func (d *decider) offerEvent(ref string, t WaitingType, ev EventMatched) bool {
 	sp := d.specOf(d.get(ref))
-	var match string
 	switch t {
 	case WaitEvent, WaitDigest:
-		if sp.with.str("name") != ev.Name {
+		if sp.with.str("name") != ev.Name || !d.matches(ref, "with.match_expr", sp.with.str("match_expr"), ev) {
 			return false
 		}
-		match = sp.with.str("match_expr")
+		d.takeEvent(d.mut(ref), sp, ev, "")
+		return true
 	case WaitEventSet:
-		m, ok := eventSetMember(sp.with, ev.Name)
-		if _, seen := d.get(ref).Waiting.Received[ev.Name]; !ok || seen {
-			return false
+		key, ok := d.eventSetMember(ref, sp.with, ev)
+		if ok {
+			d.takeEvent(d.mut(ref), sp, ev, key)
 		}
-		match = m
-	default:
-		return false
+		return ok
 	}
-	if match != "" {
-		ok, err := d.evalBool(match, func(v *expr.Vars) { v.Event = ev.Data })
-		if err != nil {
-			d.fail(d.mut(ref), exprError("match_expr", err))
-			return true
-		}
-		if !ok {
-			return false
-		}
-	}
-	n := d.mut(ref)
-	d.out.Events = append(d.out.Events, EventUse{EventID: ev.EventID, Node: n.ID})
-	d.deliverEvent(n, sp, ev)
-	return true
+	return false
 }
 
-func eventSetMember(w with, name string) (string, bool) {
-	list, _ := w["events"].([]any)
-	for _, x := range list {
-		m, _ := x.(map[string]any)
-		if with(m).str("name") == name {
-			return with(m).str("match_expr"), true
+// matches evaluates a match expression on the event; empty matches
+// everything, and an error is no match, recorded.
+func (d *decider) matches(ref, field, src string, ev EventMatched) bool {
+	if src == "" {
+		return true
+	}
+	ok, err := d.evalBool(src, func(v *expr.Vars) { v.Event = ev.Data })
+	if err != nil {
+		d.keepDiscard(Discard{
+			Input: describeInput(ev), Node: ref, Code: DiscardMatchError,
+			Reason: field + " failed, counted as no match: " + err.Error(),
+		})
+		return false
+	}
+	return ok
+}
+
+// eventSetMember finds the first member of an event_set, in order, that
+// is still open, has the event's name and whose match_expr matches: one
+// event satisfies at most one member.
+func (d *decider) eventSetMember(ref string, w with, ev EventMatched) (string, bool) {
+	received := d.get(ref).Waiting.Received
+	for i, m := range eventSetMembers(w) {
+		if m.name != ev.Name {
+			continue
+		}
+		if _, seen := received[m.key]; seen {
+			continue
+		}
+		field := fmt.Sprintf("with.events[%d].match_expr", i)
+		if d.matches(ref, field, m.match, ev) {
+			return m.key, true
 		}
 	}
 	return "", false
 }
 
-func (d *decider) deliverEvent(n *Node, sp spec, ev EventMatched) {
+type eventMember struct{ name, key, match string }
+
+// eventSetMembers reads an event_set's members with their keys (a
+// manifest compiled before keys existed gets the same keys derived).
+func eventSetMembers(w with) []eventMember {
+	list, _ := w["events"].([]any)
+	names := make([]string, len(list))
+	out := make([]eventMember, len(list))
+	for i, x := range list {
+		m := with(asMap(x))
+		names[i] = m.str("name")
+		out[i] = eventMember{name: names[i], key: m.str("key"), match: m.str("match_expr")}
+	}
+	for i := range out {
+		if out[i].key == "" {
+			out[i].key = definition.EventMemberKey(names, i)
+		}
+	}
+	return out
+}
+
+func asMap(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
+}
+
+// takeEvent consumes the event for the node: an event node succeeds with
+// its data, a digest collects it, an event_set records it under the
+// member's key and succeeds when its policy is met.
+func (d *decider) takeEvent(n *Node, sp spec, ev EventMatched, key string) {
+	d.out.Events = append(d.out.Events, EventUse{EventID: ev.EventID, Node: n.ID})
 	w := n.Waiting
 	switch w.Type {
 	case WaitEvent:
 		d.cancelNodeTimer(n)
 		d.succeed(n, definition.OutcomeSuccess, ev.Data)
 	case WaitDigest:
-		w.Items = append(w.Items, ev.Data)
-		if maxItems := sp.with.num("max_items"); maxItems > 0 && int64(len(w.Items)) >= maxItems {
-			d.cancelNodeTimer(n)
-			d.succeed(n, definition.OutcomeSuccess, map[string]any{"items": w.Items})
-		}
+		d.collect(n, sp, ev)
 	case WaitEventSet:
 		if w.Received == nil {
 			w.Received = map[string]any{}
 		}
-		if _, seen := w.Received[ev.Name]; !seen {
-			w.Received[ev.Name] = ev.Data
-		}
+		w.Received[key] = ev.Data
 		if eventSetComplete(sp.with, len(w.Received)) {
 			d.cancelNodeTimer(n)
 			d.succeed(n, definition.OutcomeSuccess, w.Received)
@@ -274,8 +316,24 @@ func (d *decider) deliverEvent(n *Node, sp spec, ev EventMatched) {
 	}
 }
 
+// collect adds an event to a digest, releasing the batch at max_items. A
+// batch whose JSON would pass the output cap fails the digest
+// (payload_too_large) rather than grow without bound.
+func (d *decider) collect(n *Node, sp spec, ev EventMatched) {
+	w := n.Waiting
+	w.Items = append(w.Items, ev.Data)
+	_, size, err := jsonvalue.Check(ev.Data, 0)
+	w.ItemsBytes += size + 1
+	maxItems := sp.with.num("max_items")
+	if err == nil && w.ItemsBytes+len(`{"items":[]}`) <= d.maxOutput() && (maxItems <= 0 || int64(len(w.Items)) < maxItems) {
+		return
+	}
+	d.cancelNodeTimer(n)
+	d.succeed(n, definition.OutcomeSuccess, map[string]any{"items": w.Items})
+}
+
 // eventSetComplete applies the completion policy to the number of
-// distinct event names received.
+// members satisfied.
 func eventSetComplete(w with, got int) bool {
 	total, _ := w["events"].([]any)
 	switch w.strOr("policy", "all_required") {
@@ -325,8 +383,26 @@ func (d *decider) childRun(u ChildRunUpdate) {
 		d.succeed(n, definition.OutcomeSuccess, u.Output)
 	default:
 		d.cancelNodeTimer(n)
-		d.fail(n, &Error{Code: CodeChildFailed, Message: "child run ended " + string(u.Status)})
+		d.fail(n, childError(u))
 	}
+}
+
+// childError is the parent node's error for a child that did not
+// succeed: the child's own error when it could not even start
+// (workflow_not_found, depth_exceeded), else child_failed naming how the
+// child ended and why.
+func childError(u ChildRunUpdate) *Error {
+	if u.NotStarted && u.Error != nil {
+		return &Error{Code: u.Error.Code, Message: u.Error.Message}
+	}
+	msg := "child run ended " + string(u.Status)
+	if u.Error != nil && u.Error.Code != "" {
+		msg += ": " + u.Error.Code
+		if u.Error.Message != "" {
+			msg += ": " + u.Error.Message
+		}
+	}
+	return &Error{Code: CodeChildFailed, Message: msg}
 }
 
 func (d *decider) approval(a ApprovalDecided) {

@@ -205,8 +205,13 @@ func (d *decider) completeScatter(n *Node) {
 	if d.g.steps[n.Ref].ForEach != "" {
 		out = collapse(outcomes, "partition")
 	}
-	d.recordAttempt(n, out, nil)
-	d.succeed(n, definition.OutcomeSuccess, out)
+	checked, err := d.checkOutput(out)
+	d.recordAttempt(n, checked, err)
+	if err != nil {
+		d.fail(n, err)
+		return
+	}
+	d.route(n, definition.OutcomeSuccess, checked)
 }
 
 // counted reports whether a child finished as its scatter counts it:

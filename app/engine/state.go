@@ -115,7 +115,14 @@ const (
 	CodeMaxIterations = "max_iterations"
 	// CodeEndRun: a step with end_run: failed ended the run.
 	CodeEndRun = "end_run"
+	// CodeInvalidOutput: a value a step produced cannot be stored (a NUL
+	// character, a NaN or an infinity).
+	CodeInvalidOutput = "invalid_output"
 )
+
+// DefaultMaxOutputBytes caps every node output, the run's output and
+// every signal payload and event data, measured as JSON.
+const DefaultMaxOutputBytes = 1 << 20
 
 // nonRetryable are error codes never retried, whatever the policy says.
 var nonRetryable = map[string]bool{
@@ -125,6 +132,7 @@ var nonRetryable = map[string]bool{
 	CodeInvalidStep:     true,
 	CodeCancelled:       true,
 	CodeMaxIterations:   true,
+	CodeInvalidOutput:   true,
 }
 
 // Run is the run row as the engine sees it.
@@ -163,7 +171,28 @@ type Run struct {
 	// BufferedSignals counts this run's buffered (unmatched) signals; the
 	// shell keeps it in step with the rows it stores.
 	BufferedSignals int `json:"buffered_signals,omitempty"`
+	// Discarded keeps the latest inputs refused for a reason a user should
+	// see (an event whose match_expr failed), oldest first, at most
+	// MaxKeptDiscards; DiscardedTotal counts all of them.
+	Discarded      []Discard `json:"discarded,omitempty"`
+	DiscardedTotal int64     `json:"discarded_total,omitempty"`
+	// Trace is the run's place in a distributed trace; the shell sets it
+	// and the engine carries it along untouched.
+	Trace *TraceContext `json:"trace,omitempty"`
 }
+
+// TraceContext is a run's span in W3C Trace Context form: Parent is the
+// traceparent naming the run's span, State its tracestate, and Caller the
+// span id of what started the run (a caller's span or the parent run's),
+// empty for a run that began its own trace.
+type TraceContext struct {
+	Parent string `json:"traceparent"`
+	State  string `json:"tracestate,omitempty"`
+	Caller string `json:"caller,omitempty"`
+}
+
+// MaxKeptDiscards bounds Run.Discarded.
+const MaxKeptDiscards = 20
 
 // ParentLink names the parent node a child run reports to.
 type ParentLink struct {
@@ -227,9 +256,11 @@ type Waiting struct {
 	Name string `json:"name,omitempty"`
 	// ChildKey names the child run (the shell derives its id from it).
 	ChildKey string `json:"child_key,omitempty"`
-	// Received holds event_set events by name and digest items.
-	Received map[string]any `json:"received,omitempty"`
-	Items    []any          `json:"items,omitempty"`
+	// Received holds an event_set's events by member key; Items a
+	// digest's, with ItemsBytes their size as JSON.
+	Received   map[string]any `json:"received,omitempty"`
+	Items      []any          `json:"items,omitempty"`
+	ItemsBytes int            `json:"items_bytes,omitempty"`
 	// Approvals counts approve decisions so far.
 	Approvals int `json:"approvals,omitempty"`
 	// Iteration is the running iteration of a repeating subworkflow,

@@ -154,12 +154,15 @@ func (d *decider) evalPure(n *Node, sp spec) {
 	case definition.TypeGather:
 		out, err = d.gather(sp)
 	}
+	if err == nil {
+		out, err = d.checkOutput(out)
+	}
 	d.recordAttempt(n, out, err)
 	if err != nil {
 		d.fail(n, err)
 		return
 	}
-	d.succeed(n, outcome, out)
+	d.route(n, outcome, out)
 }
 
 func (d *decider) pureExpr(src, field string, n *Node) (any, *Error) {
@@ -192,6 +195,10 @@ func (d *decider) checkpoint(n *Node, sp spec) (any, *Error) {
 			return nil, err
 		}
 		out = v
+	}
+	out, err := d.checkOutput(out)
+	if err != nil {
+		return nil, err
 	}
 	if p := d.runRow.Parent; p != nil && p.Sync {
 		d.emit(NotifyParent{Parent: *p, Status: d.runRow.Status, Checkpoint: sp.with.str("name"), Output: out})

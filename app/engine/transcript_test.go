@@ -238,7 +238,11 @@ func formatDecision(b *strings.Builder, d *Decision) {
 	discards := d.Discarded
 	flush := func(seq int64) {
 		for len(discards) > 0 && discards[0].Seq <= seq {
-			fmt.Fprintf(b, "discard %s: %s\n", discards[0].Input, discards[0].Reason)
+			at := ""
+			if discards[0].Node != "" {
+				at = " at " + discards[0].Node
+			}
+			fmt.Fprintf(b, "discard %s%s: %s\n", discards[0].Input, at, discards[0].Reason)
 			discards = discards[1:]
 		}
 	}
@@ -320,7 +324,14 @@ func formatCommand(c Command) string {
 
 func formatState(s *sim) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "run %s transitions=%d buffered_signals=%d\n", s.run.Status, s.run.TransitionCount, s.run.BufferedSignals)
+	fmt.Fprintf(&b, "run %s transitions=%d buffered_signals=%d", s.run.Status, s.run.TransitionCount, s.run.BufferedSignals)
+	if s.run.DiscardedTotal > 0 {
+		fmt.Fprintf(&b, " discarded=%d", s.run.DiscardedTotal)
+		for _, x := range s.run.Discarded {
+			fmt.Fprintf(&b, "\n  discarded %s at %s (%s)", x.Input, x.Node, x.Code)
+		}
+	}
+	b.WriteString("\n")
 	for _, id := range sortedKeys(s.nodes) {
 		n := s.nodes[id]
 		fmt.Fprintf(&b, "%s %s gen=%d attempt=%d output=%s", id, n.State, n.Generation, n.Attempt, js(n.Output))

@@ -21,12 +21,13 @@
 //	output                          dyn        the last iteration's output (repeat)
 //	iteration                       int        iterations finished so far (repeat)
 //
-// Values arrive as JSON-decoded Go values: map[string]any, []any, string,
-// bool, nil, float64 and json.Number. JSON numbers are CEL doubles (a
-// json.Number holding an integer becomes an int); comparisons across int,
-// uint and double work (`input.amount > 0` is true for {"amount": 5}), but
-// arithmetic does not mix them: write `input.count + 1.0` or
-// `int(input.count) + 1`.
+// Values arrive in the model of package jsonvalue: map[string]any, []any,
+// string, bool, nil, int64 and float64 (a json.Number is read the same
+// way). A JSON number with an integral literal within int64 is a CEL int,
+// any other a double, so a value means the same on every tick, fresh or
+// reloaded. Arithmetic mixes int (or uint) with double and gives a double
+// (`input.price * 2`, `input.count + 0.5`); comparisons work across all
+// three; int with int stays int (`7 / 2` is 3). See numbers.go.
 //
 // # Lifecycle
 //

@@ -96,7 +96,7 @@ func NewEnv(opts ...Option) (*Env, error) {
 	if err := conf.validate(); err != nil {
 		return nil, err
 	}
-	env, err := cel.NewEnv(envOptions(conf)...)
+	env, err := cel.NewCustomEnv(envOptions(conf)...)
 	if err != nil {
 		return nil, fmt.Errorf("expr: build CEL environment: %w", err)
 	}
@@ -112,7 +112,8 @@ func (c config) validate() error {
 }
 
 func envOptions(c config) []cel.EnvOption {
-	return append(scopedOptions(),
+	return append(append(scopedOptions(),
+		standardWithoutMixed(),
 		cel.Variable(VarInput, cel.DynType),
 		cel.Variable(VarSteps, cel.MapType(cel.StringType, cel.DynType)),
 		cel.Variable(VarRun, cel.MapType(cel.StringType, cel.DynType)),
@@ -138,5 +139,5 @@ func envOptions(c config) []cel.EnvOption {
 			cel.ValidateTimestampLiterals(),
 			cel.ValidateRegexLiterals(),
 		),
-	)
+	), numericOperators()...)
 }

@@ -80,9 +80,9 @@ func TestEvalErrors(t *testing.T) {
 	}{
 		{"missing key", "input.missing > 0", KindBool, ErrEval, "no such key: missing"},
 		{"division by zero", "1 / (index - 4)", KindAny, ErrEval, "division by zero"},
-		{"mixed arithmetic", "input.amount + 1", KindAny, ErrEval, "convert with int() or double()"},
+		{"mismatched operands", "input.tier + 1", KindAny, ErrEval, "convert with int(), double() or string()"},
 		{"dyn result not bool", "input.tier", KindBool, ErrResultType, "must evaluate to bool, got string"},
-		{"dyn result not list", "input.amount", KindList, ErrResultType, "got double"},
+		{"dyn result not list", "input.amount", KindList, ErrResultType, "got int"},
 		{"dyn result not timestamp", "input.tier", KindTimestamp, ErrResultType, "got string"},
 	}
 	for _, tt := range tests {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ductor/ductor/app/jsonvalue"
 )
 
 func newTestEnv(t testing.TB, opts ...Option) *Env {
@@ -22,8 +24,8 @@ func newTestEnv(t testing.TB, opts ...Option) *Env {
 // decode parses JSON the way the engine receives it.
 func decode(t testing.TB, s string) any {
 	t.Helper()
-	var v any
-	if err := json.Unmarshal([]byte(s), &v); err != nil {
+	v, err := jsonvalue.Decode([]byte(s))
+	if err != nil {
 		t.Fatalf("decode %s: %v", s, err)
 	}
 	return v
@@ -68,10 +70,10 @@ func TestEval(t *testing.T) {
 		kind Kind
 		want any
 	}{
-		{"float input against int literal", "input.amount > 0", KindBool, true},
-		{"float input equals int literal", "input.amount == 5", KindBool, true},
+		{"int input against int literal", "input.amount > 0", KindBool, true},
+		{"int input equals int literal", "input.amount == 5", KindBool, true},
 		{"double against int", "input.price < 3", KindBool, true},
-		{"int conversion", "int(input.amount) + 1", KindAny, int64(6)},
+		{"int arithmetic", "input.amount + 1", KindAny, int64(6)},
 		{"double arithmetic", "input.amount * 2.0", KindAny, float64(10)},
 		{"string", `input.tier + "!"`, KindString, "gold!"},
 		{"list macro", "input.lines.map(l, l.sku)", KindList, []any{"a", "b"}},
@@ -86,7 +88,7 @@ func TestEval(t *testing.T) {
 		{"now arithmetic", `now + duration("1h")`, KindTimestamp, testNow.Add(time.Hour)},
 		{"timestamp literal", `timestamp("2025-01-02T03:04:05Z")`, KindTimestamp, time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)},
 		{"now hours are UTC", "now.getHours()", KindAny, int64(12)},
-		{"item", "item.qty", KindAny, float64(2)},
+		{"item", "item.qty", KindAny, int64(2)},
 		{"index", "index + 1", KindAny, int64(5)},
 		{"key", "key", KindString, "a"},
 		{"event", `event.name == "paid" && event.data.order == "o1"`, KindBool, true},

@@ -115,7 +115,7 @@ func TestConcurrentEval(t *testing.T) {
 					return
 				}
 				m := out.(map[string]any)
-				if m["i"] != int64(v.Index) || m["total"] != float64(3) {
+				if m["i"] != int64(v.Index) || m["total"] != int64(3) {
 					errs <- errors.New("wrong result under concurrency")
 					return
 				}

@@ -161,12 +161,12 @@ func (p *Program) runtimeError(ctx, ectx context.Context, err error) *Error {
 	return evalError(p.src, runtimeMessage(err))
 }
 
-// runtimeMessage adds a hint to CEL's terse overload error, most often
-// met when int and double operands mix.
+// runtimeMessage adds a hint to CEL's terse overload error, met when
+// operands of unrelated types meet (a string and a number, say).
 func runtimeMessage(err error) string {
 	msg := err.Error()
 	if strings.HasPrefix(msg, "no such overload") {
-		return msg + " (operand types do not match; JSON numbers are doubles: convert with int() or double())"
+		return msg + " (operand types do not match: convert with int(), double() or string())"
 	}
 	return msg
 }

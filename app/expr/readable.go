@@ -36,14 +36,14 @@ func readableIssue(msg string) string {
 	return msg
 }
 
-// operators names CEL's internal operator functions as written.
-var operators = map[string]string{
+// celOperators names CEL's internal operator functions as written.
+var celOperators = map[string]string{
 	"_+_": "+", "_-_": "-", "_*_": "*", "_/_": "/", "_%_": "%", "_<_": "<", "_<=_": "<=", "_>_": ">",
 	"_>=_": ">=", "_==_": "==", "_!=_": "!=", "_&&_": "&&", "_||_": "||", "!_": "!", "-_": "-", "_[_]": "[…]", "@in": "in",
 }
 
 func overloadText(fn, args string) string {
-	if op, ok := operators[fn]; ok {
+	if op, ok := celOperators[fn]; ok {
 		return fmt.Sprintf("%s cannot be applied to %s", op, strings.ReplaceAll(args, ", ", " and "))
 	}
 	return fmt.Sprintf("%s() does not take (%s)", fn, args)

@@ -1,13 +1,13 @@
 package server
 
 import (
-	"encoding/json"
 	"net/http"
 	"strings"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/workers"
 )
 
@@ -20,9 +20,11 @@ func handleTestRun(runs *workers.Coordinator, validate workers.InputValidator) e
 		}
 		var input any = map[string]any{}
 		if raw := strings.TrimSpace(c.FormValue("input")); raw != "" {
-			if err := json.Unmarshal([]byte(raw), &input); err != nil {
+			decoded, err := jsonvalue.Decode([]byte(raw))
+			if err != nil {
 				return apperr.New(apperr.Invalid, "the input must be JSON: %v", err)
 			}
+			input = decoded
 		}
 		v := viewerOf(c)
 		run, _, err := runs.Start(c.Request().Context(), workers.Trigger{TenantID: v.Tenant.ID, Definition: c.Param("key"), Input: input}, validate)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -14,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/app/secrets"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/webhook"
@@ -65,8 +65,8 @@ func (h hooks) handleHookDelivery(c echo.Context) error {
 		h.record(ctx, w, outcome, http.StatusUnauthorized, nil)
 		return apperr.New(apperr.Unauthorized, "webhook signature: %v", err)
 	}
-	var data any
-	if err := json.Unmarshal(body, &data); err != nil {
+	data, err := jsonvalue.Decode(body)
+	if err != nil {
 		h.record(ctx, w, deliveryInvalidBody, http.StatusBadRequest, nil)
 		return apperr.New(apperr.Invalid, "the delivery's body is not JSON")
 	}

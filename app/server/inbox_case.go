@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/url"
 	"slices"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/definition"
+	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/views"
 	"github.com/ductor/ductor/workers"
@@ -85,8 +85,8 @@ func fieldFromForm(f views.CaseField, raw string) (any, error) {
 		}
 		return n, nil
 	case f.Kind == "json":
-		var v any
-		if err := json.Unmarshal([]byte(raw), &v); err != nil {
+		v, err := jsonvalue.Decode([]byte(raw))
+		if err != nil {
 			return nil, fieldProblem(f.Name, "must be JSON")
 		}
 		return v, nil

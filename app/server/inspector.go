@@ -96,12 +96,17 @@ func loadInspector(c echo.Context, s *store.Store, runs *workers.Coordinator) (v
 	for _, n := range nodes {
 		byRef[n.ID] = n
 	}
-	d.Graph, d.Steps = views.LayoutRun(m, byRef, c.QueryParam("layout")), inspectorSteps(m, byRef)
+	waits, err := workerWaits(ctx, s, run, nodes)
+	if err != nil {
+		return d, err
+	}
+	d.Graph, d.Steps = views.LayoutRun(m, byRef, c.QueryParam("layout")), inspectorSteps(m, byRef, waits)
 	d.StepRuns = stepRuns(ctx, s, run, m, byRef)
 	if ref := c.QueryParam("node"); ref != "" {
 		if d.Selected, err = loadNodeDetail(c, s, run, m, byRef, ref); err != nil {
 			return d, err
 		}
+		d.Selected.Worker = waits[ref]
 	}
 	if err := loadHistory(c, s, &d); err != nil {
 		return d, err
@@ -109,11 +114,11 @@ func loadInspector(c echo.Context, s *store.Store, runs *workers.Coordinator) (v
 	return d, loadRunSide(ctx, s, &d)
 }
 
-func inspectorSteps(m *definition.Manifest, byRef map[string]*engine.Node) []views.InspectorStep {
+func inspectorSteps(m *definition.Manifest, byRef map[string]*engine.Node, waits map[string]*store.WorkerWait) []views.InspectorStep {
 	out := make([]views.InspectorStep, 0, len(m.Order))
 	for _, ref := range m.Order {
 		st, _ := m.Step(ref)
-		out = append(out, views.InspectorStep{Ref: ref, Type: string(st.Type), Node: byRef[ref]})
+		out = append(out, views.InspectorStep{Ref: ref, Type: string(st.Type), Node: byRef[ref], Worker: waits[ref]})
 	}
 	return out
 }
@@ -158,6 +163,22 @@ func childRunOf(ctx context.Context, s *store.Store, run store.Run, st *definiti
 		return ""
 	}
 	return id
+}
+
+// workerWaits are the running nodes' tasks that no worker has claimed,
+// by node, for their current attempt only.
+func workerWaits(ctx context.Context, s *store.Store, run store.Run, nodes []*engine.Node) (map[string]*store.WorkerWait, error) {
+	waits, err := s.BridgeTasksUnclaimed(ctx, run.TenantID, run.ID, running(nodes))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]*store.WorkerWait{}
+	for _, n := range nodes {
+		if w, ok := waits[n.ID]; ok && n.State == engine.NodeRunning && w.Generation == n.Generation && w.Attempt == n.Attempt {
+			out[n.ID] = &w
+		}
+	}
+	return out, nil
 }
 
 // loadHistory reads one page of transitions after ?history=SEQ.

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/json"
 	"net/url"
 	"strings"
 	"unicode/utf8"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/views"
 	"github.com/ductor/ductor/workers"
@@ -105,8 +105,8 @@ func formJSON(field, raw string) (any, error) {
 	if strings.TrimSpace(raw) == "" {
 		return nil, nil
 	}
-	var v any
-	if err := json.Unmarshal([]byte(raw), &v); err != nil {
+	v, err := jsonvalue.Decode([]byte(raw))
+	if err != nil {
 		return nil, apperr.New(apperr.Invalid, "the %s must be JSON: %v", field, err)
 	}
 	return v, nil

@@ -29,10 +29,11 @@ func loadNodeDetail(c echo.Context, s *store.Store, run store.Run, m *definition
 	if d.Node == nil {
 		return d, nil
 	}
-	var err error
-	if d.Attempts, err = s.RunNodeAttempts(ctx, run.TenantID, run.ID, ref); err != nil {
+	attempts, err := s.RunAttemptsOf(ctx, run.TenantID, run.ID, []string{ref})
+	if err != nil {
 		return nil, err
 	}
+	d.Attempts, d.Node = attempts, startedOnWorker(d.Node, attempts)
 	if st.Type == definition.TypeSubworkflow {
 		d.ChildRun = childRunOf(ctx, s, run, st, d.Node)
 	}
@@ -60,9 +61,10 @@ func loadChildDetail(ctx context.Context, s *store.Store, run store.Run, m *defi
 		return nil, apperr.New(apperr.NotFound, "run has no node %q", id)
 	}
 	d := &views.NodeDetail{Ref: id, Type: childType(st), Node: nodes[0], Scatter: scatter, Step: st, ChildAfter: -1, ChildNext: -1}
-	if d.Attempts, err = s.RunNodeAttempts(ctx, run.TenantID, run.ID, id); err != nil {
+	if d.Attempts, err = s.RunAttemptsOf(ctx, run.TenantID, run.ID, []string{id}); err != nil {
 		return nil, err
 	}
+	d.Node = startedOnWorker(d.Node, d.Attempts)
 	if with, _ := st.With["mode"].(string); with == "child_workflow" {
 		d.ChildRun = childRunOf(ctx, s, run, st, d.Node)
 	}
@@ -148,4 +150,18 @@ func loadChildren(c echo.Context, s *store.Store, run store.Run, d *views.NodeDe
 		d.ChildNext = d.Children[childrenPage-1].Child.Index
 	}
 	return err
+}
+
+// startedOnWorker is n with its started_at the time its current attempt
+// started on a worker, when one did: the tick that dispatched it may have
+// run well before (a backoff, a scatter's interval_ms, a queue).
+func startedOnWorker(n *engine.Node, attempts []store.AttemptRecord) *engine.Node {
+	for _, a := range attempts {
+		if a.Generation == n.Generation && a.Attempt.Attempt == n.Attempt && !a.StartedAt.IsZero() {
+			c := *n
+			c.StartedAt = a.StartedAt
+			return &c
+		}
+	}
+	return n
 }

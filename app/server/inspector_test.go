@@ -179,3 +179,25 @@ steps:
 	wantPage(t, "bad state", b.get(b.viewer, path+"&state=sleepy"), http.StatusBadRequest)
 	wantPage(t, "bad page", b.get(b.viewer, path+"&after=x"), http.StatusBadRequest)
 }
+
+// The inspector says what a task waits for while no worker claims it, and
+// lists the events a run discarded because its match_expr failed on them.
+func TestInspectorShowsWorkerWaitsAndDiscardedEvents(t *testing.T) {
+	t.Parallel()
+	b := setupDashboard(t)
+	b.publish(t, "key: lonely\nsteps:\n  - {ref: t, type: task, with: {handler: nobody.serves, queue: far}}\n")
+	b.publish(t, "key: paid\nsteps:\n  - {ref: p, type: event, with: {name: paid, match_expr: 'event.order == 1'}}\n")
+	lonely := b.start(t, workers.Trigger{Definition: "lonely"})
+	b.waitNode(t, lonely, "t", engine.NodeRunning)
+	wantPage(t, "a task without a worker", b.get(b.viewer, "/runs/"+lonely.String()+"?node=t"), http.StatusOK,
+		`class="waiting-worker"`, `id="node-worker"`, "handler nobody.serves on queue far", "fails as no_worker at")
+
+	paid := b.start(t, workers.Trigger{Definition: "paid"})
+	b.waitNode(t, paid, "p", engine.NodeWaiting)
+	if _, _, err := b.runs.Publish(context.Background(), store.Event{TenantID: b.tenant.ID, Name: "paid", Data: map[string]any{}}); err != nil {
+		t.Fatal(err)
+	}
+	b.waitRun(t, paid, "a discarded event", func(r store.Run) bool { return r.State.DiscardedTotal == 1 })
+	wantPage(t, "a discarded event", b.get(b.viewer, "/runs/"+paid.String()), http.StatusOK,
+		`id="discard-list"`, "no such key: order", "counted as no match")
+}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -19,6 +20,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/ductor/ductor/app/auth"
+	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/testdb"
 )
 
@@ -130,7 +132,7 @@ func TestOpenAPIOperationsDeclareAnswers(t *testing.T) {
 			t.Errorf("%s declares no 2xx answer", name)
 		}
 		public := op.Security != nil && len(*op.Security) == 0
-		if name == "GET "+apiBase+"/openapi.json" {
+		if name == "GET "+apiBase+"/openapi.json" || name == "GET "+definition.SchemaPath {
 			if !public {
 				t.Errorf("%s: the document is served without a key: security must be []", name)
 			}
@@ -322,9 +324,11 @@ func TestOpenAPIDescribesTheAnswers(t *testing.T) {
 
 	cases := []answerCase{
 		{route: "GET /api/v1/openapi.json", path: "/api/v1/openapi.json"},
+		{route: "GET /api/v1/schemas/definition.json", path: "/api/v1/schemas/definition.json"},
 		{route: "GET /api/v1/whoami", path: "/api/v1/whoami"},
 		{route: "POST /api/v1/runs", path: "/api/v1/runs", body: `{"definition": "orders", "input": {"amount": 1}, "idempotency_key": "k"}`},
 		{route: "POST /api/v1/runs", path: "/api/v1/runs", body: `{"definition": "orders", "input": {"amount": 1}, "idempotency_key": "k"}`},
+		{route: "POST /api/v1/runs", path: "/api/v1/runs", body: `{"definition": "orders", "input": {"amount": 3}, "idempotency_key": "k"}`},
 		{route: "POST /api/v1/runs", path: "/api/v1/runs", body: `{"definition": "orders", "input": {"amount": -1}}`},
 		{route: "POST /api/v1/runs", path: "/api/v1/runs", body: `{"definition": "missing"}`},
 		{route: "POST /api/v1/runs", path: "/api/v1/runs", body: `{"definition": "orders", "unknown": 1}`},
@@ -353,6 +357,7 @@ func TestOpenAPIDescribesTheAnswers(t *testing.T) {
 		{route: "POST /api/v1/runs/{id}/cancel", path: runs + "/cancel", body: `{"reason": "done"}`},
 		{route: "POST /api/v1/runs/{id}/signals", path: runs + "/signals", body: `{"request_id": "s1", "name": "go"}`},
 		{route: "POST /api/v1/events", path: "/api/v1/events", body: `{"name": "go", "data": {"x": 1}, "idempotency_key": "e1"}`},
+		{route: "POST /api/v1/events", path: "/api/v1/events", body: `{"name": "go", "data": {"x": 2}, "idempotency_key": "e1"}`},
 		{route: "POST /api/v1/events", path: "/api/v1/events", body: `{}`},
 		{route: "GET /api/v1/approvals", path: "/api/v1/approvals?status=pending"},
 		{route: "POST /api/v1/approvals/{id}/decision", path: "/api/v1/approvals/" + approval + "/decision", body: `{"decision": "approve", "comment": "ok"}`},
@@ -423,7 +428,7 @@ func TestOpenAPIDescribesTheAnswers(t *testing.T) {
 	done := map[string]bool{}
 	for _, c := range cases {
 		op := ops[c.route]
-		if op == nil || done[c.route] || c.route == "GET /api/v1/openapi.json" {
+		if op == nil || done[c.route] || c.route == "GET /api/v1/openapi.json" || c.route == "GET "+definition.SchemaPath {
 			continue
 		}
 		done[c.route] = true
@@ -445,6 +450,59 @@ func TestOpenAPIDescribesTheAnswers(t *testing.T) {
 		answers.check(t, c.route, status, ct, body)
 		if status, _, body = b.rawCall(t, method, c.path, k[0], c.contentType, c.body); status == http.StatusForbidden || status == http.StatusUnauthorized {
 			t.Errorf("%s with only scope %s = %d %v", c.route, scope, status, body)
+		}
+	}
+}
+
+// The definition schema is served alone without a key, and inlined in
+// the served OpenAPI document as Document, its parts as Document*.
+func TestDefinitionSchemaIsServedAndInlined(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(New(Deps{API: true, Logger: slog.New(slog.DiscardHandler)}))
+	t.Cleanup(srv.Close)
+	res, err := http.Get(srv.URL + definition.SchemaPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusOK || !bytes.Equal(body, definition.DocumentSchema()) {
+		t.Fatalf("GET %s = %d, want the definition schema", definition.SchemaPath, res.StatusCode)
+	}
+	doc := loadOpenAPI(t)
+	d := doc.Components.Schemas["Document"]
+	if d == nil || d.Value.Properties["steps"] == nil || d.Value.Properties["steps"].Value.Items.Ref != "#/components/schemas/DocumentStep" {
+		t.Fatalf("served Document is not the definition schema: %+v", d)
+	}
+	for _, name := range []string{"DocumentStep", "DocumentEdge", "DocumentRetry", "DocumentWithEventSet", "DocumentWithHumanLoop"} {
+		if doc.Components.Schemas[name] == nil {
+			t.Errorf("served document lacks %s", name)
+		}
+	}
+	if strings.Contains(string(openAPIDocument), "#/$defs/") {
+		t.Error("served document keeps a #/$defs/ reference")
+	}
+}
+
+// TestServedOpenAPIDocument fetches the document as a client generator
+// would and, when OPENAPI_OUT names a file, writes it there (`make
+// apiclients` generates and compiles Go and TypeScript clients from it).
+func TestServedOpenAPIDocument(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(New(Deps{API: true, Logger: slog.New(slog.DiscardHandler)}))
+	t.Cleanup(srv.Close)
+	res, err := http.Get(srv.URL + apiBase + "/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("GET openapi.json = %d, %v", res.StatusCode, err)
+	}
+	if out := os.Getenv("OPENAPI_OUT"); out != "" {
+		if err := os.WriteFile(out, body, 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"net/url"
 	"strings"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/app/store"
 )
 
@@ -152,13 +152,12 @@ func attrsParam(raw string, into map[string]any) (map[string]any, error) {
 	return into, nil
 }
 
-// attrValue is a JSON number or boolean as that value, anything else as
-// the string.
+// attrValue is a JSON number or boolean as that value (by the value
+// model: an integer is an int64), anything else as the string.
 func attrValue(s string) any {
-	var v any
-	if json.Unmarshal([]byte(s), &v) == nil {
+	if v, err := jsonvalue.Decode([]byte(s)); err == nil {
 		switch v.(type) {
-		case float64, bool:
+		case int64, float64, bool:
 			return v
 		}
 	}

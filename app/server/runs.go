@@ -13,6 +13,7 @@ import (
 	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/app/telemetry"
 	"github.com/ductor/ductor/workers"
 )
 
@@ -40,9 +41,17 @@ type RunJSON struct {
 	RecordVersion      int64          `json:"record_version"`
 	CreatedAt          time.Time      `json:"created_at"`
 	FinishedAt         *time.Time     `json:"finished_at"`
-	Nodes              []NodeJSON     `json:"nodes,omitempty"`
+	// TraceID is the run's trace (W3C Trace Context), joined from the
+	// caller's traceparent when POST /runs carried one.
+	TraceID string     `json:"trace_id,omitempty"`
+	Nodes   []NodeJSON `json:"nodes,omitempty"`
 	// Children counts the run's child runs by status.
 	Children map[string]int64 `json:"children,omitempty"`
+	// Discarded lists the latest inputs the run refused with a reason
+	// worth seeing (an event whose match_expr failed on it), oldest first;
+	// DiscardedTotal counts all of them.
+	Discarded      []engine.Discard `json:"discarded,omitempty"`
+	DiscardedTotal int64            `json:"discarded_total,omitempty"`
 }
 
 // NodeJSON is one node of a run.
@@ -60,11 +69,25 @@ type NodeJSON struct {
 	CancelReason string     `json:"cancel_reason,omitempty"`
 	StartedAt    *time.Time `json:"started_at"`
 	FinishedAt   *time.Time `json:"finished_at"`
+	// Attempts are the node's attempts on workers, oldest first.
+	Attempts []AttemptJSON `json:"attempts,omitempty"`
 	// Key and Index place a scatter child; Scatter counts a scatter's
 	// children (total, in flight, succeeded, failed).
 	Key     string               `json:"key,omitempty"`
 	Index   *int                 `json:"index,omitempty"`
 	Scatter *engine.ScatterState `json:"scatter,omitempty"`
+	// WaitingForWorker is set while a task's attempt waits for a worker
+	// to claim it.
+	WaitingForWorker *WorkerWaitJSON `json:"waiting_for_worker,omitempty"`
+}
+
+// WorkerWaitJSON says what a task waits for: a worker polling queue for
+// handler, since when, and until when (then it fails as no_worker).
+type WorkerWaitJSON struct {
+	Handler string     `json:"handler"`
+	Queue   string     `json:"queue"`
+	Since   time.Time  `json:"since"`
+	StartBy *time.Time `json:"start_by"`
 }
 
 func runJSON(r store.Run) RunJSON {
@@ -75,7 +98,8 @@ func runJSON(r store.Run) RunJSON {
 		SearchAttributes: r.SearchAttributes, ParentRunID: r.ParentRunID, RootRunID: r.RootRunID,
 		Depth: r.Depth, ContinuedFromRunID: r.ContinuedFromRunID, ContinuedToRunID: r.ContinuedToRunID,
 		TransitionCount: r.TransitionCount, RecordVersion: r.RecordVersion,
-		CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt,
+		CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt, TraceID: telemetry.TraceID(r.State.Trace),
+		Discarded: r.State.Discarded, DiscardedTotal: r.State.DiscardedTotal,
 	}
 }
 
@@ -90,6 +114,25 @@ func nodeJSON(n *engine.Node, types map[string]definition.StepType) NodeJSON {
 		out.Key, out.Index = n.Child.Key, &n.Child.Index
 	}
 	return out
+}
+
+// running lists the ids of the running nodes: those that may wait for a
+// worker.
+func running(nodes []*engine.Node) []string {
+	ids := []string{}
+	for _, n := range nodes {
+		if n.State == engine.NodeRunning {
+			ids = append(ids, n.ID)
+		}
+	}
+	return ids
+}
+
+func workerWaitJSON(w *store.WorkerWait) *WorkerWaitJSON {
+	if w == nil {
+		return nil
+	}
+	return &WorkerWaitJSON{Handler: w.Handler, Queue: w.Queue, Since: w.Since, StartBy: w.StartBy}
 }
 
 func timePtr(t time.Time) *time.Time {
@@ -110,7 +153,9 @@ type startRunRequest struct {
 }
 
 // handleRunStart triggers a run: 201 when created, 200 with the existing
-// run for a repeated idempotency key.
+// run for a repeated idempotency key (the Idempotency-Key header or the
+// body's), 409 idempotency_mismatch when that key came with a different
+// request.
 func handleRunStart(runs *workers.Coordinator, validate workers.InputValidator) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var req startRunRequest
@@ -120,10 +165,15 @@ func handleRunStart(runs *workers.Coordinator, validate workers.InputValidator) 
 		if req.Definition == "" {
 			return apperr.New(apperr.Invalid, "definition is required")
 		}
+		key, err := idempotencyKey(c, req.IdempotencyKey)
+		if err != nil {
+			return err
+		}
 		run, created, err := runs.Start(c.Request().Context(), workers.Trigger{
 			TenantID: tenantOf(c), Definition: req.Definition, Version: req.Version,
 			Input: req.Input, Subject: req.Subject, Context: req.Context,
-			SearchAttributes: req.SearchAttributes, IdempotencyKey: req.IdempotencyKey,
+			SearchAttributes: req.SearchAttributes, IdempotencyKey: key, MatchRequest: true,
+			Parent: callerSpan(c),
 		}, validate)
 		if err != nil {
 			return err
@@ -170,10 +220,19 @@ func runWithNodes(ctx context.Context, s *store.Store, runs *workers.Coordinator
 	for _, n := range nodes {
 		byID[n.ID] = n
 	}
+	waits, err := workerWaits(ctx, s, run, nodes)
+	if err != nil {
+		return out, err
+	}
 	for _, ref := range m.Order {
 		if n := byID[ref]; n != nil {
-			out.Nodes = append(out.Nodes, withInteraction(run.ID.String(), nodeJSON(n, types), n))
+			nj := withInteraction(run.ID.String(), nodeJSON(n, types), n)
+			nj.WaitingForWorker = workerWaitJSON(waits[n.ID])
+			out.Nodes = append(out.Nodes, nj)
 		}
+	}
+	if out.Nodes, err = withAttempts(ctx, s, run.TenantID, run.ID, out.Nodes); err != nil {
+		return out, err
 	}
 	if out.Children, err = s.RunChildCounts(ctx, run.TenantID, run.ID); err != nil {
 		return out, err

@@ -55,9 +55,17 @@ func handleScatterChildren(s *store.Store, runs *workers.Coordinator) echo.Handl
 		if err != nil {
 			return err
 		}
+		waits, err := workerWaits(ctx, s, run, nodes)
+		if err != nil {
+			return err
+		}
 		out := make([]NodeJSON, len(nodes))
 		for i, n := range nodes {
 			out[i] = nodeJSON(n, types)
+			out[i].WaitingForWorker = workerWaitJSON(waits[n.ID])
+		}
+		if out, err = withAttempts(ctx, s, run.TenantID, run.ID, out); err != nil {
+			return err
 		}
 		resp := map[string]any{"children": out, "counts": counts}
 		if len(nodes) == limit {

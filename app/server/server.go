@@ -93,6 +93,7 @@ func New(d Deps) *Server {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = errorHandler(d.Logger)
+	e.JSONSerializer = jsonSerializer{}
 	d.stopping = make(chan struct{})
 	s := &Server{echo: e, log: d.Logger, stopping: d.stopping}
 	routes(e, d)

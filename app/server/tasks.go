@@ -1,9 +1,9 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -12,8 +12,10 @@ import (
 	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/auth"
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/app/telemetry"
 	"github.com/ductor/ductor/workers"
 )
 
@@ -22,8 +24,10 @@ const (
 	// MaxTaskPayloadBytes caps a task's output, as JSON, like a local
 	// handler's.
 	MaxTaskPayloadBytes = steps.DefaultMaxOutputBytes
-	// maxTaskBodyBytes leaves room for the token and JSON around it.
-	maxTaskBodyBytes = MaxTaskPayloadBytes + 16<<10
+	// maxTaskBodyBytes leaves room for the token and JSON around the
+	// output, and for an output somewhat over its cap, which fails the
+	// step as payload_too_large rather than being refused unread.
+	maxTaskBodyBytes = MaxBodyBytes
 	// MaxTaskWait caps how long a poll waits for tasks.
 	MaxTaskWait = 30 * time.Second
 	// MaxTasksPerPoll caps how many tasks one poll claims.
@@ -60,8 +64,18 @@ type TaskJSON struct {
 	IdempotencyKey string          `json:"idempotency_key"`
 	Deadline       *time.Time      `json:"deadline"`
 	LeaseUntil     *time.Time      `json:"lease_until"`
-	RunID          string          `json:"run_id"`
-	Node           string          `json:"node"`
+	// DeadlineMS and LeaseMS are what was left of the deadline and the
+	// lease when the task was claimed, by the database's clock: a worker
+	// times them from when it receives the task, so that its own clock's
+	// difference from the database's does not matter.
+	DeadlineMS *int64 `json:"deadline_ms"`
+	LeaseMS    *int64 `json:"lease_ms"`
+	RunID      string `json:"run_id"`
+	Node       string `json:"node"`
+	// Traceparent and Tracestate place the attempt in its run's trace (W3C
+	// Trace Context): a handler's spans are its children.
+	Traceparent string `json:"traceparent,omitempty"`
+	Tracestate  string `json:"tracestate,omitempty"`
 }
 
 // handleTaskPoll claims up to max tasks of the queue for the handlers,
@@ -123,11 +137,22 @@ func (r taskPollRequest) poll() (workers.TaskPoll, error) {
 }
 
 func taskJSON(t store.BridgeTask) TaskJSON {
+	parent, state := telemetry.AttemptTraceparent(t.Trace, t.ID)
 	return TaskJSON{
 		ID: t.ID.String(), Token: t.Token, Handler: t.Handler, Queue: t.Queue, Input: t.Input, Attempt: t.Attempt,
 		IdempotencyKey: t.IdempotencyKey, Deadline: t.Deadline, LeaseUntil: t.LeaseUntil,
-		RunID: t.RunID.String(), Node: t.Node,
+		DeadlineMS: msAfter(t.Deadline, t.ClaimedAt), LeaseMS: msAfter(t.LeaseUntil, t.ClaimedAt),
+		RunID: t.RunID.String(), Node: t.Node, Traceparent: parent, Tracestate: state,
 	}
+}
+
+// msAfter is how many milliseconds at lies after from, when both are set.
+func msAfter(at, from *time.Time) *int64 {
+	if at == nil || from == nil {
+		return nil
+	}
+	ms := at.Sub(*from).Milliseconds()
+	return &ms
 }
 
 type taskCompleteRequest struct {
@@ -135,8 +160,12 @@ type taskCompleteRequest struct {
 	Output json.RawMessage `json:"output"`
 }
 
-// handleTaskComplete delivers a task's output: 200; 409 for a wrong or
-// expired token; 413 for an output over 1 MiB.
+// handleTaskComplete delivers a task's output: 200 {"status":
+// "completed"}; 409 for a wrong or expired token. An output that cannot
+// be the step's (over 1 MiB: payload_too_large; a NUL character:
+// invalid_output) fails the attempt, not retried, and answers 200
+// {"status": "failed", "error"}: the worker did its part, and the node
+// says why it failed rather than wait for the lease to run out.
 func handleTaskComplete(runs *workers.Coordinator) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id, err := pathUUID(c, "id", "task")
@@ -144,36 +173,46 @@ func handleTaskComplete(runs *workers.Coordinator) echo.HandlerFunc {
 			return err
 		}
 		var req taskCompleteRequest
-		if err := bindJSON(c, &req); err != nil {
+		if _, err := decodeBody(c, &req); err != nil {
 			return err
 		}
-		output, err := taskOutput(req.Output)
+		ctx, tenant := c.Request().Context(), tenantOf(c)
+		output, bad, err := taskOutput(req.Output)
 		if err != nil {
 			return err
 		}
-		if err := runs.TaskComplete(c.Request().Context(), tenantOf(c), id, req.Token, output); err != nil {
+		if bad != nil {
+			if err := runs.TaskFail(ctx, tenant, id, req.Token, bad); err != nil {
+				return err
+			}
+			return c.JSON(http.StatusOK, map[string]any{"status": "failed", "error": bad})
+		}
+		if err := runs.TaskComplete(ctx, tenant, id, req.Token, output); err != nil {
 			return err
 		}
 		return c.JSON(http.StatusOK, map[string]string{"status": "completed"})
 	}
 }
 
-// taskOutput decodes an output as the engine keeps outputs: plain JSON
-// values with numbers kept exact.
-func taskOutput(raw json.RawMessage) (any, error) {
-	if len(raw) > MaxTaskPayloadBytes {
-		return nil, apperr.New(apperr.TooLarge, "output is %d bytes of JSON, over the %d-byte limit", len(raw), MaxTaskPayloadBytes)
-	}
+// taskOutput decodes an output as the engine keeps outputs (the JSON
+// value model). bad is the failure an output that cannot be stored
+// becomes; err a body that is not JSON.
+func taskOutput(raw json.RawMessage) (out any, bad *engine.Error, err error) {
 	if len(raw) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.UseNumber()
-	var out any
-	if err := d.Decode(&out); err != nil {
-		return nil, apperr.New(apperr.Invalid, "output is not JSON: %v", err)
+	if len(raw) > MaxTaskPayloadBytes {
+		return nil, &engine.Error{Code: engine.CodePayloadTooLarge,
+			Message: fmt.Sprintf("output is %d bytes of JSON, over the %d-byte limit", len(raw), MaxTaskPayloadBytes)}, nil
 	}
-	return out, nil
+	out, err = jsonvalue.Decode(raw)
+	if err != nil {
+		return nil, nil, apperr.New(apperr.Invalid, "output is not JSON: %s", jsonMessage(err))
+	}
+	if nul, found := jsonvalue.FindNUL(out); found {
+		return nil, &engine.Error{Code: engine.CodeInvalidOutput, Message: "output " + nul.Error()}, nil
+	}
+	return out, nil, nil
 }
 
 // maxErrorCode bounds a bridge worker's error code.

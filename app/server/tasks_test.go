@@ -224,8 +224,9 @@ func TestTaskPayloadCap(t *testing.T) {
 	b.startTaskRun(t, "big", `{}`)
 	task := b.pollOne(t, "default", "big.op")
 	huge := `"` + strings.Repeat("x", MaxTaskPayloadBytes) + `"`
-	if code, res := b.taskCall(t, task, "complete", tokenBody(task, `, "output": `+huge)); code != 413 {
-		t.Errorf("complete with a 1 MiB output = %d %v, want 413", code, res)
+	code, res := b.taskCall(t, task, "complete", tokenBody(task, `, "output": `+huge))
+	if e, _ := res["error"].(map[string]any); code != 200 || res["status"] != "failed" || e["code"] != "payload_too_large" {
+		t.Errorf("complete with a 1 MiB output = %d %v, want 200 failed payload_too_large", code, res)
 	}
 	bigger := strings.Repeat(" ", maxTaskBodyBytes+1)
 	if code, res := b.taskCall(t, task, "complete", tokenBody(task, `, "output": {}`+bigger)); code != 413 {
@@ -356,5 +357,27 @@ func TestServeEndsLongPollsWhenStopping(t *testing.T) {
 	}
 	if code := <-polled; code != 200 {
 		t.Errorf("the poll = %d, want 200 with no tasks", code)
+	}
+}
+
+// A bridge worker's output that cannot be stored fails the step as
+// invalid_output (not retried) rather than waiting for the lease to run
+// out and passing for a lost worker.
+func TestTaskOutputWithNUL(t *testing.T) {
+	t.Parallel()
+	b := setupTasks(t)
+	b.publishDoc(t, fmt.Sprintf(remoteDoc, "nul", "nul.op", "default", 3))
+	id := b.startTaskRun(t, "nul", `{}`)
+	task := b.pollOne(t, "default", "nul.op")
+	code, res := b.taskCall(t, task, "complete", tokenBody(task, `, "output": {"name": "a\u0000b"}`))
+	if e, _ := res["error"].(map[string]any); code != 200 || res["status"] != "failed" || e["code"] != "invalid_output" {
+		t.Fatalf("complete with a NUL = %d %v, want 200 failed invalid_output", code, res)
+	}
+	run := b.waitStatus(t, id)
+	nodes := run["nodes"].([]any)
+	n := nodes[0].(map[string]any)
+	e, _ := n["error"].(map[string]any)
+	if run["status"] != "failed" || e["code"] != "invalid_output" || !strings.Contains(e["message"].(string), "at .name") || n["attempt"] != 1.0 {
+		t.Fatalf("run = %v", run)
 	}
 }

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/json"
 	"net/http"
 	"strings"
 	"time"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/auth"
+	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/app/schedule"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/views"
@@ -74,9 +74,11 @@ func scheduleFromForm(c echo.Context) (store.Schedule, error) {
 		req.Spec.Interval = schedule.Duration(d)
 	}
 	if in := strings.TrimSpace(c.FormValue("input")); in != "" {
-		if err := json.Unmarshal([]byte(in), &req.Input); err != nil {
+		v, err := jsonvalue.Decode([]byte(in))
+		if err != nil {
 			return store.Schedule{}, apperr.New(apperr.Invalid, "input is not JSON: %v", err)
 		}
+		req.Input = v
 	}
 	return req.schedule()
 }

@@ -17,11 +17,12 @@
 //   - the caller's context ending first fails it as cancelled (retryable);
 //   - a panic (or runtime.Goexit) fails it as panic (retryable), with the
 //     stack logged to the logger given by [WithLogger];
-//   - the output is normalised by a JSON round trip to map[string]any,
-//     []any, string, bool, json.Number and nil, and capped
-//     ([DefaultMaxOutputBytes], [WithMaxOutputBytes]); a bigger output
-//     fails as payload_too_large and a value that is not JSON as
-//     invalid_output, neither retryable.
+//   - the output is brought to the JSON value model of package jsonvalue
+//     (map[string]any, []any, string, bool, int64, float64, nil) and
+//     capped ([DefaultMaxOutputBytes], [WithMaxOutputBytes]); a bigger
+//     output fails as payload_too_large, and a value that is not JSON or
+//     cannot be stored (a NUL character, a NaN) as invalid_output,
+//     neither retryable.
 //
 // Error messages are truncated to 4 KiB.
 //
@@ -46,8 +47,9 @@
 // Params: `url` (http or https), `method` (GET), `headers` (map of
 // strings), `body` (a string is sent as-is, anything else as JSON with
 // Content-Type application/json) and `expect_status` (a status or a list;
-// default any 2xx). Requests carry `User-Agent: Ductor` (a header may
-// override it) and `Idempotency-Key: <key>` (it may not). The output is
+// default any 2xx). Requests carry `User-Agent: Ductor/VERSION` (a header
+// may override it), `Idempotency-Key: <key>` (it may not) and the
+// attempt's W3C `traceparent`. The output is
 //
 //	{"status": 200, "headers": {"content-type": "…"}, "body": …}
 //

@@ -1,9 +1,7 @@
 package steps
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,10 +12,12 @@ import (
 
 	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/jsonvalue"
 )
 
-// DefaultMaxOutputBytes caps an attempt's output, measured as JSON.
-const DefaultMaxOutputBytes = 1 << 20
+// DefaultMaxOutputBytes caps an attempt's output, measured as JSON: the
+// cap of every node output.
+const DefaultMaxOutputBytes = engine.DefaultMaxOutputBytes
 
 // maxMessageBytes caps an error message, so a handler cannot blow up the
 // attempt record through its error text.
@@ -196,24 +196,18 @@ func (x *Executor) finish(ctx context.Context, r result) (any, *engine.Error) {
 	return x.normalise(r.out)
 }
 
-// normalise returns v as plain JSON values (map[string]any, []any,
-// string, bool, json.Number, nil) by a round trip, enforcing the cap.
+// normalise returns v in the JSON value model (what decoding its JSON
+// gives), enforcing the cap; a value that cannot be stored (a NUL
+// character, a NaN) is invalid_output.
 func (x *Executor) normalise(v any) (any, *engine.Error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, &engine.Error{Code: CodeInvalidOutput, Message: "output is not JSON: " + err.Error()}
+	out, _, err := jsonvalue.Check(v, x.maxOutput)
+	switch {
+	case err == nil:
+		return out, nil
+	case jsonvalue.IsTooLarge(err):
+		return nil, &engine.Error{Code: CodePayloadTooLarge, Message: "output " + err.Error()}
 	}
-	if len(b) > x.maxOutput {
-		return nil, &engine.Error{Code: CodePayloadTooLarge,
-			Message: fmt.Sprintf("output is %d bytes of JSON, over the %d-byte limit", len(b), x.maxOutput)}
-	}
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	var out any
-	if err := d.Decode(&out); err != nil {
-		return nil, &engine.Error{Code: CodeInvalidOutput, Message: "output is not JSON: " + err.Error()}
-	}
-	return out, nil
+	return nil, &engine.Error{Code: CodeInvalidOutput, Message: "output cannot be stored: " + err.Error()}
 }
 
 // truncate cuts s to at most n bytes on a rune boundary.

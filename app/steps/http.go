@@ -3,7 +3,6 @@ package steps
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +10,10 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"go.opentelemetry.io/otel/propagation"
+
+	"github.com/ductor/ductor/app/jsonvalue"
 )
 
 // httpCall is an http step's params, checked.
@@ -65,6 +68,11 @@ func (c *httpCall) request(ctx context.Context, idempotencyKey string) (*http.Re
 	}
 	if idempotencyKey != "" {
 		r.Header.Set("Idempotency-Key", idempotencyKey)
+	}
+	if r.Header.Get("Traceparent") == "" {
+		// The attempt's place in its run's trace (W3C Trace Context), so
+		// the receiver's spans join it.
+		propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(r.Header))
 	}
 	return r, nil
 }
@@ -133,13 +141,8 @@ func responseOutput(resp *http.Response, body []byte) map[string]any {
 
 func parseBody(contentType string, body []byte) any {
 	if mt, _, err := mime.ParseMediaType(contentType); err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json")) {
-		if json.Valid(body) {
-			d := json.NewDecoder(bytes.NewReader(body))
-			d.UseNumber()
-			var v any
-			if d.Decode(&v) == nil {
-				return v
-			}
+		if v, err := jsonvalue.Decode(body); err == nil {
+			return v
 		}
 	}
 	return string(body)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ductor/ductor/app/steps"
+	"github.com/ductor/ductor/app/version"
 )
 
 var loopbackAllowed = &setupOpts{allow: []string{"127.0.0.1/32"}}
@@ -64,14 +65,14 @@ func TestHTTPJSONRoundTrip(t *testing.T) {
 	}))
 	wantOutput(t, outputMap(t, out)["body"], err, `{"id":12345678901234567,"ok":true}`)
 	m := outputMap(t, out)
-	if m["status"] != json.Number("201") {
+	if m["status"] != int64(201) {
 		t.Errorf("status = %#v, want 201", m["status"])
 	}
 	headers := outputMap(t, m["headers"])
 	if headers["x-multi"] != "a, b" || headers["content-type"] != "application/json; charset=utf-8" {
 		t.Errorf("headers = %v", headers)
 	}
-	want := seen{"POST", "/orders?x=1", "application/json", "Ductor", "r1:call", "yes", `{"amount":5}`}
+	want := seen{"POST", "/orders?x=1", "application/json", version.UserAgent(), "r1:call", "yes", `{"amount":5}`}
 	if s := <-got; s != want {
 		t.Errorf("server saw %+v, want %+v", s, want)
 	}
@@ -144,7 +145,7 @@ func TestHTTPStatusMapping(t *testing.T) {
 				return
 			}
 			wantError(t, err, tt.code, tt.retryable, fmt.Sprint(tt.status))
-			if status := outputMap(t, out)["status"]; status != json.Number(fmt.Sprint(tt.status)) {
+			if status := outputMap(t, out)["status"]; status != int64(tt.status) {
 				t.Errorf("output status = %v, want the response's", status)
 			}
 		})

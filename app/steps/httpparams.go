@@ -1,10 +1,12 @@
 package steps
 
 import (
-	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/ductor/ductor/app/jsonvalue"
+	"github.com/ductor/ductor/app/version"
 )
 
 // parseHTTPCall checks an http step's params: url, method, headers, body
@@ -14,7 +16,7 @@ func parseHTTPCall(p map[string]any) (*httpCall, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &httpCall{method: http.MethodGet, url: u, header: http.Header{"User-Agent": {"Ductor"}}}
+	c := &httpCall{method: http.MethodGet, url: u, header: http.Header{"User-Agent": {version.UserAgent()}}}
 	if m, ok := p["method"]; ok && m != nil {
 		s, ok := m.(string)
 		if !ok || !isToken(s) {
@@ -85,7 +87,7 @@ func (c *httpCall) parseBody(v any) error {
 		c.body, c.hasBody = []byte(v), true
 		return nil
 	}
-	b, err := json.Marshal(v)
+	b, err := jsonvalue.Marshal(v)
 	if err != nil {
 		return failf(CodeInvalidStep, "http step: body is not JSON: %v", err)
 	}

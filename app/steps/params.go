@@ -5,9 +5,9 @@ import (
 	"math"
 )
 
-// Params arrive as JSON-decoded values (float64 or json.Number numbers)
-// or as native values from CEL and YAML (int, int64, uint64…). These
-// helpers read them without caring which.
+// Params arrive in the JSON value model (int64 and float64 numbers), or
+// from a manifest's literals (json.Number) and Go callers (int, uint64…).
+// These helpers read them without caring which.
 
 // intOf returns v as an integer; ok is false for anything that is not a
 // whole number.

@@ -2,12 +2,12 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/queries"
 )
 
@@ -22,12 +22,13 @@ func ActorKey(k APIKey) string { return "key:" + k.Prefix }
 
 // Audit actions recorded so far; other packages add theirs.
 const (
-	AuditKeyCreate    = "api_key.create"
-	AuditKeyRevoke    = "api_key.revoke"
-	AuditMemberAdd    = "member.add"
-	AuditMemberRole   = "member.role"
-	AuditMemberRemove = "member.remove"
-	AuditTierChange   = "tenant.tier"
+	AuditKeyCreate       = "api_key.create"
+	AuditKeyRevoke       = "api_key.revoke"
+	AuditMemberAdd       = "member.add"
+	AuditMemberRole      = "member.role"
+	AuditMemberRemove    = "member.remove"
+	AuditTierChange      = "tenant.tier"
+	AuditRetentionChange = "tenant.retention"
 )
 
 // AuditEntry is one row of a tenant's audit log.
@@ -47,7 +48,7 @@ func (s *Store) AuditRecord(ctx context.Context, tenantID uuid.UUID, actor, acti
 	if details == nil {
 		details = map[string]any{}
 	}
-	b, err := json.Marshal(details)
+	b, err := jsonvalue.Marshal(details)
 	if err != nil {
 		return fmt.Errorf("audit details: %w", err)
 	}
@@ -69,7 +70,7 @@ func (s *Store) AuditList(ctx context.Context, tenantID uuid.UUID, max int) ([]A
 	out := make([]AuditEntry, len(rows))
 	for i, r := range rows {
 		out[i] = AuditEntry{ID: r.ID, At: r.At, Actor: r.Actor, Action: r.Action, Target: r.Target}
-		if err := json.Unmarshal(r.Details, &out[i].Details); err != nil {
+		if err := jsonvalue.Unmarshal(r.Details, &out[i].Details); err != nil {
 			return nil, fmt.Errorf("audit row %d details: %w", r.ID, err)
 		}
 	}

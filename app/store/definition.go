@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ductor/ductor/app/definition"
+	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/queries"
 )
 
@@ -72,7 +72,7 @@ func (s *Store) definitionPublish(ctx context.Context, tenantID uuid.UUID, p Pub
 			return latest, false, nil
 		}
 	}
-	manifest, err := json.Marshal(p.Manifest)
+	manifest, err := jsonvalue.Marshal(p.Manifest)
 	if err != nil {
 		return DefinitionVersion{}, false, fmt.Errorf("encode manifest: %w", err)
 	}
@@ -159,7 +159,7 @@ func (s *Store) definitionVersionUnpublish(ctx context.Context, tenantID uuid.UU
 
 func versionFromRow(r queries.DefinitionVersion) (DefinitionVersion, error) {
 	var m definition.Manifest
-	if err := json.Unmarshal(r.Manifest, &m); err != nil {
+	if err := jsonvalue.Unmarshal(r.Manifest, &m); err != nil {
 		return DefinitionVersion{}, fmt.Errorf("decode manifest of %s v%d: %w", r.Key, r.Version, err)
 	}
 	return DefinitionVersion{

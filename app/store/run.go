@@ -3,7 +3,6 @@ package store
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/queries"
 )
 
@@ -57,22 +57,26 @@ type NewRun struct {
 	Depth              int
 	ContinuedFromRunID *uuid.UUID
 	IdempotencyKey     string
-	State              engine.Run
+	// RequestHash identifies the request the idempotency key was sent with
+	// (RequestHash); the same key with another request is refused.
+	RequestHash string
+	State       engine.Run
 }
 
 // RunCreate inserts a pending run with its wake flag clear: the caller
 // ticks it inline or enqueues its first tick. A repeated idempotency key
-// returns the run that key already made, with created false.
+// returns the run that key already made, with created false, or, when it
+// came with a different request, an IdempotencyMismatch naming that run.
 func (s *Store) RunCreate(ctx context.Context, n NewRun) (Run, bool, error) {
 	state, err := encodeState(n.State)
 	if err != nil {
 		return Run{}, false, err
 	}
-	input, err := json.Marshal(n.State.Input)
+	input, err := jsonvalue.Marshal(n.State.Input)
 	if err != nil {
 		return Run{}, false, fmt.Errorf("encode run input: %w", err)
 	}
-	attrs, err := json.Marshal(orEmpty(n.SearchAttributes))
+	attrs, err := jsonvalue.Marshal(orEmpty(n.SearchAttributes))
 	if err != nil {
 		return Run{}, false, fmt.Errorf("encode search attributes: %w", err)
 	}
@@ -82,7 +86,7 @@ func (s *Store) RunCreate(ctx context.Context, n NewRun) (Run, bool, error) {
 		Status: string(n.State.Status), Subject: n.Subject, SearchAttributes: attrs,
 		ParentRunID: nullUUID(n.ParentRunID), RootRunID: n.RootRunID, Depth: int32(n.Depth),
 		ContinuedFromRunID: nullUUID(n.ContinuedFromRunID), IdempotencyKey: nullText(n.IdempotencyKey),
-		State: state, Input: input,
+		RequestHash: nullText(n.RequestHash), State: state, Input: input,
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return s.runAfterConflict(ctx, n)
@@ -104,6 +108,9 @@ func (s *Store) runAfterConflict(ctx context.Context, n NewRun) (Run, bool, erro
 	})
 	if err != nil {
 		return Run{}, false, notFound(err, "run")
+	}
+	if err := checkRequest(row.RequestHash.String, n.RequestHash, "run", row.ID, n.IdempotencyKey); err != nil {
+		return Run{}, false, err
 	}
 	r, err := runFromRow(row)
 	return r, false, err
@@ -147,7 +154,7 @@ func (s *Store) RunClearTick(ctx context.Context, tenantID, id uuid.UUID) error 
 // column: a tick rewrites the state, never the input.
 func encodeState(st engine.Run) ([]byte, error) {
 	st.Input = nil
-	b, err := json.Marshal(st)
+	b, err := jsonvalue.Marshal(st)
 	if err != nil {
 		return nil, fmt.Errorf("encode run state: %w", err)
 	}
@@ -168,7 +175,7 @@ func DecodeInput(raw []byte) (any, error) {
 		return nil, nil
 	}
 	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
+	if err := jsonvalue.Unmarshal(raw, &v); err != nil {
 		return nil, fmt.Errorf("decode run input: %w", err)
 	}
 	return v, nil
@@ -176,7 +183,7 @@ func DecodeInput(raw []byte) (any, error) {
 
 func runFromRow(r queries.Run) (Run, error) {
 	var st engine.Run
-	if err := json.Unmarshal(r.State, &st); err != nil {
+	if err := jsonvalue.Unmarshal(r.State, &st); err != nil {
 		return Run{}, fmt.Errorf("decode run %s state: %w", r.ID, err)
 	}
 	if len(r.Input) > 0 {
@@ -187,7 +194,7 @@ func runFromRow(r queries.Run) (Run, error) {
 		st.Input = in
 	}
 	var attrs map[string]any
-	if err := json.Unmarshal(r.SearchAttributes, &attrs); err != nil {
+	if err := jsonvalue.Unmarshal(r.SearchAttributes, &attrs); err != nil {
 		return Run{}, fmt.Errorf("decode run %s search attributes: %w", r.ID, err)
 	}
 	return Run{
@@ -240,6 +247,17 @@ func (s *Store) RunChildCounts(ctx context.Context, tenantID, runID uuid.UUID) (
 		out[r.Status] = r.Runs
 	}
 	return out, nil
+}
+
+// RunGetLocked returns a tenant's run with its row locked, waiting for a
+// tick that holds it, so that what the caller decides on the run's status
+// (or its successor) holds until it commits.
+func (s *Store) RunGetLocked(ctx context.Context, tenantID, id uuid.UUID) (Run, error) {
+	row, err := s.q.RunGetLocked(ctx, queries.RunGetLockedParams{TenantID: tenantID, ID: id})
+	if err != nil {
+		return Run{}, notFound(err, "run")
+	}
+	return runFromRow(row)
 }
 
 // RunLock locks the run row, waiting for a transaction that holds it:

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/queries"
 )
 
@@ -77,7 +78,7 @@ func (s *Store) BatchCreate(ctx context.Context, b Batch) (Batch, error) {
 		p.Status, p.Finished = BatchCompleted, true
 	}
 	if b.Filter != nil {
-		raw, err := json.Marshal(b.Filter)
+		raw, err := jsonvalue.Marshal(b.Filter)
 		if err != nil {
 			return Batch{}, fmt.Errorf("encode batch filter: %w", err)
 		}
@@ -167,7 +168,7 @@ func batchFromRow(r queries.RunBatch) (Batch, error) {
 	}
 	if len(r.Filter) > 0 {
 		b.Filter = &RunFilter{}
-		if err := json.Unmarshal(r.Filter, b.Filter); err != nil {
+		if err := jsonvalue.Unmarshal(r.Filter, b.Filter); err != nil {
 			return b, fmt.Errorf("decode batch %s filter: %w", r.ID, err)
 		}
 	}

@@ -2,13 +2,13 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/queries"
 )
 
@@ -35,7 +35,7 @@ const CaseOpen = "open"
 
 // CaseCreate stores a new case; creating the same id again does nothing.
 func (s *Store) CaseCreate(ctx context.Context, c Case) error {
-	fields, err := json.Marshal(c.Fields)
+	fields, err := jsonvalue.Marshal(c.Fields)
 	if err != nil {
 		return fmt.Errorf("encode case fields: %w", err)
 	}
@@ -134,7 +134,7 @@ func (s *Store) CaseUpdate(ctx context.Context, tenantID, id uuid.UUID, ch CaseC
 			return Case{}, err
 		}
 	}
-	data, err := json.Marshal(c.Data)
+	data, err := jsonvalue.Marshal(c.Data)
 	if err != nil {
 		return Case{}, fmt.Errorf("encode case data: %w", err)
 	}

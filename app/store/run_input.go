@@ -2,12 +2,12 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/google/uuid"
 
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/queries"
 )
 
@@ -41,7 +41,7 @@ type PendingInputs struct {
 // a repeated delivery insert nothing; added reports whether it was new.
 func (s *Store) RunInputAdd(ctx context.Context, tenantID, runID uuid.UUID, in engine.Input) (added bool, err error) {
 	kind, dedup := inputKey(in)
-	payload, err := json.Marshal(in)
+	payload, err := jsonvalue.Marshal(in)
 	if err != nil {
 		return false, fmt.Errorf("encode %s input: %w", kind, err)
 	}
@@ -60,7 +60,7 @@ func (s *Store) RunInputAddMany(ctx context.Context, tenantID, runID uuid.UUID, 
 	p := queries.RunInputInsertManyParams{TenantID: tenantID, RunID: runID}
 	for _, in := range ins {
 		kind, dedup := inputKey(in)
-		payload, err := json.Marshal(in)
+		payload, err := jsonvalue.Marshal(in)
 		if err != nil {
 			return fmt.Errorf("encode %s input: %w", kind, err)
 		}
@@ -153,7 +153,7 @@ func decodeInput(kind string, payload []byte) (engine.Input, error) {
 
 func decodeAs[T engine.Input](payload []byte) (engine.Input, error) {
 	var v T
-	if err := json.Unmarshal(payload, &v); err != nil {
+	if err := jsonvalue.Unmarshal(payload, &v); err != nil {
 		return nil, fmt.Errorf("decode %T: %w", v, err)
 	}
 	return v, nil
@@ -164,7 +164,7 @@ func decodeAs[T engine.Input](payload []byte) (engine.Input, error) {
 // for an inline tick that hands it to the engine directly.
 func NormalizeInput(in engine.Input) (engine.Input, error) {
 	kind, _ := inputKey(in)
-	payload, err := json.Marshal(in)
+	payload, err := jsonvalue.Marshal(in)
 	if err != nil {
 		return nil, fmt.Errorf("encode %s input: %w", kind, err)
 	}

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/google/uuid"
@@ -44,37 +43,6 @@ func (s *Store) RunNodesChildrenFiltered(ctx context.Context, tenantID, runID uu
 func likeEscape(s string) string {
 	out := likePrefix(s)
 	return out[:len(out)-1]
-}
-
-// RunNodeAttempts lists one node's attempts by generation and attempt.
-func (s *Store) RunNodeAttempts(ctx context.Context, tenantID, runID uuid.UUID, node string) ([]AttemptRecord, error) {
-	rows, err := s.q.RunAttemptListByNode(ctx, queries.RunAttemptListByNodeParams{TenantID: tenantID, RunID: runID, Node: node})
-	if err != nil {
-		return nil, fmt.Errorf("load attempts of %s: %w", node, err)
-	}
-	out := make([]AttemptRecord, len(rows))
-	for i, r := range rows {
-		out[i] = attemptFromRow(r)
-	}
-	return out, nil
-}
-
-func attemptFromRow(r queries.RunAttempt) AttemptRecord {
-	a := AttemptRecord{Attempt: engine.Attempt{Node: r.Node, Generation: int(r.Generation), Attempt: int(r.Attempt)}, LeaseUntil: r.LeaseUntil}
-	if r.StartedAt != nil {
-		a.StartedAt = *r.StartedAt
-	}
-	if r.FinishedAt != nil {
-		a.FinishedAt = *r.FinishedAt
-	}
-	if len(r.Output) > 0 {
-		_ = json.Unmarshal(r.Output, &a.Output)
-	}
-	if len(r.Error) > 0 {
-		a.Error = &engine.Error{}
-		_ = json.Unmarshal(r.Error, a.Error)
-	}
-	return a
 }
 
 // RunNodeHistory returns one node's transitions after seq, oldest first.

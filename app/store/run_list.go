@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/queries"
 )
 
@@ -61,7 +61,7 @@ func (f RunFilter) args() (listArgs, error) {
 		a.definitions = []string{} // matches nothing, unlike nil
 	}
 	if len(f.Attributes) > 0 {
-		raw, err := json.Marshal(f.Attributes)
+		raw, err := jsonvalue.Marshal(f.Attributes)
 		if err != nil {
 			return a, fmt.Errorf("encode attribute filter: %w", err)
 		}

@@ -2,13 +2,13 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/queries"
 )
 
@@ -48,7 +48,7 @@ func nodesFromRows(rows []queries.RunNode) ([]*engine.Node, error) {
 	out := make([]*engine.Node, len(rows))
 	for i, r := range rows {
 		var n engine.Node
-		if err := json.Unmarshal(r.Data, &n); err != nil {
+		if err := jsonvalue.Unmarshal(r.Data, &n); err != nil {
 			return nil, fmt.Errorf("decode node %s: %w", r.Node, err)
 		}
 		out[i] = &n

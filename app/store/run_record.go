@@ -2,13 +2,13 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/queries"
 )
 
@@ -30,10 +30,12 @@ func (s *Store) RunHistory(ctx context.Context, tenantID, runID uuid.UUID, after
 	return out, nil
 }
 
-// AttemptRecord is one stored attempt, with its worker lease.
+// AttemptRecord is one stored attempt, with its worker lease and the
+// worker that took it (empty for attempts no worker ran).
 type AttemptRecord struct {
 	engine.Attempt
 	LeaseUntil *time.Time
+	Worker     string
 }
 
 // RunAttempts lists a run's attempts by node, generation and attempt.
@@ -42,9 +44,24 @@ func (s *Store) RunAttempts(ctx context.Context, tenantID, runID uuid.UUID) ([]A
 	if err != nil {
 		return nil, fmt.Errorf("load attempts: %w", err)
 	}
+	return attemptRecords(rows), nil
+}
+
+// RunAttemptsOf lists the attempts of some of a run's nodes by node,
+// generation and attempt.
+func (s *Store) RunAttemptsOf(ctx context.Context, tenantID, runID uuid.UUID, nodes []string) ([]AttemptRecord, error) {
+	rows, err := s.q.RunAttemptListNodes(ctx, queries.RunAttemptListNodesParams{TenantID: tenantID, RunID: runID, Nodes: nodes})
+	if err != nil {
+		return nil, fmt.Errorf("load attempts: %w", err)
+	}
+	return attemptRecords(rows), nil
+}
+
+func attemptRecords(rows []queries.RunAttempt) []AttemptRecord {
 	out := make([]AttemptRecord, len(rows))
 	for i, r := range rows {
-		a := AttemptRecord{Attempt: engine.Attempt{Node: r.Node, Generation: int(r.Generation), Attempt: int(r.Attempt)}, LeaseUntil: r.LeaseUntil}
+		a := AttemptRecord{Attempt: engine.Attempt{Node: r.Node, Generation: int(r.Generation), Attempt: int(r.Attempt)},
+			LeaseUntil: r.LeaseUntil, Worker: r.Worker.String}
 		if r.StartedAt != nil {
 			a.StartedAt = *r.StartedAt
 		}
@@ -52,23 +69,23 @@ func (s *Store) RunAttempts(ctx context.Context, tenantID, runID uuid.UUID) ([]A
 			a.FinishedAt = *r.FinishedAt
 		}
 		if len(r.Output) > 0 {
-			_ = json.Unmarshal(r.Output, &a.Output)
+			_ = jsonvalue.Unmarshal(r.Output, &a.Output)
 		}
 		if len(r.Error) > 0 {
 			a.Error = &engine.Error{}
-			_ = json.Unmarshal(r.Error, a.Error)
+			_ = jsonvalue.Unmarshal(r.Error, a.Error)
 		}
 		out[i] = a
 	}
-	return out, nil
+	return out
 }
 
 // AttemptStart records that a worker took an attempt and leases it for
 // lease; it reports false when the attempt already has a result.
 func (s *Store) AttemptStart(ctx context.Context, tenantID, runID uuid.UUID, node string, generation, attempt int, lease time.Duration) (bool, error) {
-	a := AttemptKey{Run: RunKey{tenantID, runID}, Node: node, Generation: generation, Attempt: attempt}
-	taken, err := s.AttemptStartMany(ctx, []AttemptKey{a}, []time.Duration{lease})
-	return taken[a], err
+	a := AttemptTake{Key: AttemptKey{Run: RunKey{tenantID, runID}, Node: node, Generation: generation, Attempt: attempt}, Lease: lease}
+	taken, err := s.AttemptStartMany(ctx, []AttemptTake{a}, "")
+	return taken[a.Key] == Taken, err
 }
 
 // AttemptKey names one attempt of a step.
@@ -78,13 +95,35 @@ type AttemptKey struct {
 	Generation, Attempt int
 }
 
-// AttemptStartMany records that workers took attempts, each leased for
-// leases[i], and reports which were taken: an attempt that already has a
-// result is not. An attempt may appear more than once.
-func (s *Store) AttemptStartMany(ctx context.Context, keys []AttemptKey, leases []time.Duration) (map[AttemptKey]bool, error) {
-	var p queries.RunAttemptStartManyParams
+// AttemptTake is a worker taking an attempt: leased for Lease from the
+// start, and only before By (the database's clock; zero: any time).
+type AttemptTake struct {
+	Key   AttemptKey
+	Lease time.Duration
+	By    time.Time
+}
+
+// TakeOutcome is what became of an AttemptTake.
+type TakeOutcome int
+
+const (
+	// Taken: the start is recorded and the worker executes the attempt.
+	Taken TakeOutcome = iota
+	// Finished: the attempt already has a result (a duplicate delivery).
+	Finished
+	// TooLate: the start came at or after By; nothing is recorded.
+	TooLate
+)
+
+// AttemptStartMany records that worker took attempts and reports what
+// became of each (see TakeOutcome); an attempt whose run is gone (pruned)
+// counts as Finished. An attempt may appear more than once; the first
+// take counts.
+func (s *Store) AttemptStartMany(ctx context.Context, takes []AttemptTake, worker string) (map[AttemptKey]TakeOutcome, error) {
+	p := queries.RunAttemptStartManyParams{Worker: worker}
 	seen := map[AttemptKey]bool{}
-	for i, k := range keys {
+	for _, t := range takes {
+		k := t.Key
 		if seen[k] {
 			continue
 		}
@@ -94,17 +133,26 @@ func (s *Store) AttemptStartMany(ctx context.Context, keys []AttemptKey, leases 
 		p.Nodes = append(p.Nodes, k.Node)
 		p.Generations = append(p.Generations, int32(k.Generation))
 		p.Attempts = append(p.Attempts, int32(k.Attempt))
-		p.LeaseSeconds = append(p.LeaseSeconds, leases[i].Seconds())
+		p.LeaseSeconds = append(p.LeaseSeconds, t.Lease.Seconds())
+		p.StartBys = append(p.StartBys, t.By)
 	}
 	rows, err := s.q.RunAttemptStartMany(ctx, p)
 	if err != nil {
 		return nil, fmt.Errorf("start attempts: %w", err)
 	}
-	taken := make(map[AttemptKey]bool, len(rows))
+	out := make(map[AttemptKey]TakeOutcome, len(rows))
 	for _, r := range rows {
-		taken[AttemptKey{RunKey{r.TenantID, r.RunID}, r.Node, int(r.Generation), int(r.Attempt)}] = true
+		k := AttemptKey{RunKey{r.TenantID, r.RunID}, r.Node, int(r.Generation), int(r.Attempt)}
+		switch {
+		case !r.InTime:
+			out[k] = TooLate
+		case r.Taken:
+			out[k] = Taken
+		default:
+			out[k] = Finished
+		}
 	}
-	return taken, nil
+	return out, nil
 }
 
 // LostAttempt names an attempt whose worker's lease ran out.
@@ -173,7 +221,7 @@ func jsonOrEmpty(v any) (string, error) {
 	if e, ok := v.(*engine.Error); ok && e == nil {
 		return "", nil
 	}
-	b, err := json.Marshal(v)
+	b, err := jsonvalue.Marshal(v)
 	return string(b), err
 }
 

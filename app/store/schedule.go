@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/app/schedule"
 	"github.com/ductor/ductor/queries"
 )
@@ -92,7 +93,7 @@ func encodeSchedule(sc Schedule) (spec, input []byte, err error) {
 	if spec, err = json.Marshal(sc.Spec); err != nil {
 		return nil, nil, fmt.Errorf("encode schedule spec: %w", err)
 	}
-	if input, err = json.Marshal(sc.Input); err != nil {
+	if input, err = jsonvalue.Marshal(sc.Input); err != nil {
 		return nil, nil, fmt.Errorf("encode schedule input: %w", err)
 	}
 	return spec, input, nil

@@ -3,13 +3,13 @@ package store
 import (
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/queries"
 )
 
@@ -43,7 +43,7 @@ func (s *Store) RunChainRoot(ctx context.Context, tenantID, runID uuid.UUID) (uu
 // SignalAdd stores a signal for the run, unique by request id within the
 // run's chain; added is false for a repeated request id.
 func (s *Store) SignalAdd(ctx context.Context, tenantID, chainRunID, runID uuid.UUID, sig engine.Signal) (added bool, err error) {
-	payload, err := json.Marshal(sig.Payload)
+	payload, err := jsonvalue.Marshal(sig.Payload)
 	if err != nil {
 		return false, fmt.Errorf("encode signal payload: %w", err)
 	}
@@ -156,5 +156,5 @@ func decodeJSON(raw []byte, v any) error {
 	if len(raw) == 0 {
 		return nil
 	}
-	return json.Unmarshal(raw, v)
+	return jsonvalue.Unmarshal(raw, v)
 }

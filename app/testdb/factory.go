@@ -76,6 +76,10 @@ func Definition(tb testing.TB, s *store.Store, tenantID uuid.UUID, yaml string) 
 	if err != nil {
 		tb.Fatalf("factory definition: %v", err)
 	}
+	// Every definition a test publishes is one an editor would accept.
+	if err := definition.ValidateSchema([]byte(yaml), definition.FormatYAML); err != nil {
+		tb.Fatalf("factory definition: the JSON Schema refuses what the compiler accepts: %v", err)
+	}
 	v, _, err := s.DefinitionPublish(context.Background(), tenantID, store.Publication{
 		Manifest: c.Manifest, ManifestHash: c.Hash, Source: yaml, SourceFormat: "yaml",
 	})

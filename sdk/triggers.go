@@ -1,0 +1,169 @@
+package sdk
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// Schedules and webhooks: what starts runs without a caller (see
+// docs/triggers.md), and cancelling one node.
+
+// ScheduleSpec says when a schedule acts: Cron or Interval.
+type ScheduleSpec struct {
+	Cron     string     `json:"cron,omitempty"`
+	Interval string     `json:"interval,omitempty"` // a duration, at least 1s
+	Offset   string     `json:"offset,omitempty"`
+	Timezone string     `json:"timezone,omitempty"`
+	Jitter   string     `json:"jitter,omitempty"`
+	StartAt  *time.Time `json:"start_at,omitempty"`
+	EndAt    *time.Time `json:"end_at,omitempty"`
+}
+
+// Schedule starts runs of a definition by its spec.
+type Schedule struct {
+	ID             string       `json:"id,omitempty"`
+	Definition     string       `json:"definition"`
+	Version        int          `json:"version,omitempty"`
+	Spec           ScheduleSpec `json:"spec"`
+	Input          any          `json:"input,omitempty"`
+	Overlap        string       `json:"overlap,omitempty"` // skip (default), buffer_one, buffer_all, cancel_other, terminate_other, allow_all
+	CatchupWindow  string       `json:"catchup_window,omitempty"`
+	PauseOnFailure bool         `json:"pause_on_failure,omitempty"`
+	Paused         bool         `json:"paused,omitempty"`
+	Note           string       `json:"note,omitempty"`
+}
+
+// ScheduleInfo is a schedule as the API shows it: its settings, its
+// next action and its recent actions, as JSON.
+type ScheduleInfo = json.RawMessage
+
+// CreateSchedule creates a schedule and answers it.
+func (c *Client) CreateSchedule(ctx context.Context, s Schedule) (ScheduleInfo, error) {
+	var out ScheduleInfo
+	_, err := c.do(ctx, http.MethodPost, "/schedules", s, &out)
+	return out, err
+}
+
+// ListSchedules lists the tenant's schedules.
+func (c *Client) ListSchedules(ctx context.Context, p Page) (json.RawMessage, error) {
+	var out json.RawMessage
+	_, err := c.do(ctx, http.MethodGet, "/schedules?"+p.query(url.Values{}).Encode(), nil, &out)
+	return out, err
+}
+
+// GetSchedule reads a schedule with its recent actions.
+func (c *Client) GetSchedule(ctx context.Context, id string) (ScheduleInfo, error) {
+	var out ScheduleInfo
+	_, err := c.do(ctx, http.MethodGet, schedulePath(id), nil, &out)
+	return out, err
+}
+
+// UpdateSchedule changes the fields patch holds (JSON field names as in
+// the API: "paused", "note", "spec", …).
+func (c *Client) UpdateSchedule(ctx context.Context, id string, patch map[string]any) (ScheduleInfo, error) {
+	var out ScheduleInfo
+	_, err := c.do(ctx, http.MethodPatch, schedulePath(id), patch, &out)
+	return out, err
+}
+
+// PauseSchedule pauses (or, with pause false, resumes) a schedule.
+func (c *Client) PauseSchedule(ctx context.Context, id string, pause bool, note string) (ScheduleInfo, error) {
+	return c.UpdateSchedule(ctx, id, map[string]any{"paused": pause, "note": note})
+}
+
+// DeleteSchedule deletes a schedule.
+func (c *Client) DeleteSchedule(ctx context.Context, id string) error {
+	_, err := c.do(ctx, http.MethodDelete, schedulePath(id), nil, nil)
+	return err
+}
+
+// TriggerSchedule starts a run now, by the overlap policy given (empty:
+// the schedule's).
+func (c *Client) TriggerSchedule(ctx context.Context, id, overlap string) (json.RawMessage, error) {
+	var out json.RawMessage
+	_, err := c.do(ctx, http.MethodPost, schedulePath(id)+"/trigger", omitEmpty(map[string]any{"overlap": overlap}), &out)
+	return out, err
+}
+
+// BackfillSchedule starts the runs the schedule would have started from
+// from (included) to to (excluded).
+func (c *Client) BackfillSchedule(ctx context.Context, id string, from, to time.Time, overlap string) (json.RawMessage, error) {
+	body := omitEmpty(map[string]any{"from": from.UTC().Format(time.RFC3339), "to": to.UTC().Format(time.RFC3339), "overlap": overlap})
+	var out json.RawMessage
+	_, err := c.do(ctx, http.MethodPost, schedulePath(id)+"/backfill", body, &out)
+	return out, err
+}
+
+func schedulePath(id string) string { return "/schedules/" + url.PathEscape(id) }
+
+func omitEmpty(m map[string]any) map[string]any {
+	for k, v := range m {
+		if v == "" {
+			delete(m, k)
+		}
+	}
+	return m
+}
+
+// Webhook is an inbound webhook: deliveries to its URL, signed with its
+// secret, become events named Event.
+type Webhook struct {
+	ID     string `json:"id"`
+	Event  string `json:"event"`
+	Scheme string `json:"scheme,omitempty"` // standard (Standard Webhooks, default) or github
+	URL    string `json:"url,omitempty"`
+	// Secret is only in the answers of CreateWebhook and RotateWebhook.
+	Secret     string    `json:"secret,omitempty"`
+	SecretHint string    `json:"secret_hint,omitempty"`
+	Deliveries int       `json:"deliveries,omitempty"`
+	CreatedAt  time.Time `json:"created_at,omitzero"`
+}
+
+// CreateWebhook creates a webhook; the answer holds its secret, shown
+// only then.
+func (c *Client) CreateWebhook(ctx context.Context, id, event, scheme string) (Webhook, error) {
+	var out Webhook
+	_, err := c.do(ctx, http.MethodPost, "/webhooks", Webhook{ID: id, Event: event, Scheme: scheme}, &out)
+	return out, err
+}
+
+// ListWebhooks lists the tenant's webhooks, without their secrets.
+func (c *Client) ListWebhooks(ctx context.Context, p Page) ([]Webhook, error) {
+	var out struct {
+		Webhooks []Webhook `json:"webhooks"`
+	}
+	_, err := c.do(ctx, http.MethodGet, "/webhooks?"+p.query(url.Values{}).Encode(), nil, &out)
+	return out.Webhooks, err
+}
+
+// GetWebhook reads a webhook.
+func (c *Client) GetWebhook(ctx context.Context, id string) (Webhook, error) {
+	var out Webhook
+	_, err := c.do(ctx, http.MethodGet, webhookPath(id), nil, &out)
+	return out, err
+}
+
+// RotateWebhook replaces a webhook's secret; the answer holds the new one.
+func (c *Client) RotateWebhook(ctx context.Context, id string) (Webhook, error) {
+	var out Webhook
+	_, err := c.do(ctx, http.MethodPost, webhookPath(id)+"/rotate", nil, &out)
+	return out, err
+}
+
+// DeleteWebhook deletes a webhook.
+func (c *Client) DeleteWebhook(ctx context.Context, id string) error {
+	_, err := c.do(ctx, http.MethodDelete, webhookPath(id), nil, nil)
+	return err
+}
+
+func webhookPath(id string) string { return "/webhooks/" + url.PathEscape(id) }
+
+// CancelNode cancels one running or waiting node of a run (a scatter
+// child by its id, REF[KEY]).
+func (c *Client) CancelNode(ctx context.Context, runID, node, reason string) error {
+	_, err := c.do(ctx, http.MethodPost, runPath(runID)+"/nodes/"+url.PathEscape(node)+"/cancel", map[string]string{"reason": reason}, nil)
+	return err
+}
