@@ -117,7 +117,8 @@ func CaseFields(schema, data any) []CaseField {
 
 // numberAttr is a schema number as an input attribute ("" when absent).
 func numberAttr(v any) string {
-	if n, ok := v.(float64); ok {
+	switch n := v.(type) {
+	case int64, float64, int:
 		return fmt.Sprint(n)
 	}
 	return ""
