@@ -69,7 +69,7 @@ type NodeDetail struct {
 	Settings map[string]any
 	Attempts []store.AttemptRecord
 	// History is the node's own transitions, oldest first (a child's).
-	History  []engine.Transition
+	History []engine.Transition
 	// Worker is set while the node's task waits for a worker to claim it.
 	Worker   *store.WorkerWait
 	Approval *store.Approval
