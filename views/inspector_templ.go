@@ -619,7 +619,7 @@ func graphTools(s ShellData, d InspectorData) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		if d.Graph.Layout == LayoutLR {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 56, " aria-current")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 56, " aria-current=\"page\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -642,7 +642,7 @@ func graphTools(s ShellData, d InspectorData) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		if d.Graph.Layout == LayoutTB {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 59, " aria-current")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 59, " aria-current=\"page\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

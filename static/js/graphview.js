@@ -11,6 +11,7 @@ export function graphView(wrap, svg, buttons) {
   const full = svg.viewBox.baseVal;
   const size = { w: full.width, h: full.height };
   const v = { x: 0, y: 0, k: 1 }; // view origin in graph units, scale
+  let fitted = false; // fitted views refit when the box changes size
   // The box is as tall as the graph at actual size needs, up to its
   // maximum; a small graph gets a small box.
   wrap.style.setProperty("--graph-h", `${Math.ceil(size.h) + 16}px`);
@@ -33,6 +34,7 @@ export function graphView(wrap, svg, buttons) {
     mini.show(v.x, v.y, w, h);
   }
   function zoomAt(f, cx, cy) {
+    fitted = false;
     const k = clamp(v.k * f, MIN_SCALE, MAX_SCALE);
     v.x += cx / v.k - cx / k;
     v.y += cy / v.k - cy / k;
@@ -44,18 +46,27 @@ export function graphView(wrap, svg, buttons) {
     v.k = clamp(Math.min(b.w / size.w, b.h / size.h), MIN_SCALE, MAX_SCALE);
     v.x = (size.w - b.w / v.k) / 2;
     v.y = (size.h - b.h / v.k) / 2;
+    fitted = true;
     apply();
   }
   function actual() {
+    fitted = false;
     v.k = 1;
     v.x = 0;
     v.y = 0;
     apply();
   }
   function centreOn(gx, gy) {
+    fitted = false;
     const b = box();
     v.x = gx - b.w / v.k / 2;
     v.y = gy - b.h / v.k / 2;
+    apply();
+  }
+  function pan(dx, dy) {
+    fitted = false;
+    v.x += dx;
+    v.y += dy;
     apply();
   }
   const centre = () => [box().w / 2, box().h / 2];
@@ -82,6 +93,7 @@ export function graphView(wrap, svg, buttons) {
   });
   wrap.addEventListener("pointermove", (ev) => {
     if (!drag) return;
+    fitted = false;
     v.x = drag.vx - (ev.clientX - drag.x) / v.k;
     v.y = drag.vy - (ev.clientY - drag.y) / v.k;
     apply();
@@ -101,8 +113,8 @@ export function graphView(wrap, svg, buttons) {
     const keys = {
       "+": () => zoomAt(1.25, ...centre()), "=": () => zoomAt(1.25, ...centre()),
       "-": () => zoomAt(0.8, ...centre()), "0": fit, "1": actual,
-      ArrowLeft: () => { v.x -= step; apply(); }, ArrowRight: () => { v.x += step; apply(); },
-      ArrowUp: () => { v.y -= step; apply(); }, ArrowDown: () => { v.y += step; apply(); },
+      ArrowLeft: () => pan(-step, 0), ArrowRight: () => pan(step, 0),
+      ArrowUp: () => pan(0, -step), ArrowDown: () => pan(0, step),
     };
     const act = keys[ev.key];
     if (!act || (ev.key.startsWith("Arrow") && ev.target !== wrap)) return;
@@ -133,7 +145,7 @@ export function graphView(wrap, svg, buttons) {
   } else {
     actual();
   }
-  new ResizeObserver(apply).observe(wrap);
+  new ResizeObserver(() => (fitted ? fit() : apply())).observe(wrap);
   return { fit, actual, zoomAt, state: () => ({ ...v }) };
 }
 

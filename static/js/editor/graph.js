@@ -15,6 +15,8 @@ export function createGraph(svg, opts) {
   g.port = svg.querySelector(".viewport");
   wirePointer(g);
   wireKeys(g);
+  // A fitted view stays fitted when the box changes size.
+  new ResizeObserver(() => g.fitted && fit(g)).observe(svg);
   return {
     render: (model) => render(g, model),
     fit: () => fit(g),
@@ -243,12 +245,14 @@ function fit(g) {
   const h = g.svg.clientHeight || 500;
   const k = Math.max(0.05, Math.min(1.2, (w - 60) / (g.laid.width + 80), (h - 40) / (g.laid.height + 60)));
   g.view = { k, tx: (w - g.laid.width * k) / 2, ty: Math.max(20, (h - g.laid.height * k) / 2) };
+  g.fitted = true;
   applyView(g);
 }
 
 function zoomAt(g, factor, cx, cy) {
   const v = g.view;
   const k = Math.max(0.05, Math.min(3, v.k * factor));
+  g.fitted = false;
   g.view = { k, tx: cx - ((cx - v.tx) * k) / v.k, ty: cy - ((cy - v.ty) * k) / v.k };
   applyView(g);
 }
@@ -292,6 +296,7 @@ function wirePointer(g) {
     const dx = ev.clientX - drag.x;
     const dy = ev.clientY - drag.y;
     if (Math.abs(dx) + Math.abs(dy) > 3) drag.moved = true;
+    g.fitted = false;
     g.view = { ...g.view, tx: drag.tx + dx, ty: drag.ty + dy };
     applyView(g);
   });
