@@ -397,3 +397,51 @@ func startWorkers(t *testing.T, pool *pgxpool.Pool, log *slog.Logger) *workers.C
 	})
 	return coord
 }
+
+// TestScatterChildrenAPIFilters: ?state= keeps the children in one state
+// and ?q= those whose key contains the text; the counts stay the whole
+// scatter's.
+func TestScatterChildrenAPIFilters(t *testing.T) {
+	t.Parallel()
+	b := setupAPI(t)
+	b.publishYAML(t, `
+key: sieve
+steps:
+  - ref: fan
+    type: scatter
+    with:
+      items_expr: lists.range(30)
+      key_expr: '"n" + string(item)'
+      do: {type: transform, with: {expr: 'item % 7 == 3 ? 1 / (item - item) : item'}}
+`)
+	id := b.startRun(t, "sieve")
+	b.waitStatus(t, id)
+	children := func(query string) ([]string, map[string]any) {
+		t.Helper()
+		code, page := b.call(t, "GET", "/api/v1/runs/"+id+"/nodes/fan/children?"+query, b.keyA, "")
+		if code != 200 {
+			t.Fatalf("children?%s = %d %v", query, code, page)
+		}
+		var keys []string
+		for _, k := range page["children"].([]any) {
+			keys = append(keys, fmt.Sprint(k.(map[string]any)["key"]))
+		}
+		return keys, page["counts"].(map[string]any)
+	}
+	failed, counts := children("state=failed")
+	if strings.Join(failed, " ") != "n3 n10 n17 n24" || counts["failed"] != 4.0 || counts["succeeded"] != 26.0 {
+		t.Errorf("state=failed: %v, counts %v", failed, counts)
+	}
+	if got, _ := children("state=failed&q=1"); strings.Join(got, " ") != "n10 n17" {
+		t.Errorf("state=failed&q=1: %v", got)
+	}
+	if got, _ := children("q=n2"); len(got) != 11 || got[0] != "n2" || got[1] != "n20" {
+		t.Errorf("q=n2: %v", got)
+	}
+	if got, _ := children("state=succeeded&q=n2&limit=3"); strings.Join(got, " ") != "n2 n20 n21" {
+		t.Errorf("state=succeeded&q=n2&limit=3: %v", got)
+	}
+	if code, out := b.call(t, "GET", "/api/v1/runs/"+id+"/nodes/fan/children?state=sleepy", b.keyA, ""); code != 400 {
+		t.Errorf("state=sleepy = %d %v", code, out)
+	}
+}
