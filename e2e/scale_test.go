@@ -76,6 +76,21 @@ edges:
 	if got := text(t, ctx, `#children-counts [data-count="failed"]`); got != "failed 1" {
 		t.Fatalf("the failed count says %q", got)
 	}
+	// The panel of the finished 2,000-child scatter stays small: its
+	// output shown once, collapsed, as a bounded preview.
+	size, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`(async () => (await (await fetch(location.href)).text()).length)()`, chromedp.EvalAwaitPromise))
+	if err != nil || size <= 0 || size > 300<<10 {
+		t.Errorf("the scatter's page weighs %v bytes (%v), want under 300 KB", size, err)
+	}
+	if open, _ := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById("node-output-details").open`)); open {
+		t.Errorf("the scatter's output is open by default")
+	}
+	if n := count(t, ctx, "#node pre.json, #node .json pre"); n > 2 {
+		t.Errorf("the scatter's panel shows %d JSON blocks, want its input and its output once", n)
+	}
+	if got := text(t, ctx, "#attempts tbody tr td:last-child"); got != "the output above" {
+		t.Errorf("the scatter's attempt repeats its output: %q", got)
+	}
 	shoot(t, ctx, "inspector-scatter")
 	run(t, ctx, "show the failed children", chromedp.Click(chromedp.CSS(`#children-counts [data-count="failed"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#children-list tr[data-index="402"]`)))
