@@ -1,12 +1,14 @@
 package server
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/workers"
 )
 
@@ -96,4 +98,24 @@ func TestTrailingSlashesAndFavicon(t *testing.T) {
 		t.Errorf("the favicon = %d %s", svg.status, svg.header.Get("Content-Type"))
 	}
 	wantPage(t, "a page", b.get(b.viewer, "/runs"), http.StatusOK, `rel="icon"`)
+}
+
+// A subworkflow step links to the run it started, in the graph and in its
+// panel, and the run's duration is shown.
+func TestInspectorLinksSubworkflowsToTheirRuns(t *testing.T) {
+	t.Parallel()
+	b := setupDashboard(t)
+	b.publish(t, "key: inner\nsteps:\n  - { ref: work, type: task, with: { handler: builtin.noop } }\n")
+	b.publish(t, "key: outer\nsteps:\n  - { ref: sub, type: subworkflow, with: { workflow: inner } }\n")
+	id := b.start(t, workers.Trigger{Definition: "outer"})
+	b.waitStatus(t, id, engine.RunSucceeded)
+	kids, err := b.store.RunList(context.Background(), b.tenant.ID, store.RunFilter{ParentID: &id, Limit: 10})
+	if err != nil || len(kids) != 1 {
+		t.Fatalf("child runs %v, %v", kids, err)
+	}
+	child := b.base + "/runs/" + kids[0].ID.String()
+	page := b.get(b.owner, "/runs/"+id.String())
+	wantPage(t, "the run", page, http.StatusOK, `href="`+child+`" class="gchild-link" data-child-of="sub"`, `id="run-duration"`)
+	panel := b.get(b.owner, "/runs/"+id.String()+"?node=sub")
+	wantPage(t, "the step", panel, http.StatusOK, `id="node-child-run" href="`+child+`"`)
 }
