@@ -256,3 +256,39 @@ func mustUUID(t *testing.T, s string) uuid.UUID {
 	}
 	return id
 }
+
+// Bulk retry of runs selected one by one: the selected failed runs run
+// their failed step again (a new generation), the one left out does not, and a selected run
+// that did not fail is counted as failed with its reason.
+func TestRunsPageBulkRetrySelectedRuns(t *testing.T) {
+	t.Parallel()
+	b := setupDashboard(t)
+	b.publish(t, "key: shaky\nsteps:\n  - { ref: boom, type: transform, with: { expr: '1 / (input.n - input.n)' } }\n")
+	b.publish(t, gateFlow)
+	var failed []uuid.UUID
+	for i := range 3 {
+		id := b.start(t, workers.Trigger{Definition: "shaky", Subject: fmt.Sprintf("shaky-%d", i), Input: map[string]any{"n": i}})
+		b.waitStatus(t, id, engine.RunFailed)
+		failed = append(failed, id)
+	}
+	waiting := b.start(t, workers.Trigger{Definition: "gated"})
+	b.waitNode(t, waiting, "gate", engine.NodeWaiting)
+
+	list := b.get(b.owner, "/runs?status=failed")
+	wantPage(t, "failed runs", list, http.StatusOK, `id="bulk-retry"`, `value="`+failed[0].String()+`"`)
+	posted := b.post(b.owner, "/runs/batch", url.Values{"action": {"retry"},
+		"run_id": {failed[0].String(), failed[1].String(), waiting.String()}, "filter": {"status=failed"}})
+	wantRedirect(t, "bulk retry", posted, "/batches/")
+	runBatches(t, b.runs)
+	wantPage(t, "finished batch", b.br(b.owner, posted.location), http.StatusOK, "2 of 3 retried, 1 failed", waiting.String())
+	for _, id := range failed[:2] {
+		b.waitNodeWhere(t, id, "boom", "a second generation", func(n *engine.Node) bool { return n.Generation == 1 && n.State.Terminal() })
+	}
+	left := b.waitNode(t, failed[2], "boom", engine.NodeFailed)
+	if left.Generation != 0 {
+		t.Errorf("the run left out was retried: generation %d", left.Generation)
+	}
+	if r, _ := b.store.RunGet(t.Context(), b.tenant.ID, waiting); r.Status.Terminal() {
+		t.Errorf("the waiting run is %s after a bulk retry", r.Status)
+	}
+}
