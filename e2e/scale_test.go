@@ -305,6 +305,17 @@ func TestBulkCancelByFilterInChromium(t *testing.T) {
 	if got := text(t, ctx, "#runs-total"); got != "120 runs" {
 		t.Errorf("cancelled bulk runs: %q", got)
 	}
+
+	// The first page refreshes itself: a run started elsewhere appears.
+	run(t, ctx, "open the kept runs", chromedp.Navigate(p.BaseURL+"/t/dev/runs?q=keep-"),
+		chromedp.WaitVisible(chromedp.CSS("#runs-body tr")),
+		chromedp.Evaluate[chromedp.Void](`window.notReloaded = true`))
+	if got := text(t, ctx, "#runs-total"); got != "1 run" {
+		t.Errorf("kept runs: %q", got)
+	}
+	late := start("keep-2")
+	waitFor(t, ctx, "the new run to appear live", `window.notReloaded === true && document.getElementById("runs-total").textContent === "2 runs" &&
+		!!document.querySelector('#runs-body a[href$="/runs/`+late+`"]')`)
 }
 
 // TestTwoPersonApprovalInChromium: of an approval that needs two people,
