@@ -49,7 +49,9 @@ func handleCaseSave(s *store.Store, runs *workers.Coordinator) echo.HandlerFunc 
 }
 
 // caseData merges the form's fields into the case's data; an empty input
-// removes its field.
+// removes its field. Every field that cannot be read, or is required and
+// left empty, is refused on its own (the schema check that follows puts
+// a missing property on the object, not on its field).
 func caseData(c echo.Context, k store.Case) (map[string]any, error) {
 	data := map[string]any{}
 	if m, ok := k.Data.(map[string]any); ok {
@@ -57,17 +59,35 @@ func caseData(c echo.Context, k store.Case) (map[string]any, error) {
 			data[key] = val
 		}
 	}
+	var problems []definition.Problem
+	code := apperr.Unprocessable // as the schema check's; Invalid when a value cannot be read
 	for _, f := range views.CaseFields(k.Fields, k.Data) {
 		raw := strings.TrimSpace(c.FormValue("field." + f.Name))
 		val, err := fieldFromForm(f, raw)
 		if err != nil {
-			return nil, err
+			var ae *apperr.Error
+			if !errors.As(err, &ae) {
+				return nil, err
+			}
+			p, _ := ae.Details.([]definition.Problem)
+			problems, code = append(problems, p...), apperr.Invalid
+			continue
 		}
 		if val == nil {
+			if f.Required {
+				problems = append(problems, definition.Problem{Path: "data." + f.Name, Message: "is required"})
+			}
 			delete(data, f.Name)
 			continue
 		}
 		data[f.Name] = val
+	}
+	if len(problems) == 1 {
+		p := problems[0]
+		return nil, apperr.New(code, "%s %s", strings.TrimPrefix(p.Path, "data."), p.Message).WithDetails(problems)
+	}
+	if len(problems) > 1 {
+		return nil, apperr.New(code, "%d fields are not valid", len(problems)).WithDetails(problems)
 	}
 	return data, nil
 }

@@ -87,7 +87,7 @@ steps:
           urgent: { type: boolean }
           level: { enum: [ low, high ] }
 `)
-	id := b.start(t, workers.Trigger{Definition: "review"})
+	id := b.start(t, workers.Trigger{Definition: "review", Subject: "order-7", Input: map[string]any{"sku": "A-1"}})
 	b.waitNode(t, id, "check", engine.NodeWaiting)
 	kase := store.CaseID(id.String() + ":check").String()
 	path := "/inbox/cases/" + kase
@@ -98,7 +98,10 @@ steps:
 		t.Error("a case assigned by email shows to someone else")
 	}
 	wantPage(t, "not assigned", b.post(b.approver2, path, url.Values{"status": {"done"}, "field.note": {"x"}}), http.StatusForbidden, "not assigned to you")
-	wantPage(t, "missing note", b.post(b.approver, path, url.Values{"status": {"done"}}), http.StatusUnprocessableEntity, `id="inbox-error"`)
+	wantPage(t, "the case's run", b.get(b.approver, "/inbox"), http.StatusOK, `href="`+b.base+`/runs/`+id.String()+`"`,
+		`<span class="mono run-subject">order-7</span>`, `&#34;sku&#34;: &#34;A-1&#34;`)
+	wantPage(t, "missing note", b.post(b.approver, path, url.Values{"status": {"done"}}), http.StatusUnprocessableEntity, `id="inbox-error"`,
+		`class="case-field invalid" data-field="note"`)
 	wantPage(t, "bad score", b.post(b.approver, path, url.Values{"status": {"done"}, "field.note": {"x"}, "field.score": {"many"}}), http.StatusBadRequest,
 		`data-field="score"`, `class="case-field invalid" data-field="score"`, "must be a number", `value="many"`, `value="x"`)
 	// The whole schema is checked on the server, each problem on its field
