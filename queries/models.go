@@ -343,6 +343,7 @@ type ScheduleAction struct {
 	RunStatus   string
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
+	Error       string
 }
 
 type Tenant struct {

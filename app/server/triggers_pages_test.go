@@ -10,6 +10,7 @@ import (
 
 	"github.com/ductor/ductor/app/schedule"
 	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/app/testdb"
 	"github.com/ductor/ductor/app/webhook"
 )
 
@@ -80,5 +81,24 @@ func TestTriggerPages(t *testing.T) {
 	}
 	if a := f.request(f.victor, "GET", base+"/schedules/daily", nil, nil); a.status != 200 || strings.Contains(a.body, "trigger-now") {
 		t.Errorf("a viewer's schedule page = %d, offers run now: %v", a.status, strings.Contains(a.body, "trigger-now"))
+	}
+}
+
+// An action whose input no longer fits the republished definition's
+// schema shows on the schedule's page as not started, with why.
+func TestSchedulePageShowsAnActionThatDidNotStart(t *testing.T) {
+	t.Parallel()
+	f := setupTwoTenants(t)
+	base := "/t/" + f.a.Slug
+	testdb.Definition(t, f.store, f.a.ID, "key: greet\nsteps:\n  - {ref: a, type: transform, with: {expr: 'input'}}\n")
+	a := f.request(f.alice, "POST", base+"/schedules", url.Values{"id": {"greet-daily"}, "definition": {"greet"}, "interval": {"24h"}, "input": {`{"n": 1}`}}, nil)
+	if a.status != http.StatusSeeOther {
+		t.Fatalf("create = %d %s", a.status, a.body)
+	}
+	testdb.Definition(t, f.store, f.a.ID, "key: greet\ninput_schema: {type: object, required: [name]}\nsteps:\n  - {ref: a, type: transform, with: {expr: 'input'}}\n")
+	a = f.request(f.alice, "POST", base+"/schedules/greet-daily/trigger", nil, nil)
+	if a.status != 200 || !strings.Contains(a.body, "not_started") || !strings.Contains(a.body, `class="error small action-error"`) ||
+		!strings.Contains(a.body, "missing property &#39;name&#39;") {
+		t.Errorf("run now = %d, want the action not started with the schema's complaint:\n%s", a.status, a.body)
 	}
 }
