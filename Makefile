@@ -21,7 +21,7 @@ VERSION ?=
 build:
 	go build -ldflags "$(if $(VERSION),-X github.com/ductor/ductor/app/cli.Version=$(VERSION))" -o bin/ductor .
 
-unit: bin/pgrun
+unit: pg-deps bin/pgrun
 	bin/pgrun -- go test $(GOTEST_FLAGS) ./...
 
 ## vulncheck: govulncheck against an offline database built from the golang.org/x/vulndb
@@ -94,9 +94,12 @@ bench-short: pg-deps
 bench: pg-deps bin/pgrun
 	go test -run '^$$' -bench . -benchtime 1x -timeout 60m ./bench
 
+## pg-deps: PostgreSQL's server programs, and libfaketime for the clock-skew tests
 pg-deps:
 	@command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || \
 		{ echo "installing PostgreSQL"; $(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql; }
+	@ls /usr/lib/*/faketime/libfaketime.so.1 >/dev/null 2>&1 || \
+		{ echo "installing faketime"; $(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends faketime; }
 
 browser-deps:
 	@command -v chromium >/dev/null 2>&1 || \

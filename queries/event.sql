@@ -1,7 +1,7 @@
 -- name: EventInsert :one
 -- A repeated idempotency key returns nothing; EventGetByKey finds the first.
-INSERT INTO event (tenant_id, id, name, data, idempotency_key)
-VALUES (@tenant_id, @id, @name, @data, sqlc.narg('idempotency_key'))
+INSERT INTO event (tenant_id, id, name, data, idempotency_key, request_hash)
+VALUES (@tenant_id, @id, @name, @data, sqlc.narg('idempotency_key'), sqlc.narg('request_hash'))
 ON CONFLICT (tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
 RETURNING *;
 

@@ -13,7 +13,7 @@ import (
 )
 
 const eventGetByKey = `-- name: EventGetByKey :one
-SELECT tenant_id, id, name, data, idempotency_key, created_at FROM event WHERE tenant_id = $1 AND idempotency_key = $2
+SELECT tenant_id, id, name, data, idempotency_key, created_at, request_hash FROM event WHERE tenant_id = $1 AND idempotency_key = $2
 `
 
 type EventGetByKeyParams struct {
@@ -31,15 +31,16 @@ func (q *Queries) EventGetByKey(ctx context.Context, arg EventGetByKeyParams) (E
 		&i.Data,
 		&i.IdempotencyKey,
 		&i.CreatedAt,
+		&i.RequestHash,
 	)
 	return i, err
 }
 
 const eventInsert = `-- name: EventInsert :one
-INSERT INTO event (tenant_id, id, name, data, idempotency_key)
-VALUES ($1, $2, $3, $4, $5)
+INSERT INTO event (tenant_id, id, name, data, idempotency_key, request_hash)
+VALUES ($1, $2, $3, $4, $5, $6)
 ON CONFLICT (tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-RETURNING tenant_id, id, name, data, idempotency_key, created_at
+RETURNING tenant_id, id, name, data, idempotency_key, created_at, request_hash
 `
 
 type EventInsertParams struct {
@@ -48,6 +49,7 @@ type EventInsertParams struct {
 	Name           string
 	Data           []byte
 	IdempotencyKey pgtype.Text
+	RequestHash    pgtype.Text
 }
 
 // A repeated idempotency key returns nothing; EventGetByKey finds the first.
@@ -58,6 +60,7 @@ func (q *Queries) EventInsert(ctx context.Context, arg EventInsertParams) (Event
 		arg.Name,
 		arg.Data,
 		arg.IdempotencyKey,
+		arg.RequestHash,
 	)
 	var i Event
 	err := row.Scan(
@@ -67,6 +70,7 @@ func (q *Queries) EventInsert(ctx context.Context, arg EventInsertParams) (Event
 		&i.Data,
 		&i.IdempotencyKey,
 		&i.CreatedAt,
+		&i.RequestHash,
 	)
 	return i, err
 }

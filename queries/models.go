@@ -133,6 +133,7 @@ type Event struct {
 	Data           []byte
 	IdempotencyKey pgtype.Text
 	CreatedAt      time.Time
+	RequestHash    pgtype.Text
 }
 
 type EventTrigger struct {
@@ -210,6 +211,7 @@ type Run struct {
 	UpdatedAt          time.Time
 	FinishedAt         *time.Time
 	Input              []byte
+	RequestHash        pgtype.Text
 }
 
 type RunAttempt struct {

@@ -3,11 +3,11 @@
 INSERT INTO run (
     tenant_id, id, definition_key, definition_version, manifest_hash, status,
     subject, search_attributes, parent_run_id, root_run_id, depth,
-    continued_from_run_id, idempotency_key, state, input, tick_requested
+    continued_from_run_id, idempotency_key, request_hash, state, input, tick_requested
 ) VALUES (
     @tenant_id, @id, @definition_key, @definition_version, @manifest_hash, @status,
     @subject, @search_attributes, sqlc.narg(parent_run_id), @root_run_id, @depth,
-    sqlc.narg(continued_from_run_id), sqlc.narg(idempotency_key), @state, @input, false
+    sqlc.narg(continued_from_run_id), sqlc.narg(idempotency_key), sqlc.narg(request_hash), @state, @input, false
 )
 ON CONFLICT DO NOTHING
 RETURNING *;
@@ -85,23 +85,73 @@ WHERE tenant_id = @tenant_id AND parent_run_id = @parent_run_id
 GROUP BY status
 ORDER BY status;
 
+-- name: RunGetLocked :one
+-- The run, locked (waiting for a tick that holds it): what is decided on
+-- its status and successor holds until the caller commits.
+SELECT * FROM run WHERE tenant_id = @tenant_id AND id = @id FOR NO KEY UPDATE;
+
 -- name: RunLock :one
 -- A tick job locks its run before reading it, waiting for an inline tick
 -- that holds it: a hot run is decided once, not decided and then lost to
 -- whoever committed meanwhile.
 SELECT record_version FROM run WHERE tenant_id = @tenant_id AND id = @id FOR NO KEY UPDATE;
 
--- name: RunTickLoad :many
--- Locks the runs of an inline or group tick that no other transaction
--- holds (a busy run is left to its tick job instead of queueing behind it)
--- and reads, in the same statement, what a tick needs of each: the run,
--- its input only when asked (ticks keep it cached), its manifest-step
--- nodes, up to max_inputs of its undrained inputs, and the database's
--- clock. tick_requested tells whether a tick job is already on its way.
--- NO KEY UPDATE lets other transactions insert rows that reference the run
--- (inputs, attempts) meanwhile. Two lists plan as one index scan where a
--- list of pairs plans as a join: the caller keeps only the (tenant, run)
--- pairs it asked for (run ids are unique anyway).
+-- name: RunTickLock :exec
+-- The first statement of an inline or group tick's load: locks the runs
+-- that no other transaction holds (a busy run is left to its tick job
+-- instead of queueing behind it) and notes their ids in the transaction's
+-- ductor.tick_locked setting, for RunTickRead to read in the statement
+-- sent right after it, in the same round trip. The two must be separate
+-- statements: under READ COMMITTED a locking statement returns the newest
+-- version of a row that another tick committed after the statement's
+-- snapshot was taken, while everything else it reads (nodes, inputs)
+-- comes from that older snapshot; the next statement takes a snapshot
+-- after the lock is held. NO KEY UPDATE lets other transactions insert
+-- rows that reference the run (inputs, attempts) meanwhile. Two lists plan
+-- as one index scan where a list of pairs plans as a join: RunTickRead's
+-- caller keeps only the (tenant, run) pairs it asked for (run ids are
+-- unique anyway). ductor_fault_pause is the concurrency checker's nemesis,
+-- between this statement's snapshot and its locks; it does nothing in
+-- production.
+SELECT set_config('ductor.tick_locked', coalesce((
+    SELECT string_agg(l.id::text, ',') FROM (
+        SELECT r.id FROM run r
+        WHERE r.tenant_id = ANY(@tenant_ids::uuid[]) AND r.id = ANY(@ids::uuid[])
+          AND (SELECT ductor_fault_pause())
+        ORDER BY r.tenant_id, r.id
+        FOR NO KEY UPDATE OF r SKIP LOCKED) l), ''), true);
+
+-- name: RunTickRead :many
+-- What a tick needs of each run RunTickLock locked, read after the locks
+-- are held: the run, its input only when asked (ticks keep it cached), its
+-- manifest-step nodes, up to max_inputs of its undrained inputs, and the
+-- database's clock. tick_requested tells whether a tick job is already on
+-- its way. (The locked ids are parsed once, as an init plan, not per row.)
+SELECT r.tenant_id, r.id, r.definition_key, r.definition_version, r.manifest_hash, r.status, r.reason,
+       r.subject, r.search_attributes, r.parent_run_id, r.root_run_id, r.depth, r.continued_from_run_id,
+       r.continued_to_run_id, r.idempotency_key, r.state, r.transition_count, r.record_version,
+       r.tick_requested, r.created_at, r.updated_at, r.finished_at,
+       CASE WHEN r.id = ANY(@with_input_ids::uuid[]) THEN r.input END AS input,
+       ductor_now()::timestamptz AS now,
+       (SELECT coalesce(json_agg(n.data), '[]') FROM run_node n
+        WHERE n.tenant_id = r.tenant_id AND n.run_id = r.id AND n.scatter IS NULL)::json AS nodes,
+       (SELECT coalesce(json_agg(json_build_object('id', i.id, 'kind', i.kind, 'payload', i.payload) ORDER BY i.id), '[]')
+        FROM (SELECT p.id, p.kind, p.payload FROM run_input p
+              WHERE p.tenant_id = r.tenant_id AND p.run_id = r.id AND p.consumed_at IS NULL
+              ORDER BY p.id LIMIT @max_inputs) i)::json AS inputs
+FROM run r
+WHERE r.tenant_id = ANY(@tenant_ids::uuid[])
+  AND r.id = ANY((SELECT string_to_array(current_setting('ductor.tick_locked', true), ',')::uuid[])::uuid[])
+ORDER BY r.tenant_id, r.id;
+
+-- name: RunTickLoadSameStatement :many
+-- The load as one statement, kept only so that the concurrency checker can
+-- show what it finds in it (store.SameStatementTickLoad): it locks and
+-- reads nodes and inputs in the same statement, so when another tick
+-- commits between the statement's snapshot and its lock, it returns the
+-- newest run row (its record_version passes the guard) beside nodes and
+-- inputs from before that commit, and the tick writes stale nodes back.
+-- Never use it.
 SELECT r.tenant_id, r.id, r.definition_key, r.definition_version, r.manifest_hash, r.status, r.reason,
        r.subject, r.search_attributes, r.parent_run_id, r.root_run_id, r.depth, r.continued_from_run_id,
        r.continued_to_run_id, r.idempotency_key, r.state, r.transition_count, r.record_version,
@@ -116,5 +166,6 @@ SELECT r.tenant_id, r.id, r.definition_key, r.definition_version, r.manifest_has
               ORDER BY p.id LIMIT @max_inputs) i)::json AS inputs
 FROM run r
 WHERE r.tenant_id = ANY(@tenant_ids::uuid[]) AND r.id = ANY(@ids::uuid[])
+  AND (SELECT ductor_fault_pause())
 ORDER BY r.tenant_id, r.id
 FOR NO KEY UPDATE OF r SKIP LOCKED;

@@ -82,7 +82,7 @@ func (q *Queries) RunExists(ctx context.Context, arg RunExistsParams) (bool, err
 }
 
 const runGet = `-- name: RunGet :one
-SELECT tenant_id, id, definition_key, definition_version, manifest_hash, status, reason, subject, search_attributes, parent_run_id, root_run_id, depth, continued_from_run_id, continued_to_run_id, idempotency_key, state, transition_count, record_version, tick_requested, created_at, updated_at, finished_at, input FROM run WHERE tenant_id = $1 AND id = $2
+SELECT tenant_id, id, definition_key, definition_version, manifest_hash, status, reason, subject, search_attributes, parent_run_id, root_run_id, depth, continued_from_run_id, continued_to_run_id, idempotency_key, state, transition_count, record_version, tick_requested, created_at, updated_at, finished_at, input, request_hash FROM run WHERE tenant_id = $1 AND id = $2
 `
 
 type RunGetParams struct {
@@ -117,12 +117,13 @@ func (q *Queries) RunGet(ctx context.Context, arg RunGetParams) (Run, error) {
 		&i.UpdatedAt,
 		&i.FinishedAt,
 		&i.Input,
+		&i.RequestHash,
 	)
 	return i, err
 }
 
 const runGetByIdempotencyKey = `-- name: RunGetByIdempotencyKey :one
-SELECT tenant_id, id, definition_key, definition_version, manifest_hash, status, reason, subject, search_attributes, parent_run_id, root_run_id, depth, continued_from_run_id, continued_to_run_id, idempotency_key, state, transition_count, record_version, tick_requested, created_at, updated_at, finished_at, input FROM run
+SELECT tenant_id, id, definition_key, definition_version, manifest_hash, status, reason, subject, search_attributes, parent_run_id, root_run_id, depth, continued_from_run_id, continued_to_run_id, idempotency_key, state, transition_count, record_version, tick_requested, created_at, updated_at, finished_at, input, request_hash FROM run
 WHERE tenant_id = $1 AND definition_key = $2 AND idempotency_key = $3
 `
 
@@ -159,6 +160,50 @@ func (q *Queries) RunGetByIdempotencyKey(ctx context.Context, arg RunGetByIdempo
 		&i.UpdatedAt,
 		&i.FinishedAt,
 		&i.Input,
+		&i.RequestHash,
+	)
+	return i, err
+}
+
+const runGetLocked = `-- name: RunGetLocked :one
+SELECT tenant_id, id, definition_key, definition_version, manifest_hash, status, reason, subject, search_attributes, parent_run_id, root_run_id, depth, continued_from_run_id, continued_to_run_id, idempotency_key, state, transition_count, record_version, tick_requested, created_at, updated_at, finished_at, input, request_hash FROM run WHERE tenant_id = $1 AND id = $2 FOR NO KEY UPDATE
+`
+
+type RunGetLockedParams struct {
+	TenantID uuid.UUID
+	ID       uuid.UUID
+}
+
+// The run, locked (waiting for a tick that holds it): what is decided on
+// its status and successor holds until the caller commits.
+func (q *Queries) RunGetLocked(ctx context.Context, arg RunGetLockedParams) (Run, error) {
+	row := q.db.QueryRow(ctx, runGetLocked, arg.TenantID, arg.ID)
+	var i Run
+	err := row.Scan(
+		&i.TenantID,
+		&i.ID,
+		&i.DefinitionKey,
+		&i.DefinitionVersion,
+		&i.ManifestHash,
+		&i.Status,
+		&i.Reason,
+		&i.Subject,
+		&i.SearchAttributes,
+		&i.ParentRunID,
+		&i.RootRunID,
+		&i.Depth,
+		&i.ContinuedFromRunID,
+		&i.ContinuedToRunID,
+		&i.IdempotencyKey,
+		&i.State,
+		&i.TransitionCount,
+		&i.RecordVersion,
+		&i.TickRequested,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.FinishedAt,
+		&i.Input,
+		&i.RequestHash,
 	)
 	return i, err
 }
@@ -167,14 +212,14 @@ const runInsert = `-- name: RunInsert :one
 INSERT INTO run (
     tenant_id, id, definition_key, definition_version, manifest_hash, status,
     subject, search_attributes, parent_run_id, root_run_id, depth,
-    continued_from_run_id, idempotency_key, state, input, tick_requested
+    continued_from_run_id, idempotency_key, request_hash, state, input, tick_requested
 ) VALUES (
     $1, $2, $3, $4, $5, $6,
     $7, $8, $9, $10, $11,
-    $12, $13, $14, $15, false
+    $12, $13, $14, $15, $16, false
 )
 ON CONFLICT DO NOTHING
-RETURNING tenant_id, id, definition_key, definition_version, manifest_hash, status, reason, subject, search_attributes, parent_run_id, root_run_id, depth, continued_from_run_id, continued_to_run_id, idempotency_key, state, transition_count, record_version, tick_requested, created_at, updated_at, finished_at, input
+RETURNING tenant_id, id, definition_key, definition_version, manifest_hash, status, reason, subject, search_attributes, parent_run_id, root_run_id, depth, continued_from_run_id, continued_to_run_id, idempotency_key, state, transition_count, record_version, tick_requested, created_at, updated_at, finished_at, input, request_hash
 `
 
 type RunInsertParams struct {
@@ -191,6 +236,7 @@ type RunInsertParams struct {
 	Depth              int32
 	ContinuedFromRunID uuid.NullUUID
 	IdempotencyKey     pgtype.Text
+	RequestHash        pgtype.Text
 	State              []byte
 	Input              []byte
 }
@@ -211,6 +257,7 @@ func (q *Queries) RunInsert(ctx context.Context, arg RunInsertParams) (Run, erro
 		arg.Depth,
 		arg.ContinuedFromRunID,
 		arg.IdempotencyKey,
+		arg.RequestHash,
 		arg.State,
 		arg.Input,
 	)
@@ -239,12 +286,13 @@ func (q *Queries) RunInsert(ctx context.Context, arg RunInsertParams) (Run, erro
 		&i.UpdatedAt,
 		&i.FinishedAt,
 		&i.Input,
+		&i.RequestHash,
 	)
 	return i, err
 }
 
 const runList = `-- name: RunList :many
-SELECT tenant_id, id, definition_key, definition_version, manifest_hash, status, reason, subject, search_attributes, parent_run_id, root_run_id, depth, continued_from_run_id, continued_to_run_id, idempotency_key, state, transition_count, record_version, tick_requested, created_at, updated_at, finished_at, input FROM run
+SELECT tenant_id, id, definition_key, definition_version, manifest_hash, status, reason, subject, search_attributes, parent_run_id, root_run_id, depth, continued_from_run_id, continued_to_run_id, idempotency_key, state, transition_count, record_version, tick_requested, created_at, updated_at, finished_at, input, request_hash FROM run
 WHERE tenant_id = $1
   AND ($2::text IS NULL OR status = $2)
   AND ($3::text IS NULL OR definition_key = $3)
@@ -312,6 +360,7 @@ func (q *Queries) RunList(ctx context.Context, arg RunListParams) ([]Run, error)
 			&i.UpdatedAt,
 			&i.FinishedAt,
 			&i.Input,
+			&i.RequestHash,
 		); err != nil {
 			return nil, err
 		}
@@ -371,7 +420,7 @@ func (q *Queries) RunRequestTick(ctx context.Context, arg RunRequestTickParams) 
 	return flipped, err
 }
 
-const runTickLoad = `-- name: RunTickLoad :many
+const runTickLoadSameStatement = `-- name: RunTickLoadSameStatement :many
 SELECT r.tenant_id, r.id, r.definition_key, r.definition_version, r.manifest_hash, r.status, r.reason,
        r.subject, r.search_attributes, r.parent_run_id, r.root_run_id, r.depth, r.continued_from_run_id,
        r.continued_to_run_id, r.idempotency_key, r.state, r.transition_count, r.record_version,
@@ -386,18 +435,19 @@ SELECT r.tenant_id, r.id, r.definition_key, r.definition_version, r.manifest_has
               ORDER BY p.id LIMIT $2) i)::json AS inputs
 FROM run r
 WHERE r.tenant_id = ANY($3::uuid[]) AND r.id = ANY($4::uuid[])
+  AND (SELECT ductor_fault_pause())
 ORDER BY r.tenant_id, r.id
 FOR NO KEY UPDATE OF r SKIP LOCKED
 `
 
-type RunTickLoadParams struct {
+type RunTickLoadSameStatementParams struct {
 	WithInputIds []uuid.UUID
 	MaxInputs    int32
 	TenantIds    []uuid.UUID
 	Ids          []uuid.UUID
 }
 
-type RunTickLoadRow struct {
+type RunTickLoadSameStatementRow struct {
 	TenantID           uuid.UUID
 	ID                 uuid.UUID
 	DefinitionKey      string
@@ -426,18 +476,15 @@ type RunTickLoadRow struct {
 	Inputs             []byte
 }
 
-// Locks the runs of an inline or group tick that no other transaction
-// holds (a busy run is left to its tick job instead of queueing behind it)
-// and reads, in the same statement, what a tick needs of each: the run,
-// its input only when asked (ticks keep it cached), its manifest-step
-// nodes, up to max_inputs of its undrained inputs, and the database's
-// clock. tick_requested tells whether a tick job is already on its way.
-// NO KEY UPDATE lets other transactions insert rows that reference the run
-// (inputs, attempts) meanwhile. Two lists plan as one index scan where a
-// list of pairs plans as a join: the caller keeps only the (tenant, run)
-// pairs it asked for (run ids are unique anyway).
-func (q *Queries) RunTickLoad(ctx context.Context, arg RunTickLoadParams) ([]RunTickLoadRow, error) {
-	rows, err := q.db.Query(ctx, runTickLoad,
+// The load as one statement, kept only so that the concurrency checker can
+// show what it finds in it (store.SameStatementTickLoad): it locks and
+// reads nodes and inputs in the same statement, so when another tick
+// commits between the statement's snapshot and its lock, it returns the
+// newest run row (its record_version passes the guard) beside nodes and
+// inputs from before that commit, and the tick writes stale nodes back.
+// Never use it.
+func (q *Queries) RunTickLoadSameStatement(ctx context.Context, arg RunTickLoadSameStatementParams) ([]RunTickLoadSameStatementRow, error) {
+	rows, err := q.db.Query(ctx, runTickLoadSameStatement,
 		arg.WithInputIds,
 		arg.MaxInputs,
 		arg.TenantIds,
@@ -447,9 +494,151 @@ func (q *Queries) RunTickLoad(ctx context.Context, arg RunTickLoadParams) ([]Run
 		return nil, err
 	}
 	defer rows.Close()
-	items := []RunTickLoadRow{}
+	items := []RunTickLoadSameStatementRow{}
 	for rows.Next() {
-		var i RunTickLoadRow
+		var i RunTickLoadSameStatementRow
+		if err := rows.Scan(
+			&i.TenantID,
+			&i.ID,
+			&i.DefinitionKey,
+			&i.DefinitionVersion,
+			&i.ManifestHash,
+			&i.Status,
+			&i.Reason,
+			&i.Subject,
+			&i.SearchAttributes,
+			&i.ParentRunID,
+			&i.RootRunID,
+			&i.Depth,
+			&i.ContinuedFromRunID,
+			&i.ContinuedToRunID,
+			&i.IdempotencyKey,
+			&i.State,
+			&i.TransitionCount,
+			&i.RecordVersion,
+			&i.TickRequested,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.FinishedAt,
+			&i.Input,
+			&i.Now,
+			&i.Nodes,
+			&i.Inputs,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const runTickLock = `-- name: RunTickLock :exec
+SELECT set_config('ductor.tick_locked', coalesce((
+    SELECT string_agg(l.id::text, ',') FROM (
+        SELECT r.id FROM run r
+        WHERE r.tenant_id = ANY($1::uuid[]) AND r.id = ANY($2::uuid[])
+          AND (SELECT ductor_fault_pause())
+        ORDER BY r.tenant_id, r.id
+        FOR NO KEY UPDATE OF r SKIP LOCKED) l), ''), true)
+`
+
+type RunTickLockParams struct {
+	TenantIds []uuid.UUID
+	Ids       []uuid.UUID
+}
+
+// The first statement of an inline or group tick's load: locks the runs
+// that no other transaction holds (a busy run is left to its tick job
+// instead of queueing behind it) and notes their ids in the transaction's
+// ductor.tick_locked setting, for RunTickRead to read in the statement
+// sent right after it, in the same round trip. The two must be separate
+// statements: under READ COMMITTED a locking statement returns the newest
+// version of a row that another tick committed after the statement's
+// snapshot was taken, while everything else it reads (nodes, inputs)
+// comes from that older snapshot; the next statement takes a snapshot
+// after the lock is held. NO KEY UPDATE lets other transactions insert
+// rows that reference the run (inputs, attempts) meanwhile. Two lists plan
+// as one index scan where a list of pairs plans as a join: RunTickRead's
+// caller keeps only the (tenant, run) pairs it asked for (run ids are
+// unique anyway). ductor_fault_pause is the concurrency checker's nemesis,
+// between this statement's snapshot and its locks; it does nothing in
+// production.
+func (q *Queries) RunTickLock(ctx context.Context, arg RunTickLockParams) error {
+	_, err := q.db.Exec(ctx, runTickLock, arg.TenantIds, arg.Ids)
+	return err
+}
+
+const runTickRead = `-- name: RunTickRead :many
+SELECT r.tenant_id, r.id, r.definition_key, r.definition_version, r.manifest_hash, r.status, r.reason,
+       r.subject, r.search_attributes, r.parent_run_id, r.root_run_id, r.depth, r.continued_from_run_id,
+       r.continued_to_run_id, r.idempotency_key, r.state, r.transition_count, r.record_version,
+       r.tick_requested, r.created_at, r.updated_at, r.finished_at,
+       CASE WHEN r.id = ANY($1::uuid[]) THEN r.input END AS input,
+       ductor_now()::timestamptz AS now,
+       (SELECT coalesce(json_agg(n.data), '[]') FROM run_node n
+        WHERE n.tenant_id = r.tenant_id AND n.run_id = r.id AND n.scatter IS NULL)::json AS nodes,
+       (SELECT coalesce(json_agg(json_build_object('id', i.id, 'kind', i.kind, 'payload', i.payload) ORDER BY i.id), '[]')
+        FROM (SELECT p.id, p.kind, p.payload FROM run_input p
+              WHERE p.tenant_id = r.tenant_id AND p.run_id = r.id AND p.consumed_at IS NULL
+              ORDER BY p.id LIMIT $2) i)::json AS inputs
+FROM run r
+WHERE r.tenant_id = ANY($3::uuid[])
+  AND r.id = ANY((SELECT string_to_array(current_setting('ductor.tick_locked', true), ',')::uuid[])::uuid[])
+ORDER BY r.tenant_id, r.id
+`
+
+type RunTickReadParams struct {
+	WithInputIds []uuid.UUID
+	MaxInputs    int32
+	TenantIds    []uuid.UUID
+}
+
+type RunTickReadRow struct {
+	TenantID           uuid.UUID
+	ID                 uuid.UUID
+	DefinitionKey      string
+	DefinitionVersion  int32
+	ManifestHash       string
+	Status             string
+	Reason             pgtype.Text
+	Subject            string
+	SearchAttributes   []byte
+	ParentRunID        uuid.NullUUID
+	RootRunID          uuid.UUID
+	Depth              int32
+	ContinuedFromRunID uuid.NullUUID
+	ContinuedToRunID   uuid.NullUUID
+	IdempotencyKey     pgtype.Text
+	State              []byte
+	TransitionCount    int64
+	RecordVersion      int64
+	TickRequested      bool
+	CreatedAt          time.Time
+	UpdatedAt          time.Time
+	FinishedAt         *time.Time
+	Input              interface{}
+	Now                time.Time
+	Nodes              []byte
+	Inputs             []byte
+}
+
+// What a tick needs of each run RunTickLock locked, read after the locks
+// are held: the run, its input only when asked (ticks keep it cached), its
+// manifest-step nodes, up to max_inputs of its undrained inputs, and the
+// database's clock. tick_requested tells whether a tick job is already on
+// its way. (The locked ids are parsed once, as an init plan, not per row.)
+func (q *Queries) RunTickRead(ctx context.Context, arg RunTickReadParams) ([]RunTickReadRow, error) {
+	rows, err := q.db.Query(ctx, runTickRead, arg.WithInputIds, arg.MaxInputs, arg.TenantIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []RunTickReadRow{}
+	for rows.Next() {
+		var i RunTickReadRow
 		if err := rows.Scan(
 			&i.TenantID,
 			&i.ID,

@@ -22,20 +22,34 @@ SET started_at = coalesce(run_attempt.started_at, EXCLUDED.started_at),
     lease_until = CASE WHEN EXCLUDED.finished_at IS NULL THEN run_attempt.lease_until END;
 
 -- name: RunAttemptStartMany :many
--- Workers take attempts: each must exist and have no result yet. The
--- attempts returned are the ones taken; an attempt appears once.
-INSERT INTO run_attempt (tenant_id, run_id, node, generation, attempt, started_at, lease_until)
-SELECT a.tenant_id, a.run_id, a.node, a.generation, a.attempt, now(), now() + make_interval(secs => a.lease_seconds)
-FROM (SELECT unnest(@tenant_ids::uuid[]) AS tenant_id,
-             unnest(@run_ids::uuid[]) AS run_id,
-             unnest(@nodes::text[]) AS node,
-             unnest(@generations::integer[]) AS generation,
-             unnest(@attempts::integer[]) AS attempt,
-             unnest(@lease_seconds::float8[]) AS lease_seconds) AS a
-ON CONFLICT (tenant_id, run_id, node, generation, attempt) DO UPDATE
-SET started_at = coalesce(run_attempt.started_at, now()), lease_until = EXCLUDED.lease_until
-WHERE run_attempt.finished_at IS NULL
-RETURNING tenant_id, run_id, node, generation, attempt;
+-- Workers take attempts: an attempt that already has a result is not
+-- taken, and neither is one whose start comes at or after its start_by
+-- (the zero time: no bound): by then the sweep may have reported the
+-- attempt's job stranded (StepJobsClaimStranded), and a start recorded
+-- after that would let the step run twice. Each attempt appears once and
+-- comes back with whether it was in time and whether it was taken.
+WITH a AS (
+    SELECT r.*, (r.start_by = '0001-01-01 00:00:00+00'::timestamptz OR now() < r.start_by) AS in_time
+    FROM (SELECT unnest(@tenant_ids::uuid[]) AS tenant_id,
+                 unnest(@run_ids::uuid[]) AS run_id,
+                 unnest(@nodes::text[]) AS node,
+                 unnest(@generations::integer[]) AS generation,
+                 unnest(@attempts::integer[]) AS attempt,
+                 unnest(@lease_seconds::float8[]) AS lease_seconds,
+                 unnest(@start_bys::timestamptz[]) AS start_by) AS r),
+taken AS (
+    INSERT INTO run_attempt (tenant_id, run_id, node, generation, attempt, started_at, lease_until)
+    SELECT a.tenant_id, a.run_id, a.node, a.generation, a.attempt, now(), now() + make_interval(secs => a.lease_seconds)
+    FROM a WHERE a.in_time
+    ON CONFLICT (tenant_id, run_id, node, generation, attempt) DO UPDATE
+    SET started_at = coalesce(run_attempt.started_at, now()), lease_until = EXCLUDED.lease_until
+    WHERE run_attempt.finished_at IS NULL
+    RETURNING tenant_id, run_id, node, generation, attempt)
+SELECT a.tenant_id::uuid AS tenant_id, a.run_id::uuid AS run_id, a.node::text AS node,
+       a.generation::integer AS generation, a.attempt::integer AS attempt, a.in_time::boolean AS in_time,
+       EXISTS (SELECT 1 FROM taken t WHERE t.tenant_id = a.tenant_id AND t.run_id = a.run_id AND t.node = a.node
+               AND t.generation = a.generation AND t.attempt = a.attempt) AS taken
+FROM a;
 
 -- name: RunAttemptList :many
 SELECT * FROM run_attempt

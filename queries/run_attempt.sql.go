@@ -135,18 +135,28 @@ func (q *Queries) RunAttemptList(ctx context.Context, arg RunAttemptListParams) 
 }
 
 const runAttemptStartMany = `-- name: RunAttemptStartMany :many
-INSERT INTO run_attempt (tenant_id, run_id, node, generation, attempt, started_at, lease_until)
-SELECT a.tenant_id, a.run_id, a.node, a.generation, a.attempt, now(), now() + make_interval(secs => a.lease_seconds)
-FROM (SELECT unnest($1::uuid[]) AS tenant_id,
-             unnest($2::uuid[]) AS run_id,
-             unnest($3::text[]) AS node,
-             unnest($4::integer[]) AS generation,
-             unnest($5::integer[]) AS attempt,
-             unnest($6::float8[]) AS lease_seconds) AS a
-ON CONFLICT (tenant_id, run_id, node, generation, attempt) DO UPDATE
-SET started_at = coalesce(run_attempt.started_at, now()), lease_until = EXCLUDED.lease_until
-WHERE run_attempt.finished_at IS NULL
-RETURNING tenant_id, run_id, node, generation, attempt
+WITH a AS (
+    SELECT r.tenant_id, r.run_id, r.node, r.generation, r.attempt, r.lease_seconds, r.start_by, (r.start_by = '0001-01-01 00:00:00+00'::timestamptz OR now() < r.start_by) AS in_time
+    FROM (SELECT unnest($1::uuid[]) AS tenant_id,
+                 unnest($2::uuid[]) AS run_id,
+                 unnest($3::text[]) AS node,
+                 unnest($4::integer[]) AS generation,
+                 unnest($5::integer[]) AS attempt,
+                 unnest($6::float8[]) AS lease_seconds,
+                 unnest($7::timestamptz[]) AS start_by) AS r),
+taken AS (
+    INSERT INTO run_attempt (tenant_id, run_id, node, generation, attempt, started_at, lease_until)
+    SELECT a.tenant_id, a.run_id, a.node, a.generation, a.attempt, now(), now() + make_interval(secs => a.lease_seconds)
+    FROM a WHERE a.in_time
+    ON CONFLICT (tenant_id, run_id, node, generation, attempt) DO UPDATE
+    SET started_at = coalesce(run_attempt.started_at, now()), lease_until = EXCLUDED.lease_until
+    WHERE run_attempt.finished_at IS NULL
+    RETURNING tenant_id, run_id, node, generation, attempt)
+SELECT a.tenant_id::uuid AS tenant_id, a.run_id::uuid AS run_id, a.node::text AS node,
+       a.generation::integer AS generation, a.attempt::integer AS attempt, a.in_time::boolean AS in_time,
+       EXISTS (SELECT 1 FROM taken t WHERE t.tenant_id = a.tenant_id AND t.run_id = a.run_id AND t.node = a.node
+               AND t.generation = a.generation AND t.attempt = a.attempt) AS taken
+FROM a
 `
 
 type RunAttemptStartManyParams struct {
@@ -156,6 +166,7 @@ type RunAttemptStartManyParams struct {
 	Generations  []int32
 	Attempts     []int32
 	LeaseSeconds []float64
+	StartBys     []time.Time
 }
 
 type RunAttemptStartManyRow struct {
@@ -164,10 +175,16 @@ type RunAttemptStartManyRow struct {
 	Node       string
 	Generation int32
 	Attempt    int32
+	InTime     bool
+	Taken      bool
 }
 
-// Workers take attempts: each must exist and have no result yet. The
-// attempts returned are the ones taken; an attempt appears once.
+// Workers take attempts: an attempt that already has a result is not
+// taken, and neither is one whose start comes at or after its start_by
+// (the zero time: no bound): by then the sweep may have reported the
+// attempt's job stranded (StepJobsClaimStranded), and a start recorded
+// after that would let the step run twice. Each attempt appears once and
+// comes back with whether it was in time and whether it was taken.
 func (q *Queries) RunAttemptStartMany(ctx context.Context, arg RunAttemptStartManyParams) ([]RunAttemptStartManyRow, error) {
 	rows, err := q.db.Query(ctx, runAttemptStartMany,
 		arg.TenantIds,
@@ -176,6 +193,7 @@ func (q *Queries) RunAttemptStartMany(ctx context.Context, arg RunAttemptStartMa
 		arg.Generations,
 		arg.Attempts,
 		arg.LeaseSeconds,
+		arg.StartBys,
 	)
 	if err != nil {
 		return nil, err
@@ -190,6 +208,8 @@ func (q *Queries) RunAttemptStartMany(ctx context.Context, arg RunAttemptStartMa
 			&i.Node,
 			&i.Generation,
 			&i.Attempt,
+			&i.InTime,
+			&i.Taken,
 		); err != nil {
 			return nil, err
 		}

@@ -16,7 +16,7 @@ const runDispatchClaimDue = `-- name: RunDispatchClaimDue :many
 DELETE FROM run_dispatch
 WHERE (tenant_id, run_id, node, generation, attempt) IN (
     SELECT d.tenant_id, d.run_id, d.node, d.generation, d.attempt FROM run_dispatch d
-    WHERE d.fire_at <= now()
+    WHERE d.fire_at <= ductor_now()
     ORDER BY d.fire_at
     LIMIT $1
     FOR UPDATE SKIP LOCKED)
@@ -28,6 +28,8 @@ type RunDispatchClaimDueRow struct {
 	Args  []byte
 }
 
+// Due dispatches, compared with the database's clock as ticks read it
+// (fire_at comes from a tick's ductor_now, or an admission's).
 func (q *Queries) RunDispatchClaimDue(ctx context.Context, maxRows int32) ([]RunDispatchClaimDueRow, error) {
 	rows, err := q.db.Query(ctx, runDispatchClaimDue, maxRows)
 	if err != nil {

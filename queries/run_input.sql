@@ -13,7 +13,11 @@ FROM (SELECT unnest(@kinds::text[]) AS kind,
              unnest(@payloads::text[]) AS payload) AS i
 ON CONFLICT (tenant_id, run_id, dedup_key) DO NOTHING;
 
--- name: RunInputConsumeMany :exec
--- Input ids are unique across runs; the runs narrow the index scan.
+-- name: RunInputConsumeMany :execrows
+-- Input ids are unique across runs; the runs narrow the index scan. An
+-- input already consumed is not consumed again: fewer rows than ids means
+-- another tick drained some of them, and the tick that read them must not
+-- commit.
 UPDATE run_input SET consumed_at = now()
-WHERE tenant_id = ANY(@tenant_ids::uuid[]) AND run_id = ANY(@run_ids::uuid[]) AND id = ANY(@ids::bigint[]);
+WHERE tenant_id = ANY(@tenant_ids::uuid[]) AND run_id = ANY(@run_ids::uuid[]) AND id = ANY(@ids::bigint[])
+  AND consumed_at IS NULL;

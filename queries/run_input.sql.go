@@ -11,9 +11,10 @@ import (
 	"github.com/google/uuid"
 )
 
-const runInputConsumeMany = `-- name: RunInputConsumeMany :exec
+const runInputConsumeMany = `-- name: RunInputConsumeMany :execrows
 UPDATE run_input SET consumed_at = now()
 WHERE tenant_id = ANY($1::uuid[]) AND run_id = ANY($2::uuid[]) AND id = ANY($3::bigint[])
+  AND consumed_at IS NULL
 `
 
 type RunInputConsumeManyParams struct {
@@ -22,10 +23,16 @@ type RunInputConsumeManyParams struct {
 	Ids       []int64
 }
 
-// Input ids are unique across runs; the runs narrow the index scan.
-func (q *Queries) RunInputConsumeMany(ctx context.Context, arg RunInputConsumeManyParams) error {
-	_, err := q.db.Exec(ctx, runInputConsumeMany, arg.TenantIds, arg.RunIds, arg.Ids)
-	return err
+// Input ids are unique across runs; the runs narrow the index scan. An
+// input already consumed is not consumed again: fewer rows than ids means
+// another tick drained some of them, and the tick that read them must not
+// commit.
+func (q *Queries) RunInputConsumeMany(ctx context.Context, arg RunInputConsumeManyParams) (int64, error) {
+	result, err := q.db.Exec(ctx, runInputConsumeMany, arg.TenantIds, arg.RunIds, arg.Ids)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const runInputInsert = `-- name: RunInputInsert :execrows

@@ -1,6 +1,8 @@
 -- name: WebSessionCreate :one
+-- The session expires ttl_seconds from now by the database's clock, which
+-- is what WebSessionGet compares with.
 INSERT INTO web_session (token_hash, user_id, csrf_token, id_token, expires_at)
-VALUES (@token_hash, @user_id, @csrf_token, @id_token, @expires_at)
+VALUES (@token_hash, @user_id, @csrf_token, @id_token, now() + make_interval(secs => @ttl_seconds::float8))
 RETURNING *;
 
 -- name: WebSessionGet :one
@@ -18,7 +20,7 @@ DELETE FROM web_session WHERE expires_at <= now();
 
 -- name: LoginAttemptCreate :exec
 INSERT INTO login_attempt (token_hash, state, nonce, verifier, return_to, expires_at)
-VALUES (@token_hash, @state, @nonce, @verifier, @return_to, @expires_at);
+VALUES (@token_hash, @state, @nonce, @verifier, @return_to, now() + make_interval(secs => @ttl_seconds::float8));
 
 -- name: LoginAttemptTake :one
 -- Takes a live attempt: the row is deleted, so a callback works once.

@@ -14,16 +14,16 @@ import (
 
 const loginAttemptCreate = `-- name: LoginAttemptCreate :exec
 INSERT INTO login_attempt (token_hash, state, nonce, verifier, return_to, expires_at)
-VALUES ($1, $2, $3, $4, $5, $6)
+VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6::float8))
 `
 
 type LoginAttemptCreateParams struct {
-	TokenHash []byte
-	State     string
-	Nonce     string
-	Verifier  string
-	ReturnTo  string
-	ExpiresAt time.Time
+	TokenHash  []byte
+	State      string
+	Nonce      string
+	Verifier   string
+	ReturnTo   string
+	TtlSeconds float64
 }
 
 func (q *Queries) LoginAttemptCreate(ctx context.Context, arg LoginAttemptCreateParams) error {
@@ -33,7 +33,7 @@ func (q *Queries) LoginAttemptCreate(ctx context.Context, arg LoginAttemptCreate
 		arg.Nonce,
 		arg.Verifier,
 		arg.ReturnTo,
-		arg.ExpiresAt,
+		arg.TtlSeconds,
 	)
 	return err
 }
@@ -81,25 +81,27 @@ func (q *Queries) LoginAttemptTake(ctx context.Context, tokenHash []byte) (Login
 
 const webSessionCreate = `-- name: WebSessionCreate :one
 INSERT INTO web_session (token_hash, user_id, csrf_token, id_token, expires_at)
-VALUES ($1, $2, $3, $4, $5)
+VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5::float8))
 RETURNING token_hash, user_id, csrf_token, id_token, created_at, expires_at
 `
 
 type WebSessionCreateParams struct {
-	TokenHash []byte
-	UserID    uuid.UUID
-	CsrfToken string
-	IDToken   string
-	ExpiresAt time.Time
+	TokenHash  []byte
+	UserID     uuid.UUID
+	CsrfToken  string
+	IDToken    string
+	TtlSeconds float64
 }
 
+// The session expires ttl_seconds from now by the database's clock, which
+// is what WebSessionGet compares with.
 func (q *Queries) WebSessionCreate(ctx context.Context, arg WebSessionCreateParams) (WebSession, error) {
 	row := q.db.QueryRow(ctx, webSessionCreate,
 		arg.TokenHash,
 		arg.UserID,
 		arg.CsrfToken,
 		arg.IDToken,
-		arg.ExpiresAt,
+		arg.TtlSeconds,
 	)
 	var i WebSession
 	err := row.Scan(

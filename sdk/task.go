@@ -23,11 +23,44 @@ type Task struct {
 	// IdempotencyKey names the logical operation: the same for every
 	// automatic retry of the step, so a receiver can recognise a retry of
 	// something that already happened.
-	IdempotencyKey string     `json:"idempotency_key"`
-	Deadline       *time.Time `json:"deadline"`
-	LeaseUntil     *time.Time `json:"lease_until"`
-	RunID          string     `json:"run_id"`
-	Node           string     `json:"node"`
+	IdempotencyKey string `json:"idempotency_key"`
+	// Deadline and LeaseUntil are by the server's database clock.
+	Deadline   *time.Time `json:"deadline"`
+	LeaseUntil *time.Time `json:"lease_until"`
+	// DeadlineMS and LeaseMS are what was left of them when the task was
+	// claimed. The worker times the deadline and the lease from when it
+	// received the task, not by comparing Deadline and LeaseUntil with its
+	// own clock, which may differ from the database's.
+	DeadlineMS *int64 `json:"deadline_ms"`
+	LeaseMS    *int64 `json:"lease_ms"`
+	RunID      string `json:"run_id"`
+	Node       string `json:"node"`
+
+	received time.Time // when the worker received the task, on its monotonic clock
+}
+
+// deadline is when the task's deadline passes on this process's clock.
+func (t Task) deadline() (time.Time, bool) {
+	return t.local(t.DeadlineMS, t.Deadline)
+}
+
+// leaseEnd is when the lease the task was claimed with runs out on this
+// process's clock.
+func (t Task) leaseEnd() (time.Time, bool) {
+	return t.local(t.LeaseMS, t.LeaseUntil)
+}
+
+// local places a moment the server gave as ms after the claim on this
+// process's clock, from when the task was received; a server that sent only
+// the moment itself is taken at its word.
+func (t Task) local(ms *int64, at *time.Time) (time.Time, bool) {
+	switch {
+	case ms != nil && !t.received.IsZero():
+		return t.received.Add(time.Duration(*ms) * time.Millisecond), true
+	case at != nil:
+		return *at, true
+	}
+	return time.Time{}, false
 }
 
 // Decode unmarshals the task's input into v.
@@ -98,10 +131,11 @@ func (i interrupted) Unwrap() []error { return []error{i.err, i.cause} }
 func (w *Worker) taskContext(ctx context.Context, t Task) (context.Context, context.CancelCauseFunc) {
 	hctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(ctx, func() { cancel(errReleased) })
-	if t.Deadline == nil {
+	deadline, ok := t.deadline()
+	if !ok {
 		return hctx, func(cause error) { stop(); cancel(cause) }
 	}
-	dctx, dcancel := context.WithDeadlineCause(hctx, *t.Deadline, errDeadline)
+	dctx, dcancel := context.WithDeadlineCause(hctx, deadline, errDeadline)
 	return dctx, func(cause error) { stop(); dcancel(); cancel(cause) }
 }
 
@@ -173,10 +207,11 @@ func (w *Worker) heartbeatEvery(t Task) time.Duration {
 	if w.opts.HeartbeatEvery > 0 {
 		return w.opts.HeartbeatEvery
 	}
-	if t.LeaseUntil == nil {
+	end, ok := t.leaseEnd()
+	if !ok {
 		return 10 * time.Second
 	}
-	return min(max(time.Until(*t.LeaseUntil)/3, 50*time.Millisecond), 10*time.Second)
+	return min(max(time.Until(end)/3, 50*time.Millisecond), 10*time.Second)
 }
 
 type failBody struct {
@@ -232,8 +267,8 @@ const minReport = 10 * time.Second
 // may hold, three backoffs, and at least minReport.
 func (w *Worker) reportFor(t Task) time.Duration {
 	d := max(w.opts.MaxBackoff*3, minReport)
-	if t.LeaseUntil != nil {
-		d = max(d, time.Until(*t.LeaseUntil))
+	if end, ok := t.leaseEnd(); ok {
+		d = max(d, time.Until(end))
 	}
 	return d
 }

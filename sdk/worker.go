@@ -219,5 +219,9 @@ func (w *Worker) poll(ctx context.Context, max int) ([]Task, error) {
 		Queue: w.opts.Queue, Handlers: w.names(), WorkerID: w.opts.ID, Max: max, WaitMS: w.opts.PollWait.Milliseconds(),
 	}
 	_, err := w.c.do(ctx, http.MethodPost, "/tasks/poll", req, &out)
+	received := time.Now()
+	for i := range out.Tasks {
+		out.Tasks[i].received = received
+	}
 	return out.Tasks, err
 }

@@ -184,9 +184,12 @@ func (c *Coordinator) insertSteps(ctx context.Context, tx pgx.Tx, jobs []river.I
 }
 
 // cancelAttempt drops the attempt's dispatch if it still waits for its
-// backoff and asks River to cancel the job running it; its
-// worker's context ends when the transaction commits. A result that still
-// arrives is stale and the engine discards it.
+// backoff and asks River to cancel the attempt's job: a job not fetched
+// yet never runs, and a running one's worker context ends when the
+// transaction commits. (A job fetched after this tick read it as waiting
+// is cancelled all the same: River cancels a job whatever its state, under
+// its row lock.) A result that still arrives is stale and the engine
+// discards it.
 func (b *commandBatch) cancelAttempt(ctx context.Context, a engine.CancelAttempt) error {
 	err := b.s.BridgeTaskDeleteAttempt(ctx, b.run.TenantID, b.run.ID, a.Node, a.Generation, a.Attempt)
 	if err != nil {
@@ -195,7 +198,7 @@ func (b *commandBatch) cancelAttempt(ctx context.Context, a engine.CancelAttempt
 	if err := b.s.DispatchCancel(ctx, b.run.TenantID, b.run.ID, a.Node, a.Generation, a.Attempt); err != nil {
 		return err
 	}
-	ids, err := b.s.StepJobsRunning(ctx, b.run.TenantID, b.run.ID, a.Node, a.Generation, a.Attempt)
+	ids, err := b.s.StepJobsLive(ctx, b.run.TenantID, b.run.ID, a.Node, a.Generation, a.Attempt)
 	if err != nil {
 		return err
 	}

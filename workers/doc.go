@@ -15,10 +15,12 @@
 // it reads until it commits, so two ticks of one run never decide on the
 // same state; the guard catches any writer that did not lock.
 //
-// Ticks work in groups: one statement locks a set of runs and reads what
-// their ticks need (the run, its step nodes, its pending inputs, the
-// database's clock), the engine decides each, and the writes of all of
-// them go as one statement per kind of row, sent in one round trip. A
+// Ticks work in groups: one statement locks a set of runs and the next,
+// sent in the same round trip, reads what their ticks need (the run, its
+// step nodes, its pending inputs, the database's clock); the engine
+// decides each, and the writes of all of them go as one statement per
+// kind of row, sent in one round trip. The read must be a statement of its
+// own (see "Read, decide, write" below). A
 // step worker (StepWorker) takes its attempt through attemptStarts, which
 // groups the starts of concurrent workers into one statement, executes it,
 // and hands the result to resultGroup, which takes every result handed
@@ -28,10 +30,12 @@
 // (busy, or hot: a fan-out's children finishing) are stored as inputs,
 // with one statement per run, and the run's tick job (TickWorker,
 // Coordinator.Tick) drains them in batches. The worker does not wait for
-// its group to commit, so its River slot is free for the next job at once;
-// a result lost with its process leaves the attempt leased and unfinished,
-// and the sweep retries it when the lease runs out, as it does for a
-// worker that died. Tick jobs coalesce through the run's tick_requested
+// its group to commit, so its River slot is free for the next job at once.
+// A start or a result that cannot be written because the database is
+// unavailable is kept and tried again with backoff while the attempt is
+// still the worker's (retry.go); a result lost with its process leaves
+// the attempt leased and unfinished, and the sweep retries it when the
+// lease runs out, as it does for a worker that died. Tick jobs coalesce through the run's tick_requested
 // flag: only the wake that sets it enqueues a tick, and the tick clears
 // it before reading, so a wake during a tick causes exactly one more.
 // Triggers tick their new run inline the same way.
@@ -40,9 +44,11 @@
 // every coordinator process, sharing work through SKIP LOCKED) enqueues
 // them when due, fires due timers, and reports attempts whose worker
 // vanished as retryable failures: their lease ran out without a result, or
-// their River job has been running past the step's timeout plus the rescue
-// window without the attempt's start ever being recorded. Every deadline is
-// compared with the database's clock.
+// their River job has been running past the rescue window without the
+// attempt's start ever being recorded. It finalizes their River jobs at
+// the same time, re-ticks runs whose tick job died mid-tick, and completes
+// step jobs whose result was recorded but whose River completion was lost.
+// Every deadline is compared with the database's clock.
 //
 // River's defaults hand a job from one worker to the next in ~100 ms to
 // 1 s (a 100 ms fetch cooldown that also rate-limits insert notifications,
@@ -102,4 +108,56 @@
 // step jobs and unfinished bridge tasks against its cap. Steps over a
 // limit wait in run_dispatch and the sweep offers them again, spaced at
 // the rate or after a short recheck of the cap.
+//
+// # Read, decide, write
+//
+// Every path that reads state, decides on it and writes must decide on
+// what it read after it holds the lock that orders its writers, in a
+// statement that started after the lock was granted: under READ
+// COMMITTED, a statement that locks a row returns the row's newest
+// version when another transaction committed it after the statement's
+// snapshot (EvalPlanQual), while everything else the statement reads
+// comes from the older snapshot, and an optimistic version check on the
+// locked row does not protect what was read beside it. Each path and why
+// it holds (TestConcurrencyChecker, in app/checker, drives them all from
+// several processes under a nemesis that pauses ticks between snapshot and
+// lock and between reading and writing):
+//
+//   - Group and inline ticks (tickFree): RunTickLock locks, RunTickRead
+//     reads in the next statement. Once the same statement, the lost
+//     update behind scatters stuck with every child done
+//     (store.SameStatementTickLoad restores it for the checker, which
+//     finds it).
+//   - Tick jobs (Coordinator.Tick): RunLock waits for the lock, then the
+//     same load reads in later statements. Scatter children and buffered
+//     signals are read after the lock too (loadState, loadNeeds).
+//   - Trigger ticks (tickNew) decide on the row their own transaction
+//     inserted, which no one else can see yet.
+//   - Writes are guarded as well: the run update by record_version, the
+//     consumption of inputs by consumed_at (an input consumed twice fails
+//     the tick), and everything a tick creates has an id derived from what
+//     made it, inserted with ON CONFLICT DO NOTHING.
+//   - Signals (Coordinator.Signal) lock the run (and each successor they
+//     follow) before deciding it is live: a signal decided on a run that a
+//     tick was continuing as new or ending was stored for a run that
+//     drains nothing more, and lost.
+//   - Cancelling an attempt cancels its River job whatever its state, not
+//     only a running one: a job fetched after the tick read it as waiting
+//     would have run a cancelled step.
+//   - Step starts (attemptStarts) are conditional in one statement: an
+//     attempt with a result is not taken, nor one whose job the sweep may
+//     already have reported stranded (AttemptTake.By), so a late start
+//     never runs a step the sweep is retrying.
+//   - The sweep claims what it reports with UPDATE or DELETE … WHERE on
+//     the rows' own columns and SKIP LOCKED (due timers and dispatches,
+//     expired leases, stranded and dead jobs), whose conditions Postgres
+//     re-checks on the newest row; the engine then discards a report that
+//     lost a race with a real result as stale or a duplicate.
+//   - Approvals, cases and bridge tasks lock their row (FOR UPDATE) and
+//     decide on its own columns, counting decisions after the lock;
+//     admission locks the tenant's bucket and counts its jobs after.
+//   - Cancels, retries from a node, ContinueAsNew and child-run updates
+//     only deliver inputs: their run's tick decides on them, under its
+//     lock, and discards what no longer applies. Trigger idempotency and
+//     event idempotency rest on unique keys.
 package workers

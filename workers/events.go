@@ -15,9 +15,10 @@ import (
 // to every run with a node waiting for its name (found through the
 // (tenant, name) index of waiting nodes, not by looking at runs). Each
 // run's tick evaluates match_expr; a node consumes an event at most once.
-// A repeated idempotency key returns the first event and delivers nothing.
-// The event also starts the runs its event triggers ask for (see
-// startTriggered).
+// A repeated idempotency key returns the first event and delivers nothing;
+// with a different name or data, it is an IdempotencyMismatch when
+// e.MatchRequest says the key names the request (the API's). The event
+// also starts the runs its event triggers ask for (see startTriggered).
 func (c *Coordinator) Publish(ctx context.Context, e store.Event) (store.Event, bool, error) {
 	if e.Name == "" {
 		return store.Event{}, false, apperr.New(apperr.Invalid, "name is required")
@@ -27,6 +28,13 @@ func (c *Coordinator) Publish(ctx context.Context, e store.Event) (store.Event, 
 	}
 	if e.ID == uuid.Nil {
 		e.ID = uuid.New()
+	}
+	if e.IdempotencyKey != "" && e.MatchRequest {
+		hash, err := store.RequestHash(map[string]any{"name": e.Name, "data": e.Data})
+		if err != nil {
+			return store.Event{}, false, err
+		}
+		e.RequestHash = hash
 	}
 	var out store.Event
 	var created bool

@@ -67,7 +67,10 @@ func (c *Coordinator) fairTag(ctx context.Context, jobs []river.InsertManyParams
 
 // fairMiddleware makes fair-tagged jobs available at once: River inserts
 // any job with a scheduled_at as scheduled, and a tag is an ordering key in
-// the past, not a time to wait for.
+// the past, not a time to wait for. It compares the tag with no clock of
+// this process: River fetches a job only once its scheduled_at has passed
+// by the database's clock, so a tag that were ever ahead of it would wait
+// for it anyway.
 type fairMiddleware struct {
 	river.MiddlewareDefaults
 }
@@ -75,9 +78,8 @@ type fairMiddleware struct {
 // InsertMany flips tagged jobs from scheduled to available.
 func (*fairMiddleware) InsertMany(ctx context.Context, many []*rivertype.JobInsertParams,
 	doInner func(context.Context) ([]*rivertype.JobInsertResult, error)) ([]*rivertype.JobInsertResult, error) {
-	now := time.Now()
 	for _, p := range many {
-		if p.State == rivertype.JobStateScheduled && p.ScheduledAt != nil && p.ScheduledAt.Before(now) &&
+		if p.State == rivertype.JobStateScheduled && p.ScheduledAt != nil &&
 			bytes.Contains(p.Metadata, []byte(`"ductor_fair":true`)) {
 			p.State = rivertype.JobStateAvailable
 		}

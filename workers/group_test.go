@@ -41,11 +41,16 @@ edges:
 }
 
 // resultsOfA is a result group of step a's success for each run.
-func resultsOfA(keys []store.RunKey) []*resultRequest {
+// resultsOfA hands over a's result for each run, as record does, for
+// the test to write as one group.
+func resultsOfA(c *Coordinator, keys []store.RunKey) []*resultRequest {
 	var group []*resultRequest
 	for _, k := range keys {
-		group = append(group, &resultRequest{key: k, result: resultOfA(), done: make(chan struct{})})
+		group = append(group, &resultRequest{key: k, result: resultOfA(), until: time.Now().Add(time.Minute), done: make(chan struct{})})
 	}
+	c.results.mu.Lock()
+	c.results.unrecorded += len(group)
+	c.results.mu.Unlock()
 	return group
 }
 
@@ -82,7 +87,7 @@ func TestResultGroupTicksRunsTogetherAndHandsAFailingRunToItsTickJob(t *testing.
 	if st := nodeState(t, s, keys[0], "b"); st != engine.NodePending {
 		t.Fatalf("b is %s before a's result, want pending", st)
 	}
-	group := resultsOfA(keys)
+	group := resultsOfA(c, keys)
 	c.results.write(ctx, group)
 	for _, r := range group {
 		<-r.done
@@ -125,7 +130,7 @@ func TestCloseWaitsForHandedOverResults(t *testing.T) {
 	s := store.New(pool)
 	_, keys := twoTasks(t, c, pool, 20)
 	for _, k := range keys {
-		if err := c.results.record(k, resultOfA()); err != nil {
+		if err := c.results.record(k, resultOfA(), time.Now().Add(time.Minute)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -180,30 +185,38 @@ func TestAttemptStartsInGroups(t *testing.T) {
 	t.Parallel()
 	c, pool := coordinatorOn(t, false)
 	_, keys := twoTasks(t, c, pool, 1)
-	a := store.AttemptKey{Run: keys[0], Node: "a", Generation: 0, Attempt: 1}
+	a := store.AttemptTake{Key: store.AttemptKey{Run: keys[0], Node: "a", Generation: 0, Attempt: 1}, Lease: time.Minute}
+	start := func() (store.TakeOutcome, error) {
+		outcome, _, err := c.starts.start(context.Background(), a, false, time.Now())
+		return outcome, err
+	}
 	var wg sync.WaitGroup
-	fresh := make([]bool, 2)
-	for i := range fresh {
+	outcomes := make([]store.TakeOutcome, 2)
+	for i := range outcomes {
 		wg.Go(func() {
-			ok, err := c.starts.start(a, time.Minute, false)
+			outcome, err := start()
 			if err != nil {
 				t.Error(err)
 			}
-			fresh[i] = ok
+			outcomes[i] = outcome
 		})
 	}
 	wg.Wait()
-	if !fresh[0] || !fresh[1] {
-		t.Fatalf("a dispatched attempt was not taken: %v", fresh)
+	if outcomes[0] != store.Taken || outcomes[1] != store.Taken {
+		t.Fatalf("a dispatched attempt was not taken: %v", outcomes)
 	}
-	if err := c.results.record(keys[0], resultOfA()); err != nil {
+	if err := c.results.record(keys[0], resultOfA(), time.Now().Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.results.drain(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := c.starts.start(a, time.Minute, false); err != nil || ok {
-		t.Fatalf("an attempt with a result was taken again: %v, %v", ok, err)
+	if outcome, err := start(); err != nil || outcome != store.Finished {
+		t.Fatalf("an attempt with a result was taken again: %v, %v", outcome, err)
+	}
+	a.Key.Attempt, a.By = 2, time.Now().Add(-time.Hour) // by the database's clock, long past
+	if outcome, err := start(); err != nil || outcome != store.TooLate {
+		t.Fatalf("a start past its bound: %v, %v, want refused as too late", outcome, err)
 	}
 }
 
@@ -223,7 +236,7 @@ func TestResultGroupSurvivesAPanicInTheEngine(t *testing.T) {
 		}
 		return nil
 	}
-	group := resultsOfA(keys)
+	group := resultsOfA(c, keys)
 	c.results.write(ctx, group)
 	for _, r := range group {
 		<-r.done

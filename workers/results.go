@@ -23,10 +23,12 @@ import (
 // group to commit, so its River slot is free for the next job at once:
 // a worker that waited would hold the slot for a whole group, and the
 // workers of one group would free their slots together, making every other
-// tenant's step wait for the next group. Step execution is at-least-once
-// anyway: a result lost with its process (or with a database that refuses
-// it) leaves its attempt leased and unfinished, and the sweep retries it
-// when the lease runs out, as for a worker that died. Past maxUnrecorded
+// tenant's step wait for the next group. A result that cannot be written
+// because the database is unavailable (restarting, say) is kept and
+// offered again with backoff until its attempt's lease runs out (see
+// retry.go); only then, or when its process dies, is it lost, and the
+// sweep retries the attempt when the lease runs out, as for a worker that
+// died. Past maxUnrecorded
 // results waiting, workers wait for theirs again, so a slow database
 // slows the workers down rather than filling memory.
 type resultGroup struct {
@@ -48,12 +50,6 @@ func newResultGroup(c *Coordinator) *resultGroup {
 	r.drained = sync.NewCond(&r.mu)
 	r.g = grouper[*resultRequest]{limit: 128, flushers: 1, write: func(group []*resultRequest) {
 		r.write(context.Background(), group)
-		r.mu.Lock()
-		r.unrecorded -= len(group)
-		if r.unrecorded == 0 {
-			r.drained.Broadcast()
-		}
-		r.mu.Unlock()
 	}}
 	return r
 }
@@ -61,15 +57,19 @@ func newResultGroup(c *Coordinator) *resultGroup {
 type resultRequest struct {
 	key    store.RunKey
 	result engine.StepResult
-	err    error
-	done   chan struct{}
+	// until is when the attempt's lease may run out: the result is offered
+	// again until then.
+	until time.Time
+	tries int
+	err   error
+	done  chan struct{}
 }
 
 // record hands a step's result over to be stored durably, its run ticked
-// when it can be. It waits for the commit only when too many results are
-// already waiting, and then returns its error.
-func (g *resultGroup) record(key store.RunKey, result engine.StepResult) error {
-	r := &resultRequest{key: key, result: result, done: make(chan struct{})}
+// when it can be, offered until until. It waits for the commit only when
+// too many results are already waiting, and then returns its error.
+func (g *resultGroup) record(key store.RunKey, result engine.StepResult, until time.Time) error {
+	r := &resultRequest{key: key, result: result, until: until, done: make(chan struct{})}
 	g.mu.Lock()
 	g.unrecorded++
 	wait := g.unrecorded > maxUnrecorded
@@ -82,8 +82,19 @@ func (g *resultGroup) record(key store.RunKey, result engine.StepResult) error {
 	return r.err
 }
 
-// drain waits until every result handed over has been written, or ctx
-// ends.
+// finish answers a request: recorded, or given up on with r.err.
+func (g *resultGroup) finish(r *resultRequest) {
+	close(r.done)
+	g.mu.Lock()
+	g.unrecorded--
+	if g.unrecorded == 0 {
+		g.drained.Broadcast()
+	}
+	g.mu.Unlock()
+}
+
+// drain waits until every result handed over has been written or given
+// up on, or ctx ends.
 func (g *resultGroup) drain(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, func() {
 		g.mu.Lock()
@@ -101,12 +112,47 @@ func (g *resultGroup) drain(ctx context.Context) error {
 
 // write records a group. If the group's transaction fails, each result is
 // recorded on its own, and a result that still fails is stored for a tick
-// job in a fresh transaction.
+// job in a fresh transaction; one that cannot even be stored is offered
+// again later (retryLater).
 func (g *resultGroup) write(ctx context.Context, group []*resultRequest) {
+	err := g.tickGroup(ctx, group)
+	if err == nil {
+		for _, r := range group {
+			g.finish(r)
+		}
+		return
+	}
+	if len(group) > 1 {
+		for _, r := range group {
+			g.write(ctx, []*resultRequest{r})
+		}
+		return
+	}
+	r := group[0]
+	c := g.c
+	if !errors.Is(err, store.ErrConflict) {
+		c.log.WarnContext(ctx, "inline tick failed; handing over to a tick job", "run_id", r.key.ID, "err", err)
+	}
+	r.err = pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+		return c.Deliver(ctx, tx, r.key.TenantID, r.key.ID, r.result)
+	})
+	if store.Unavailable(r.err) && g.retryLater(r) {
+		return
+	}
+	if r.err != nil {
+		c.log.ErrorContext(ctx, "step result not recorded before its attempt's lease ran out; the attempt is retried",
+			"run_id", r.key.ID, "node", r.result.Node, "attempt", r.result.Attempt, "tries", r.tries+1, "err", r.err)
+	}
+	g.finish(r)
+}
+
+// tickGroup ticks the group's free runs with their results and stores
+// the others', in one transaction.
+func (g *resultGroup) tickGroup(ctx context.Context, group []*resultRequest) error {
 	c := g.c
 	ctx = asBulk(ctx)
 	c.gate.yield(ctx, true)
-	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) (err error) {
+	return pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) (err error) {
 		// The engine runs here, on the group's goroutine rather than a
 		// River worker's: a panic becomes this group's error instead of
 		// taking the process down.
@@ -130,30 +176,25 @@ func (g *resultGroup) write(ctx context.Context, group []*resultRequest) {
 		}
 		return nil
 	})
-	if err == nil {
-		for _, r := range group {
-			close(r.done)
-		}
-		return
+}
+
+// retryLater offers a result that could not be stored (the database was
+// unavailable) again after a backoff, with whatever results gather
+// meanwhile, and reports false when the next try would come after its
+// lease may have run out.
+func (g *resultGroup) retryLater(r *resultRequest) bool {
+	r.tries++
+	d := retryBackoff(r.tries)
+	if !time.Now().Add(d).Before(r.until) {
+		return false
 	}
-	if len(group) > 1 {
-		for _, r := range group {
-			g.write(ctx, []*resultRequest{r})
-		}
-		return
-	}
-	r := group[0]
-	if !errors.Is(err, store.ErrConflict) {
-		c.log.WarnContext(ctx, "inline tick failed; handing over to a tick job", "run_id", r.key.ID, "err", err)
-	}
-	r.err = pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
-		return c.Deliver(ctx, tx, r.key.TenantID, r.key.ID, r.result)
-	})
-	if r.err != nil {
-		c.log.ErrorContext(ctx, "step result not recorded; the attempt is retried when its lease runs out",
+	if r.tries == 1 {
+		g.c.log.Warn("step result not recorded; offering it again until its attempt's lease runs out",
 			"run_id", r.key.ID, "node", r.result.Node, "attempt", r.result.Attempt, "err", r.err)
 	}
-	close(r.done)
+	r.err = nil
+	time.AfterFunc(d, func() { g.g.submit(r) })
+	return true
 }
 
 // attemptStarts records attempt starts in groups (see grouper), so a busy
@@ -171,11 +212,10 @@ type attemptStarts struct {
 const maxExpress = 4
 
 type startRequest struct {
-	key   store.AttemptKey
-	lease time.Duration
-	fresh bool
-	err   error
-	done  chan struct{}
+	take    store.AttemptTake
+	outcome store.TakeOutcome
+	err     error
+	done    chan struct{}
 }
 
 func newAttemptStarts(c *Coordinator) *attemptStarts {
@@ -184,17 +224,33 @@ func newAttemptStarts(c *Coordinator) *attemptStarts {
 	return a
 }
 
-// start records that this worker took the attempt; it reports false when
-// the attempt already has a result.
-func (a *attemptStarts) start(key store.AttemptKey, lease time.Duration, sparse bool) (bool, error) {
-	r := &startRequest{key: key, lease: lease, done: make(chan struct{})}
+// start records that this worker took the attempt and reports what
+// became of it (store.TakeOutcome), trying again with backoff until until
+// while the database is unavailable. leased is a moment before the
+// database computed the recorded lease: the lease runs at least until
+// leased plus take.Lease.
+func (a *attemptStarts) start(ctx context.Context, take store.AttemptTake, sparse bool, until time.Time) (outcome store.TakeOutcome, leased time.Time, err error) {
+	for n := 1; ; n++ {
+		leased = time.Now()
+		outcome, err = a.startOnce(take, sparse)
+		if !store.Unavailable(err) || !waitRetry(ctx, n, until) {
+			return outcome, leased, err
+		}
+		if n == 1 {
+			a.c.log.WarnContext(ctx, "could not record a step's start; trying again", "run_id", take.Key.Run.ID, "node", take.Key.Node, "err", err)
+		}
+	}
+}
+
+func (a *attemptStarts) startOnce(take store.AttemptTake, sparse bool) (store.TakeOutcome, error) {
+	r := &startRequest{take: take, done: make(chan struct{})}
 	if sparse && a.takeExpress() {
 		a.sendUrgent(r)
-		return r.fresh, r.err
+		return r.outcome, r.err
 	}
 	a.g.submit(r)
 	<-r.done
-	return r.fresh, r.err
+	return r.outcome, r.err
 }
 
 func (a *attemptStarts) takeExpress() bool {
@@ -212,7 +268,7 @@ func (a *attemptStarts) sendUrgent(r *startRequest) {
 	a.c.gate.enter()
 	defer func() {
 		a.c.gate.leave()
-		a.c.gate.started(r.key)
+		a.c.gate.started(r.take.Key)
 		a.mu.Lock()
 		a.express--
 		a.mu.Unlock()
@@ -227,16 +283,15 @@ func (a *attemptStarts) write(group []*startRequest) {
 }
 
 func (a *attemptStarts) send(group []*startRequest) {
-	keys := make([]store.AttemptKey, len(group))
-	leases := make([]time.Duration, len(group))
+	takes := make([]store.AttemptTake, len(group))
 	for i, r := range group {
-		keys[i], leases[i] = r.key, r.lease
+		takes[i] = r.take
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	taken, err := store.New(a.c.pool).AttemptStartMany(ctx, keys, leases)
+	outcomes, err := store.New(a.c.pool).AttemptStartMany(ctx, takes)
 	cancel()
 	for _, r := range group {
-		r.fresh, r.err = taken[r.key], err
+		r.outcome, r.err = outcomes[r.take.Key], err
 		close(r.done)
 	}
 }

@@ -52,7 +52,7 @@ func NewClient(pool *pgxpool.Pool, opts Options) (*river.Client[pgx.Tx], error) 
 		CompletedJobRetentionPeriod: time.Hour,
 		JobTimeout:                  -1, // each worker sets its own
 		MaxAttempts:                 25,
-		Middleware:                  []rivertype.Middleware{&fairMiddleware{}},
+		Middleware:                  []rivertype.Middleware{&fairMiddleware{}, &readyMiddleware{}},
 		// A coordinator-only process inserts step jobs it does not work
 		// itself (roles split across replicas).
 		SkipUnknownJobCheck: true,

@@ -25,13 +25,32 @@ type Trigger struct {
 	Context          map[string]any
 	SearchAttributes map[string]any
 	IdempotencyKey   string
+	// MatchRequest makes the idempotency key name this very request, as
+	// the API's does: the same key with a different request is an
+	// IdempotencyMismatch. Ductor's own triggers (schedules, event
+	// triggers) key an occurrence instead, whatever the request, and
+	// leave it false.
+	MatchRequest bool
+}
+
+// requestHash identifies what the trigger asks for, to compare a
+// repeated idempotency key's request with the first: the definition and
+// the version asked for (0, the latest, stays 0: a retry after a new
+// version is published is the same request), input, subject, context and
+// search attributes.
+func (t Trigger) requestHash() (string, error) {
+	return store.RequestHash(map[string]any{
+		"definition": t.Definition, "version": t.Version, "input": t.Input, "subject": t.Subject,
+		"context": orEmpty(t.Context), "search_attributes": orEmpty(t.SearchAttributes),
+	})
 }
 
 // InputValidator checks trigger input against a definition's input schema.
 type InputValidator func(schema []byte, input any) error
 
 // Start creates a run and enqueues its first tick in one transaction. A
-// repeated idempotency key returns the existing run with created false.
+// repeated idempotency key returns the existing run with created false;
+// with a different request, it is an IdempotencyMismatch (MatchRequest).
 func (c *Coordinator) Start(ctx context.Context, t Trigger, validate InputValidator) (store.Run, bool, error) {
 	// The trigger of a tenant with nothing queued is urgent (see yieldGate).
 	if !c.busy.busy(t.TenantID) {
@@ -55,6 +74,11 @@ func (c *Coordinator) Start(ctx context.Context, t Trigger, validate InputValida
 	id := uuid.New()
 	n := newRun(v, id, lineage{root: id}, t.Input, t.Subject, t.Context, t.SearchAttributes)
 	n.TenantID, n.IdempotencyKey = t.TenantID, t.IdempotencyKey
+	if t.IdempotencyKey != "" && t.MatchRequest {
+		if n.RequestHash, err = t.requestHash(); err != nil {
+			return store.Run{}, false, err
+		}
+	}
 	var run store.Run
 	var created bool
 	create := func(inline bool) error {

@@ -87,11 +87,15 @@ func (c *Coordinator) signalTx(ctx context.Context, tx pgx.Tx, s *store.Store, r
 }
 
 // liveRun is the run, or the last of its ContinueAsNew successors; an
-// ended run is a Conflict.
+// ended run is a Conflict. Each run is locked before its status is read
+// (waiting for a tick that holds it): a signal decided on a run that a
+// tick was continuing or ending meanwhile would be stored for a run that
+// drains nothing more, and lost. The lock holds until the signal is
+// stored, so the run cannot end or continue in between either.
 func liveRun(ctx context.Context, s *store.Store, tenantID, runID uuid.UUID) (store.Run, error) {
-	run, err := s.RunGet(ctx, tenantID, runID)
+	run, err := s.RunGetLocked(ctx, tenantID, runID)
 	for hops := 0; err == nil && run.ContinuedToRunID != nil && hops < maxChainHops; hops++ {
-		run, err = s.RunGet(ctx, tenantID, *run.ContinuedToRunID)
+		run, err = s.RunGetLocked(ctx, tenantID, *run.ContinuedToRunID)
 	}
 	if err != nil {
 		return store.Run{}, err

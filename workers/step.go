@@ -2,6 +2,7 @@ package workers
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -30,14 +31,21 @@ func (w *StepWorker) Timeout(job *river.Job[StepArgs]) time.Duration {
 }
 
 // startRetry is how long a step job whose start could not be recorded
-// waits before it is offered again.
+// waits before it is offered again. (The sweep puts a snoozed step job
+// back at the head of its queue by the database's clock sooner.)
 const startRetry = time.Second
+
+// errStartTooLate is a start that came after the sweep could report the
+// job stranded: River discards the job, and the sweep reports the attempt
+// lost (once) and retries the step.
+var errStartTooLate = errors.New("the step's start came after its job could be reported stranded; the sweep retries the attempt")
 
 // Work executes the attempt unless it already has a result.
 func (w *StepWorker) Work(ctx context.Context, job *river.Job[StepArgs]) error {
 	a := job.Args
 	lease := time.Duration(a.TimeoutMS)*time.Millisecond + w.C.RescueWindow
-	fresh, err := w.C.starts.start(a.attemptKey(), lease, a.Sparse)
+	take := store.AttemptTake{Key: a.attemptKey(), Lease: lease, By: startBy(job, w.C.RescueWindow)}
+	outcome, leased, err := w.C.starts.start(ctx, take, a.Sparse, time.Now().Add(w.C.RescueWindow))
 	if err != nil {
 		// Nothing ran and nothing is recorded: offer the job again rather
 		// than let River discard its only attempt. (Snoozing costs it its
@@ -45,8 +53,11 @@ func (w *StepWorker) Work(ctx context.Context, job *river.Job[StepArgs]) error {
 		w.C.log.WarnContext(ctx, "could not record a step's start; offering it again", "run_id", a.RunID, "node", a.Node, "err", err)
 		return river.JobSnooze(startRetry)
 	}
-	if !fresh {
+	switch outcome {
+	case store.Finished:
 		return nil // a duplicate delivery of an attempt that has its result
+	case store.TooLate:
+		return errStartTooLate
 	}
 	started := time.Now()
 	out, stepErr := w.Executor.Execute(ctx, steps.Request{
@@ -54,21 +65,23 @@ func (w *StepWorker) Work(ctx context.Context, job *river.Job[StepArgs]) error {
 		Generation: a.Generation, Attempt: a.Attempt, IdempotencyKey: a.IdempotencyKey,
 		Params: a.Params, Timeout: time.Duration(a.TimeoutMS) * time.Millisecond,
 	})
-	outcome := "success"
+	code := "success"
 	if stepErr != nil {
-		outcome = stepErr.Code
+		code = stepErr.Code
 	}
-	w.C.metrics.stepSeconds.WithLabelValues(stepTypeLabel(a.Type), outcomeLabel(outcome)).Observe(time.Since(started).Seconds())
+	w.C.metrics.stepSeconds.WithLabelValues(stepTypeLabel(a.Type), outcomeLabel(code)).Observe(time.Since(started).Seconds())
 	result := engine.StepResult{Node: a.Node, Generation: a.Generation, Attempt: a.Attempt, Output: out, Error: stepErr}
-	return w.record(context.WithoutCancel(ctx), job, result)
+	return w.C.results.record(store.RunKey{TenantID: a.TenantID, ID: a.RunID}, result, leased.Add(lease))
 }
 
-// record hands the attempt's result to the coordinator's result group,
-// which stores it with the results other workers hand over meanwhile,
-// ticking each run right away when it is free (else the result waits for
-// the run's tick job); the job is done and River's completer completes it.
-// A job redelivered later finds its attempt finished and does nothing.
-func (w *StepWorker) record(_ context.Context, job *river.Job[StepArgs], result engine.StepResult) error {
-	a := job.Args
-	return w.C.results.record(store.RunKey{TenantID: a.TenantID, ID: a.RunID}, result)
+// startBy is when the sweep may report the job stranded if its attempt
+// has not started (StepJobsClaimStranded): River's attempted_at, the
+// database's clock at the fetch, plus the rescue window. A start recorded
+// from then on is refused, so that a step is never both executed here and
+// reported lost.
+func startBy(job *river.Job[StepArgs], window time.Duration) time.Time {
+	if job.AttemptedAt == nil {
+		return time.Time{}
+	}
+	return job.AttemptedAt.Add(window)
 }

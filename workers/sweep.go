@@ -25,6 +25,8 @@ const (
 // Sweep fires due timers, enqueues retries whose backoff is over,
 // reports attempts whose worker died (lease expired without a result, or
 // job running past its timeout without a start) as a retryable failure,
+// ticks again the runs of tick jobs that died mid-tick, completes step
+// jobs whose result was recorded but whose River completion was lost,
 // forgets long-expired bridge task claims, and puts step jobs that River
 // snoozed, retried or rescued back at the head of their queue (they lost
 // their fair tag), until ctx ends. Every coordinator process runs it;
@@ -65,6 +67,14 @@ func (c *Coordinator) SweepOnce(ctx context.Context) (int, error) {
 		if err != nil {
 			return err
 		}
+		rescued, err := c.rescueTicks(ctx, tx, s)
+		if err != nil {
+			return err
+		}
+		completed, err := s.StepJobsCompleteFinished(ctx, c.RescueWindow, sweepBatch)
+		if err != nil {
+			return err
+		}
 		due, err := c.enqueueDue(ctx, tx, s)
 		if err != nil {
 			return err
@@ -81,7 +91,7 @@ func (c *Coordinator) SweepOnce(ctx context.Context) (int, error) {
 		if !c.PlainFIFO {
 			retagged, err = s.StepJobsRetag(ctx, stepQueues(), sweepBatch)
 		}
-		claimed = max(timers, lost, due, expired, unstarted, retagged)
+		claimed = max(timers, lost, rescued, completed, due, expired, unstarted, retagged)
 		return err
 	})
 	return claimed, err
@@ -111,9 +121,12 @@ func (c *Coordinator) fireTimers(ctx context.Context, tx pgx.Tx, s *store.Store)
 
 // reportLost reports attempts whose worker died: those whose lease ran
 // out without a result, and those whose River job has been running for
-// longer than the step's timeout plus the rescue window although the
-// attempt was never started (the worker died between fetching the job and
-// recording the start, so there is no lease to run out).
+// longer than the rescue window although the attempt was never started
+// (the worker died between fetching the job and recording the start, so
+// there is no lease to run out). Their River jobs
+// are finalized at the same time, not an hour later by River's rescuer:
+// River's rescue follows Ductor's detection, and since a step job has one
+// River attempt, River never runs it again.
 func (c *Coordinator) reportLost(ctx context.Context, tx pgx.Tx, s *store.Store) (int, error) {
 	lost, err := s.AttemptsClaimLost(ctx, sweepBatch)
 	if err != nil {
@@ -121,6 +134,9 @@ func (c *Coordinator) reportLost(ctx context.Context, tx pgx.Tx, s *store.Store)
 	}
 	stranded, err := s.StepJobsClaimStranded(ctx, c.RescueWindow, sweepBatch)
 	if err != nil {
+		return 0, err
+	}
+	if _, err := s.StepJobsDiscardLost(ctx, lost); err != nil {
 		return 0, err
 	}
 	lost = append(lost, stranded...)
@@ -172,4 +188,28 @@ func (c *Coordinator) enqueueDue(ctx context.Context, tx pgx.Tx, s *store.Store)
 		jobs[i] = river.InsertManyParams{Args: args, InsertOpts: stepOpts(d.Queue)}
 	}
 	return len(due), c.insertSteps(ctx, tx, jobs, nil)
+}
+
+// rescueTicks ticks again the runs whose tick job has been running for
+// longer than the rescue window (its process died mid-tick, leaving the
+// run's inputs undrained and its wake flag cleared), and finalizes those
+// jobs. The new tick is enqueued whatever the wake flag says: the flag may
+// have been set for the very job that died.
+func (c *Coordinator) rescueTicks(ctx context.Context, tx pgx.Tx, s *store.Store) (int, error) {
+	runs, err := s.TickJobsRescue(ctx, c.RescueWindow, sweepBatch)
+	if err != nil {
+		return 0, err
+	}
+	for _, k := range runs {
+		if _, err := s.RunRequestTick(ctx, k.TenantID, k.ID); err != nil {
+			return 0, err
+		}
+		if err := c.enqueueTick(ctx, tx, k.TenantID, k.ID); err != nil {
+			return 0, err
+		}
+	}
+	if len(runs) > 0 {
+		c.log.WarnContext(ctx, "rescued tick jobs running past the rescue window", "runs", len(runs))
+	}
+	return len(runs), nil
 }

@@ -27,6 +27,30 @@ func (w *TickWorker) Work(ctx context.Context, job *river.Job[TickArgs]) error {
 	return w.C.Tick(ctx, job.Args.TenantID, job.Args.RunID)
 }
 
+// NextRetry schedules a failed tick again a short backoff after River's
+// attempted_at, the database's clock when the job was fetched, rather
+// than River's default, computed from this process's clock: a process
+// whose clock is ahead of the database's would hold the retry back by the
+// difference. River fetches it once that time has passed by the
+// database's clock.
+func (w *TickWorker) NextRetry(job *river.Job[TickArgs]) time.Time {
+	if job.AttemptedAt == nil {
+		return time.Time{} // River's default
+	}
+	return job.AttemptedAt.Add(tickRetryDelay(job.Attempt))
+}
+
+// tickRetryDelay is the wait before a failed tick's next attempt: 100 ms
+// doubling to at most 30 s (a tick fails while the database restarts, or
+// on a bug, which 25 attempts over ten minutes leave time to report).
+func tickRetryDelay(attempt int) time.Duration {
+	d := 100 * time.Millisecond
+	for i := 1; i < attempt && d < 30*time.Second; i++ {
+		d *= 2
+	}
+	return min(d, 30*time.Second)
+}
+
 // Tick clears the run's wake flag, then locks the run (waiting for an
 // inline tick that holds it), decides and persists; the final write still
 // checks record_version, and a tick that loses that race decides again. A

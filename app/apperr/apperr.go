@@ -13,17 +13,18 @@ import (
 type Code string
 
 const (
-	Invalid           Code = "invalid"            // 400: malformed request
-	InvalidDefinition Code = "invalid_definition" // 422: a definition with problems
-	Unprocessable     Code = "unprocessable"      // 422: well-formed but not acceptable
-	Unauthorized      Code = "unauthorized"       // 401: no or bad credentials
-	Forbidden         Code = "forbidden"          // 403: missing scope or role
-	NotFound          Code = "not_found"          // 404
-	Conflict          Code = "conflict"           // 409: duplicate or already decided
-	TooLarge          Code = "too_large"          // 413
-	RateLimited       Code = "rate_limited"       // 429: rate or bound reached
-	Unavailable       Code = "unavailable"        // 503
-	Internal          Code = "internal"           // 500: never shows its cause
+	Invalid             Code = "invalid"              // 400: malformed request
+	InvalidDefinition   Code = "invalid_definition"   // 422: a definition with problems
+	Unprocessable       Code = "unprocessable"        // 422: well-formed but not acceptable
+	Unauthorized        Code = "unauthorized"         // 401: no or bad credentials
+	Forbidden           Code = "forbidden"            // 403: missing scope or role
+	NotFound            Code = "not_found"            // 404
+	Conflict            Code = "conflict"             // 409: duplicate or already decided
+	IdempotencyMismatch Code = "idempotency_mismatch" // 409: a key reused with another request
+	TooLarge            Code = "too_large"            // 413
+	RateLimited         Code = "rate_limited"         // 429: rate or bound reached
+	Unavailable         Code = "unavailable"          // 503
+	Internal            Code = "internal"             // 500: never shows its cause
 )
 
 // Error is an error with a code, a caller-safe message and optional details.

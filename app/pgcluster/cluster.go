@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"time"
 )
 
 // Superuser is the role initdb creates; it connects without a password
@@ -31,6 +32,12 @@ type Options struct {
 	// Fast turns off fsync, synchronous_commit and full_page_writes: a
 	// crash can then corrupt the cluster, so only for throwaway ones.
 	Fast bool
+	// ClockOffset, when not zero, runs the server under libfaketime (the
+	// Debian package faketime) with its clock that far ahead of the
+	// machine's (behind when negative), to test what depends on whose
+	// clock. It applies when this Start starts the server, not to one it
+	// reuses.
+	ClockOffset time.Duration
 	// Log receives the output of initdb and pg_ctl. Nil discards it.
 	Log io.Writer
 }

@@ -32,6 +32,13 @@
 // Stop stops the server whoever started it, so a cluster left running by
 // a killed process is stopped by the next user's Stop.
 //
+// # A skewed clock
+//
+// Options.ClockOffset runs the server under libfaketime (Debian's
+// faketime package), its wall clock that far ahead of the machine's or
+// behind it, so tests can show that nothing Ductor decides by time reads
+// another clock than the database's.
+//
 // # Root
 //
 // PostgreSQL refuses to run as root. When this process is root (as in CI

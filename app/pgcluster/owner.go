@@ -88,8 +88,14 @@ func (o *owner) command(ctx context.Context, dir, name string, args ...string) *
 // run runs cmd, copying its output to log, and returns an error that
 // includes the output when it fails.
 func (o *owner) run(ctx context.Context, log io.Writer, dir, name string, args ...string) error {
+	return o.runEnv(ctx, log, dir, nil, name, args...)
+}
+
+// runEnv is run with more environment variables.
+func (o *owner) runEnv(ctx context.Context, log io.Writer, dir string, env []string, name string, args ...string) error {
 	var out bytes.Buffer
 	cmd := o.command(ctx, dir, name, args...)
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Stdout = io.MultiWriter(&out, log)
 	cmd.Stderr = cmd.Stdout
 	if err := cmd.Run(); err != nil {

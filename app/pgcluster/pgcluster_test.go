@@ -212,3 +212,23 @@ func TestFindBinaries(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// A cluster started with a ClockOffset runs under libfaketime: its now()
+// is that far from this process's clock, ahead or behind.
+func TestClockOffset(t *testing.T) {
+	t.Parallel()
+	for _, offset := range []time.Duration{30 * time.Second, -30 * time.Second} {
+		t.Run(offset.String(), func(t *testing.T) {
+			t.Parallel()
+			c := start(t, Options{Dir: testDir(t), Fast: true, ClockOffset: offset})
+			var db time.Time
+			before := time.Now()
+			if err := connect(t, c).QueryRow(t.Context(), "SELECT now()").Scan(&db); err != nil {
+				t.Fatal(err)
+			}
+			if got := db.Sub(before); got < offset-5*time.Second || got > offset+5*time.Second {
+				t.Fatalf("the server's clock is %s from ours, want about %s", got, offset)
+			}
+		})
+	}
+}

@@ -59,7 +59,7 @@ func (c *Cluster) startOnFreePort(ctx context.Context, opts Options) error {
 		if err != nil {
 			return err
 		}
-		err = c.start(ctx, port, opts.Fast)
+		err = c.start(ctx, port, opts)
 		if err == nil || opts.Port != 0 || attempt == 3 || portFree(port) {
 			return err
 		}
@@ -69,11 +69,15 @@ func (c *Cluster) startOnFreePort(ctx context.Context, opts Options) error {
 // start writes the settings and starts the server with pg_ctl. pg_ctl is
 // not interrupted by ctx: killing it midway could orphan a postmaster.
 // If ctx ends meanwhile, the server is stopped again.
-func (c *Cluster) start(ctx context.Context, port int, fast bool) error {
+func (c *Cluster) start(ctx context.Context, port int, opts Options) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := c.owner.writeFile(filepath.Join(c.dataDir(), confFile), settings(port, fast)); err != nil {
+	env, err := fakeClock(opts.ClockOffset)
+	if err != nil {
+		return err
+	}
+	if err := c.owner.writeFile(filepath.Join(c.dataDir(), confFile), settings(port, opts.Fast)); err != nil {
 		return err
 	}
 	if err := c.owner.writeFile(c.portFile(), []byte(strconv.Itoa(port)+"\n")); err != nil {
@@ -81,7 +85,7 @@ func (c *Cluster) start(ctx context.Context, port int, fast bool) error {
 	}
 	c.port = port
 	args := []string{"start", "-D", c.dataDir(), "-l", c.LogFile(), "-w", "-s", "-t", seconds(startTimeout)}
-	err := c.owner.run(context.WithoutCancel(ctx), c.log, c.dir, c.bin.pgCtl, args...)
+	err = c.owner.runEnv(context.WithoutCancel(ctx), c.log, c.dir, env, c.bin.pgCtl, args...)
 	if err != nil {
 		err = fmt.Errorf("%w\n%s", err, c.logTail())
 	}

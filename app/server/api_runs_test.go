@@ -81,9 +81,18 @@ func (b *apiBundle) publish(t *testing.T, m *definition.Manifest) {
 
 func (b *apiBundle) call(t *testing.T, method, path, key, body string) (int, map[string]any) {
 	t.Helper()
+	return b.callWith(t, method, path, key, body, nil)
+}
+
+// callWith is call with more request headers.
+func (b *apiBundle) callWith(t *testing.T, method, path, key, body string, headers map[string]string) (int, map[string]any) {
+	t.Helper()
 	req, _ := http.NewRequest(method, b.srv.URL+path, strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set("Content-Type", "application/json")
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -138,7 +147,7 @@ func TestRunsAPI(t *testing.T) {
 		t.Fatalf("start = %d %v", code, body)
 	}
 	id := body["id"].(string)
-	code, again := b.call(t, "POST", "/api/v1/runs", b.keyA, `{"definition": "two", "idempotency_key": "k1"}`)
+	code, again := b.call(t, "POST", "/api/v1/runs", b.keyA, `{"definition": "two", "input": {"x": 1}, "subject": "order-1", "search_attributes": {"customer": "c7"}, "idempotency_key": "k1"}`)
 	if code != 200 || again["id"] != id {
 		t.Fatalf("repeated idempotency key = %d %v, want 200 with %s", code, again, id)
 	}

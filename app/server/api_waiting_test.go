@@ -162,7 +162,7 @@ steps:
 	if code != http.StatusAccepted || first["id"] == nil {
 		t.Fatalf("event: %d %v", code, first)
 	}
-	if _, again := b.call(t, "POST", "/api/v1/events", b.keyA, `{"name": "paid", "data": {"order": 7}, "idempotency_key": "k6"}`); again["id"] != first["id"] {
+	if _, again := b.call(t, "POST", "/api/v1/events", b.keyA, `{"name": "paid", "data": {"order": 6}, "idempotency_key": "k6"}`); again["id"] != first["id"] {
 		t.Errorf("repeated idempotency key gave %v, want %v", again["id"], first["id"])
 	}
 	if code, _ := b.call(t, "POST", "/api/v1/events", b.keyA, `{"data": {}}`); code != http.StatusBadRequest {

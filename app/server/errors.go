@@ -9,23 +9,25 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/views"
 )
 
 // statusOf maps an error code to its HTTP status. This is the only place
 // that does.
 var statusOf = map[apperr.Code]int{
-	apperr.Invalid:           http.StatusBadRequest,
-	apperr.InvalidDefinition: http.StatusUnprocessableEntity,
-	apperr.Unprocessable:     http.StatusUnprocessableEntity,
-	apperr.Unauthorized:      http.StatusUnauthorized,
-	apperr.Forbidden:         http.StatusForbidden,
-	apperr.NotFound:          http.StatusNotFound,
-	apperr.Conflict:          http.StatusConflict,
-	apperr.TooLarge:          http.StatusRequestEntityTooLarge,
-	apperr.RateLimited:       http.StatusTooManyRequests,
-	apperr.Unavailable:       http.StatusServiceUnavailable,
-	apperr.Internal:          http.StatusInternalServerError,
+	apperr.Invalid:             http.StatusBadRequest,
+	apperr.InvalidDefinition:   http.StatusUnprocessableEntity,
+	apperr.Unprocessable:       http.StatusUnprocessableEntity,
+	apperr.Unauthorized:        http.StatusUnauthorized,
+	apperr.Forbidden:           http.StatusForbidden,
+	apperr.NotFound:            http.StatusNotFound,
+	apperr.Conflict:            http.StatusConflict,
+	apperr.IdempotencyMismatch: http.StatusConflict,
+	apperr.TooLarge:            http.StatusRequestEntityTooLarge,
+	apperr.RateLimited:         http.StatusTooManyRequests,
+	apperr.Unavailable:         http.StatusServiceUnavailable,
+	apperr.Internal:            http.StatusInternalServerError,
 }
 
 // codeOfStatus maps Echo's own errors (unknown route, wrong method, body too
@@ -60,6 +62,9 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 			return
 		}
 		status, body := toBody(err)
+		if status == http.StatusServiceUnavailable {
+			c.Response().Header().Set("Retry-After", retryAfter)
+		}
 		if status >= 500 {
 			log.ErrorContext(c.Request().Context(), "request failed",
 				"err", err, "path", c.Path(), "request_id", requestID(c))
@@ -76,7 +81,18 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 	}
 }
 
+// retryAfter is the Retry-After of a 503, in seconds: a database restart
+// takes a few.
+const retryAfter = "2"
+
+// errUnavailable is what a caller sees of an error saying the database
+// cannot be reached (store.Unavailable): a 503 to retry, not a 500.
+var errUnavailable = apperr.New(apperr.Unavailable, "the database is unavailable; try again shortly")
+
 func toBody(err error) (int, ErrorBody) {
+	if apperr.CodeOf(err) == apperr.Internal && store.Unavailable(err) {
+		err = apperr.Wrap(err, errUnavailable.Code, errUnavailable.Message)
+	}
 	var he *echo.HTTPError
 	if errors.As(err, &he) {
 		code, ok := codeOfStatus[he.Code]

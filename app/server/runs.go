@@ -144,7 +144,9 @@ type startRunRequest struct {
 }
 
 // handleRunStart triggers a run: 201 when created, 200 with the existing
-// run for a repeated idempotency key.
+// run for a repeated idempotency key (the Idempotency-Key header or the
+// body's), 409 idempotency_mismatch when that key came with a different
+// request.
 func handleRunStart(runs *workers.Coordinator, validate workers.InputValidator) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var req startRunRequest
@@ -154,10 +156,14 @@ func handleRunStart(runs *workers.Coordinator, validate workers.InputValidator) 
 		if req.Definition == "" {
 			return apperr.New(apperr.Invalid, "definition is required")
 		}
+		key, err := idempotencyKey(c, req.IdempotencyKey)
+		if err != nil {
+			return err
+		}
 		run, created, err := runs.Start(c.Request().Context(), workers.Trigger{
 			TenantID: tenantOf(c), Definition: req.Definition, Version: req.Version,
 			Input: req.Input, Subject: req.Subject, Context: req.Context,
-			SearchAttributes: req.SearchAttributes, IdempotencyKey: req.IdempotencyKey,
+			SearchAttributes: req.SearchAttributes, IdempotencyKey: key, MatchRequest: true,
 		}, validate)
 		if err != nil {
 			return err

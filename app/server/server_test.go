@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -11,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
 
@@ -157,7 +160,7 @@ func TestErrorsUseTheJSONShape(t *testing.T) {
 
 func TestToBodyHidesInternalErrors(t *testing.T) {
 	t.Parallel()
-	status, body := toBody(io.ErrUnexpectedEOF)
+	status, body := toBody(errors.New("disk on fire: EOF"))
 	if status != 500 || body.Error.Code != apperr.Internal || strings.Contains(body.Error.Message, "EOF") {
 		t.Fatalf("internal error = %d %+v", status, body)
 	}
@@ -213,5 +216,20 @@ func TestStaticAssetsAreHashedAndCached(t *testing.T) {
 	res.Body.Close()
 	if res.StatusCode != 200 || !strings.Contains(res.Header.Get("Cache-Control"), "immutable") {
 		t.Fatalf("GET %s = %d, Cache-Control %q", href, res.StatusCode, res.Header.Get("Cache-Control"))
+	}
+}
+
+// A database that cannot be reached is a 503 to retry, whatever wraps
+// the error; a client error that happens to wrap the same cause keeps its
+// own code.
+func TestToBodyMapsAnUnreachableDatabaseToUnavailable(t *testing.T) {
+	t.Parallel()
+	status, body := toBody(fmt.Errorf("load run: %w", &pgconn.ConnectError{}))
+	if status != 503 || body.Error.Code != apperr.Unavailable {
+		t.Fatalf("connect error = %d %+v, want 503 unavailable", status, body)
+	}
+	status, body = toBody(apperr.Wrap(io.ErrUnexpectedEOF, apperr.Invalid, "truncated body"))
+	if status != 400 || body.Error.Code != apperr.Invalid {
+		t.Fatalf("a truncated request body = %d %+v, want 400 invalid", status, body)
 	}
 }

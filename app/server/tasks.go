@@ -63,8 +63,14 @@ type TaskJSON struct {
 	IdempotencyKey string          `json:"idempotency_key"`
 	Deadline       *time.Time      `json:"deadline"`
 	LeaseUntil     *time.Time      `json:"lease_until"`
-	RunID          string          `json:"run_id"`
-	Node           string          `json:"node"`
+	// DeadlineMS and LeaseMS are what was left of the deadline and the
+	// lease when the task was claimed, by the database's clock: a worker
+	// times them from when it receives the task, so that its own clock's
+	// difference from the database's does not matter.
+	DeadlineMS *int64 `json:"deadline_ms"`
+	LeaseMS    *int64 `json:"lease_ms"`
+	RunID      string `json:"run_id"`
+	Node       string `json:"node"`
 }
 
 // handleTaskPoll claims up to max tasks of the queue for the handlers,
@@ -129,8 +135,18 @@ func taskJSON(t store.BridgeTask) TaskJSON {
 	return TaskJSON{
 		ID: t.ID.String(), Token: t.Token, Handler: t.Handler, Queue: t.Queue, Input: t.Input, Attempt: t.Attempt,
 		IdempotencyKey: t.IdempotencyKey, Deadline: t.Deadline, LeaseUntil: t.LeaseUntil,
+		DeadlineMS: msAfter(t.Deadline, t.ClaimedAt), LeaseMS: msAfter(t.LeaseUntil, t.ClaimedAt),
 		RunID: t.RunID.String(), Node: t.Node,
 	}
+}
+
+// msAfter is how many milliseconds at lies after from, when both are set.
+func msAfter(at, from *time.Time) *int64 {
+	if at == nil || from == nil {
+		return nil
+	}
+	ms := at.Sub(*from).Milliseconds()
+	return &ms
 }
 
 type taskCompleteRequest struct {

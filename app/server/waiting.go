@@ -61,15 +61,21 @@ type eventRequest struct {
 }
 
 // handleEvent stores a tenant event and hands it to the runs waiting for
-// its name: 202 {"id"}; a repeated idempotency key answers the first id.
+// its name: 202 {"id"}; a repeated idempotency key (the Idempotency-Key
+// header or the body's) answers the first id, or 409
+// idempotency_mismatch when it came with a different name or data.
 func handleEvent(runs *workers.Coordinator) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var req eventRequest
 		if err := bindJSON(c, &req); err != nil {
 			return err
 		}
+		key, err := idempotencyKey(c, req.IdempotencyKey)
+		if err != nil {
+			return err
+		}
 		e, _, err := runs.Publish(c.Request().Context(), store.Event{
-			TenantID: tenantOf(c), Name: req.Name, Data: req.Data, IdempotencyKey: req.IdempotencyKey,
+			TenantID: tenantOf(c), Name: req.Name, Data: req.Data, IdempotencyKey: key, MatchRequest: true,
 		})
 		if err != nil {
 			return err

@@ -22,10 +22,17 @@ type Event struct {
 	Data           any       `json:"data"`
 	IdempotencyKey string    `json:"idempotency_key,omitempty"`
 	CreatedAt      time.Time `json:"created_at"`
+	// RequestHash identifies the request the idempotency key was sent with
+	// (RequestHash); the same key with another request is refused.
+	RequestHash string `json:"-"`
+	// MatchRequest asks Publish to set RequestHash: the key names this
+	// very request (the API's). A webhook's delivery id names a delivery.
+	MatchRequest bool `json:"-"`
 }
 
 // EventAdd stores an event. A repeated idempotency key stores nothing and
-// returns the first event with created false.
+// returns the first event with created false, or, when it came with a
+// different request, an IdempotencyMismatch naming that event.
 func (s *Store) EventAdd(ctx context.Context, e Event) (Event, bool, error) {
 	data, err := jsonvalue.Marshal(e.Data)
 	if err != nil {
@@ -34,6 +41,7 @@ func (s *Store) EventAdd(ctx context.Context, e Event) (Event, bool, error) {
 	row, err := s.q.EventInsert(ctx, queries.EventInsertParams{
 		TenantID: e.TenantID, ID: e.ID, Name: e.Name, Data: data,
 		IdempotencyKey: pgtype.Text{String: e.IdempotencyKey, Valid: e.IdempotencyKey != ""},
+		RequestHash:    nullText(e.RequestHash),
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		row, err = s.q.EventGetByKey(ctx, queries.EventGetByKeyParams{
@@ -41,6 +49,9 @@ func (s *Store) EventAdd(ctx context.Context, e Event) (Event, bool, error) {
 		})
 		if err != nil {
 			return Event{}, false, notFound(err, "event")
+		}
+		if err := checkRequest(row.RequestHash.String, e.RequestHash, "event", row.ID, e.IdempotencyKey); err != nil {
+			return Event{}, false, err
 		}
 		out, err := eventFromRow(row)
 		return out, false, err

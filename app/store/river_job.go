@@ -10,21 +10,23 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// stepJobsRunning finds the River jobs executing one attempt through
-// River's GIN index on args. River's tables are not in sqlc's schema, so
-// this one query is written by hand.
-const stepJobsRunning = `SELECT id FROM river_job
-WHERE kind = 'ductor.step' AND state = 'running' AND args @> $1::jsonb`
+// stepJobsLive finds the River jobs of one attempt that have not
+// finished, fetched or not, through River's GIN index on args. River's
+// tables are not in sqlc's schema, so this query is written by hand.
+const stepJobsLive = `SELECT id FROM river_job
+WHERE kind = 'ductor.step' AND state NOT IN ('completed', 'cancelled', 'discarded') AND args @> $1::jsonb`
 
-// StepJobsRunning returns the ids of running step jobs of one attempt.
-func (s *Store) StepJobsRunning(ctx context.Context, tenantID, runID uuid.UUID, node string, generation, attempt int) ([]int64, error) {
+// StepJobsLive returns the ids of the step jobs of one attempt that have
+// not finished: those waiting to be fetched as well as those running,
+// since a job fetched after a cancelling tick read it would run.
+func (s *Store) StepJobsLive(ctx context.Context, tenantID, runID uuid.UUID, node string, generation, attempt int) ([]int64, error) {
 	match, err := json.Marshal(map[string]any{
 		"tenant_id": tenantID, "run_id": runID, "node": node, "generation": generation, "attempt": attempt,
 	})
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.db.Query(ctx, stepJobsRunning, match)
+	rows, err := s.db.Query(ctx, stepJobsLive, match)
 	if err != nil {
 		return nil, fmt.Errorf("find step jobs: %w", err)
 	}
@@ -169,17 +171,20 @@ func (s *Store) FairClockAdvanceMany(ctx context.Context, keys []FairClockKey, s
 }
 
 // stepJobsStranded claims step jobs whose attempt was never started and
-// never will be: River shows them running for longer than their step's
-// timeout plus window (the worker's process died between fetching the job
-// and recording the start), or it discarded them in the last hour (the
-// worker failed before the start, or River's own rescuer gave up on them).
+// never will be: River shows them running for longer than the rescue
+// window (a start takes milliseconds: the worker's process died between
+// fetching the job and recording the start, or the fetch itself was lost
+// with the database before its answer reached River), or it discarded
+// them in the last hour (the worker failed before the start, or River's
+// own rescuer gave up on them).
 // No lease will ever run out for such an attempt. Each job is claimed once
-// (a mark in its metadata); its attempt is returned.
+// (a mark in its metadata) and finalized (a running one is discarded, as
+// River's own rescuer would an hour later); its attempt is returned. A
+// worker that records the start after this is refused (AttemptTake.By).
 const stepJobsStranded = `WITH running AS (
     SELECT j.id FROM river_job j
     WHERE j.state = 'running' AND j.kind = 'ductor.step'
-      AND j.attempted_at < now() - coalesce((j.args->>'timeout_ms')::bigint, 0) * interval '1 millisecond'
-                                 - $1 * interval '1 millisecond'
+      AND j.attempted_at < now() - $1 * interval '1 millisecond'
       AND ` + neverStarted + `
     ORDER BY j.id LIMIT $2 FOR UPDATE OF j SKIP LOCKED),
 discarded AS (
@@ -188,7 +193,10 @@ discarded AS (
       AND ` + neverStarted + `
     ORDER BY j.id LIMIT $2 FOR UPDATE OF j SKIP LOCKED),
 stranded AS (SELECT id FROM running UNION ALL SELECT id FROM discarded)
-UPDATE river_job SET metadata = river_job.metadata || '{"ductor_stranded": true}'
+UPDATE river_job SET metadata = river_job.metadata || '{"ductor_stranded": true}',
+    state = 'discarded', finalized_at = coalesce(river_job.finalized_at, now()),
+    errors = CASE WHEN river_job.state = 'running' THEN array_append(river_job.errors, jsonb_build_object(
+        'at', now(), 'attempt', river_job.attempt, 'error', 'stranded: running past the rescue window without its attempt started')) ELSE river_job.errors END
 FROM stranded WHERE river_job.id = stranded.id
 RETURNING (args->>'tenant_id')::uuid, (args->>'run_id')::uuid, args->>'node', (args->>'generation')::int, (args->>'attempt')::int`
 
@@ -218,4 +226,103 @@ func (s *Store) StepJobsClaimStranded(ctx context.Context, window time.Duration,
 		return nil, fmt.Errorf("claim stranded step jobs: %w", err)
 	}
 	return out, nil
+}
+
+// stepJobsDiscardLost finalizes the running step jobs of attempts the
+// sweep reported lost (their lease ran out): the process that held them is
+// gone, or will find its result stale. River's own rescuer would leave
+// them running for an hour, counted against their tenant's concurrency
+// cap meanwhile. A worker that is still alive finds its job finalized
+// when it completes, which River then leaves as it is. One index lookup
+// per attempt.
+const stepJobsDiscardLost = `UPDATE river_job j SET state = 'discarded', finalized_at = now(),
+    errors = array_append(j.errors, jsonb_build_object('at', now(), 'attempt', j.attempt,
+        'error', 'the attempt''s lease ran out without a result: reported lost and retried'))
+WHERE j.id IN (
+    SELECT x.id FROM unnest($1::jsonb[]) AS m(match),
+    LATERAL (SELECT id FROM river_job
+        WHERE kind = 'ductor.step' AND state = 'running' AND args @> m.match) x)`
+
+// StepJobsDiscardLost finalizes the running step jobs of lost attempts
+// and returns how many it finalized.
+func (s *Store) StepJobsDiscardLost(ctx context.Context, lost []LostAttempt) (int, error) {
+	if len(lost) == 0 {
+		return 0, nil
+	}
+	matches := make([][]byte, len(lost))
+	for i, a := range lost {
+		m, err := json.Marshal(map[string]any{
+			"tenant_id": a.TenantID, "run_id": a.RunID, "node": a.Node, "generation": a.Generation, "attempt": a.Attempt,
+		})
+		if err != nil {
+			return 0, err
+		}
+		matches[i] = m
+	}
+	tag, err := s.db.Exec(ctx, stepJobsDiscardLost, matches)
+	if err != nil {
+		return 0, fmt.Errorf("discard lost step jobs: %w", err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// tickJobsRescue finalizes tick jobs running for longer than the rescue
+// window, by the database's clock: their process died mid-tick (its
+// transaction rolled back, its run's wake flag already cleared). River's
+// rescuer never would: ticks have no timeout. A tick still alive after
+// that long is harmless to rescue: the next tick waits for its lock.
+const tickJobsRescue = `UPDATE river_job j SET state = 'discarded', finalized_at = now(),
+    errors = array_append(j.errors, jsonb_build_object('at', now(), 'attempt', j.attempt,
+        'error', 'running past the rescue window: rescued, its run ticked again'))
+WHERE j.id IN (
+    SELECT id FROM river_job
+    WHERE state = 'running' AND kind = 'ductor.tick' AND attempted_at < now() - $1 * interval '1 millisecond'
+    ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED)
+RETURNING (j.args->>'tenant_id')::uuid, (j.args->>'run_id')::uuid`
+
+// TickJobsRescue finalizes up to limit tick jobs running for longer than
+// window and returns their runs, to be ticked again.
+func (s *Store) TickJobsRescue(ctx context.Context, window time.Duration, limit int) ([]RunKey, error) {
+	rows, err := s.db.Query(ctx, tickJobsRescue, window.Milliseconds(), limit)
+	if err != nil {
+		return nil, fmt.Errorf("rescue tick jobs: %w", err)
+	}
+	keys, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (RunKey, error) {
+		var k RunKey
+		err := r.Scan(&k.TenantID, &k.ID)
+		return k, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("rescue tick jobs: %w", err)
+	}
+	return keys, nil
+}
+
+// stepJobsCompleteFinished completes step jobs that River shows running
+// for longer than the rescue window although their attempt has its result:
+// the worker recorded the result, but River's completion of the job was
+// lost (its process died, or the database was down when River tried and
+// River gave up). Nothing will run them again; River's rescuer would
+// discard them an hour later, counted against their tenant's concurrency
+// cap meanwhile.
+const stepJobsCompleteFinished = `UPDATE river_job SET state = 'completed', finalized_at = now()
+WHERE id IN (
+    SELECT j.id FROM river_job j
+    WHERE j.state = 'running' AND j.kind = 'ductor.step'
+      AND j.attempted_at < now() - $1 * interval '1 millisecond'
+      AND EXISTS (SELECT 1 FROM run_attempt a
+         WHERE a.tenant_id = (j.args->>'tenant_id')::uuid AND a.run_id = (j.args->>'run_id')::uuid
+           AND a.node = j.args->>'node' AND a.generation = (j.args->>'generation')::int
+           AND a.attempt = (j.args->>'attempt')::int AND a.finished_at IS NOT NULL)
+    ORDER BY j.id LIMIT $2 FOR UPDATE OF j SKIP LOCKED)`
+
+// StepJobsCompleteFinished completes up to limit step jobs left running
+// after their attempt finished (see stepJobsCompleteFinished) and returns
+// how many it completed.
+func (s *Store) StepJobsCompleteFinished(ctx context.Context, window time.Duration, limit int) (int, error) {
+	tag, err := s.db.Exec(ctx, stepJobsCompleteFinished, window.Milliseconds(), limit)
+	if err != nil {
+		return 0, fmt.Errorf("complete finished step jobs: %w", err)
+	}
+	return int(tag.RowsAffected()), nil
 }

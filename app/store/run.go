@@ -53,12 +53,16 @@ type NewRun struct {
 	Depth              int
 	ContinuedFromRunID *uuid.UUID
 	IdempotencyKey     string
-	State              engine.Run
+	// RequestHash identifies the request the idempotency key was sent with
+	// (RequestHash); the same key with another request is refused.
+	RequestHash string
+	State       engine.Run
 }
 
 // RunCreate inserts a pending run with its wake flag clear: the caller
 // ticks it inline or enqueues its first tick. A repeated idempotency key
-// returns the run that key already made, with created false.
+// returns the run that key already made, with created false, or, when it
+// came with a different request, an IdempotencyMismatch naming that run.
 func (s *Store) RunCreate(ctx context.Context, n NewRun) (Run, bool, error) {
 	state, err := encodeState(n.State)
 	if err != nil {
@@ -78,7 +82,7 @@ func (s *Store) RunCreate(ctx context.Context, n NewRun) (Run, bool, error) {
 		Status: string(n.State.Status), Subject: n.Subject, SearchAttributes: attrs,
 		ParentRunID: nullUUID(n.ParentRunID), RootRunID: n.RootRunID, Depth: int32(n.Depth),
 		ContinuedFromRunID: nullUUID(n.ContinuedFromRunID), IdempotencyKey: nullText(n.IdempotencyKey),
-		State: state, Input: input,
+		RequestHash: nullText(n.RequestHash), State: state, Input: input,
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return s.runAfterConflict(ctx, n)
@@ -100,6 +104,9 @@ func (s *Store) runAfterConflict(ctx context.Context, n NewRun) (Run, bool, erro
 	})
 	if err != nil {
 		return Run{}, false, notFound(err, "run")
+	}
+	if err := checkRequest(row.RequestHash.String, n.RequestHash, "run", row.ID, n.IdempotencyKey); err != nil {
+		return Run{}, false, err
 	}
 	r, err := runFromRow(row)
 	return r, false, err
@@ -285,6 +292,17 @@ func (s *Store) RunChildCounts(ctx context.Context, tenantID, runID uuid.UUID) (
 		out[r.Status] = r.Runs
 	}
 	return out, nil
+}
+
+// RunGetLocked returns a tenant's run with its row locked, waiting for a
+// tick that holds it, so that what the caller decides on the run's status
+// (or its successor) holds until it commits.
+func (s *Store) RunGetLocked(ctx context.Context, tenantID, id uuid.UUID) (Run, error) {
+	row, err := s.q.RunGetLocked(ctx, queries.RunGetLockedParams{TenantID: tenantID, ID: id})
+	if err != nil {
+		return Run{}, notFound(err, "run")
+	}
+	return runFromRow(row)
 }
 
 // RunLock locks the run row, waiting for a transaction that holds it:

@@ -66,9 +66,9 @@ func (s *Store) RunAttempts(ctx context.Context, tenantID, runID uuid.UUID) ([]A
 // AttemptStart records that a worker took an attempt and leases it for
 // lease; it reports false when the attempt already has a result.
 func (s *Store) AttemptStart(ctx context.Context, tenantID, runID uuid.UUID, node string, generation, attempt int, lease time.Duration) (bool, error) {
-	a := AttemptKey{Run: RunKey{tenantID, runID}, Node: node, Generation: generation, Attempt: attempt}
-	taken, err := s.AttemptStartMany(ctx, []AttemptKey{a}, []time.Duration{lease})
-	return taken[a], err
+	a := AttemptTake{Key: AttemptKey{Run: RunKey{tenantID, runID}, Node: node, Generation: generation, Attempt: attempt}, Lease: lease}
+	taken, err := s.AttemptStartMany(ctx, []AttemptTake{a})
+	return taken[a.Key] == Taken, err
 }
 
 // AttemptKey names one attempt of a step.
@@ -78,13 +78,34 @@ type AttemptKey struct {
 	Generation, Attempt int
 }
 
-// AttemptStartMany records that workers took attempts, each leased for
-// leases[i], and reports which were taken: an attempt that already has a
-// result is not. An attempt may appear more than once.
-func (s *Store) AttemptStartMany(ctx context.Context, keys []AttemptKey, leases []time.Duration) (map[AttemptKey]bool, error) {
+// AttemptTake is a worker taking an attempt: leased for Lease from the
+// start, and only before By (the database's clock; zero: any time).
+type AttemptTake struct {
+	Key   AttemptKey
+	Lease time.Duration
+	By    time.Time
+}
+
+// TakeOutcome is what became of an AttemptTake.
+type TakeOutcome int
+
+const (
+	// Taken: the start is recorded and the worker executes the attempt.
+	Taken TakeOutcome = iota
+	// Finished: the attempt already has a result (a duplicate delivery).
+	Finished
+	// TooLate: the start came at or after By; nothing is recorded.
+	TooLate
+)
+
+// AttemptStartMany records that workers took attempts and reports what
+// became of each (see TakeOutcome). An attempt may appear more than once;
+// the first take counts.
+func (s *Store) AttemptStartMany(ctx context.Context, takes []AttemptTake) (map[AttemptKey]TakeOutcome, error) {
 	var p queries.RunAttemptStartManyParams
 	seen := map[AttemptKey]bool{}
-	for i, k := range keys {
+	for _, t := range takes {
+		k := t.Key
 		if seen[k] {
 			continue
 		}
@@ -94,17 +115,26 @@ func (s *Store) AttemptStartMany(ctx context.Context, keys []AttemptKey, leases 
 		p.Nodes = append(p.Nodes, k.Node)
 		p.Generations = append(p.Generations, int32(k.Generation))
 		p.Attempts = append(p.Attempts, int32(k.Attempt))
-		p.LeaseSeconds = append(p.LeaseSeconds, leases[i].Seconds())
+		p.LeaseSeconds = append(p.LeaseSeconds, t.Lease.Seconds())
+		p.StartBys = append(p.StartBys, t.By)
 	}
 	rows, err := s.q.RunAttemptStartMany(ctx, p)
 	if err != nil {
 		return nil, fmt.Errorf("start attempts: %w", err)
 	}
-	taken := make(map[AttemptKey]bool, len(rows))
+	out := make(map[AttemptKey]TakeOutcome, len(rows))
 	for _, r := range rows {
-		taken[AttemptKey{RunKey{r.TenantID, r.RunID}, r.Node, int(r.Generation), int(r.Attempt)}] = true
+		k := AttemptKey{RunKey{r.TenantID, r.RunID}, r.Node, int(r.Generation), int(r.Attempt)}
+		switch {
+		case !r.InTime:
+			out[k] = TooLate
+		case r.Taken:
+			out[k] = Taken
+		default:
+			out[k] = Finished
+		}
 	}
-	return taken, nil
+	return out, nil
 }
 
 // LostAttempt names an attempt whose worker's lease ran out.

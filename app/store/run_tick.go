@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -56,19 +57,21 @@ type TickLoad struct {
 }
 
 // RunTickLoad locks the runs of keys that no other transaction holds and
-// reads, with the same statement, what a tick needs of each (see
-// TickLoad); runs it could not lock (or that do not exist) are missing
-// from the result. A run's input (which never changes) is read only when
-// withInput holds its id, already decoded; otherwise the caller has it
-// cached.
+// then reads what a tick needs of each (see TickLoad); runs it could not
+// lock (or that do not exist) are missing from the result. A run's input
+// (which never changes) is read only when withInput holds its id, already
+// decoded; otherwise the caller has it cached.
+//
+// Lock first, then read: the runs are locked by one statement and read by
+// the next (RunTickLock, RunTickRead), both sent in one round trip, so
+// what the tick decides on comes from a snapshot taken while it holds the
+// locks, never from before another tick's commit.
 func (s *Store) RunTickLoad(ctx context.Context, keys []RunKey, withInput []uuid.UUID) (map[RunKey]TickLoad, error) {
 	tenants, ids, asked := splitKeys(keys)
 	if withInput == nil {
 		withInput = []uuid.UUID{}
 	}
-	rows, err := s.q.RunTickLoad(ctx, queries.RunTickLoadParams{
-		TenantIds: tenants, Ids: ids, WithInputIds: withInput, MaxInputs: maxInputsPerTick + 1,
-	})
+	rows, err := s.tickRows(ctx, tenants, ids, withInput)
 	if err != nil {
 		return nil, fmt.Errorf("load runs: %w", err)
 	}
@@ -78,28 +81,65 @@ func (s *Store) RunTickLoad(ctx context.Context, keys []RunKey, withInput []uuid
 		if !asked[k] {
 			continue
 		}
-		run, err := runFromRow(queries.Run{
-			TenantID: r.TenantID, ID: r.ID, DefinitionKey: r.DefinitionKey, DefinitionVersion: r.DefinitionVersion,
-			ManifestHash: r.ManifestHash, Status: r.Status, Reason: r.Reason, Subject: r.Subject,
-			SearchAttributes: r.SearchAttributes, ParentRunID: r.ParentRunID, RootRunID: r.RootRunID, Depth: r.Depth,
-			ContinuedFromRunID: r.ContinuedFromRunID, ContinuedToRunID: r.ContinuedToRunID,
-			IdempotencyKey: r.IdempotencyKey, State: r.State, TransitionCount: r.TransitionCount,
-			RecordVersion: r.RecordVersion, TickRequested: r.TickRequested, CreatedAt: r.CreatedAt,
-			UpdatedAt: r.UpdatedAt, FinishedAt: r.FinishedAt,
-		})
+		l, err := tickLoadFromRow(r)
 		if err != nil {
 			return nil, err
-		}
-		l := TickLoad{LeanRun: LeanRun{Run: run, Input: r.Input, Now: r.Now.UTC()}, TickRequested: r.TickRequested}
-		if l.Nodes, err = decodeNodes(r.Nodes); err != nil {
-			return nil, fmt.Errorf("run %s: %w", r.ID, err)
-		}
-		if l.Pending, err = decodePending(r.Inputs); err != nil {
-			return nil, fmt.Errorf("run %s: %w", r.ID, err)
 		}
 		out[k] = l
 	}
 	return out, nil
+}
+
+// SameStatementTickLoad makes RunTickLoad lock and read in one statement,
+// as it once did (RunTickLoadSameStatement), which lets a tick decide on
+// nodes and inputs older than the run row it locked. Only the concurrency
+// checker sets it, to show that it finds the lost updates this allows.
+var SameStatementTickLoad atomic.Bool
+
+// tickRows sends RunTickLock and RunTickRead in one round trip.
+func (s *Store) tickRows(ctx context.Context, tenants, ids, withInput []uuid.UUID) ([]queries.RunTickReadRow, error) {
+	max := int32(maxInputsPerTick + 1)
+	if SameStatementTickLoad.Load() {
+		return s.tickRowsSameStatement(ctx, tenants, ids, withInput, max)
+	}
+	p := &readAfter{db: s.db}
+	q := queries.New(p)
+	_ = q.RunTickLock(ctx, queries.RunTickLockParams{TenantIds: tenants, Ids: ids})
+	return q.RunTickRead(ctx, queries.RunTickReadParams{TenantIds: tenants, WithInputIds: withInput, MaxInputs: max})
+}
+
+func (s *Store) tickRowsSameStatement(ctx context.Context, tenants, ids, withInput []uuid.UUID, max int32) ([]queries.RunTickReadRow, error) {
+	rows, err := s.q.RunTickLoadSameStatement(ctx, queries.RunTickLoadSameStatementParams{
+		TenantIds: tenants, Ids: ids, WithInputIds: withInput, MaxInputs: max,
+	})
+	out := make([]queries.RunTickReadRow, len(rows))
+	for i, r := range rows {
+		out[i] = queries.RunTickReadRow(r)
+	}
+	return out, err
+}
+
+func tickLoadFromRow(r queries.RunTickReadRow) (TickLoad, error) {
+	run, err := runFromRow(queries.Run{
+		TenantID: r.TenantID, ID: r.ID, DefinitionKey: r.DefinitionKey, DefinitionVersion: r.DefinitionVersion,
+		ManifestHash: r.ManifestHash, Status: r.Status, Reason: r.Reason, Subject: r.Subject,
+		SearchAttributes: r.SearchAttributes, ParentRunID: r.ParentRunID, RootRunID: r.RootRunID, Depth: r.Depth,
+		ContinuedFromRunID: r.ContinuedFromRunID, ContinuedToRunID: r.ContinuedToRunID,
+		IdempotencyKey: r.IdempotencyKey, State: r.State, TransitionCount: r.TransitionCount,
+		RecordVersion: r.RecordVersion, TickRequested: r.TickRequested, CreatedAt: r.CreatedAt,
+		UpdatedAt: r.UpdatedAt, FinishedAt: r.FinishedAt,
+	})
+	if err != nil {
+		return TickLoad{}, err
+	}
+	l := TickLoad{LeanRun: LeanRun{Run: run, Input: r.Input, Now: r.Now.UTC()}, TickRequested: r.TickRequested}
+	if l.Nodes, err = decodeNodes(r.Nodes); err != nil {
+		return TickLoad{}, fmt.Errorf("run %s: %w", r.ID, err)
+	}
+	if l.Pending, err = decodePending(r.Inputs); err != nil {
+		return TickLoad{}, fmt.Errorf("run %s: %w", r.ID, err)
+	}
+	return l, nil
 }
 
 func decodeNodes(raw []byte) ([]*engine.Node, error) {
@@ -307,8 +347,9 @@ func (w *RunWrites) Update(r Run, st engine.Run) error {
 
 // RunWritesFlush sends everything collected (nodes, attempts, history,
 // consumed inputs, the guarded run updates and the statements to send
-// after them) in one round trip, and forgets it. It returns ErrConflict when a run's version moved on since
-// it was read.
+// after them) in one round trip, and forgets it. It returns ErrConflict
+// when a run's version moved on since it was read, or an input it
+// consumes was consumed already.
 func (s *Store) RunWritesFlush(ctx context.Context, w *RunWrites) error {
 	var p pipeline
 	q := queries.New(&p)
@@ -321,8 +362,10 @@ func (s *Store) RunWritesFlush(ctx context.Context, w *RunWrites) error {
 	if len(w.history.Seqs) > 0 {
 		_ = q.RunHistoryInsertMany(ctx, w.history)
 	}
-	if len(w.consume.Ids) > 0 {
-		_ = q.RunInputConsumeMany(ctx, w.consume)
+	consume, inputs := -1, len(w.consume.Ids)
+	if inputs > 0 {
+		consume = p.batch.Len()
+		_, _ = q.RunInputConsumeMany(ctx, w.consume)
 	}
 	update, runs := -1, len(w.updates.Ids)
 	if runs > 0 {
@@ -343,7 +386,7 @@ func (s *Store) RunWritesFlush(ctx context.Context, w *RunWrites) error {
 			_ = results.Close()
 			return fmt.Errorf("write run records: %w", err)
 		}
-		if i == update && tag.RowsAffected() != int64(runs) {
+		if (i == update && tag.RowsAffected() != int64(runs)) || (i == consume && tag.RowsAffected() != int64(inputs)) {
 			_ = results.Close()
 			return ErrConflict
 		}
@@ -378,6 +421,47 @@ func (p *pipeline) QueryRow(context.Context, string, ...any) pgx.Row { return er
 type errRow struct{}
 
 func (errRow) Scan(...any) error { return errPipelineRows }
+
+// readAfter is a pipeline that ends with a query: the statements queued
+// before it and the query go in one batch, one round trip, and the query's
+// rows come back. Each statement still runs on its own, with a snapshot of
+// its own under READ COMMITTED.
+type readAfter struct {
+	pipeline
+	db DB
+}
+
+func (r *readAfter) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	r.batch.Queue(sql, args...)
+	results := r.db.SendBatch(ctx, &r.batch)
+	for range r.batch.Len() - 1 {
+		if _, err := results.Exec(); err != nil {
+			_ = results.Close()
+			return nil, err
+		}
+	}
+	rows, err := results.Query()
+	if err != nil {
+		_ = results.Close()
+		return nil, err
+	}
+	return &batchRows{Rows: rows, results: results}, nil
+}
+
+// batchRows closes its batch with its rows.
+type batchRows struct {
+	pgx.Rows
+	results pgx.BatchResults
+	closed  bool
+}
+
+func (b *batchRows) Close() {
+	b.Rows.Close()
+	if !b.closed {
+		b.closed = true
+		_ = b.results.Close()
+	}
+}
 
 // RunNodesUpsert writes changed and new nodes of one run.
 func (s *Store) RunNodesUpsert(ctx context.Context, tenantID, runID uuid.UUID, nodes []*engine.Node) error {

@@ -36,7 +36,7 @@ func (s *Store) SessionCreate(ctx context.Context, userID uuid.UUID, idToken str
 	token := auth.NewToken()
 	_, err := s.q.WebSessionCreate(ctx, queries.WebSessionCreateParams{
 		TokenHash: auth.HashToken(token), UserID: userID, CsrfToken: auth.NewToken(),
-		IDToken: idToken, ExpiresAt: time.Now().Add(SessionTTL),
+		IDToken: idToken, TtlSeconds: SessionTTL.Seconds(),
 	})
 	if err != nil {
 		return "", fmt.Errorf("create session: %w", err)
@@ -83,7 +83,7 @@ func (s *Store) LoginAttemptCreate(ctx context.Context, token string, a LoginAtt
 	}
 	err := s.q.LoginAttemptCreate(ctx, queries.LoginAttemptCreateParams{
 		TokenHash: auth.HashToken(token), State: a.State, Nonce: a.Nonce,
-		Verifier: a.Verifier, ReturnTo: a.ReturnTo, ExpiresAt: time.Now().Add(LoginTTL),
+		Verifier: a.Verifier, ReturnTo: a.ReturnTo, TtlSeconds: LoginTTL.Seconds(),
 	})
 	if err != nil {
 		return fmt.Errorf("store login attempt: %w", err)

@@ -1,0 +1,66 @@
+// Package checker is Ductor's concurrency and fault checker, in the
+// spirit of Jepsen: it drives runs through several worker processes
+// against one database while a nemesis disturbs them, then reads from the
+// database alone whether what Ductor promises held.
+//
+// # Processes
+//
+// A worker is the test binary run again (StartWorker; the test package's
+// TestMain calls RunWorkerIfAsked first): a coordinator, a River client
+// working every queue and the sweep, on the schema the test gave it, with
+// StepHandler, which records every execution in checker_execution before
+// it does anything else. The test process only triggers runs and acts on
+// them (Workload), so every tick and every step happens in a worker.
+// Workers can be stopped, or killed with SIGKILL mid-work.
+//
+// # The nemesis
+//
+// WorkerOptions choose the interleavings a worker forces: a pause in the
+// database between a tick's snapshot and its locks (the
+// ductor_fault_pause function, called by the locking statement, reads the
+// session's ductor.fault_pause_ms, which production never sets), and a
+// pause in the process between reading a run and deciding on it while
+// holding its lock (Coordinator.Fault at before_decide). HoldTicks holds
+// every tick there forever, for a process to be killed holding its jobs.
+// Tests add the rest from outside: a database crashed and restarted, a
+// database clock ahead or behind (pgcluster.Options.ClockOffset).
+//
+// # The workload
+//
+// Workload.Round starts one run of each definition and acts on it from
+// outside at the same time as the workers tick it: an inline scatter whose
+// children finish a few milliseconds apart (so that both processes tick
+// the scatter by turns), a child_workflow scatter, a chain, a step that
+// fails once and is retried, a run sent its three signals at once (each
+// twice, with one request id), a scatter cancelled mid-flight, and a run
+// continued as new while a signal for it is in flight.
+//
+// # The invariants
+//
+// Read from the database (Check, and Workload.Expectations):
+//
+//   - every acknowledged run, child and successor ends, as expected;
+//   - a scatter's counters equal its children's real states (this holds
+//     at every commit, so it is also watched while the workload runs);
+//   - each run's history is gap-free and as long as its transition count,
+//     and no node transition is recorded twice: no node succeeds twice
+//     for one attempt;
+//   - no attempt's handler runs twice (with no process killed);
+//   - every input is consumed, and never twice (the consumption is
+//     guarded);
+//   - no River job of Ductor's is left waiting or running;
+//   - every acknowledged signal is consumed by the chain that goes on.
+//
+// # Proving it can fail
+//
+// WorkerOptions.SameStatement makes a worker load runs the old way, lock
+// and read in one statement (store.SameStatementTickLoad). Under READ
+// COMMITTED that statement returns the newest row of a run another tick
+// committed after the statement's snapshot, beside nodes and inputs from
+// before that commit, and the tick writes the stale nodes back.
+// TestConcurrencyCheckerFindsTheLostUpdateOfTheOldLoad runs the workload
+// that way and must find the lost update (a scatter whose counters
+// disagree with its children, as in production: every child done, the
+// scatter still counting some in flight, the run stuck); the same
+// workload on today's load (TestConcurrencyChecker) finds nothing.
+package checker

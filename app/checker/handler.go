@@ -1,0 +1,95 @@
+package checker
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/ductor/ductor/app/steps"
+	"github.com/ductor/ductor/app/store"
+)
+
+// StepHandler is the task handler the workloads run: it records its
+// execution in checker_execution before anything else (in a statement of
+// its own, so the row survives whatever becomes of the attempt; retried
+// while the database is unavailable, under an id of its own so that a
+// retry of an insert whose commit was not acknowledged records nothing
+// twice), waits
+// input.ms milliseconds, then fails retryably while the attempt is at
+// most input.fail_attempts, and succeeds otherwise. The rows are how a
+// test counts executions: at-least-once allows more than one per step
+// only when an attempt was really lost.
+const StepHandler = "checker.step"
+
+// executionTable is created in a test's schema before any worker starts.
+const executionTable = `CREATE TABLE IF NOT EXISTS checker_execution (
+    id              bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    execution       uuid        NOT NULL UNIQUE,
+    run_id          uuid        NOT NULL,
+    node            text        NOT NULL,
+    attempt         integer     NOT NULL,
+    idempotency_key text        NOT NULL,
+    pid             integer     NOT NULL,
+    started_at      timestamptz NOT NULL DEFAULT clock_timestamp()
+)`
+
+// stepHandler records into pool's checker_execution.
+func stepHandler(pool *pgxpool.Pool) steps.Handler {
+	return func(ctx context.Context, call steps.Call) (any, error) {
+		if err := record(ctx, pool, call); err != nil {
+			// Nothing is executed that is not recorded.
+			return nil, steps.Fail("checker_unrecorded", "could not record the execution: "+err.Error(), true)
+		}
+		in, _ := call.Input.(map[string]any)
+		if ms := number(in["ms"]); ms > 0 {
+			t := time.NewTimer(time.Duration(ms) * time.Millisecond)
+			defer t.Stop()
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-t.C:
+			}
+		}
+		if fails := number(in["fail_attempts"]); call.Attempt <= int(fails) {
+			return nil, steps.Fail("checker_planned", fmt.Sprintf("attempt %d fails as planned", call.Attempt), true)
+		}
+		return map[string]any{"attempt": call.Attempt, "pid": os.Getpid()}, nil
+	}
+}
+
+// record inserts the execution's row, trying again while the database is
+// unavailable, as an idempotent handler would.
+func record(ctx context.Context, pool *pgxpool.Pool, call steps.Call) error {
+	execution := uuid.New()
+	for {
+		_, err := pool.Exec(ctx, `INSERT INTO checker_execution (execution, run_id, node, attempt, idempotency_key, pid)
+			VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (execution) DO NOTHING`,
+			execution, call.RunID, call.Node, call.Attempt, call.IdempotencyKey, os.Getpid())
+		if err == nil || !store.Unavailable(err) {
+			return err
+		}
+		t := time.NewTimer(100 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+	}
+}
+
+// number is a JSON number of the value model (an int64 or a float64) as
+// a float64; anything else is 0.
+func number(v any) float64 {
+	switch n := v.(type) {
+	case int64:
+		return float64(n)
+	case float64:
+		return n
+	}
+	return 0
+}

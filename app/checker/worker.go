@@ -1,0 +1,167 @@
+package checker
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+
+	"github.com/ductor/ductor/app/steps"
+	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/workers"
+)
+
+// WorkerOptions configure a worker process (StartWorker).
+type WorkerOptions struct {
+	// SameStatement makes its ticks lock and read runs in one statement,
+	// as they once did (store.SameStatementTickLoad).
+	SameStatement bool `json:"same_statement,omitempty"`
+	// The nemesis: with probability PauseChance (default 1), a tick
+	// pauses LockPauseMS milliseconds in the database between its load's
+	// snapshot and its locks (ductor_fault_pause), and DecidePauseMS in
+	// the process between reading the run and deciding, holding its lock
+	// (the before_decide fault point).
+	LockPauseMS   float64 `json:"lock_pause_ms,omitempty"`
+	DecidePauseMS float64 `json:"decide_pause_ms,omitempty"`
+	PauseChance   float64 `json:"pause_chance,omitempty"`
+	// RescueWindow is the coordinator's (default 1 s).
+	RescueWindow time.Duration `json:"rescue_window,omitempty"`
+	// NoInlineTicks sends every result through its run's tick job.
+	NoInlineTicks bool `json:"no_inline_ticks,omitempty"`
+	// HoldTicks makes every tick block before deciding, holding its run
+	// and its River job, until the process is killed.
+	HoldTicks bool `json:"hold_ticks,omitempty"`
+}
+
+// workerEnv carries a worker's options, as JSON, to the process
+// StartWorker starts; DATABASE_URL carries its database.
+const workerEnv = "DUCTOR_CHECKER_WORKER"
+
+// RunWorkerIfAsked makes this process a worker and exits when StartWorker
+// started it as one; otherwise it returns at once. A test package that
+// starts workers calls it first thing in TestMain, since a worker is the
+// package's own test binary run again.
+func RunWorkerIfAsked() {
+	raw := os.Getenv(workerEnv)
+	if raw == "" {
+		return
+	}
+	if err := runWorker(raw); err != nil {
+		fmt.Fprintln(os.Stderr, "checker worker:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// runWorker runs a coordinator, its River client (every queue) and its
+// sweep, with StepHandler, until SIGTERM or until its parent closes its
+// stdin (or dies). It prints "ready" once it works.
+func runWorker(raw string) error {
+	var o WorkerOptions
+	if err := json.Unmarshal([]byte(raw), &o); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	go func() {
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		stop()
+	}()
+	pool, err := workerPool(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	store.SameStatementTickLoad.Store(o.SameStatement)
+	coord, client, err := workerCoordinator(pool, o)
+	if err != nil {
+		return err
+	}
+	if err := client.Start(ctx); err != nil {
+		return err
+	}
+	swept := make(chan struct{})
+	go func() { defer close(swept); coord.Sweep(ctx) }()
+	fmt.Println("ready")
+	<-ctx.Done()
+	<-swept
+	stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = client.Stop(stopCtx)
+	coord.Close()
+	return nil
+}
+
+// workerPool opens the worker's pool; the nemesis's database half is a
+// session setting of every connection.
+func workerPool(ctx context.Context, o WorkerOptions) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(os.Getenv("DATABASE_URL"))
+	if err != nil {
+		return nil, err
+	}
+	cfg.MaxConns = 20
+	if o.LockPauseMS > 0 {
+		cfg.ConnConfig.RuntimeParams["ductor.fault_pause_ms"] = strconv.FormatFloat(o.LockPauseMS, 'f', -1, 64)
+		cfg.ConnConfig.RuntimeParams["ductor.fault_pause_chance"] = strconv.FormatFloat(o.chance(), 'f', -1, 64)
+	}
+	return pgxpool.NewWithConfig(ctx, cfg)
+}
+
+func workerCoordinator(pool *pgxpool.Pool, o WorkerOptions) (*workers.Coordinator, *river.Client[pgx.Tx], error) {
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	coord, err := workers.NewCoordinator(pool, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	coord.RescueWindow = cmp.Or(o.RescueWindow, time.Second)
+	coord.InlineTicks = !o.NoInlineTicks
+	coord.Fault = o.fault()
+	reg := steps.NewRegistry()
+	if err := reg.Register(StepHandler, stepHandler(pool)); err != nil {
+		return nil, nil, err
+	}
+	client, err := workers.NewClient(pool, workers.Options{
+		Coordinator: true, Steps: true, Logger: log, C: coord,
+		Executor: steps.NewExecutor(reg, steps.HTTPOptions{}, steps.WithLogger(log)),
+	})
+	return coord, client, err
+}
+
+// fault is the nemesis's process half: a pause between reading a run and
+// deciding on it (while holding its lock), or, with HoldTicks, no end.
+func (o WorkerOptions) fault() func(string) error {
+	if o.DecidePauseMS <= 0 && !o.HoldTicks {
+		return nil
+	}
+	return func(point string) error {
+		if point != workers.FaultBeforeDecide {
+			return nil
+		}
+		if o.HoldTicks {
+			select {} // until the process is killed
+		}
+		if rand.Float64() < o.chance() {
+			time.Sleep(time.Duration(o.DecidePauseMS * float64(time.Millisecond))) // the nemesis's pause, not a wait for anything
+		}
+		return nil
+	}
+}
+
+func (o WorkerOptions) chance() float64 {
+	if o.PauseChance <= 0 {
+		return 1
+	}
+	return o.PauseChance
+}

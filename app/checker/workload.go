@@ -1,0 +1,334 @@
+package checker
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/app/testdb"
+	"github.com/ductor/ductor/workers"
+)
+
+// The workload's definitions: each exercises one way runs move, and the
+// driver acts on it from outside while worker processes tick it.
+var definitions = []string{`
+key: chk-scatter
+steps:
+  - ref: fan
+    type: scatter
+    with: {items_expr: input.items, max_inline_children: 1000, do: {type: task, timeout: 60s, with: {handler: checker.step, input_expr: item}}}
+  - {ref: count, type: transform, with: {expr: 'size(steps.fan.output)'}}
+edges: [{from: fan, to: count}]
+`, `
+key: chk-leaf
+steps:
+  - {ref: work, type: task, timeout: 60s, with: {handler: checker.step, input_expr: '{"ms": 0}'}}
+`, `
+key: chk-fanout
+steps:
+  - ref: fan
+    type: scatter
+    with: {items_expr: input.items, mode: child_workflow, workflow: chk-leaf, input_expr: item}
+  - {ref: collect, type: gather, with: {scatter_ref: fan}}
+edges: [{from: fan, to: collect}]
+`, `
+key: chk-chain
+steps:
+  - {ref: a, type: task, timeout: 60s, with: {handler: checker.step, input_expr: '{"ms": 0}'}}
+  - {ref: b, type: task, timeout: 60s, with: {handler: checker.step, input_expr: '{"ms": 0}'}}
+  - {ref: c, type: task, timeout: 60s, with: {handler: checker.step, input_expr: '{"ms": 0}'}}
+  - {ref: d, type: task, timeout: 60s, with: {handler: checker.step, input_expr: '{"ms": 0}'}}
+edges: [{from: a, to: b}, {from: b, to: c}, {from: c, to: d}]
+`, `
+key: chk-retry
+steps:
+  - ref: flaky
+    type: task
+    timeout: 60s
+    retry: {max_attempts: 3, initial_interval: 10ms}
+    with: {handler: checker.step, input_expr: '{"fail_attempts": 1}'}
+`, `
+key: chk-signals
+steps:
+  - {ref: a, type: signal, with: {name: a}}
+  - {ref: b, type: signal, with: {name: b}}
+  - {ref: c, type: signal, with: {name: c}}
+  - {ref: after, type: task, timeout: 60s, with: {handler: checker.step, input_expr: '{"ms": 0}'}}
+edges: [{from: a, to: b}, {from: b, to: c}, {from: c, to: after}]
+`, `
+key: chk-cancel
+steps:
+  - ref: fan
+    type: scatter
+    with: {items_expr: input.items, do: {type: task, timeout: 60s, with: {handler: checker.step, input_expr: '{"ms": 3000}'}}}
+`, `
+key: chk-can
+steps:
+  - {ref: slow, type: task, timeout: 60s, with: {handler: checker.step, input_expr: '{"ms": 1500}'}}
+  - {ref: go, type: signal, with: {name: go}}
+edges: [{from: slow, to: go}]
+`}
+
+// Publish publishes the workload's definitions for the tenant.
+func Publish(t testing.TB, s *store.Store, tenantID uuid.UUID) {
+	t.Helper()
+	for _, doc := range definitions {
+		testdb.Definition(t, s, tenantID, doc)
+	}
+}
+
+// Prepare makes a schema ready for workers: StepHandler's table.
+func Prepare(ctx context.Context, db *pgxpool.Pool) error {
+	_, err := db.Exec(ctx, executionTable)
+	return err
+}
+
+// Workload drives runs of the definitions through a coordinator that
+// only inserts jobs (the worker processes work them): triggers, signals
+// (each also sent again with the same request id), cancels and
+// ContinueAsNew, concurrently with the runs' own progress. It remembers
+// every acknowledged trigger and what it should end as.
+type Workload struct {
+	C      *workers.Coordinator
+	DB     *pgxpool.Pool
+	Tenant uuid.UUID
+	// Scatter is the inline scatter's width (default 60); Fanout the
+	// child_workflow scatter's (default 6).
+	Scatter, Fanout int
+
+	mu     sync.Mutex
+	runs   []started
+	errors []string
+}
+
+type started struct {
+	id   uuid.UUID
+	kind string
+}
+
+// Round starts one run of each definition and acts on them, then waits
+// (at most a minute) until they have ended, so that rounds keep a steady
+// load rather than one burst.
+func (w *Workload) Round(ctx context.Context, round int) {
+	w.mu.Lock()
+	from := len(w.runs)
+	w.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, f := range []func(context.Context, int){w.scatter, w.fanout, w.chain, w.retry, w.signals, w.cancel, w.continueAsNew} {
+		wg.Go(func() { f(ctx, round) })
+	}
+	wg.Wait()
+	w.mu.Lock()
+	runs := append([]started(nil), w.runs[from:]...)
+	w.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	for _, r := range runs {
+		w.await(ctx, r.id, func(store.Run) bool { return false })
+	}
+}
+
+func (w *Workload) start(ctx context.Context, key string, input any) (uuid.UUID, bool) {
+	run, _, err := w.C.Start(ctx, workers.Trigger{TenantID: w.Tenant, Definition: key, Input: input}, nil)
+	if err != nil {
+		w.fail("start %s: %v", key, err)
+		return uuid.Nil, false
+	}
+	w.mu.Lock()
+	w.runs = append(w.runs, started{run.ID, key})
+	w.mu.Unlock()
+	return run.ID, true
+}
+
+func (w *Workload) fail(format string, args ...any) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.errors = append(w.errors, fmt.Sprintf(format, args...))
+}
+
+// items are n scatter items; each child of chk-scatter takes the item's
+// ms, spread over 0 to 24 ms, so that results trickle in and the two
+// processes' ticks of the scatter interleave rather than queue.
+func items(n int) []any {
+	out := make([]any, n)
+	for i := range out {
+		out[i] = map[string]any{"i": i, "ms": (i * 7) % 25}
+	}
+	return out
+}
+
+func (w *Workload) scatter(ctx context.Context, _ int) {
+	w.start(ctx, "chk-scatter", map[string]any{"items": items(cmp.Or(w.Scatter, 60))})
+}
+
+func (w *Workload) fanout(ctx context.Context, _ int) {
+	w.start(ctx, "chk-fanout", map[string]any{"items": items(cmp.Or(w.Fanout, 6))})
+}
+
+func (w *Workload) chain(ctx context.Context, _ int) { w.start(ctx, "chk-chain", nil) }
+
+func (w *Workload) retry(ctx context.Context, _ int) { w.start(ctx, "chk-retry", nil) }
+
+// signals sends a run's three signals at once, each twice with one
+// request id: the second is refused as a duplicate, or lands on the run
+// as the same signal, never as another.
+func (w *Workload) signals(ctx context.Context, round int) {
+	id, ok := w.start(ctx, "chk-signals", nil)
+	if !ok {
+		return
+	}
+	var wg sync.WaitGroup
+	for _, name := range []string{"c", "a", "b"} {
+		for range 2 {
+			wg.Go(func() { w.signal(ctx, id, fmt.Sprintf("r%d-%s", round, name), name) })
+		}
+	}
+	wg.Wait()
+}
+
+func (w *Workload) signal(ctx context.Context, id uuid.UUID, request, name string) {
+	_, err := w.C.Signal(ctx, w.Tenant, id, engine.Signal{RequestID: request, Name: name})
+	if err != nil && !apperr.Is(err, apperr.Conflict) {
+		w.fail("signal %s to %s: %v", name, id, err)
+	}
+}
+
+// cancel cancels a scatter once some of its children run.
+func (w *Workload) cancel(ctx context.Context, _ int) {
+	id, ok := w.start(ctx, "chk-cancel", map[string]any{"items": items(10)})
+	if !ok {
+		return
+	}
+	w.await(ctx, id, func(r store.Run) bool { return r.Status == engine.RunRunning })
+	if err := w.C.Control(ctx, w.Tenant, id, engine.Cancel{RequestID: uuid.NewString(), Reason: "checker"}); err != nil {
+		w.fail("cancel %s: %v", id, err)
+	}
+}
+
+// continueAsNew continues a run as new while its first step runs and,
+// at the same moment, sends it the signal its second step waits for: the
+// signal must reach the run that goes on, whether it lands before the
+// switch (buffered, then moved) or after (following the chain).
+func (w *Workload) continueAsNew(ctx context.Context, round int) {
+	id, ok := w.start(ctx, "chk-can", nil)
+	if !ok {
+		return
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if _, err := w.C.ContinueAsNew(ctx, w.Tenant, id, fmt.Sprintf("can-%d", round), nil); err != nil {
+			w.fail("continue %s as new: %v", id, err)
+		}
+	})
+	wg.Go(func() { w.signal(ctx, id, fmt.Sprintf("go-%d", round), "go") })
+	wg.Wait()
+}
+
+// await polls the run until done holds (or ctx ends).
+func (w *Workload) await(ctx context.Context, id uuid.UUID, done func(store.Run) bool) {
+	s := store.New(w.DB)
+	for ctx.Err() == nil {
+		if r, err := s.RunGet(ctx, w.Tenant, id); err == nil && (done(r) || r.Status.Terminal()) {
+			return
+		}
+		pollPause(ctx)
+	}
+}
+
+// Expectations checks how each acknowledged run ended, once all have,
+// and returns what the driver itself ran into.
+func (w *Workload) Expectations(ctx context.Context) ([]string, error) {
+	w.mu.Lock()
+	runs, out := append([]started(nil), w.runs...), append([]string(nil), w.errors...)
+	w.mu.Unlock()
+	s := store.New(w.DB)
+	for _, r := range runs {
+		v, err := w.expect(ctx, s, r)
+		if err != nil {
+			return nil, err
+		}
+		if v != "" {
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}
+
+// Runs is how many triggers were acknowledged.
+func (w *Workload) Runs() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.runs)
+}
+
+func (w *Workload) expect(ctx context.Context, s *store.Store, r started) (string, error) {
+	run, err := s.RunGet(ctx, w.Tenant, r.id)
+	if err != nil {
+		return "", err
+	}
+	want := engine.RunSucceeded
+	switch r.kind {
+	case "chk-cancel":
+		want = engine.RunCancelled
+	case "chk-can":
+		if run.Status != engine.RunTerminated || run.ContinuedToRunID == nil {
+			return fmt.Sprintf("%s run %s ended %s, want terminated (continued as new)", r.kind, r.id, run.Status), nil
+		}
+		if run, err = s.RunGet(ctx, w.Tenant, *run.ContinuedToRunID); err != nil {
+			return "", err
+		}
+	}
+	if run.Status != want {
+		return fmt.Sprintf("%s run %s ended %s (%v), want %s", r.kind, run.ID, run.Status, run.State.Error, want), nil
+	}
+	return "", nil
+}
+
+// Settle waits until every run has ended and every input is consumed, or
+// until the deadline, and returns the checks' violations together with
+// the workload's expectations.
+func (w *Workload) Settle(ctx context.Context, db *pgxpool.Pool, deadline time.Time) ([]string, error) {
+	for {
+		open, err := Unfinished(ctx, db)
+		if err != nil {
+			return nil, err
+		}
+		inputs, err := Inputs(ctx, db)
+		if err != nil {
+			return nil, err
+		}
+		jobs, err := Jobs(ctx, db)
+		if err != nil {
+			return nil, err
+		}
+		if len(open)+len(inputs)+len(jobs) == 0 || time.Now().After(deadline) {
+			break
+		}
+		pollPause(ctx)
+	}
+	found, err := Check(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	expected, err := w.Expectations(ctx)
+	return append(found, expected...), err
+}
+
+// pollPause is the interval between two looks at the database.
+func pollPause(ctx context.Context) {
+	t := time.NewTimer(50 * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
