@@ -348,6 +348,13 @@ type ScheduleAction struct {
 	Error       string
 }
 
+type StepWorker struct {
+	Queue     string
+	ProcessID uuid.UUID
+	StartedAt time.Time
+	SeenAt    time.Time
+}
+
 type Tenant struct {
 	ID                uuid.UUID
 	Slug              string

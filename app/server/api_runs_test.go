@@ -389,7 +389,12 @@ func startWorkers(t *testing.T, pool *pgxpool.Pool, log *slog.Logger) *workers.C
 	if err := client.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	beatCtx, stopBeat := context.WithCancel(context.Background())
+	beat := make(chan struct{})
+	go func() { defer close(beat); workers.HeartbeatSteps(beatCtx, pool, log) }()
 	t.Cleanup(func() {
+		stopBeat()
+		<-beat
 		stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		_ = client.StopAndCancel(stopCtx)
