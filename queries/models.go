@@ -94,6 +94,8 @@ type BridgeTask struct {
 	LeaseUntil        *time.Time
 	ScheduleToStartMs int64
 	StartBy           *time.Time
+	Traceparent       pgtype.Text
+	Tracestate        pgtype.Text
 }
 
 type ClockShift struct {
@@ -225,6 +227,7 @@ type RunAttempt struct {
 	LeaseUntil *time.Time
 	Output     []byte
 	Error      []byte
+	Worker     pgtype.Text
 }
 
 type RunCase struct {
@@ -364,6 +367,7 @@ type Tenant struct {
 	MaxConcurrency    int32
 	RatePerSecond     float64
 	ScheduleToStartMs int64
+	RetentionSeconds  int64
 }
 
 type TenantBucket struct {

@@ -4,6 +4,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
 
+	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/app/store"
 )
@@ -45,6 +46,8 @@ type StepArgs struct {
 	// and its start is recorded on its own, ahead of bulk work (see
 	// yieldGate).
 	Sparse bool `json:"sparse,omitempty"`
+	// Trace is the run's span: the attempt's span is its child.
+	Trace *engine.TraceContext `json:"trace,omitempty"`
 }
 
 // Kind implements river.JobArgs.

@@ -12,8 +12,9 @@ import (
 // startTx creates a run inside tx and wakes its first tick when tx
 // commits: what a schedule's action or an event trigger starts, in the
 // transaction that records why. The input is checked against the
-// version's input_schema here, when the run starts. A repeated idempotency key returns the
-// run it made, with created false.
+// version's input_schema here, when the run starts. A repeated
+// idempotency key returns the run it made, with created false. The run
+// begins a trace of its own (or joins t.Parent's).
 func (c *Coordinator) startTx(ctx context.Context, tx pgx.Tx, t Trigger) (store.Run, bool, error) {
 	s := store.New(tx)
 	v, err := c.version(ctx, s, t.TenantID, t.Definition, t.Version)
@@ -27,9 +28,11 @@ func (c *Coordinator) startTx(ctx context.Context, tx pgx.Tx, t Trigger) (store.
 	id := uuid.New()
 	n := newRun(v, id, lineage{root: id}, t.Input, t.Subject, t.Context, t.SearchAttributes)
 	n.TenantID, n.IdempotencyKey = t.TenantID, t.IdempotencyKey
+	n.State.Trace = c.tracing.NewRun(ctx, t.Parent)
 	run, created, err := s.RunCreate(ctx, n)
 	if err != nil || !created {
 		return run, created, err
 	}
+	c.runStarted(ctx, run)
 	return run, true, c.Wake(ctx, tx, t.TenantID, run.ID)
 }
