@@ -171,6 +171,7 @@ func (f twoTenants) routeCases() map[string]routeCase {
 		"GET /t/:tenant/schedules/:id":             {params: map[string]string{"id": "sched-a"}},
 		"POST /t/:tenant/schedules/:id/pause":      {params: map[string]string{"id": "sched-a"}, form: url.Values{"paused": {"true"}}},
 		"POST /t/:tenant/schedules/:id/trigger":    {params: map[string]string{"id": "sched-a"}},
+		"POST /t/:tenant/schedules/:id/delete":     {params: map[string]string{"id": "sched-del"}},
 		"GET /t/:tenant/webhooks":                  {},
 		"POST /t/:tenant/webhooks":                 {form: url.Values{"id": {"stolen"}, "event": {"x"}}},
 		"POST /t/:tenant/webhooks/:id/rotate":      {params: map[string]string{"id": "hook-a"}},

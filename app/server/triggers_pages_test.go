@@ -14,17 +14,19 @@ import (
 	"github.com/ductor/ductor/app/webhook"
 )
 
-// triggersFixture gives the tenant a schedule (sched-a) of "orders" and
-// two webhooks (hook-a, hook-del).
+// triggersFixture gives the tenant two schedules (sched-a, sched-del) of
+// "orders" and two webhooks (hook-a, hook-del).
 func triggersFixture(t *testing.T, w webBundle, tenant store.Tenant) {
 	t.Helper()
 	ctx := context.Background()
-	_, err := w.runs.CreateSchedule(ctx, store.Schedule{
-		TenantID: tenant.ID, ID: "sched-a", Definition: "orders", Spec: schedule.Spec{Interval: schedule.Duration(time.Hour)},
-		Overlap: schedule.OverlapSkip, CatchupWindow: time.Hour,
-	}, nil)
-	if err != nil {
-		t.Fatal(err)
+	for _, id := range []string{"sched-a", "sched-del"} {
+		_, err := w.runs.CreateSchedule(ctx, store.Schedule{
+			TenantID: tenant.ID, ID: id, Definition: "orders", Spec: schedule.Spec{Interval: schedule.Duration(time.Hour)},
+			Overlap: schedule.OverlapSkip, CatchupWindow: time.Hour,
+		}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 	box := testBox(t)
 	for _, id := range []string{"hook-a", "hook-del"} {
@@ -36,9 +38,9 @@ func triggersFixture(t *testing.T, w webBundle, tenant store.Tenant) {
 	}
 }
 
-// The dashboard lists, creates, pauses, triggers and inspects schedules,
-// and creates webhooks showing the secret once; a viewer sees but cannot
-// change them.
+// The dashboard lists, creates, pauses, triggers, inspects and deletes
+// schedules, and creates webhooks showing the secret once; a viewer sees
+// but cannot change them.
 func TestTriggerPages(t *testing.T) {
 	t.Parallel()
 	f := setupTwoTenants(t)
@@ -79,8 +81,17 @@ func TestTriggerPages(t *testing.T) {
 	if a := f.request(f.victor, "POST", base+"/webhooks/shop/rotate", nil, nil); a.status != 403 {
 		t.Errorf("a viewer rotating = %d, want 403", a.status)
 	}
-	if a := f.request(f.victor, "GET", base+"/schedules/daily", nil, nil); a.status != 200 || strings.Contains(a.body, "trigger-now") {
-		t.Errorf("a viewer's schedule page = %d, offers run now: %v", a.status, strings.Contains(a.body, "trigger-now"))
+	if a := f.request(f.victor, "GET", base+"/schedules/daily", nil, nil); a.status != 200 || strings.Contains(a.body, "trigger-now") || strings.Contains(a.body, "delete-schedule") {
+		t.Errorf("a viewer's schedule page = %d, offers run now or delete", a.status)
+	}
+	if a := f.request(f.victor, "POST", base+"/schedules/daily/delete", nil, nil); a.status != 403 {
+		t.Errorf("a viewer deleting = %d, want 403", a.status)
+	}
+	if a := f.request(f.alice, "POST", base+"/schedules/daily/delete", nil, nil); a.status != http.StatusSeeOther || a.location != base+"/schedules" {
+		t.Errorf("delete = %d to %q", a.status, a.location)
+	}
+	if a := f.request(f.alice, "GET", base+"/schedules/daily", nil, nil); a.status != 404 {
+		t.Errorf("the deleted schedule's page = %d, want 404", a.status)
 	}
 }
 
