@@ -115,7 +115,9 @@ key: out-timeout
 steps:
   - {ref: s1, type: task, timeout: 3s, with: {handler: checker.step, input_expr: '{"outage_attempts": 1}'}}
 `)
-	StartWorker(t, c.cluster.URL(), WorkerOptions{RescueWindow: 10 * time.Second})
+	// Leased for 33 s: the timed-out result waits for the database far
+	// longer than the outage and a loaded machine's crash recovery take.
+	StartWorker(t, c.cluster.URL(), WorkerOptions{RescueWindow: 30 * time.Second})
 	id := c.start(t, "out-timeout", nil)
 	waitFor(t, 30*time.Second, "the first attempt's execution", func() bool {
 		var n int
