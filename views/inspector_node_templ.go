@@ -220,7 +220,7 @@ func nodeDetail(s ShellData, d InspectorData, n *NodeDetail) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = attemptTable(n).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = attemptTable(s, d, n).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -1117,7 +1117,7 @@ func cancelNodeForm(s ShellData, d InspectorData, node, id string) templ.Compone
 
 // attemptTable lists the node's attempts; a scatter's output is shown
 // once, above, not again per attempt.
-func attemptTable(n *NodeDetail) templ.Component {
+func attemptTable(s ShellData, d InspectorData, n *NodeDetail) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -1237,7 +1237,7 @@ func attemptTable(n *NodeDetail) templ.Component {
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					templ_7745c5c3_Err = jsonBlock("", a.Output, "").Render(ctx, templ_7745c5c3_Buffer)
+					templ_7745c5c3_Err = jsonBlock("", a.Output, attemptJSONURL(s.Tenant.Slug, d.Run.ID, a.Attempt)).Render(ctx, templ_7745c5c3_Buffer)
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}

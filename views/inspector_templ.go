@@ -267,7 +267,7 @@ func InspectorPage(s ShellData, d InspectorData) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = signalList(d).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = signalList(s, d).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -2071,7 +2071,7 @@ func lineage(s ShellData, d InspectorData) templ.Component {
 	})
 }
 
-func signalList(d InspectorData) templ.Component {
+func signalList(s ShellData, d InspectorData) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -2172,7 +2172,7 @@ func signalList(d InspectorData) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = jsonBlock("", sg.Payload, "").Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = jsonBlock("", sg.Payload, signalJSONURL(s.Tenant.Slug, d.Run.ID, sg.RequestID)).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
