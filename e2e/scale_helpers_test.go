@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -29,6 +30,15 @@ func acceptDialogs(ctx context.Context) *atomic.Int32 {
 	var yes atomic.Bool
 	yes.Store(true)
 	return answerDialogs(ctx, &yes)
+}
+
+// shotDir is where a browser test keeps its screenshots: the test's
+// artifacts under go test -artifacts, else screenshotDir.
+func shotDir(t *testing.T) string {
+	if f := flag.Lookup("test.artifacts"); f != nil && f.Value.String() == "true" {
+		return t.ArtifactDir()
+	}
+	return screenshotDir()
 }
 
 // screenshotDir is where the browser tests keep their screenshots:
@@ -66,7 +76,7 @@ func shoot(t *testing.T, ctx context.Context, name string) {
 			if err != nil {
 				t.Fatalf("screenshot %s at %d: %v", name, w, err)
 			}
-			path := filepath.Join(screenshotDir(), fmt.Sprintf("%s-%d%s.png", name, w, suffix))
+			path := filepath.Join(shotDir(t), fmt.Sprintf("%s-%d%s.png", name, w, suffix))
 			if err := os.WriteFile(path, png, 0o644); err != nil {
 				t.Fatal(err)
 			}

@@ -3,8 +3,6 @@ package e2e
 import (
 	"context"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -16,24 +14,11 @@ import (
 	"github.com/ductor/ductor/app/webhook"
 )
 
-// shoot saves a screenshot of the whole page under the test's artifacts
-// (go test -artifacts keeps them).
-func shoot(t *testing.T, ctx context.Context, name string) {
-	t.Helper()
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		t.Fatalf("screenshot %s: %v", name, err)
-	}
-	if err := os.WriteFile(filepath.Join(t.ArtifactDir(), name+".png"), png, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // The schedules and webhooks pages, in Chromium under the content
 // security policy: an interval schedule is created and listed with its
 // next run, paused with a note, unpaused and run now, and its action
 // links to the run; a webhook is created with its secret shown once,
-// rotated, sent a signed delivery from outside, and shows the delivery's
+// rotated after a question, sent a signed delivery from outside, and shows the delivery's
 // result and the run its event started; both are deleted after a
 // question, and the webhook's deliveries are then refused.
 func TestSchedulesAndWebhooksPagesInChromium(t *testing.T) {
@@ -117,6 +102,9 @@ func TestSchedulesAndWebhooksPagesInChromium(t *testing.T) {
 		t.Fatalf("the new webhook's secret shows as %q", first)
 	}
 	submit(t, ctx, "rotate its secret", `tr[data-webhook="shop"] form[action$="/rotate"] button`)
+	if dialogs.Load() != 2 {
+		t.Errorf("%d questions after rotating the secret, want 2", dialogs.Load())
+	}
 	secret := text(t, ctx, "#new-secret")
 	if !strings.HasPrefix(secret, "whsec_") || secret == first {
 		t.Fatalf("the rotated secret shows as %q (was %q)", secret, first)
@@ -158,8 +146,8 @@ func TestSchedulesAndWebhooksPagesInChromium(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`tr[data-webhook="shop"]`)),
 		chromedp.Click(chromedp.CSS(`tr[data-webhook="shop"] form[action$="/delete"] button`)),
 		chromedp.WaitVisible(chromedp.CSS(`p.empty`)))
-	if dialogs.Load() != 2 {
-		t.Errorf("%d questions after deleting the webhook, want 2", dialogs.Load())
+	if dialogs.Load() != 3 {
+		t.Errorf("%d questions after deleting the webhook, want 3", dialogs.Load())
 	}
 	shoot(t, ctx, "8-deleted")
 	if code := postDelivery(t, url, body, signedDelivery(secret, "msg_e2e_2", body)); code != http.StatusNotFound {
