@@ -132,13 +132,16 @@ edges:
 func TestInspectorCountsMoveLiveInChromium(t *testing.T) {
 	t.Parallel()
 	p := startDevOnTestDatabase(t)
-	items := make([]int, 24)
+	// 30 children two at a time for 0.4 s each: about 6 s, so a page that
+	// refreshes about once a second sees several counts even on a loaded
+	// machine.
+	items := make([]int, 30)
 	id := publishRun(t, p, "slow", `
 key: slow
 steps:
   - ref: fan
     type: scatter
-    with: {items_expr: input.items, concurrency: 2, do: {type: task, with: {handler: builtin.sleep, input_expr: '{"ms": 250}'}}}
+    with: {items_expr: input.items, concurrency: 2, do: {type: task, with: {handler: builtin.sleep, input_expr: '{"ms": 400}'}}}
 `, map[string]any{"items": items})
 	ctx := newBrowser(t)
 	devLogin(t, ctx, p)
@@ -154,7 +157,7 @@ steps:
 	waitAPI(t, p, "/runs/"+id, "the run to succeed", func(r map[string]any) bool { return r["status"] == "succeeded" })
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`(() => {
 		const c = document.querySelector('#children-counts [data-count="succeeded"]');
-		return c && c.textContent === "succeeded 24" && document.getElementById("run-status").textContent === "succeeded" && window.notReloaded;
+		return c && c.textContent === "succeeded 30" && document.getElementById("run-status").textContent === "succeeded" && window.notReloaded;
 	})()`, chromedp.WithPollingTimeout(15*time.Second))); err != nil {
 		state, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify({counts: document.getElementById("children-counts").textContent, status: document.getElementById("run-status").textContent, live: document.getElementById("inspector").dataset.live, reloaded: !window.notReloaded, seen: [...window.seen]})`))
 		t.Fatalf("the page did not follow the run: %s", state)

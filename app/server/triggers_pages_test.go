@@ -116,6 +116,10 @@ func TestSchedulePageShowsAnActionThatDidNotStart(t *testing.T) {
 	}
 	testdb.Definition(t, f.store, f.a.ID, "key: greet\ninput_schema: {type: object, required: [name]}\nsteps:\n  - {ref: a, type: transform, with: {expr: 'input'}}\n")
 	a = f.request(f.alice, "POST", base+"/schedules/greet-daily/trigger", nil, nil)
+	if a.status != http.StatusSeeOther {
+		t.Fatalf("run now = %d, want a redirect to the schedule (post/redirect/get)", a.status)
+	}
+	a = f.request(f.alice, "GET", a.location, nil, nil)
 	if a.status != 200 || !strings.Contains(a.body, "not_started") || !strings.Contains(a.body, `class="error small action-error"`) ||
 		!strings.Contains(a.body, "missing property &#39;name&#39;") {
 		t.Errorf("run now = %d, want the action not started with the schema's complaint:\n%s", a.status, a.body)
