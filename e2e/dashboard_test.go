@@ -75,6 +75,7 @@ func TestDashboardLoginTenantsKeysLogout(t *testing.T) {
 	p := start(t, env, "dev")
 	ductorCLI(t, env, "member", "add", "--tenant", "dev", "--email", "alice@example.com", "--role", "admin")
 	ctx := newBrowser(t)
+	dialogs := acceptDialogs(ctx)
 
 	run(t, ctx, "log in", chromedp.Navigate(p.BaseURL+"/login"),
 		chromedp.Click(chromedp.CSS("#oidc-login")),
@@ -103,6 +104,9 @@ func TestDashboardLoginTenantsKeysLogout(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`tr[data-key="`+who.KeyID+`"] button.revoke`)),
 		chromedp.WaitVisible(chromedp.CSS(`tr[data-key="`+who.KeyID+`"] .status.fail`)))
 	whoami(t, p.BaseURL, secret, 401)
+	if dialogs.Load() != 1 {
+		t.Errorf("revoking the key asked %d times, want once", dialogs.Load())
+	}
 
 	run(t, ctx, "log out", chromedp.Click(chromedp.CSS(".user-menu summary")),
 		chromedp.Click(chromedp.CSS("button.logout"), chromedp.NodeVisible),

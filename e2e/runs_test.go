@@ -86,6 +86,7 @@ edges:
   - { from: start, to: gate }
 `, map[string]any{})
 	ctx := newBrowser(t)
+	dialogs := acceptDialogs(ctx)
 	devLogin(t, ctx, p)
 	run(t, ctx, "open the inspector", chromedp.Navigate(p.BaseURL+"/t/dev/runs/"+id),
 		chromedp.WaitVisible(chromedp.CSS(`#run-graph g.gnode[data-ref="gate"]`)))
@@ -111,6 +112,12 @@ edges:
 	waitFor(t, ctx, "the run to show cancelled", `document.getElementById("run-status").textContent === "cancelled" &&
 		document.querySelector('g.gnode[data-ref="gate"]').dataset.state === "cancelled"`)
 	waitAPIStatus(t, p, id, "cancelled")
+	if dialogs.Load() != 1 {
+		t.Errorf("cancelling the run asked %d times, want once", dialogs.Load())
+	}
+	if _, out := api(t, p, "GET", "/runs/"+id, "", ""); out["cancelled_by"] != "user:dev@localhost" || out["reason"] != "from the browser" {
+		t.Errorf("the run was cancelled by %v for %v", out["cancelled_by"], out["reason"])
+	}
 
 	pageChildren(t, ctx, p)
 }

@@ -230,6 +230,27 @@ type RunAttempt struct {
 	Worker     pgtype.Text
 }
 
+type RunBatch struct {
+	TenantID        uuid.UUID
+	ID              uuid.UUID
+	Action          string
+	Filter          []byte
+	RunIds          []uuid.UUID
+	Reason          string
+	Actor           string
+	Status          string
+	Total           int32
+	Done            int32
+	Failed          int32
+	Errors          []byte
+	CursorCreatedAt *time.Time
+	CursorID        uuid.NullUUID
+	CursorIndex     int32
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+	FinishedAt      *time.Time
+}
+
 type RunCase struct {
 	TenantID       uuid.UUID
 	ID             uuid.UUID
@@ -356,6 +377,14 @@ type ScheduleAction struct {
 	RunStatus   string
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
+	Error       string
+}
+
+type StepWorker struct {
+	Queue     string
+	ProcessID uuid.UUID
+	StartedAt time.Time
+	SeenAt    time.Time
 }
 
 type Tenant struct {

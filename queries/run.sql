@@ -66,19 +66,6 @@ SELECT EXISTS (SELECT 1 FROM run WHERE tenant_id = @tenant_id AND id = @id);
 UPDATE run SET tick_requested = false
 WHERE tenant_id = @tenant_id AND id = @id AND tick_requested;
 
--- name: RunList :many
-SELECT * FROM run
-WHERE tenant_id = @tenant_id
-  AND (sqlc.narg(status)::text IS NULL OR status = sqlc.narg(status))
-  AND (sqlc.narg(definition_key)::text IS NULL OR definition_key = sqlc.narg(definition_key))
-  AND (sqlc.narg(subject)::text IS NULL OR subject = sqlc.narg(subject))
-  AND (sqlc.narg(parent_run_id)::uuid IS NULL OR parent_run_id = sqlc.narg(parent_run_id))
-  AND (sqlc.narg(attributes)::jsonb IS NULL OR search_attributes @> sqlc.narg(attributes))
-  AND (sqlc.narg(before_created_at)::timestamptz IS NULL
-       OR (created_at, id) < (sqlc.narg(before_created_at), sqlc.narg(before_id)::uuid))
-ORDER BY created_at DESC, id DESC
-LIMIT @max_rows;
-
 -- name: RunCountChildrenByStatus :many
 SELECT status, count(*) AS runs FROM run
 WHERE tenant_id = @tenant_id AND parent_run_id = @parent_run_id

@@ -20,7 +20,7 @@ import (
 // Prefix is where the files are served.
 const Prefix = "/static/"
 
-//go:embed css js
+//go:embed css js img
 var files embed.FS
 
 type asset struct {

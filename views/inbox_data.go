@@ -21,6 +21,10 @@ type InboxData struct {
 	// Notice confirms a decision; Error (about item ErrorFor) says why
 	// one was refused.
 	Notice, Error, ErrorFor string
+	// CaseForm is what was typed in case ErrorFor's form, and CaseErrors
+	// the problems of its fields by name.
+	CaseForm   map[string]string
+	CaseErrors map[string]string
 }
 
 // InboxApproval is an approval with what the approver needs to decide.
@@ -28,6 +32,8 @@ type InboxApproval struct {
 	store.Approval
 	RunKey    string
 	RunStatus string
+	// Subject is the run's subject.
+	Subject string
 	// Context is the run's input and the outputs of the steps before the
 	// approval's step.
 	Context []ContextItem
@@ -44,11 +50,14 @@ type ContextItem struct {
 	Download string
 }
 
-// InboxCase is a human_loop case with its form fields.
+// InboxCase is a human_loop case with its form fields and the run it
+// belongs to.
 type InboxCase struct {
 	store.Case
-	RunKey string
-	Fields []CaseField
+	RunKey, RunStatus, Subject string
+	// Context is the run's input.
+	Context []ContextItem
+	Fields  []CaseField
 }
 
 // CaseField is one top-level property of a case's fields schema.
@@ -56,8 +65,15 @@ type CaseField struct {
 	Name, Kind, Title, Description string
 	Enum                           []string
 	Required                       bool
-	// Value is the case data's current value as the input shows it.
-	Value string
+	// Min and Max bound a number (minimum, maximum), MinLength and
+	// MaxLength a string: the browser checks them before posting; the
+	// server checks the whole schema (exclusive bounds, patterns,
+	// formats…) and puts each problem on its field.
+	Min, Max             string
+	MinLength, MaxLength string
+	// Value is the case data's current value as the input shows it (or
+	// what was typed, after a refusal); Error the problem found in it.
+	Value, Error string
 }
 
 // CaseFields lists a fields schema's top-level properties, required
@@ -81,6 +97,8 @@ func CaseFields(schema, data any) []CaseField {
 		f := CaseField{Name: name, Kind: fieldKind(pm), Required: required[name], Value: fieldValue(values[name])}
 		f.Title, _ = pm["title"].(string)
 		f.Description, _ = pm["description"].(string)
+		f.Min, f.Max = numberAttr(pm["minimum"]), numberAttr(pm["maximum"])
+		f.MinLength, f.MaxLength = numberAttr(pm["minLength"]), numberAttr(pm["maxLength"])
 		if f.Kind == "enum" {
 			for _, e := range pm["enum"].([]any) {
 				f.Enum = append(f.Enum, fmt.Sprint(e))
@@ -95,6 +113,15 @@ func CaseFields(schema, data any) []CaseField {
 		return out[i].Name < out[j].Name
 	})
 	return out
+}
+
+// numberAttr is a schema number as an input attribute ("" when absent).
+func numberAttr(v any) string {
+	switch n := v.(type) {
+	case int64, float64, int:
+		return fmt.Sprint(n)
+	}
+	return ""
 }
 
 func fieldKind(p map[string]any) string {
@@ -143,11 +170,56 @@ func (f CaseField) step() string {
 	return "1"
 }
 
+// errorID is the id of the field's error message, for aria-describedby.
+func (f CaseField) errorID(k InboxCase) string {
+	return "case-" + k.ID.String() + "-" + f.Name + "-error"
+}
+
 func decisionText(d store.ApprovalDecision) string {
 	verb := "rejected"
 	if d.Approved {
 		verb = "approved"
 	}
-	who, _ := strings.CutPrefix(d.By, "user:")
-	return who + " " + verb + " at " + runStamp(d.At)
+	return personOf(d.By) + " " + verb + " at " + runStamp(d.At)
 }
+
+// ApprovalProgress is where an approval stands: how many of the approvals
+// it needs it has, who decided, and whom it still waits for.
+type ApprovalProgress struct {
+	Approved, Needed int
+	// Waiting are the approvers who have not decided (a role stays while
+	// it has members who may).
+	Waiting []string
+}
+
+// progressOf works out an approval's progress from its decisions.
+func progressOf(a store.Approval) ApprovalProgress {
+	p := ApprovalProgress{Needed: max(a.MinApprovals, 1)}
+	decided := map[string]bool{}
+	for _, d := range a.Decisions {
+		if d.Approved {
+			p.Approved++
+		}
+		decided[d.By] = true
+		decided[strings.TrimPrefix(d.By, "user:")] = true
+	}
+	for _, who := range a.Approvers {
+		if strings.HasPrefix(who, "role:") || !decided[who] {
+			p.Waiting = append(p.Waiting, who)
+		}
+	}
+	return p
+}
+
+// approvalProgress says in words where an approval stands.
+func approvalProgress(a store.Approval) string {
+	p := progressOf(a)
+	s := fmt.Sprintf("%d of %d approved", p.Approved, p.Needed)
+	if a.Status == store.ApprovalPending && len(p.Waiting) > 0 {
+		s += " · waiting for " + strings.Join(p.Waiting, ", ")
+	}
+	return s
+}
+
+// personOf is a decider as people read it: the email of user:EMAIL.
+func personOf(by string) string { return strings.TrimPrefix(by, "user:") }

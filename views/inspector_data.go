@@ -17,6 +17,8 @@ import (
 type InspectorData struct {
 	Run   store.Run
 	Graph RunGraph
+	// ChildRuns of subworkflow steps by ref, for the graph's links.
+	StepRuns map[string]string
 	// Steps are the manifest's steps in topological order with their
 	// nodes (nil before a step has one).
 	Steps    []InspectorStep
@@ -32,6 +34,11 @@ type InspectorData struct {
 	// Notice confirms a finished action; Error says why one failed.
 	Notice, Error string
 	Form          ActionForm
+	// Now is when the page was made, for the duration of a run going on.
+	Now time.Time
+	// Here is the page's selection (node, children filter and page,
+	// history page, layout) as a query, which actions return to.
+	Here url.Values
 }
 
 // InspectorStep is one manifest step and its node.
@@ -47,34 +54,43 @@ type ActionForm struct {
 	SignalName, SignalRequestID, SignalPayload, CANInput string
 }
 
-// NodeDetail is the selected step: its node, settings, attempts, what it
-// waits on and, for a scatter, one page of its children.
+// NodeDetail is the selected node, a step or a scatter child: its state,
+// settings or item, attempts, transitions, what it waits on and, for a
+// scatter, one page of its children.
 type NodeDetail struct {
 	Ref, Type string
 	Node      *engine.Node
-	// Step is the manifest step, InEdges its incoming edges (for the
-	// join's description).
+	// Scatter is the scatter a child belongs to ("" for a step).
+	Scatter string
+	// Step is the manifest step (a child's: its scatter), InEdges its
+	// incoming edges (for the join's description).
 	Step     *definition.Step
 	InEdges  int
 	Settings map[string]any
 	Attempts []store.AttemptRecord
+	// History is the node's own transitions, oldest first (a child's).
+	History []engine.Transition
 	// Worker is set while the node's task waits for a worker to claim it.
 	Worker   *store.WorkerWait
 	Approval *store.Approval
 	Case     *store.Case
 	// ChildRun is the run a subworkflow node (or child_workflow scatter
-	// child) waits for, when known.
+	// child) started, when known.
+	ChildRun    string
 	Children    []*engine.Node
 	ChildCounts map[string]int64
-	// ChildAfter is the index the page starts after (-1: the first);
-	// ChildNext the next page's after (-1: no more); LiveOnly hides
-	// finished children.
+	// ChildState and ChildKey filter the children (by state, by key
+	// text); ChildAfter is the index the page starts after (-1: the
+	// first), ChildNext the next page's after (-1: no more).
+	ChildState, ChildKey  string
 	ChildAfter, ChildNext int
-	LiveOnly              bool
 }
 
 // IsScatter reports whether the node fans out.
 func (d *NodeDetail) IsScatter() bool { return d.Node != nil && d.Node.Scatter != nil }
+
+// IsChild reports whether the node is a scatter child.
+func (d *NodeDetail) IsChild() bool { return d.Scatter != "" }
 
 func nodeState(n *engine.Node) string {
 	if n == nil {
@@ -97,20 +113,38 @@ func orText(s, fallback string) string {
 	return s
 }
 
-func childPageURL(slug string, r store.Run, d *NodeDetail, after int, live bool) string {
-	q := url.Values{"node": {d.Ref}, "after": {strconv.Itoa(after)}}
-	if live {
-		q.Set("live", "1")
+// childPageURL is the scatter's children with a filter and a page.
+func childPageURL(slug string, r store.Run, d *NodeDetail, state, key string, after int) string {
+	q := url.Values{"node": {d.Ref}}
+	if state != "" {
+		q.Set("state", state)
+	}
+	if key != "" {
+		q.Set("q", key)
+	}
+	if after >= 0 {
+		q.Set("after", strconv.Itoa(after))
 	}
 	return runURL(slug, r.ID) + "?" + q.Encode() + "#children"
 }
 
 func historyURL(slug string, d InspectorData, after int64) string {
-	q := url.Values{"history": {strconv.FormatInt(after, 10)}}
-	if d.Selected != nil {
-		q.Set("node", d.Selected.Ref)
+	q := url.Values{}
+	for k, v := range d.Here {
+		q[k] = v
 	}
+	q.Set("history", strconv.FormatInt(after, 10))
 	return runURL(slug, d.Run.ID) + "?" + q.Encode() + "#history"
+}
+
+// layoutURL is the page in another graph layout.
+func layoutURL(slug string, d InspectorData, layout string) string {
+	q := url.Values{}
+	for k, v := range d.Here {
+		q[k] = v
+	}
+	q.Set("layout", layout)
+	return runURL(slug, d.Run.ID) + "?" + q.Encode() + "#graph-h"
 }
 
 func hasJSON(v any) bool { return v != nil }

@@ -2,26 +2,46 @@ package views
 
 import (
 	"fmt"
+	"math"
 	"slices"
+	"strings"
 
 	"github.com/ductor/ductor/app/definition"
+	"github.com/ductor/ductor/app/engine"
 )
 
 // Box sizes and gaps of the run graph, in SVG units.
 const (
-	graphNodeW = 168
-	graphNodeH = 46
-	graphGapX  = 64
-	graphGapY  = 18
-	graphPad   = 8
+	graphNodeW  = 168
+	graphNodeH  = 46
+	graphGap    = 64 // between layers (at least: labels widen it)
+	graphRowGap = 18 // between the boxes of one layer
+	graphPad    = 12
+	labelChar   = 7  // width of one label character, 11px monospace
+	labelLine   = 14 // room each edge label takes across the flow
+	// deepLayers is the depth from which a graph is laid out top to
+	// bottom unless asked otherwise.
+	deepLayers = 8
 )
 
-// RunGraph is a run's definition laid out left to right, each step with
-// its node's state.
+// Layout directions.
+const (
+	LayoutLR = "lr"
+	LayoutTB = "tb"
+)
+
+// RunGraph is a run's definition laid out in layers, left to right or
+// top to bottom, each step with its node's state and each edge with its
+// resolution.
 type RunGraph struct {
 	Nodes         []GraphNode
 	Edges         []GraphEdge
 	Width, Height int
+	// Layout is lr or tb; Depth the number of layers, Bands the columns
+	// a deep top-to-bottom graph is cut into.
+	Layout string
+	Depth  int
+	Bands  int
 }
 
 // GraphNode is one step's box.
@@ -34,61 +54,266 @@ type GraphNode struct {
 }
 
 // GraphEdge is a curve between two boxes, labelled with its outcome
-// unless it is the plain success edge.
+// unless it is the plain success edge. Mark is fired, dead or pending.
 type GraphEdge struct {
-	From, To, Label string
-	Path            string
-	LabelX, LabelY  int
+	From, To, Label, Mark string
+	// On says what the edge fires on, for its accessible name.
+	On             string
+	Path           string
+	LabelX, LabelY int
 }
 
-// LayoutRun lays m out in layers: each step one layer right of its
-// furthest predecessor (m.Order is topological), steps within a layer
-// ordered by the mean position of their predecessors. states gives each
-// ref's node state; a step without a node is pending.
-func LayoutRun(m *definition.Manifest, states map[string]string) RunGraph {
+// LayoutRun lays m out in layers: each step one layer after its furthest
+// predecessor (m.Order is topological), steps within a layer ordered by
+// the mean position of their predecessors. nodes gives each ref's node
+// (none: pending). dir is lr or tb; empty picks tb for a deep graph.
+// Labels sit in the gap after their edge's source layer, which no box
+// occupies, so they never cover a node.
+func LayoutRun(m *definition.Manifest, nodes map[string]*engine.Node, dir string) RunGraph {
 	preds := map[string][]string{}
 	for _, e := range m.Edges {
 		preds[e.To] = append(preds[e.To], e.From)
 	}
 	layers := layerSteps(m.Order, preds)
-	pos := map[string][2]int{}
-	g := RunGraph{}
-	top := graphPad + tagRoom(m)
-	for li, layer := range layers {
-		orderLayer(layer, preds, pos)
-		for i, ref := range layer {
-			x, y := graphPad+li*(graphNodeW+graphGapX), top+i*(graphNodeH+graphGapY)
-			pos[ref] = [2]int{x, y}
-			typ, tags := "", ""
-			if st, ok := m.Step(ref); ok {
-				typ, tags = string(st.Type), graphTags(st)
-			}
-			g.Nodes = append(g.Nodes, GraphNode{Ref: ref, Type: typ, Tags: tags, State: stateOr(states[ref]), X: x, Y: y})
-			g.Width = max(g.Width, x+graphNodeW+graphPad)
-			g.Height = max(g.Height, y+graphNodeH+graphPad)
-		}
+	if dir != LayoutLR && dir != LayoutTB {
+		dir = map[bool]string{true: LayoutTB, false: LayoutLR}[len(layers) > deepLayers]
 	}
-	for _, e := range m.Edges {
-		g.Edges = append(g.Edges, edgeBetween(e, pos[e.From], pos[e.To]))
-	}
+	l := &layout{m: m, nodes: nodes, tb: dir == LayoutTB, pos: map[string][2]int{}, layerOf: map[string]int{}}
+	l.gaps = l.layerGaps(layers)
+	g := RunGraph{Layout: dir, Depth: len(layers)}
+	l.place(&g, layers, preds)
+	l.route(&g)
 	return g
 }
 
-// tagRoom is the room above the first row for the tags of its boxes.
+type layout struct {
+	m       *definition.Manifest
+	nodes   map[string]*engine.Node
+	tb      bool
+	gaps    []int // gap after each layer
+	pos     map[string][2]int
+	layerOf map[string]int
+	// perBand and bandWidth shape the columns of a banded layout.
+	perBand, bandWidth int
+}
+
+// layerGaps widens the gap after a layer to fit its edges' labels.
+func (l *layout) layerGaps(layers [][]string) []int {
+	layerOf := map[string]int{}
+	for li, layer := range layers {
+		for _, ref := range layer {
+			layerOf[ref] = li
+		}
+	}
+	gaps := make([]int, len(layers))
+	for i := range gaps {
+		gaps[i] = graphGap
+	}
+	perSource := map[string]int{}
+	for _, e := range l.m.Edges {
+		label := edgeLabel(e)
+		if label == "" {
+			continue
+		}
+		li := layerOf[e.From]
+		perSource[e.From]++
+		if l.tb {
+			gaps[li] = max(gaps[li], perSource[e.From]*labelLine+34)
+		} else {
+			gaps[li] = max(gaps[li], len([]rune(label))*labelChar+28)
+		}
+	}
+	return gaps
+}
+
+// place puts every box: layers along the flow, centred across it. A
+// deep graph laid out top to bottom is cut into columns of layers side by
+// side (bands), read like a newspaper, so it fits a wide box instead of
+// making a thin strip; its rows share one gap, so a label in a gap never
+// meets a box of the next column.
+func (l *layout) place(g *RunGraph, layers [][]string, preds map[string][]string) {
+	across := 0
+	for _, layer := range layers {
+		across = max(across, len(layer))
+	}
+	top := graphPad + tagRoom(l.m)
+	boxAlong, boxAcross, rowGap := graphNodeW, graphNodeH, graphRowGap
+	if l.tb {
+		boxAlong, boxAcross, rowGap = graphNodeH, graphNodeW, graphGap/2
+	}
+	bandWidth := across*(boxAcross+rowGap) - rowGap
+	perBand := len(layers)
+	if l.tb && len(layers) > deepLayers {
+		perBand = l.bandSize(len(layers), bandWidth)
+		gap := slices.Max(l.gaps)
+		for i := range l.gaps {
+			l.gaps[i] = gap
+		}
+	}
+	along := top
+	for li, layer := range layers {
+		band := li / perBand
+		if li%perBand == 0 {
+			along = top
+		}
+		orderLayer(layer, preds, l.pos, l.tb)
+		offset := band*(bandWidth+graphGap) + (across-len(layer))*(boxAcross+rowGap)/2
+		for i, ref := range layer {
+			a, c := along, graphPad+offset+i*(boxAcross+rowGap)
+			x, y := a, c
+			if l.tb {
+				x, y = c, a
+			}
+			l.pos[ref], l.layerOf[ref] = [2]int{x, y}, li
+			g.Nodes = append(g.Nodes, l.box(ref, x, y))
+			g.Width = max(g.Width, x+graphNodeW+graphPad)
+			g.Height = max(g.Height, y+graphNodeH+graphPad)
+		}
+		along += boxAlong + l.gaps[li]
+	}
+	g.Bands = (len(layers) + perBand - 1) / max(perBand, 1)
+	l.perBand, l.bandWidth = perBand, bandWidth
+}
+
+// bandSize is how many layers a column of a deep top-to-bottom graph
+// holds: the number whose columns make the graph about twice as wide as
+// tall, the shape of the box it is shown in.
+func (l *layout) bandSize(depth, bandWidth int) int {
+	const aim = 2.0
+	best, bestOff := depth, math.Inf(1)
+	row := graphNodeH + slices.Max(l.gaps)
+	for bands := 1; bands <= depth; bands++ {
+		per := (depth + bands - 1) / bands
+		w := float64(bands*bandWidth + (bands-1)*graphGap)
+		h := float64(per * row)
+		if off := math.Abs(math.Log(w / h / aim)); off < bestOff {
+			best, bestOff = per, off
+		}
+	}
+	return best
+}
+
+func (l *layout) box(ref string, x, y int) GraphNode {
+	typ, tags := "", ""
+	if st, ok := l.m.Step(ref); ok {
+		typ, tags = string(st.Type), graphTags(st)
+	}
+	state := "pending"
+	if n := l.nodes[ref]; n != nil {
+		state = string(n.State)
+	}
+	return GraphNode{Ref: ref, Type: typ, Tags: tags, State: state, X: x, Y: y}
+}
+
+// route draws every edge. The edges leaving one box fan out across the
+// flow, each to its own place in the gap after the box, where its label
+// sits, then curve to their targets.
+func (l *layout) route(g *RunGraph) {
+	out := map[string][]definition.Edge{}
+	for _, e := range l.m.Edges {
+		out[e.From] = append(out[e.From], e)
+	}
+	for _, ref := range l.m.Order {
+		edges := out[ref]
+		slices.SortStableFunc(edges, func(a, b definition.Edge) int { return l.across(a.To) - l.across(b.To) })
+		for k, e := range edges {
+			g.Edges = append(g.Edges, l.edge(e, k, len(edges)))
+		}
+	}
+}
+
+func (l *layout) across(ref string) int {
+	if l.tb {
+		return l.pos[ref][0]
+	}
+	return l.pos[ref][1]
+}
+
+func (l *layout) edge(e definition.Edge, k, n int) GraphEdge {
+	from, to := l.pos[e.From], l.pos[e.To]
+	gap := l.gaps[l.layerOf[e.From]]
+	spread := labelLine
+	if l.tb {
+		spread = graphNodeW / max(n, 1)
+	}
+	shift := (2*k - (n - 1)) * spread / 2
+	out := GraphEdge{From: e.From, To: e.To, Label: edgeLabel(e), Mark: l.mark(e), On: edgeOn(e)}
+	if l.tb {
+		x1, y1 := from[0]+graphNodeW/2, from[1]+graphNodeH
+		x2, y2 := to[0]+graphNodeW/2, to[1]
+		xm, ym := x1+shift, y1+20+k*labelLine // labels one under another
+		ym = min(ym, y1+gap-12)
+		out.Path = fmt.Sprintf("M%d,%d C%d,%d %d,%d %d,%d ", x1, y1, x1, y1+8, xm, ym-12, xm, ym)
+		out.LabelX, out.LabelY = xm, ym+4
+		if band := l.layerOf[e.From] / l.perBand; band != l.layerOf[e.To]/l.perBand {
+			// To a later column: along the gap below, up the channel
+			// between the columns, along the gap above the target.
+			ch := graphPad + (band+1)*(l.bandWidth+graphGap) - graphGap/2
+			above := y2 - min(gap/2, 10)
+			out.Path += fmt.Sprintf("L%d,%d L%d,%d L%d,%d L%d,%d", ch, ym, ch, above, x2, above, x2, y2)
+			return out
+		}
+		reach := max(20, (y2-ym)/2)
+		out.Path += fmt.Sprintf("C%d,%d %d,%d %d,%d", xm, ym+reach, x2, y2-reach, x2, y2)
+		return out
+	}
+	x1, y1 := from[0]+graphNodeW, from[1]+graphNodeH/2
+	x2, y2 := to[0], to[1]+graphNodeH/2
+	xm, ym := x1+gap/2, y1+shift
+	out.Path = fmt.Sprintf("M%d,%d C%d,%d %d,%d %d,%d C%d,%d %d,%d %d,%d",
+		x1, y1, x1+gap/4, y1, x1+gap/4, ym, xm, ym, xm+max(20, (x2-xm)/2), ym, x2-max(20, (x2-xm)/2), y2, x2, y2)
+	out.LabelX, out.LabelY = xm, ym-4
+	return out
+}
+
+// mark is how the edge resolved, as its target recorded it.
+func (l *layout) mark(e definition.Edge) string {
+	if n := l.nodes[e.To]; n != nil {
+		if m, ok := n.Inbound[engine.EdgeID(e)]; ok {
+			return string(m)
+		}
+	}
+	return "pending"
+}
+
+// edgeLabel is what an edge shows: its outcome unless it is success, or
+// its choice condition.
+func edgeLabel(e definition.Edge) string {
+	if e.Choice != nil {
+		return choiceLabel(e.Choice)
+	}
+	if e.On != "" && e.On != definition.OutcomeSuccess {
+		return string(e.On)
+	}
+	return ""
+}
+
+// edgeOn says in words when the edge fires.
+func edgeOn(e definition.Edge) string {
+	if e.Choice != nil {
+		if e.Choice.Default {
+			return "by default"
+		}
+		return "when " + e.Choice.When
+	}
+	return "on " + string(cmpOr(e.On, definition.OutcomeSuccess))
+}
+
+func cmpOr(o, def definition.Outcome) definition.Outcome {
+	if o == "" {
+		return def
+	}
+	return o
+}
+
+// tagRoom is the room before the first layer for the tags above boxes.
 func tagRoom(m *definition.Manifest) int {
 	for i := range m.Steps {
-		if graphTags(&m.Steps[i]) != "" {
+		if graphTags(&m.Steps[i]) != "" || m.Steps[i].Type == definition.TypeSubworkflow {
 			return 12
 		}
 	}
 	return 0
-}
-
-func stateOr(s string) string {
-	if s == "" {
-		return "pending"
-	}
-	return s
 }
 
 // layerSteps puts each step one layer after its furthest predecessor.
@@ -111,15 +336,20 @@ func layerSteps(order []string, preds map[string][]string) [][]string {
 	return layers
 }
 
-// orderLayer sorts a layer by the mean row of each step's predecessors,
-// keeping the topological order among equals.
-func orderLayer(layer []string, preds map[string][]string, pos map[string][2]int) {
+// orderLayer sorts a layer by the mean position of each step's
+// predecessors across the flow, keeping the topological order among
+// equals.
+func orderLayer(layer []string, preds map[string][]string, pos map[string][2]int, tb bool) {
+	axis := 1
+	if tb {
+		axis = 0
+	}
 	centre := map[string]float64{}
 	for _, ref := range layer {
 		sum, n := 0, 0
 		for _, p := range preds[ref] {
 			if xy, ok := pos[p]; ok {
-				sum, n = sum+xy[1], n+1
+				sum, n = sum+xy[axis], n+1
 			}
 		}
 		if n > 0 {
@@ -137,37 +367,21 @@ func orderLayer(layer []string, preds map[string][]string, pos map[string][2]int
 	})
 }
 
-func edgeBetween(e definition.Edge, from, to [2]int) GraphEdge {
-	x1, y1 := from[0]+graphNodeW, from[1]+graphNodeH/2
-	x2, y2 := to[0], to[1]+graphNodeH/2
-	if x2 <= x1 { // a backward edge (never in a compiled definition): loop below
-		x2 = to[0] + graphNodeW/2
-		y2 = to[1] + graphNodeH
-	}
-	mid := (x1 + x2) / 2
-	out := GraphEdge{
-		From: e.From, To: e.To,
-		Path:   fmt.Sprintf("M%d,%d C%d,%d %d,%d %d,%d", x1, y1, mid, y1, mid, y2, x2, y2),
-		LabelX: mid, LabelY: (y1+y2)/2 - 4,
-	}
-	if e.On != "" && e.On != definition.OutcomeSuccess {
-		out.Label = string(e.On)
-	}
-	if e.Choice != nil {
-		out.Label = choiceLabel(e.Choice)
-	}
-	return out
-}
-
 func choiceLabel(b *definition.Branch) string {
 	if b.Default {
 		return "default"
 	}
-	if len(b.When) > 24 {
-		return b.When[:23] + "…"
+	if len([]rune(b.When)) > 24 {
+		return string([]rune(b.When)[:23]) + "…"
 	}
 	return b.When
 }
 
 // ViewBox is the SVG viewBox attribute of the graph.
 func (g RunGraph) ViewBox() string { return fmt.Sprintf("0 0 %d %d", g.Width, g.Height) }
+
+// edgeName is an edge's accessible name: where it goes, when it fires,
+// how it resolved.
+func edgeName(e GraphEdge) string {
+	return strings.Join([]string{e.From + " → " + e.To, e.On, e.Mark}, ", ")
+}

@@ -27,7 +27,8 @@ const (
 // job running past its timeout without a start) as a retryable failure,
 // ticks again the runs of tick jobs that died mid-tick, completes step
 // jobs whose result was recorded but whose River completion was lost,
-// forgets long-expired bridge task claims, and puts step jobs that River
+// forgets long-expired bridge task claims, works a chunk of a bulk
+// operation (BatchOnce), and puts step jobs that River
 // snoozed, retried or rescued back at the head of their queue (they lost
 // their fair tag), until ctx ends. Every coordinator process runs it;
 // SKIP LOCKED lets replicas share the work, and the database's clock
@@ -44,6 +45,9 @@ func (c *Coordinator) Sweep(ctx context.Context) {
 			if err != nil || n < sweepBatch {
 				break
 			}
+		}
+		if _, err := c.BatchOnce(ctx); err != nil && ctx.Err() == nil {
+			c.log.ErrorContext(ctx, "batch", "err", err)
 		}
 		select {
 		case <-ctx.Done():
@@ -87,11 +91,15 @@ func (c *Coordinator) SweepOnce(ctx context.Context) (int, error) {
 		if err != nil {
 			return err
 		}
+		unserved, err := c.failUnserved(ctx, tx, s)
+		if err != nil {
+			return err
+		}
 		var retagged int
 		if !c.PlainFIFO {
 			retagged, err = s.StepJobsRetag(ctx, stepQueues(), sweepBatch)
 		}
-		claimed = max(timers, lost, rescued, completed, due, expired, unstarted, retagged)
+		claimed = max(timers, lost, rescued, completed, due, expired, unstarted, unserved, retagged)
 		return err
 	})
 	return claimed, err

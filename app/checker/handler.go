@@ -22,7 +22,13 @@ import (
 // input.ms milliseconds, then fails retryably while the attempt is at
 // most input.fail_attempts, and succeeds otherwise. The rows are how a
 // test counts executions: at-least-once allows more than one per step
-// only when an attempt was really lost.
+// only when an attempt was lost or failed (its handler's own database
+// unreachable past the step's timeout, say).
+//
+// While the attempt is at most input.outage_attempts, the handler, once
+// recorded, waits for its database to go away and then records again, as
+// it does when an outage swallowed the acknowledgement of its commit: it
+// keeps trying until the database is back or the attempt's time is up.
 const StepHandler = "checker.step"
 
 // executionTable is created in a test's schema before any worker starts.
@@ -40,11 +46,17 @@ const executionTable = `CREATE TABLE IF NOT EXISTS checker_execution (
 // stepHandler records into pool's checker_execution.
 func stepHandler(pool *pgxpool.Pool) steps.Handler {
 	return func(ctx context.Context, call steps.Call) (any, error) {
-		if err := record(ctx, pool, call); err != nil {
+		execution := uuid.New()
+		if err := record(ctx, pool, call, execution); err != nil {
 			// Nothing is executed that is not recorded.
 			return nil, steps.Fail("checker_unrecorded", "could not record the execution: "+err.Error(), true)
 		}
 		in, _ := call.Input.(map[string]any)
+		if call.Attempt <= int(number(in["outage_attempts"])) {
+			if err := recordAcrossOutage(ctx, pool, call, execution); err != nil {
+				return nil, steps.Fail("checker_unrecorded", "could not hear back from the database: "+err.Error(), true)
+			}
+		}
 		if ms := number(in["ms"]); ms > 0 {
 			t := time.NewTimer(time.Duration(ms) * time.Millisecond)
 			defer t.Stop()
@@ -63,8 +75,7 @@ func stepHandler(pool *pgxpool.Pool) steps.Handler {
 
 // record inserts the execution's row, trying again while the database is
 // unavailable, as an idempotent handler would.
-func record(ctx context.Context, pool *pgxpool.Pool, call steps.Call) error {
-	execution := uuid.New()
+func record(ctx context.Context, pool *pgxpool.Pool, call steps.Call, execution uuid.UUID) error {
 	for {
 		_, err := pool.Exec(ctx, `INSERT INTO checker_execution (execution, run_id, node, attempt, idempotency_key, pid)
 			VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (execution) DO NOTHING`,
@@ -77,6 +88,28 @@ func record(ctx context.Context, pool *pgxpool.Pool, call steps.Call) error {
 		case <-ctx.Done():
 			t.Stop()
 			return err
+		case <-t.C:
+		}
+	}
+}
+
+// recordAcrossOutage waits until the database stops answering, then
+// records the execution again (the same row: nothing twice), until the
+// database answers or ctx ends.
+func recordAcrossOutage(ctx context.Context, pool *pgxpool.Pool, call steps.Call, execution uuid.UUID) error {
+	for {
+		_, err := pool.Exec(ctx, `SELECT 1`)
+		if store.Unavailable(err) {
+			return record(ctx, pool, call, execution)
+		}
+		if err != nil {
+			return err
+		}
+		t := time.NewTimer(20 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
 		case <-t.C:
 		}
 	}

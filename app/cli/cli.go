@@ -47,7 +47,7 @@ func commands() []command {
 		{"seed", "seed -f FILE: tenants, definitions and API keys from a seed file (DATABASE_URL)", runSeed},
 		{"apply", "apply -f FILE|DIR... [--dry-run]: publish definitions", runApply},
 		{"definition", "list, get and unpublish definitions", runDefinition},
-		{"run", "start, get, list, cancel, retry runs and read their history", runRun},
+		{"run", "start, get, list, cancel, retry runs (one, or many by --filter) and read their history", runRun},
 		{"signal", "signal RUN NAME [--payload JSON] --request-id ID", runSignal},
 		{"event", "event NAME [--data JSON] [--idempotency-key K]", runEvent},
 		{"node", "node cancel RUN NODE [--reason TEXT]", runNode},

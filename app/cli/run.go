@@ -14,8 +14,8 @@ func runSubcommands() []subcommand {
 		{"get", "run get ID [--output json|table]", "a run with its nodes", runGet},
 		{"list", "run list [--status S] [--definition KEY] [--subject S] [--limit N] [--cursor C] [--output json|table]", "runs, newest first, a page at a time", runList},
 		{"history", "run history ID [--limit N] [--after SEQ] [--output json|table]", "a run's transitions, oldest first", runHistory},
-		{"cancel", "run cancel ID [--reason TEXT]", "cancel a run (and its sync children)", runCancel},
-		{"retry", "run retry ID NODE", "retry a failed step and what follows it, keeping upstream outputs", runRetry},
+		{"cancel", "run cancel ID [--reason TEXT] | run cancel --filter NAME=VALUE… | --run-id ID… [--reason TEXT] [--wait]", "cancel a run (and its sync children), or in bulk the runs a filter matches", runCancel},
+		{"retry", "run retry ID NODE | run retry --filter NAME=VALUE… | --run-id ID… [--wait]", "retry a failed step and what follows it, keeping upstream outputs; in bulk, each failed or cancelled run", runRetry},
 	}
 }
 
@@ -193,6 +193,9 @@ func runHistory(ctx context.Context, env Env, args []string) error {
 }
 
 func runCancel(ctx context.Context, env Env, args []string) error {
+	if batchArgs(args) {
+		return runBatch(ctx, env, "cancel", args)
+	}
 	const synopsis = "run cancel ID [--reason TEXT]"
 	fs := newFlags(synopsis, env)
 	reason := fs.String("reason", "", "why, for the run's history")
@@ -208,6 +211,9 @@ func runCancel(ctx context.Context, env Env, args []string) error {
 }
 
 func runRetry(ctx context.Context, env Env, args []string) error {
+	if batchArgs(args) {
+		return runBatch(ctx, env, "retry", args)
+	}
 	const synopsis = "run retry ID NODE"
 	fs := newFlags(synopsis, env)
 	pos, err := fs.parseArgs(args)

@@ -16,7 +16,15 @@ func (d *decider) failRun(n *Node) {
 }
 
 func (d *decider) cancelRun(c Cancel) {
-	d.setRun(RunCancelled, c.Reason)
+	d.runRow.CancelReason, d.runRow.CancelledBy = c.Reason, c.By
+	detail := c.Reason
+	if c.By != "" {
+		detail = "by " + c.By
+		if c.Reason != "" {
+			detail += ": " + c.Reason
+		}
+	}
+	d.setRun(RunCancelled, detail)
 	d.stopNodes(NodeCancelled)
 }
 
@@ -129,8 +137,12 @@ func (d *decider) closeForCAN() {
 // old generation are stale.
 func (d *decider) retryNode(r RetryNode) {
 	t := d.get(r.Node)
+	if t != nil && t.Child != nil {
+		d.retryChild(r, t)
+		return
+	}
 	switch {
-	case t == nil || t.Child != nil || d.g.steps[r.Node] == nil:
+	case t == nil || d.g.steps[r.Node] == nil:
 		d.discard(r, "unknown node")
 		return
 	case t.State != NodeFailed && t.State != NodeCancelled:
@@ -146,10 +158,7 @@ func (d *decider) retryNode(r RetryNode) {
 			d.resetNode(d.mut(ref), reset, r.Node)
 		}
 	}
-	if d.runRow.Status.Terminal() {
-		d.runRow.Error, d.runRow.FinishedAt = nil, time.Time{}
-		d.setRun(RunRunning, "retry from "+r.Node)
-	}
+	d.resumeRun("retry from " + r.Node)
 	for _, ref := range d.g.order() {
 		if reset[ref] {
 			d.consider(ref)

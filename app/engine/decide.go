@@ -331,14 +331,19 @@ func (d *decider) recordAttempt(n *Node, output any, err *Error) {
 func (d *decider) idempotencyKey(n *Node) string { return NodeKey(d.runRow.ID, n) }
 
 // NodeKey is the idempotency key of the node's current generation in the
-// run: {run_id}:{node}, plus :g{N} after the N-th operator retry. Commands
-// that create something for a node (an approval, a case, a child run)
-// carry it, and the shell derives that thing's id from it.
+// run: {run_id}:{node}, plus :g{N} after the N-th operator retry (and :r{N}
+// after the N-th retry of a scatter child on its own). Commands that
+// create something for a node (an approval, a case, a child run) carry it,
+// and the shell derives that thing's id from it.
 func NodeKey(runID string, n *Node) string {
-	if n.Generation == 0 {
-		return runID + ":" + n.ID
+	key := runID + ":" + n.ID
+	if n.Generation > 0 {
+		key = fmt.Sprintf("%s:g%d", key, n.Generation)
 	}
-	return fmt.Sprintf("%s:%s:g%d", runID, n.ID, n.Generation)
+	if n.Retry > 0 {
+		key = fmt.Sprintf("%s:r%d", key, n.Retry)
+	}
+	return key
 }
 
 // timerID names a node's timer so that a timer of an earlier attempt or

@@ -135,7 +135,14 @@
 // # Controls and run limits
 //
 // [Cancel] ends the run cancelled and cancels every open node (sync
-// children included, never async ones). The run timeout is a timer armed
+// children included, never async ones); its reason and who asked
+// (Cancel.By) are kept on the run (Run.CancelReason, Run.CancelledBy)
+// until a retry resumes it. [RetryNode] naming a scatter child retries
+// that child alone: it runs again with a new attempt under the next
+// Node.Retry (its idempotency key gains :r{N}), its scatter counts it in
+// flight again, and a scatter that had completed reopens, resetting the
+// steps after it as a retry of the scatter would but keeping every other
+// child's outcome (testdata/retry_child.txt). The run timeout is a timer armed
 // at start; when it fires the run ends timed_out. [ContinueAsNew] is
 // recorded on the run and closes it (terminated, continued_as_new, with
 // [StartSuccessor]) at the end of a tick, or defers up to

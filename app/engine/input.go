@@ -97,6 +97,8 @@ type CaseStatusChanged struct {
 type Cancel struct {
 	RequestID string
 	Reason    string
+	// By names who cancelled (user:EMAIL, key:PREFIX), recorded on the run.
+	By string `json:",omitempty"`
 }
 
 // CancelNode is the operator's cancel of one running or waiting node: it

@@ -86,6 +86,8 @@ func inputNode(in Input) string {
 		return x.Node
 	case CancelNode:
 		return x.Node
+	case RetryNode:
+		return x.Node
 	}
 	return ""
 }

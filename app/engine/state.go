@@ -141,6 +141,10 @@ type Run struct {
 	Status RunStatus `json:"status"`
 	// Reason is set when Status is terminated.
 	Reason TerminateReason `json:"reason,omitempty"`
+	// CancelReason and CancelledBy say why and by whom an operator
+	// cancelled the run.
+	CancelReason string `json:"cancel_reason,omitempty"`
+	CancelledBy  string `json:"cancelled_by,omitempty"`
 	// ContinuedToRunID and ContinuedFromRunID link a ContinueAsNew chain;
 	// the shell sets them (it derives the successor id).
 	ContinuedToRunID   string `json:"continued_to_run_id,omitempty"`
@@ -214,6 +218,9 @@ type Node struct {
 	Attempt int `json:"attempt"`
 	// Generation counts operator retries; it suffixes the idempotency key.
 	Generation int `json:"generation"`
+	// Retry counts operator retries of a scatter child on its own, within
+	// its scatter's generation; it suffixes the idempotency key too.
+	Retry int `json:"retry,omitempty"`
 	// Inbound holds the resolution of each incoming edge by EdgeID.
 	Inbound map[string]EdgeMark `json:"inbound,omitempty"`
 	Waiting *Waiting            `json:"waiting,omitempty"`

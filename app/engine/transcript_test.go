@@ -195,7 +195,11 @@ func parseInput(f []string) (Input, error) {
 	case "case":
 		return CaseStatusChanged{Node: arg(1), Status: arg(2), Data: jsonOrNil(arg(3))}, nil
 	case "cancel":
-		return Cancel{Reason: arg(1)}, nil
+		c := Cancel{Reason: arg(1)}
+		if by, ok := strings.CutPrefix(arg(2), "by="); ok {
+			c.By = by
+		}
+		return c, nil
 	case "retry":
 		return RetryNode{Node: arg(1)}, nil
 	case "cancel-node":

@@ -17,8 +17,10 @@ func TestCompileErrors(t *testing.T) {
 		message string
 	}{
 		{"empty", "  ", KindAny, "expression is empty"},
-		{"syntax", "input.amount >", KindAny, "1:15"},
-		{"undeclared", "order.amount", KindAny, "undeclared reference to 'order'"},
+		{"syntax", "input.amount >", KindAny, "the expression ends too early (line 1, column 15)"},
+		{"undeclared", "order.amount", KindAny, "unknown name “order” (line 1, column 1)"},
+		{"extraneous", "input.x +* 2", KindAny, "unexpected “*” (line 1, column 10)"},
+		{"operator", `1 + "a"`, KindAny, "+ cannot be applied to int and string"},
 		{"bool wanted, int given", "1 + 2", KindBool, "must evaluate to bool, not int"},
 		{"list wanted, string given", `"a"`, KindList, "must evaluate to list"},
 		{"timestamp wanted, map given", "{}", KindTimestamp, "must evaluate to timestamp"},

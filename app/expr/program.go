@@ -174,8 +174,8 @@ func runtimeMessage(err error) string {
 // maxIssues bounds how many compile issues a message lists.
 const maxIssues = 3
 
-// issuesMessage folds CEL's diagnostics into one line:
-// "1:5: undeclared reference to 'x'; …".
+// issuesMessage folds CEL's diagnostics into one line, each in words with
+// where it is: "unknown name “x” (line 1, column 5); …".
 func issuesMessage(iss *cel.Issues) string {
 	errs := iss.Errors()
 	parts := make([]string, 0, maxIssues+1)
@@ -190,9 +190,9 @@ func issuesMessage(iss *cel.Issues) string {
 }
 
 func issueText(e *cel.Error) string {
-	msg := strings.Join(strings.Fields(e.Message), " ")
+	msg := readableIssue(strings.Join(strings.Fields(e.Message), " "))
 	if e.Location == nil || e.Location.Line() < 1 {
 		return msg
 	}
-	return fmt.Sprintf("%d:%d: %s", e.Location.Line(), e.Location.Column()+1, msg)
+	return fmt.Sprintf("%s (line %d, column %d)", msg, e.Location.Line(), e.Location.Column()+1)
 }

@@ -26,6 +26,7 @@ type twoTenants struct {
 	keyA                store.APIKey
 	runA                store.Run
 	approvalA, caseA    uuid.UUID
+	batchA              uuid.UUID
 	alice, victor, bert *browser
 	csrf                map[*browser]string
 }
@@ -47,6 +48,7 @@ func setupTwoTenants(t *testing.T) twoTenants {
 	f.keyA, _ = testdb.APIKey(t, w.store, f.a, nil)
 	f.runA = ordersRun(t, w, f.a)
 	f.approvalA, f.caseA = runPagesFixture(t, w.store, f.a, f.runA, alice)
+	f.batchA = batchFixture(t, w.store, f.a)
 	waitingNodeFixture(t, w.store, f.a, f.runA)
 	triggersFixture(t, w, f.a)
 	for _, m := range []struct {
@@ -75,6 +77,16 @@ func (f twoTenants) request(br *browser, method, path string, form url.Values, h
 		body[k] = v
 	}
 	return br.post(f.srv.URL+path, body, headers)
+}
+
+// batchFixture gives the tenant a finished bulk operation.
+func batchFixture(t *testing.T, s *store.Store, tenant store.Tenant) uuid.UUID {
+	t.Helper()
+	b, err := s.BatchCreate(context.Background(), store.Batch{TenantID: tenant.ID, ID: uuid.New(), Action: store.BatchCancel, RunIDs: []uuid.UUID{}, Actor: "user:" + alice})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.ID
 }
 
 // ordersDraft is tenant A's definition "orders", saved as a draft.
@@ -109,6 +121,7 @@ type routeCase struct {
 	public bool              // outside any tenant: nothing to isolate
 	signed bool              // called by other systems, cross-site by design, with a signature for credential
 	params map[string]string // path parameters besides :tenant
+	query  string            // ?query of the request, if any
 	form   url.Values
 }
 
@@ -122,6 +135,7 @@ func (f twoTenants) routeCases() map[string]routeCase {
 		"GET /readyz":                              {public: true},
 		"GET /metrics":                             {public: true},
 		"GET /static/*":                            {public: true},
+		"GET /favicon.ico":                         {public: true},
 		"GET /login":                               {public: true},
 		"GET /login/oidc":                          {public: true},
 		"GET /auth/callback":                       {public: true},
@@ -139,8 +153,16 @@ func (f twoTenants) routeCases() map[string]routeCase {
 		"POST /t/:tenant/definitions/:key/runs":    {params: orders, form: url.Values{"input": {"{}"}}},
 		"GET /t/:tenant/runs/:id":                  {params: map[string]string{"id": f.runA.ID.String()}},
 		"GET /t/:tenant/runs/:id/live":             {params: runA},
+		"GET /t/:tenant/runs/:id/events":           {params: runA},
+		"POST /t/:tenant/runs/batch":               {form: url.Values{"action": {"cancel"}, "run_id": {f.runA.ID.String()}}},
+		"GET /t/:tenant/batches/:id":               {params: map[string]string{"id": f.batchA.String()}},
+		"GET /t/:tenant/batches/:id/progress":      {params: map[string]string{"id": f.batchA.String()}},
 		"GET /t/:tenant/runs/:id/json/:part":       {params: map[string]string{"id": f.runA.ID.String(), "part": "input"}},
 		"GET /t/:tenant/runs/:id/json/nodes/:node": {params: map[string]string{"id": f.runA.ID.String(), "node": "a"}},
+		"GET /t/:tenant/runs/:id/json/nodes/:node/attempts/:generation/:attempt": {
+			params: map[string]string{"id": f.runA.ID.String(), "node": "a", "generation": "0", "attempt": "1"}},
+		"GET /t/:tenant/runs/:id/json/signals":     {params: runA, query: "?request_id=sig-a"},
+		"GET /t/:tenant/inbox/cases/:id/data":      {params: map[string]string{"id": f.caseA.String()}},
 		"POST /t/:tenant/runs/:id/cancel":          {params: runA, form: url.Values{"reason": {"stolen"}}},
 		"POST /t/:tenant/runs/:id/signal":          {params: runA, form: url.Values{"name": {"stolen"}}},
 		"POST /t/:tenant/runs/:id/continue-as-new": {params: runA},
@@ -166,6 +188,7 @@ func (f twoTenants) routeCases() map[string]routeCase {
 		"GET /t/:tenant/schedules/:id":             {params: map[string]string{"id": "sched-a"}},
 		"POST /t/:tenant/schedules/:id/pause":      {params: map[string]string{"id": "sched-a"}, form: url.Values{"paused": {"true"}}},
 		"POST /t/:tenant/schedules/:id/trigger":    {params: map[string]string{"id": "sched-a"}},
+		"POST /t/:tenant/schedules/:id/delete":     {params: map[string]string{"id": "sched-del"}},
 		"GET /t/:tenant/webhooks":                  {},
 		"POST /t/:tenant/webhooks":                 {form: url.Values{"id": {"stolen"}, "event": {"x"}}},
 		"POST /t/:tenant/webhooks/:id/rotate":      {params: map[string]string{"id": "hook-a"}},
@@ -191,7 +214,7 @@ func (f twoTenants) pathFor(r *echo.Route, tenant string, c routeCase) string {
 	for k, v := range c.params {
 		p = strings.Replace(p, ":"+k, v, 1)
 	}
-	return p
+	return p + c.query
 }
 
 // Tenant B's owner gets 404 and none of A's data on every tenant route

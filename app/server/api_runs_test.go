@@ -40,7 +40,7 @@ type apiBundle struct {
 	pool       *pgxpool.Pool
 }
 
-func setupAPI(t *testing.T) *apiBundle {
+func setupAPI(t *testing.T, opts ...func(*Deps)) *apiBundle {
 	t.Helper()
 	pool := testdb.Schema(t)
 	log := slog.New(slog.DiscardHandler)
@@ -48,7 +48,11 @@ func setupAPI(t *testing.T) *apiBundle {
 	s := store.New(pool)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(coord.Collectors()...)
-	server := New(Deps{Pool: pool, Store: s, Logger: log, Registry: reg, API: true, Runs: coord, ValidateInput: NewInputValidator(), Secrets: testBox(t)})
+	d := Deps{Pool: pool, Store: s, Logger: log, Registry: reg, API: true, Runs: coord, ValidateInput: NewInputValidator(), Secrets: testBox(t)}
+	for _, o := range opts {
+		o(&d)
+	}
+	server := New(d)
 	srv := httptest.NewServer(server)
 	t.Cleanup(srv.Close)
 	b := &apiBundle{srv: srv, store: s, runs: coord, pool: pool}
@@ -254,6 +258,8 @@ func TestAPITenantIsolation(t *testing.T) {
 	_, draft := b.call(t, "PUT", "/api/v1/definitions/private", b.keyA, strings.Replace(private, "* 2.0", "* 7.0", 1))
 	secrets = append(secrets, pub["manifest_hash"].(string), draft["manifest_hash"].(string))
 	bDraft := `{"key": "secret", "steps": [{"ref": "b", "type": "transform", "with": {"expr": "0"}}]}`
+	_, batch := b.call(t, "POST", "/api/v1/runs/batch", b.keyA, `{"action": "cancel", "run_ids": ["`+id+`"], "reason": "secret reason"}`)
+	secrets = append(secrets, batch["id"].(string), "secret reason")
 
 	cases := map[string]struct {
 		path, body string
@@ -266,14 +272,17 @@ func TestAPITenantIsolation(t *testing.T) {
 		"GET /api/v1/runs":                          {"/api/v1/runs", "", 200},
 		"GET /api/v1/runs/:id":                      {"/api/v1/runs/" + id, "", 404},
 		"GET /api/v1/runs/:id/nodes/:node/children": {"/api/v1/runs/" + id + "/nodes/only/children", "", 404},
-		"GET /api/v1/runs/:id/history":              {"/api/v1/runs/" + id + "/history", "", 404},
-		"POST /api/v1/runs/:id/continue-as-new":     {"/api/v1/runs/" + id + "/continue-as-new", `{"request_id": "x"}`, 404},
-		"POST /api/v1/runs/:id/cancel":              {"/api/v1/runs/" + id + "/cancel", "", 404},
-		"POST /api/v1/runs/:id/nodes/:node/retry":   {"/api/v1/runs/" + id + "/nodes/only/retry", "", 404},
-		"POST /api/v1/runs/:id/nodes/:node/cancel":  {"/api/v1/runs/" + id + "/nodes/only/cancel", "", 404},
-		"POST /api/v1/compile":                      {"/api/v1/compile", bDraft, 200},
-		"GET /api/v1/definitions":                   {"/api/v1/definitions", "", 200},
-		"GET /api/v1/definitions/:key":              {"/api/v1/definitions/private", "", 404},
+		// B's own batch, naming A's run, which it will not find.
+		"POST /api/v1/runs/batch":                  {"/api/v1/runs/batch", `{"action": "cancel", "run_ids": ["` + id + `"]}`, 202},
+		"GET /api/v1/batches/:id":                  {"/api/v1/batches/" + batch["id"].(string), "", 404},
+		"GET /api/v1/runs/:id/history":             {"/api/v1/runs/" + id + "/history", "", 404},
+		"POST /api/v1/runs/:id/continue-as-new":    {"/api/v1/runs/" + id + "/continue-as-new", `{"request_id": "x"}`, 404},
+		"POST /api/v1/runs/:id/cancel":             {"/api/v1/runs/" + id + "/cancel", "", 404},
+		"POST /api/v1/runs/:id/nodes/:node/retry":  {"/api/v1/runs/" + id + "/nodes/only/retry", "", 404},
+		"POST /api/v1/runs/:id/nodes/:node/cancel": {"/api/v1/runs/" + id + "/nodes/only/cancel", "", 404},
+		"POST /api/v1/compile":                     {"/api/v1/compile", bDraft, 200},
+		"GET /api/v1/definitions":                  {"/api/v1/definitions", "", 200},
+		"GET /api/v1/definitions/:key":             {"/api/v1/definitions/private", "", 404},
 		// B's own draft under a key A also uses; A's stays untouched.
 		"PUT /api/v1/definitions/:key":                {"/api/v1/definitions/secret", bDraft, 200},
 		"POST /api/v1/definitions/:key/versions":      {"/api/v1/definitions/private/versions", "", 404},
@@ -385,10 +394,63 @@ func startWorkers(t *testing.T, pool *pgxpool.Pool, log *slog.Logger) *workers.C
 	if err := client.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	beatCtx, stopBeat := context.WithCancel(context.Background())
+	beat := make(chan struct{})
+	go func() { defer close(beat); workers.HeartbeatSteps(beatCtx, pool, log) }()
 	t.Cleanup(func() {
+		stopBeat()
+		<-beat
 		stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		_ = client.StopAndCancel(stopCtx)
 	})
 	return coord
+}
+
+// TestScatterChildrenAPIFilters: ?state= keeps the children in one state
+// and ?q= those whose key contains the text; the counts stay the whole
+// scatter's.
+func TestScatterChildrenAPIFilters(t *testing.T) {
+	t.Parallel()
+	b := setupAPI(t)
+	b.publishYAML(t, `
+key: sieve
+steps:
+  - ref: fan
+    type: scatter
+    with:
+      items_expr: lists.range(30)
+      key_expr: '"n" + string(item)'
+      do: {type: transform, with: {expr: 'item % 7 == 3 ? 1 / (item - item) : item'}}
+`)
+	id := b.startRun(t, "sieve")
+	b.waitStatus(t, id)
+	children := func(query string) ([]string, map[string]any) {
+		t.Helper()
+		code, page := b.call(t, "GET", "/api/v1/runs/"+id+"/nodes/fan/children?"+query, b.keyA, "")
+		if code != 200 {
+			t.Fatalf("children?%s = %d %v", query, code, page)
+		}
+		var keys []string
+		for _, k := range page["children"].([]any) {
+			keys = append(keys, fmt.Sprint(k.(map[string]any)["key"]))
+		}
+		return keys, page["counts"].(map[string]any)
+	}
+	failed, counts := children("state=failed")
+	if strings.Join(failed, " ") != "n3 n10 n17 n24" || counts["failed"] != 4.0 || counts["succeeded"] != 26.0 {
+		t.Errorf("state=failed: %v, counts %v", failed, counts)
+	}
+	if got, _ := children("state=failed&q=1"); strings.Join(got, " ") != "n10 n17" {
+		t.Errorf("state=failed&q=1: %v", got)
+	}
+	if got, _ := children("q=n2"); len(got) != 11 || got[0] != "n2" || got[1] != "n20" {
+		t.Errorf("q=n2: %v", got)
+	}
+	if got, _ := children("state=succeeded&q=n2&limit=3"); strings.Join(got, " ") != "n2 n20 n21" {
+		t.Errorf("state=succeeded&q=n2&limit=3: %v", got)
+	}
+	if code, out := b.call(t, "GET", "/api/v1/runs/"+id+"/nodes/fan/children?state=sleepy", b.keyA, ""); code != 400 {
+		t.Errorf("state=sleepy = %d %v", code, out)
+	}
 }

@@ -27,7 +27,12 @@ func handleEditor(s *store.Store) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		return renderEditor(c, s, http.StatusOK, def, src, "")
+		notice := ""
+		if c.QueryParam("done") != "" {
+			f, _ := takeFlash(c, "/definitions/"+key+"/edit")
+			notice = f.Notice
+		}
+		return renderEditor(c, s, http.StatusOK, def, src, notice)
 	}
 }
 

@@ -22,9 +22,11 @@ type draftSaved struct {
 	Created     bool   `json:"created,omitempty"`
 }
 
-// handleDraftSaveForm saves the posted document as the draft, as written,
-// even when it does not compile yet (its hash is then empty): work in
-// progress is never lost. A document naming another key is refused.
+// handleDraftSaveForm saves the posted document as the draft when it
+// compiles, as the API does: a document that does not parse or compile,
+// or names another key, is refused with its problems (422) and the
+// previous draft is kept; the editor keeps the work on the page and asks
+// before it is left.
 func handleDraftSaveForm(s *store.Store) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx, v, key := c.Request().Context(), viewerOf(c), c.Param("key")
@@ -33,25 +35,37 @@ func handleDraftSaveForm(s *store.Store) echo.HandlerFunc {
 		if err := keyMismatch(check); err != nil {
 			return editorFailure(c, s, check, src, err)
 		}
-		def, err := s.DefinitionGet(ctx, v.Tenant.ID, key)
-		if err != nil {
-			return err
-		}
-		name := def.Name
-		if check.Valid() {
-			name = check.Manifest.Name
+		if !check.Valid() {
+			return editorFailure(c, s, check, src, draftRefused(check))
 		}
 		f := definition.Detect([]byte(src), definition.FormatAuto)
-		draft, err := s.DefinitionDraftSave(ctx, v.Tenant.ID, key, name, store.Draft{Source: src, Format: f.String(), Hash: check.Hash})
+		draft, err := s.DefinitionDraftSave(ctx, v.Tenant.ID, key, check.Manifest.Name, store.Draft{Source: src, Format: f.String(), Hash: check.Hash})
 		if err != nil {
 			return err
 		}
 		if wantsJSON(c) {
 			return c.JSON(http.StatusOK, draftSaved{editorCheck: check, SavedAt: draft.SavedAt.UTC().Format("15:04:05")})
 		}
-		def.Draft = &draft
-		return renderEditor(c, s, http.StatusOK, def, src, "Draft saved")
+		return editorSaved(c, key, "Draft saved at "+draft.SavedAt.UTC().Format("15:04:05"))
 	}
+}
+
+// draftRefused says why a draft was not saved: the first problem, which
+// the page shows beside the others.
+func draftRefused(check editorCheck) error {
+	msg := "the draft has problems: fix them to save it"
+	if len(check.Problems) > 0 {
+		msg = "not saved: " + check.Problems[0].String()
+	}
+	return apperr.New(apperr.InvalidDefinition, "%s", msg).WithDetails(check.Problems)
+}
+
+// editorSaved redirects a form post back to the editor, which says what
+// was done (post/redirect/get).
+func editorSaved(c echo.Context, key, notice string) error {
+	path := "/definitions/" + key + "/edit"
+	setFlash(c, path, flash{Notice: notice})
+	return seeOther(c, path+"?done=saved")
 }
 
 // handlePublishForm saves the posted document as the draft and publishes
@@ -85,11 +99,7 @@ func handlePublishForm(s *store.Store) echo.HandlerFunc {
 		if wantsJSON(c) {
 			return c.JSON(status, draftSaved{editorCheck: check, Version: ver.Version, VersionHash: ver.ManifestHash, Created: created})
 		}
-		def, err := s.DefinitionGet(ctx, v.Tenant.ID, key)
-		if err != nil {
-			return err
-		}
-		return renderEditor(c, s, status, def, src, "Published "+versionName(ver.Version)+" · "+ver.ManifestHash)
+		return editorSaved(c, key, "Published "+versionName(ver.Version)+" · "+ver.ManifestHash)
 	}
 }
 

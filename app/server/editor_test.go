@@ -35,6 +35,8 @@ type checkAnswer struct {
 	Version  int                  `json:"version"`
 	Created  bool                 `json:"created"`
 	Error    *ErrorDetail         `json:"error"`
+	// Check is a refused save's check of the document.
+	Check *checkAnswer `json:"check"`
 }
 
 func TestEditorCheckAnswers(t *testing.T) {
@@ -118,13 +120,22 @@ func TestEditorRoles(t *testing.T) {
 		t.Errorf("a bad key = %d", a.status)
 	}
 
-	draft := decode[checkAnswer](t, f.request(editor, "POST", base+"/new-one/draft", url.Values{"document": {"key: new-one\nsteps: []\n"}}, asJSON))
-	if draft.Hash != "" || len(draft.Problems) == 0 {
-		t.Errorf("an invalid draft: %+v", draft)
+	// A draft is validated as the API does: one that does not compile, or
+	// does not even parse, is refused with its problems and not stored.
+	for _, bad := range []string{"key: new-one\nsteps: []\n", "key: new-one\nsteps: [ {ref: a\n"} {
+		refusedDraft := f.request(editor, "POST", base+"/new-one/draft", url.Values{"document": {bad}}, asJSON)
+		draft := decode[checkAnswer](t, refusedDraft)
+		if refusedDraft.status != http.StatusUnprocessableEntity || draft.Error == nil || len(draft.Check.Problems) == 0 {
+			t.Errorf("an invalid draft %q = %d %s", bad, refusedDraft.status, refusedDraft.body)
+		}
 	}
 	def, err := f.store.DefinitionGet(context.Background(), f.a.ID, "new-one")
-	if err != nil || def.Draft == nil || def.Draft.Hash != "" || def.Draft.Source != "key: new-one\nsteps: []\n" {
-		t.Errorf("the invalid draft was not kept as written: %+v, %v", def.Draft, err)
+	if err != nil || (def.Draft != nil && strings.Contains(def.Draft.Source, "{ref: a")) {
+		t.Errorf("an invalid draft was stored: %+v, %v", def.Draft, err)
+	}
+	saved := f.request(editor, "POST", base+"/new-one/draft", url.Values{"document": {strings.Replace(ordersDraft, "orders", "new-one", 1)}}, asJSON)
+	if saved.status != http.StatusOK || !strings.Contains(saved.body, "saved_at") {
+		t.Errorf("a valid draft = %d %s", saved.status, saved.body)
 	}
 
 	refused := f.request(editor, "POST", base+"/new-one/publish", url.Values{"document": {"key: new-one\nsteps: []\n"}}, asJSON)
@@ -153,18 +164,26 @@ func TestEditorFormPosts(t *testing.T) {
 	t.Parallel()
 	f := setupTwoTenants(t)
 	base := "/t/" + f.a.Slug + "/definitions/orders"
-	again := f.request(f.alice, "POST", base+"/publish", url.Values{"document": {ordersDraft}}, nil)
-	if again.status != http.StatusOK || !strings.Contains(again.body, "Published v1") {
-		t.Fatalf("form publish of v1's plan = %d", again.status)
+	posted := func(what, path, doc, notice string) {
+		t.Helper()
+		a := f.request(f.alice, "POST", base+path, url.Values{"document": {doc}}, nil)
+		if a.status != http.StatusSeeOther || !strings.HasPrefix(a.location, base+"/edit?done=") {
+			t.Fatalf("%s = %d to %q, want a redirect to the editor", what, a.status, a.location)
+		}
+		if page := f.request(f.alice, "GET", a.location, nil, nil); !strings.Contains(page.body, notice) {
+			t.Fatalf("after %s the editor does not say %q", what, notice)
+		}
+		if page := f.request(f.alice, "GET", a.location, nil, nil); strings.Contains(page.body, notice) {
+			t.Errorf("reloading after %s says %q again", what, notice)
+		}
 	}
+	posted("form publish of v1's plan", "/publish", ordersDraft, "Published v1")
 	changed := strings.Replace(ordersDraft, "builtin.noop", "builtin.echo", 1)
-	a := f.request(f.alice, "POST", base+"/publish", url.Values{"document": {changed}}, nil)
-	if a.status != http.StatusCreated || !strings.Contains(a.body, "Published v2") {
-		t.Fatalf("form publish = %d", a.status)
-	}
-	a = f.request(f.alice, "POST", base+"/draft", url.Values{"document": {changed + "name: Orders\n"}}, nil)
-	if a.status != http.StatusOK || !strings.Contains(a.body, "Draft saved") {
-		t.Fatalf("form draft = %d", a.status)
+	posted("form publish", "/publish", changed, "Published v2")
+	posted("form draft", "/draft", changed+"name: Orders\n", "Draft saved")
+	a := f.request(f.alice, "POST", base+"/draft", url.Values{"document": {"key: orders\nsteps: [ {ref: a\n"}}, nil)
+	if a.status != http.StatusUnprocessableEntity || !strings.Contains(a.body, "not saved") {
+		t.Fatalf("form draft that does not parse = %d", a.status)
 	}
 	a = f.request(f.alice, "POST", base+"/publish", url.Values{"document": {"key: orders\nsteps:\n  - {ref: a, type: task}\n"}}, nil)
 	if a.status != http.StatusUnprocessableEntity || !strings.Contains(a.body, "steps[0].with") {

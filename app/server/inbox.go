@@ -50,7 +50,7 @@ func renderInbox(c echo.Context, s *store.Store, runs *workers.Coordinator, stat
 		d.Approvals = append(d.Approvals, item)
 	}
 	for _, k := range box.cases[pending] {
-		d.Cases = append(d.Cases, views.InboxCase{Case: k, RunKey: ctxs.runKey(c.Request().Context(), k.RunID), Fields: views.CaseFields(k.Fields, k.Data)})
+		d.Cases = append(d.Cases, ctxs.kase(c.Request().Context(), k, d))
 	}
 	return render(c, status, views.InboxPage(shellFor(c, "Inbox", "inbox"), d))
 }

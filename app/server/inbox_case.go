@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"net/url"
 	"slices"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/views"
@@ -47,7 +49,9 @@ func handleCaseSave(s *store.Store, runs *workers.Coordinator) echo.HandlerFunc 
 }
 
 // caseData merges the form's fields into the case's data; an empty input
-// removes its field.
+// removes its field. Every field that cannot be read, or is required and
+// left empty, is refused on its own (the schema check that follows puts
+// a missing property on the object, not on its field).
 func caseData(c echo.Context, k store.Case) (map[string]any, error) {
 	data := map[string]any{}
 	if m, ok := k.Data.(map[string]any); ok {
@@ -55,17 +59,35 @@ func caseData(c echo.Context, k store.Case) (map[string]any, error) {
 			data[key] = val
 		}
 	}
+	var problems []definition.Problem
+	code := apperr.Unprocessable // as the schema check's; Invalid when a value cannot be read
 	for _, f := range views.CaseFields(k.Fields, k.Data) {
 		raw := strings.TrimSpace(c.FormValue("field." + f.Name))
 		val, err := fieldFromForm(f, raw)
 		if err != nil {
-			return nil, err
+			var ae *apperr.Error
+			if !errors.As(err, &ae) {
+				return nil, err
+			}
+			p, _ := ae.Details.([]definition.Problem)
+			problems, code = append(problems, p...), apperr.Invalid
+			continue
 		}
 		if val == nil {
+			if f.Required {
+				problems = append(problems, definition.Problem{Path: "data." + f.Name, Message: "is required"})
+			}
 			delete(data, f.Name)
 			continue
 		}
 		data[f.Name] = val
+	}
+	if len(problems) == 1 {
+		p := problems[0]
+		return nil, apperr.New(code, "%s %s", strings.TrimPrefix(p.Path, "data."), p.Message).WithDetails(problems)
+	}
+	if len(problems) > 1 {
+		return nil, apperr.New(code, "%d fields are not valid", len(problems)).WithDetails(problems)
 	}
 	return data, nil
 }
@@ -79,17 +101,59 @@ func fieldFromForm(f views.CaseField, raw string) (any, error) {
 	case f.Kind == "number" || f.Kind == "integer":
 		n, err := strconv.ParseFloat(raw, 64)
 		if err != nil {
-			return nil, apperr.New(apperr.Invalid, "%s must be a number", f.Name)
+			return nil, fieldProblem(f.Name, "must be a number")
 		}
 		return n, nil
 	case f.Kind == "json":
 		v, err := jsonvalue.Decode([]byte(raw))
 		if err != nil {
-			return nil, apperr.New(apperr.Invalid, "%s must be JSON: %v", f.Name, err)
+			return nil, fieldProblem(f.Name, "must be JSON")
 		}
 		return v, nil
 	}
 	return raw, nil
+}
+
+// fieldProblem is a refusal of one field of a case form, as the schema
+// check words it (its path data.NAME).
+func fieldProblem(name, msg string) error {
+	return apperr.New(apperr.Invalid, "%s %s", name, msg).WithDetails([]definition.Problem{{Path: "data." + name, Message: msg}})
+}
+
+// caseErrors are the problems of a refused case form by field name: the
+// schema's problems sit at data.NAME (deeper ones on their field too).
+func caseErrors(err error) map[string]string {
+	var ae *apperr.Error
+	if !errors.As(err, &ae) {
+		return nil
+	}
+	ps, _ := ae.Details.([]definition.Problem)
+	out := map[string]string{}
+	for _, p := range ps {
+		name, ok := strings.CutPrefix(p.Path, "data.")
+		if !ok {
+			continue
+		}
+		name, _, _ = strings.Cut(name, ".")
+		name, _, _ = strings.Cut(name, "[")
+		if out[name] != "" {
+			out[name] += "; "
+		}
+		out[name] += p.Message
+	}
+	return out
+}
+
+// caseForm is what was typed in a case form, by field name.
+func caseForm(c echo.Context) map[string]string {
+	out := map[string]string{}
+	form, _ := c.FormParams()
+	for k, v := range form {
+		if name, ok := strings.CutPrefix(k, "field."); ok && len(v) > 0 {
+			out[name] = v[0]
+		}
+	}
+	return out
 }
 
 // inboxAction runs act on the item named by :id; an id that is not a
@@ -113,7 +177,14 @@ func afterInbox(c echo.Context, s *store.Store, runs *workers.Coordinator, err e
 		return err
 	}
 	return formError(c, err, func(status int, msg string) error {
-		return renderInbox(c, s, runs, status, views.InboxData{Error: msg, ErrorFor: c.Param("id")})
+		d := views.InboxData{Error: msg, ErrorFor: c.Param("id")}
+		if done == "case" {
+			d.CaseForm, d.CaseErrors = caseForm(c), caseErrors(err)
+			if len(d.CaseErrors) > 0 {
+				d.Error = "The case was not saved: fix the fields marked below."
+			}
+		}
+		return renderInbox(c, s, runs, status, d)
 	})
 }
 
@@ -149,11 +220,25 @@ func (rc *runContexts) run(ctx context.Context, id uuid.UUID) *store.Run {
 	return &r
 }
 
-func (rc *runContexts) runKey(ctx context.Context, id uuid.UUID) string {
-	if r := rc.run(ctx, id); r != nil {
-		return r.DefinitionKey
+// kase is a case with its run's context and its form's fields (what was
+// typed and the problems found, after a refusal).
+func (rc *runContexts) kase(ctx context.Context, k store.Case, d views.InboxData) views.InboxCase {
+	out := views.InboxCase{Case: k, Fields: views.CaseFields(k.Fields, k.Data)}
+	if r := rc.run(ctx, k.RunID); r != nil {
+		out.RunKey, out.RunStatus, out.Subject = r.DefinitionKey, string(r.Status), r.Subject
+		out.Context = []views.ContextItem{{Label: "Run input", Value: r.State.Input, Download: runJSONPath(rc.slug, r.ID, "input")}}
 	}
-	return ""
+	if d.ErrorFor != k.ID.String() {
+		return out
+	}
+	for i := range out.Fields {
+		f := &out.Fields[i]
+		if v, ok := d.CaseForm[f.Name]; ok {
+			f.Value = v
+		}
+		f.Error = d.CaseErrors[f.Name]
+	}
+	return out
 }
 
 func (rc *runContexts) approval(ctx context.Context, a store.Approval, actor string) (views.InboxApproval, error) {
@@ -162,7 +247,7 @@ func (rc *runContexts) approval(ctx context.Context, a store.Approval, actor str
 	if r == nil {
 		return out, nil
 	}
-	out.RunKey, out.RunStatus = r.DefinitionKey, string(r.Status)
+	out.RunKey, out.RunStatus, out.Subject = r.DefinitionKey, string(r.Status), r.Subject
 	out.Context = append(out.Context, views.ContextItem{Label: "Run input", Value: r.State.Input, Download: runJSONPath(rc.slug, r.ID, "input")})
 	m, err := rc.runs.Manifest(ctx, *r)
 	if err != nil {

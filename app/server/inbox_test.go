@@ -82,12 +82,12 @@ steps:
         type: object
         required: [ note ]
         properties:
-          note: { type: string, title: Note }
-          score: { type: integer }
+          note: { type: string, title: Note, maxLength: 20 }
+          score: { type: integer, minimum: 1, maximum: 5 }
           urgent: { type: boolean }
           level: { enum: [ low, high ] }
 `)
-	id := b.start(t, workers.Trigger{Definition: "review"})
+	id := b.start(t, workers.Trigger{Definition: "review", Subject: "order-7", Input: map[string]any{"sku": "A-1"}})
 	b.waitNode(t, id, "check", engine.NodeWaiting)
 	kase := store.CaseID(id.String() + ":check").String()
 	path := "/inbox/cases/" + kase
@@ -98,8 +98,21 @@ steps:
 		t.Error("a case assigned by email shows to someone else")
 	}
 	wantPage(t, "not assigned", b.post(b.approver2, path, url.Values{"status": {"done"}, "field.note": {"x"}}), http.StatusForbidden, "not assigned to you")
-	wantPage(t, "missing note", b.post(b.approver, path, url.Values{"status": {"done"}}), http.StatusUnprocessableEntity, `id="inbox-error"`)
-	wantPage(t, "bad score", b.post(b.approver, path, url.Values{"status": {"done"}, "field.note": {"x"}, "field.score": {"many"}}), http.StatusBadRequest, "score must be a number")
+	wantPage(t, "the case's run", b.get(b.approver, "/inbox"), http.StatusOK, `href="`+b.base+`/runs/`+id.String()+`"`,
+		`<span class="mono run-subject">order-7</span>`, `&#34;sku&#34;: &#34;A-1&#34;`)
+	wantPage(t, "missing note", b.post(b.approver, path, url.Values{"status": {"done"}}), http.StatusUnprocessableEntity, `id="inbox-error"`,
+		`class="case-field invalid" data-field="note"`)
+	wantPage(t, "bad score", b.post(b.approver, path, url.Values{"status": {"done"}, "field.note": {"x"}, "field.score": {"many"}}), http.StatusBadRequest,
+		`data-field="score"`, `class="case-field invalid" data-field="score"`, "must be a number", `value="many"`, `value="x"`)
+	// The whole schema is checked on the server, each problem on its field
+	// with what was typed kept; the browser gets the bounds it can check.
+	tooHigh := b.post(b.approver, path, url.Values{"status": {"done"}, "field.note": {"x"}, "field.score": {"9"}})
+	wantPage(t, "score over the maximum", tooHigh, http.StatusUnprocessableEntity,
+		`class="case-field invalid" data-field="score"`, "maximum", `value="9"`, "fix the fields marked")
+	if strings.Contains(tooHigh.body, `class="case-field invalid" data-field="note"`) {
+		t.Error("a valid field is marked invalid")
+	}
+	wantPage(t, "bounds for the browser", b.get(b.approver, "/inbox"), http.StatusOK, `min="1"`, `max="5"`, `maxlength="20"`)
 
 	wantRedirect(t, "working", b.post(b.approver, path, url.Values{"status": {"working"}, "field.note": {"half"}}), "done=case")
 	wantPage(t, "working case", b.get(b.approver, "/inbox"), http.StatusOK, `class="status working"`, `value="half"`)

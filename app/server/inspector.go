@@ -3,8 +3,11 @@ package server
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"strconv"
+	"time"
 
+	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/ductor/ductor/app/apperr"
@@ -17,10 +20,11 @@ import (
 )
 
 const (
-	historyPage  = 50
-	childrenPage = 50
-	childRunRows = 10
-	signalRows   = 100
+	historyPage     = 50
+	childrenPage    = 50
+	childRunRows    = 10
+	signalRows      = 100
+	nodeHistoryRows = 100
 )
 
 // actionNotices confirm a finished operator action (?done=NAME after the
@@ -34,8 +38,13 @@ var actionNotices = map[string]string{
 	"cancel-node": "Cancel requested: the node stops at the run's next tick.",
 }
 
-// handleInspector shows one run: graph, steps, the selected step, history,
-// signals, lineage and, to operators, the actions.
+// hereKeys are the query parameters that make up the inspector's
+// selection, kept across actions.
+var hereKeys = []string{"node", "state", "q", "after", "history", "layout"}
+
+// handleInspector shows one run: graph, steps, the selected node (a step,
+// or a scatter child by its id: ?node=resize[402]), history, signals,
+// lineage and, to operators, the actions.
 func handleInspector(s *store.Store, runs *workers.Coordinator) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		d, err := loadInspector(c, s, runs)
@@ -51,6 +60,17 @@ func renderInspector(c echo.Context, status int, d views.InspectorData) error {
 	return render(c, status, views.InspectorPage(shellFor(c, "Run "+d.Run.ID.String()[:8], "runs"), d))
 }
 
+// hereOf is the selection in q.
+func hereOf(q url.Values) url.Values {
+	out := url.Values{}
+	for _, k := range hereKeys {
+		if v := q.Get(k); v != "" {
+			out.Set(k, v)
+		}
+	}
+	return out
+}
+
 // loadInspector reads everything the page shows; each list is bounded
 // (history and children are paged, child runs cut at a few rows).
 func loadInspector(c echo.Context, s *store.Store, runs *workers.Coordinator) (views.InspectorData, error) {
@@ -63,7 +83,7 @@ func loadInspector(c echo.Context, s *store.Store, runs *workers.Coordinator) (v
 	if err != nil {
 		return views.InspectorData{}, err
 	}
-	d := views.InspectorData{Run: run, CanOperate: v.Can(auth.PermRunsOperate)}
+	d := views.InspectorData{Run: run, CanOperate: v.Can(auth.PermRunsOperate), Now: time.Now(), Here: hereOf(c.QueryParams())}
 	m, err := runs.Manifest(ctx, run)
 	if err != nil {
 		return d, err
@@ -80,7 +100,8 @@ func loadInspector(c echo.Context, s *store.Store, runs *workers.Coordinator) (v
 	if err != nil {
 		return d, err
 	}
-	d.Graph, d.Steps = views.LayoutRun(m, nodeStates(byRef)), inspectorSteps(m, byRef, waits)
+	d.Graph, d.Steps = views.LayoutRun(m, byRef, c.QueryParam("layout")), inspectorSteps(m, byRef, waits)
+	d.StepRuns = stepRuns(ctx, s, run, m, byRef)
 	if ref := c.QueryParam("node"); ref != "" {
 		if d.Selected, err = loadNodeDetail(c, s, run, m, byRef, ref); err != nil {
 			return d, err
@@ -93,14 +114,6 @@ func loadInspector(c echo.Context, s *store.Store, runs *workers.Coordinator) (v
 	return d, loadRunSide(ctx, s, &d)
 }
 
-func nodeStates(byRef map[string]*engine.Node) map[string]string {
-	out := make(map[string]string, len(byRef))
-	for ref, n := range byRef {
-		out[ref] = string(n.State)
-	}
-	return out
-}
-
 func inspectorSteps(m *definition.Manifest, byRef map[string]*engine.Node, waits map[string]*store.WorkerWait) []views.InspectorStep {
 	out := make([]views.InspectorStep, 0, len(m.Order))
 	for _, ref := range m.Order {
@@ -108,6 +121,48 @@ func inspectorSteps(m *definition.Manifest, byRef map[string]*engine.Node, waits
 		out = append(out, views.InspectorStep{Ref: ref, Type: string(st.Type), Node: byRef[ref], Worker: waits[ref]})
 	}
 	return out
+}
+
+// stepRuns finds the child run of each subworkflow step that started
+// one.
+func stepRuns(ctx context.Context, s *store.Store, run store.Run, m *definition.Manifest, byRef map[string]*engine.Node) map[string]string {
+	out := map[string]string{}
+	for i := range m.Steps {
+		st := &m.Steps[i]
+		if st.Type != definition.TypeSubworkflow {
+			continue
+		}
+		if id := childRunOf(ctx, s, run, st, byRef[st.Ref]); id != "" {
+			out[st.Ref] = id
+		}
+	}
+	return out
+}
+
+// childRunOf is the run a subworkflow node (or a child_workflow scatter
+// child) started: the one it waits for, or the one its key names once it
+// is over (a loop's last iteration is not known then); "" when it started
+// none.
+func childRunOf(ctx context.Context, s *store.Store, run store.Run, st *definition.Step, n *engine.Node) string {
+	id := ""
+	switch {
+	case n == nil || n.Attempt == 0:
+		return ""
+	case n.Waiting != nil && n.Waiting.ChildKey != "":
+		id = engine.ChildRunID(n.Waiting.ChildKey)
+	case n.Child == nil && st.With["repeat"] != nil:
+		return ""
+	default:
+		id = engine.ChildRunID(engine.NodeKey(run.ID.String(), n))
+	}
+	uid, err := uuid.Parse(id)
+	if err != nil {
+		return ""
+	}
+	if _, err := s.RunGet(ctx, run.TenantID, uid); err != nil {
+		return ""
+	}
+	return id
 }
 
 // workerWaits are the running nodes' tasks that no worker has claimed,

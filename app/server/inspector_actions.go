@@ -1,7 +1,9 @@
 package server
 
 import (
+	"net/url"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
@@ -18,16 +20,18 @@ import (
 // control intent to the coordinator and redirects back to the run with
 // ?done=ACTION, or shows the run again with the error and what was typed.
 
-// handleRunCancelForm asks the run to cancel.
+// handleRunCancelForm asks the run to cancel, recording who asked and the
+// reason typed on the run.
 func handleRunCancelForm(s *store.Store, runs *workers.Coordinator) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		v := viewerOf(c)
 		reason := strings.TrimSpace(c.FormValue("reason"))
-		if reason == "" {
-			reason = "cancelled by " + v.User.Email
-		}
 		err := withRunID(c, func(id uuid.UUID) error {
-			return runs.Control(c.Request().Context(), v.Tenant.ID, id, engine.Cancel{RequestID: uuid.NewString(), Reason: reason})
+			if utf8.RuneCountInString(reason) > maxReasonLength {
+				return apperr.New(apperr.Invalid, "the reason is longer than %d characters", maxReasonLength)
+			}
+			in := engine.Cancel{RequestID: uuid.NewString(), Reason: reason, By: v.Actor()}
+			return runs.Control(c.Request().Context(), v.Tenant.ID, id, in)
 		})
 		return afterAction(c, s, runs, err, "cancel", views.ActionForm{})
 	}
@@ -112,12 +116,14 @@ func formJSON(field, raw string) (any, error) {
 // run again with the message (an unknown run is the plain 404 page).
 func afterAction(c echo.Context, s *store.Store, runs *workers.Coordinator, err error, done string, form views.ActionForm) error {
 	if err == nil {
-		return seeOther(c, "/runs/"+c.Param("id")+"?done="+done)
+		return seeOther(c, "/runs/"+c.Param("id")+afterActionQuery(c.FormValue("here"), done))
 	}
 	if apperr.CodeOf(err) == apperr.NotFound {
 		return err
 	}
 	return formError(c, err, func(status int, msg string) error {
+		q, _ := url.ParseQuery(c.FormValue("here"))
+		c.Request().URL.RawQuery = hereOf(q).Encode() // the page as it was
 		d, lerr := loadInspector(c, s, runs)
 		if lerr != nil {
 			return lerr
@@ -125,4 +131,18 @@ func afterAction(c echo.Context, s *store.Store, runs *workers.Coordinator, err 
 		d.Error, d.Form = msg, form
 		return renderInspector(c, status, d)
 	})
+}
+
+// afterActionQuery is where an action redirects: the page's selection
+// (the form's here field: node, children filter, history page, layout)
+// and which action it confirms.
+func afterActionQuery(here, done string) string {
+	q, _ := url.ParseQuery(here)
+	q = hereOf(q)
+	q.Set("done", done)
+	frag := ""
+	if q.Get("node") != "" {
+		frag = "#node"
+	}
+	return "?" + q.Encode() + frag
 }

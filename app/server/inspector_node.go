@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"strconv"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -13,13 +14,15 @@ import (
 	"github.com/ductor/ductor/views"
 )
 
-// loadNodeDetail reads the selected step: its attempts, the approval or
-// case it waits on, and one page of its children when it fans out.
+// loadNodeDetail reads the selected node: a step, or a scatter child
+// named REF[KEY]. A step gets its attempts, the approval or case it waits
+// on and, when it fans out, its children's counts and one page of them;
+// a child gets its attempts and its own transitions.
 func loadNodeDetail(c echo.Context, s *store.Store, run store.Run, m *definition.Manifest, byRef map[string]*engine.Node, ref string) (*views.NodeDetail, error) {
 	ctx := c.Request().Context()
 	st, ok := m.Step(ref)
 	if !ok {
-		return nil, apperr.New(apperr.NotFound, "run has no step %q", ref)
+		return loadChildDetail(ctx, s, run, m, ref)
 	}
 	d := &views.NodeDetail{Ref: ref, Type: string(st.Type), Node: byRef[ref], Step: st, InEdges: inEdges(m, ref),
 		Settings: st.With, ChildAfter: -1, ChildNext: -1}
@@ -30,8 +33,10 @@ func loadNodeDetail(c echo.Context, s *store.Store, run store.Run, m *definition
 	if err != nil {
 		return nil, err
 	}
-	d.Attempts = attempts
-	d.Node = startedOnWorker(d.Node, attempts)
+	d.Attempts, d.Node = attempts, startedOnWorker(d.Node, attempts)
+	if st.Type == definition.TypeSubworkflow {
+		d.ChildRun = childRunOf(ctx, s, run, st, d.Node)
+	}
 	if err := loadInteraction(ctx, s, run, d); err != nil {
 		return nil, err
 	}
@@ -39,6 +44,48 @@ func loadNodeDetail(c echo.Context, s *store.Store, run store.Run, m *definition
 		return d, loadChildren(c, s, run, d)
 	}
 	return d, nil
+}
+
+// loadChildDetail reads one scatter child: ?node=resize[402].
+func loadChildDetail(ctx context.Context, s *store.Store, run store.Run, m *definition.Manifest, id string) (*views.NodeDetail, error) {
+	scatter, _, ok := strings.Cut(id, "[")
+	st, isStep := m.Step(scatter)
+	if !ok || !isStep || !strings.HasSuffix(id, "]") {
+		return nil, apperr.New(apperr.NotFound, "run has no step %q", id)
+	}
+	nodes, err := s.RunNodesByName(ctx, run.TenantID, run.ID, []string{id})
+	if err != nil {
+		return nil, err
+	}
+	if len(nodes) == 0 || nodes[0].Child == nil {
+		return nil, apperr.New(apperr.NotFound, "run has no node %q", id)
+	}
+	d := &views.NodeDetail{Ref: id, Type: childType(st), Node: nodes[0], Scatter: scatter, Step: st, ChildAfter: -1, ChildNext: -1}
+	if d.Attempts, err = s.RunAttemptsOf(ctx, run.TenantID, run.ID, []string{id}); err != nil {
+		return nil, err
+	}
+	d.Node = startedOnWorker(d.Node, d.Attempts)
+	if with, _ := st.With["mode"].(string); with == "child_workflow" {
+		d.ChildRun = childRunOf(ctx, s, run, st, d.Node)
+	}
+	d.History, err = s.RunNodeHistory(ctx, run.TenantID, run.ID, id, 0, nodeHistoryRows)
+	return d, err
+}
+
+// childType is what a scatter's children run: its do template's type.
+func childType(st *definition.Step) string {
+	if st.ForEach != "" {
+		return string(st.Type)
+	}
+	if mode, _ := st.With["mode"].(string); mode == "child_workflow" {
+		return string(definition.TypeSubworkflow)
+	}
+	if do, ok := st.With["do"].(map[string]any); ok {
+		if t, ok := do["type"].(string); ok {
+			return t
+		}
+	}
+	return string(st.Type)
 }
 
 func inEdges(m *definition.Manifest, ref string) int {
@@ -75,8 +122,9 @@ func loadInteraction(ctx context.Context, s *store.Store, run store.Run, d *view
 	return nil
 }
 
-// loadChildren reads one page of a scatter's children in item order
-// (?after=INDEX, ?live=1 for the unfinished ones) and their counts.
+// loadChildren reads a scatter's counts by state and one page of its
+// children in item order: ?state=STATE&q=KEY filter them, ?after=INDEX
+// pages.
 func loadChildren(c echo.Context, s *store.Store, run store.Run, d *views.NodeDetail) error {
 	ctx := c.Request().Context()
 	if v := c.QueryParam("after"); v != "" {
@@ -86,37 +134,22 @@ func loadChildren(c echo.Context, s *store.Store, run store.Run, d *views.NodeDe
 		}
 		d.ChildAfter = after
 	}
-	d.LiveOnly = c.QueryParam("live") == "1"
 	var err error
+	if d.ChildState, err = childStateParam(c.QueryParam("state")); err != nil {
+		return err
+	}
+	d.ChildKey = strings.TrimSpace(c.QueryParam("q"))
 	if d.ChildCounts, err = s.RunChildNodeCounts(ctx, run.TenantID, run.ID, d.Ref); err != nil {
 		return err
 	}
-	d.Children, err = childrenPageOf(ctx, s, run, d)
+	d.Children, err = s.RunNodesChildrenFiltered(ctx, run.TenantID, run.ID, store.ChildFilter{
+		Scatter: d.Ref, After: d.ChildAfter, State: d.ChildState, Key: d.ChildKey, Limit: childrenPage + 1,
+	})
 	if len(d.Children) > childrenPage {
 		d.Children = d.Children[:childrenPage]
 		d.ChildNext = d.Children[childrenPage-1].Child.Index
 	}
 	return err
-}
-
-// childrenPageOf reads up to one more child than a page. The index range
-// of all children is dense, so a page is one range; the unfinished ones
-// are sparse, so their range widens until the page fills or it passes the
-// last child.
-func childrenPageOf(ctx context.Context, s *store.Store, run store.Run, d *views.NodeDetail) ([]*engine.Node, error) {
-	from, total := d.ChildAfter+1, d.Node.Scatter.Total
-	if !d.LiveOnly {
-		return s.RunNodesChildren(ctx, run.TenantID, run.ID, engine.Need{Scatter: d.Ref, From: from, To: from + childrenPage + 1})
-	}
-	var out []*engine.Node
-	for span := 512; len(out) <= childrenPage && from < total; span *= 2 {
-		got, err := s.RunNodesChildren(ctx, run.TenantID, run.ID, engine.Need{Scatter: d.Ref, From: from, To: from + span, Live: true})
-		if err != nil {
-			return nil, err
-		}
-		out, from = append(out, got...), from+span
-	}
-	return out, nil
 }
 
 // startedOnWorker is n with its started_at the time its current attempt

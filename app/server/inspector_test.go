@@ -164,10 +164,19 @@ steps:
 	if strings.Contains(third.body, `id="children-next"`) {
 		t.Error("the last page links a next one")
 	}
-	live := b.get(b.viewer, path+"&live=1")
-	if wantPage(t, "unfinished", live, http.StatusOK); strings.Contains(live.body, `data-index=`) {
-		t.Error("'only unfinished' lists finished children")
+	running := b.get(b.viewer, path+"&state=running")
+	if wantPage(t, "running children", running, http.StatusOK, `id="children-none"`); strings.Contains(running.body, `data-index=`) {
+		t.Error("the running filter lists finished children")
 	}
+	keyed := b.get(b.viewer, path+"&state=succeeded&q=11")
+	wantPage(t, "children by key", keyed, http.StatusOK, `data-index="11"`, `data-index="110"`, `data-index="119"`)
+	if strings.Contains(keyed.body, `data-index="12"`) || strings.Contains(keyed.body, `id="children-next"`) {
+		t.Error("the key filter lists children whose key does not contain 11, or pages")
+	}
+	child := b.get(b.viewer, "/runs/"+id.String()+"?node="+url.QueryEscape("fan[42]"))
+	wantPage(t, "one child", child, http.StatusOK, `id="node-h"`, "fan[42]", `id="scatter-link"`, `id="node-input"`, `id="node-output"`, "420", `id="node-history"`, `id="attempts"`)
+	wantPage(t, "no such child", b.get(b.viewer, "/runs/"+id.String()+"?node="+url.QueryEscape("fan[999]")), http.StatusNotFound)
+	wantPage(t, "bad state", b.get(b.viewer, path+"&state=sleepy"), http.StatusBadRequest)
 	wantPage(t, "bad page", b.get(b.viewer, path+"&after=x"), http.StatusBadRequest)
 }
 

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -320,6 +321,7 @@ func TestOpenAPIDescribesTheAnswers(t *testing.T) {
 	approval, kase := hidden[0], hidden[1]
 	badDoc := `{"key": "orders", "steps": [{"ref": "a", "type": "nope"}]}`
 	runs := "/api/v1/runs/" + run
+	_, batch := b.call(t, "POST", "/api/v1/runs/batch", b.keyA, `{"action": "retry", "run_ids": ["`+run+`"]}`)
 
 	cases := []answerCase{
 		{route: "GET /api/v1/openapi.json", path: "/api/v1/openapi.json"},
@@ -334,11 +336,20 @@ func TestOpenAPIDescribesTheAnswers(t *testing.T) {
 		{route: "GET /api/v1/runs", path: "/api/v1/runs?limit=1&definition=orders"},
 		{route: "GET /api/v1/runs", path: "/api/v1/runs?attr.region=eu&status=succeeded"},
 		{route: "GET /api/v1/runs", path: "/api/v1/runs?limit=0"},
+		{route: "GET /api/v1/runs", path: "/api/v1/runs?q=s&count=true&definition=ord&definition_match=prefix&from=2020-01-01T00:00"},
+		{route: "GET /api/v1/runs", path: "/api/v1/runs?definition_match=fuzzy"},
+		{route: "POST /api/v1/runs/batch", path: "/api/v1/runs/batch", body: `{"action": "cancel", "filter": {"status": "running", "q": "zz"}, "reason": "r"}`},
+		{route: "POST /api/v1/runs/batch", path: "/api/v1/runs/batch", body: `{"action": "retry", "run_ids": ["` + run + `"]}`},
+		{route: "POST /api/v1/runs/batch", path: "/api/v1/runs/batch", body: `{"action": "explode", "run_ids": []}`},
+		{route: "GET /api/v1/batches/{id}", path: "/api/v1/batches/" + batch["id"].(string)},
+		{route: "GET /api/v1/batches/{id}", path: "/api/v1/batches/" + run},
 		{route: "GET /api/v1/runs/{id}", path: runs},
 		{route: "GET /api/v1/runs/{id}", path: "/api/v1/runs/not-an-id"},
 		{route: "GET /api/v1/runs/{id}/history", path: runs + "/history?limit=2"},
 		{route: "GET /api/v1/runs/{id}/nodes/{node}/children", path: runs + "/nodes/total/children"},
 		{route: "GET /api/v1/runs/{id}/nodes/{node}/children", path: runs + "/nodes/ghost/children"},
+		{route: "GET /api/v1/runs/{id}/nodes/{node}/children", path: runs + "/nodes/total/children?state=failed&q=k"},
+		{route: "GET /api/v1/runs/{id}/nodes/{node}/children", path: runs + "/nodes/total/children?state=sleepy"},
 		{route: "POST /api/v1/runs/{id}/nodes/{node}/retry", path: runs + "/nodes/total/retry"},
 		{route: "POST /api/v1/runs/{id}/nodes/{node}/cancel", path: runs + "/nodes/total/cancel", body: `{"reason": "r"}`},
 		{route: "POST /api/v1/runs/{id}/nodes/{node}/cancel", path: runs + "/nodes/ghost/cancel"},
@@ -354,6 +365,10 @@ func TestOpenAPIDescribesTheAnswers(t *testing.T) {
 		{route: "POST /api/v1/approvals/{id}/decision", path: "/api/v1/approvals/" + approval + "/decision", body: `{"decision": "approve"}`},
 		{route: "POST /api/v1/approvals/{id}/decision", path: "/api/v1/approvals/" + approval + "/decision", body: `{"decision": "maybe"}`},
 		{route: "GET /api/v1/cases", path: "/api/v1/cases"},
+		{route: "GET /api/v1/cases", path: "/api/v1/cases?include=data"},
+		{route: "GET /api/v1/cases", path: "/api/v1/cases?include=input"},
+		{route: "GET /api/v1/cases/{id}", path: "/api/v1/cases/" + kase},
+		{route: "GET /api/v1/cases/{id}", path: "/api/v1/cases/" + uuid.NewString()},
 		{route: "PATCH /api/v1/cases/{id}", path: "/api/v1/cases/" + kase, body: `{"status": "working", "data": {"note": "n"}}`},
 		{route: "POST /api/v1/compile", path: "/api/v1/compile", body: ordersJSON},
 		{route: "POST /api/v1/compile", path: "/api/v1/compile", contentType: "application/yaml", body: ordersYAML},

@@ -26,11 +26,13 @@ func routes(e *echo.Echo, d Deps) {
 		e.GET("/api/v1/openapi.json", handleOpenAPI()) // documentation: no key needed
 		e.GET(definition.SchemaPath, handleDefinitionSchema())
 		apiRoutes(e.Group("/api/v1", bodyLimit(MaxBodyBytes), apiKeyAuth(d.Store, newFailureLimiter(d.AuthFailuresPerMinute, d.AuthFailureBurst)), rateLimit(d.APIRate)), d)
-		h := hooks{store: d.Store, runs: d.Runs, box: d.Secrets, log: d.Logger}
+		h := newHooks(d)
 		e.POST("/hooks/:tenant/:id", h.handleHookDelivery, bodyLimit(MaxBodyBytes)) // signed: no API key
 	}
 	if d.Web {
+		e.Pre(trailingSlash)
 		e.GET(static.Prefix+"*", echo.WrapHandler(static.Handler()))
+		e.GET("/favicon.ico", handleFavicon())
 		webRoutes(e, d)
 	}
 }
@@ -50,6 +52,8 @@ func apiRoutes(api *echo.Group, d Deps) {
 	api.GET("/runs/:id", handleRunGet(d.Store, d.Runs), read)
 	api.GET("/runs/:id/history", handleRunHistory(d.Store), read)
 	api.GET("/runs/:id/nodes/:node/children", handleScatterChildren(d.Store, d.Runs), read)
+	api.POST("/runs/batch", handleBatchCreate(d.Store, d.Runs), write)
+	api.GET("/batches/:id", handleBatchGet(d.Store), read)
 	api.POST("/runs/:id/cancel", handleRunCancel(d.Runs), write)
 	api.POST("/runs/:id/nodes/:node/retry", handleNodeRetry(d.Runs), write)
 	api.POST("/runs/:id/nodes/:node/cancel", handleNodeCancel(d.Runs), write)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
@@ -18,11 +19,13 @@ import (
 
 // RunJSON is a run as the API shows it.
 type RunJSON struct {
-	ID                 string         `json:"id"`
-	Definition         string         `json:"definition"`
-	Version            int            `json:"version"`
-	Status             string         `json:"status"`
-	Reason             string         `json:"reason,omitempty"`
+	ID         string `json:"id"`
+	Definition string `json:"definition"`
+	Version    int    `json:"version"`
+	Status     string `json:"status"`
+	Reason     string `json:"reason,omitempty"`
+	// CancelledBy names who cancelled the run (user:EMAIL, key:PREFIX).
+	CancelledBy        string         `json:"cancelled_by,omitempty"`
 	Input              any            `json:"input"`
 	Output             any            `json:"output"`
 	Error              *engine.Error  `json:"error"`
@@ -90,7 +93,7 @@ type WorkerWaitJSON struct {
 func runJSON(r store.Run) RunJSON {
 	return RunJSON{
 		ID: r.ID.String(), Definition: r.DefinitionKey, Version: r.DefinitionVersion,
-		Status: string(r.Status), Reason: r.Reason, Input: r.State.Input, Output: r.State.Output,
+		Status: string(r.Status), Reason: r.Reason, CancelledBy: r.CancelledBy, Input: r.State.Input, Output: r.State.Output,
 		Error: r.State.Error, Subject: r.Subject, Context: r.State.Meta["context"],
 		SearchAttributes: r.SearchAttributes, ParentRunID: r.ParentRunID, RootRunID: r.RootRunID,
 		Depth: r.Depth, ContinuedFromRunID: r.ContinuedFromRunID, ContinuedToRunID: r.ContinuedToRunID,
@@ -264,7 +267,8 @@ func handleRunHistory(s *store.Store) echo.HandlerFunc {
 	}
 }
 
-// handleRunCancel asks a run to cancel.
+// handleRunCancel asks a run to cancel, recording the key that asked
+// and the reason on the run.
 func handleRunCancel(runs *workers.Coordinator) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var req struct {
@@ -273,11 +277,14 @@ func handleRunCancel(runs *workers.Coordinator) echo.HandlerFunc {
 		if err := bindJSON(c, &req); err != nil {
 			return err
 		}
+		if utf8.RuneCountInString(req.Reason) > maxReasonLength {
+			return apperr.New(apperr.Invalid, "reason is longer than %d characters", maxReasonLength)
+		}
 		id, err := pathUUID(c, "id", "run")
 		if err != nil {
 			return err
 		}
-		in := engine.Cancel{RequestID: uuid.NewString(), Reason: req.Reason}
+		in := engine.Cancel{RequestID: uuid.NewString(), Reason: req.Reason, By: actorOf(c)}
 		if err := runs.Control(c.Request().Context(), tenantOf(c), id, in); err != nil {
 			return err
 		}

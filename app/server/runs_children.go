@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
@@ -15,7 +16,8 @@ import (
 
 // handleScatterChildren pages through a scatter's children in item order,
 // with their counts by state: ?after=INDEX&limit=N (default 50, at most
-// 500), so a 10,000-way fan-out stays usable.
+// 500), so a 10,000-way fan-out stays usable; ?state= keeps the children
+// in one state and ?q= those whose key contains the text.
 func handleScatterChildren(s *store.Store, runs *workers.Coordinator) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx := c.Request().Context()
@@ -43,7 +45,13 @@ func handleScatterChildren(s *store.Store, runs *workers.Coordinator) echo.Handl
 		if err != nil {
 			return err
 		}
-		nodes, err := s.RunNodesChildren(ctx, run.TenantID, run.ID, engine.Need{Scatter: scatter, From: after + 1, To: after + 1 + limit})
+		state, err := childStateParam(c.QueryParam("state"))
+		if err != nil {
+			return err
+		}
+		nodes, err := s.RunNodesChildrenFiltered(ctx, run.TenantID, run.ID, store.ChildFilter{
+			Scatter: scatter, After: after, State: state, Key: c.QueryParam("q"), Limit: limit,
+		})
 		if err != nil {
 			return err
 		}
@@ -78,4 +86,17 @@ func childPage(c echo.Context) (after, limit int, err error) {
 		}
 	}
 	return after, limit, nil
+}
+
+// childStates are the states a child can be in, for ?state=.
+var childStates = []engine.NodeState{
+	engine.NodePending, engine.NodeReady, engine.NodeRunning, engine.NodeWaiting,
+	engine.NodeSucceeded, engine.NodeFailed, engine.NodeSkipped, engine.NodeCancelled,
+}
+
+func childStateParam(v string) (string, error) {
+	if v == "" || slices.Contains(childStates, engine.NodeState(v)) {
+		return v, nil
+	}
+	return "", apperr.New(apperr.Invalid, "state %q is not a node state", v)
 }

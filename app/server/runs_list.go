@@ -1,14 +1,9 @@
 package server
 
 import (
-	"encoding/base64"
-	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
-	"time"
 
-	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/ductor/ductor/app/apperr"
@@ -20,12 +15,19 @@ const (
 	maxPage     = 500
 )
 
-// handleRunList lists runs newest first with filters status, definition,
-// subject, parent_run_id and attr.NAME=VALUE, paged by an opaque cursor,
-// as summaries (see RunSummaryJSON).
+// handleRunList lists runs newest first with the list's filters (see
+// RunQuery), paged by opaque cursors (next_cursor older, prev_cursor
+// newer), as summaries (see RunSummaryJSON); ?count=true adds the total,
+// counted up to 1,000 and estimated by the planner past that
+// (total_estimated).
 func handleRunList(s *store.Store) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		f, err := runFilter(c)
+		ctx := c.Request().Context()
+		rq, err := runQueryOf(c.QueryParams())
+		if err != nil {
+			return err
+		}
+		f, err := rq.filter(ctx, s, tenantOf(c))
 		if err != nil {
 			return err
 		}
@@ -33,56 +35,39 @@ func handleRunList(s *store.Store) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		f.Limit++
-		runs, err := s.RunList(c.Request().Context(), tenantOf(c), f)
+		limit, err := limitParam(c)
+		if err != nil {
+			return err
+		}
+		cur, err := cursorParam(c.QueryParam("cursor"))
+		if err != nil {
+			return err
+		}
+		page, err := loadRunPage(ctx, s, tenantOf(c), f, cur, limit)
 		if err != nil {
 			return err
 		}
 		resp := map[string]any{}
-		if len(runs) == f.Limit {
-			runs = runs[:f.Limit-1]
-			last := runs[len(runs)-1]
-			resp["next_cursor"] = encodeCursor(store.RunCursor{CreatedAt: last.CreatedAt, ID: last.ID})
+		if page.Next != "" {
+			resp["next_cursor"] = page.Next
 		}
-		out := make([]RunSummaryJSON, len(runs))
-		for i, r := range runs {
+		if page.Prev != "" {
+			resp["prev_cursor"] = page.Prev
+		}
+		if c.QueryParam("count") == "true" {
+			n, estimated, err := runTotal(ctx, s, tenantOf(c), f)
+			if err != nil {
+				return err
+			}
+			resp["total"], resp["total_estimated"] = n, estimated
+		}
+		out := make([]RunSummaryJSON, len(page.Runs))
+		for i, r := range page.Runs {
 			out[i] = runSummary(r, include)
 		}
 		resp["runs"] = out
 		return c.JSON(http.StatusOK, resp)
 	}
-}
-
-func runFilter(c echo.Context) (store.RunFilter, error) {
-	q := c.QueryParams()
-	f := store.RunFilter{Status: q.Get("status"), Definition: q.Get("definition"), Subject: q.Get("subject")}
-	if p := q.Get("parent_run_id"); p != "" {
-		id, err := uuid.Parse(p)
-		if err != nil {
-			return f, apperr.New(apperr.Invalid, "parent_run_id %q is not a run id", p)
-		}
-		f.ParentID = &id
-	}
-	for name, values := range q {
-		if attr, ok := strings.CutPrefix(name, "attr."); ok && attr != "" {
-			if f.Attributes == nil {
-				f.Attributes = map[string]any{}
-			}
-			f.Attributes[attr] = values[0]
-		}
-	}
-	var err error
-	if f.Limit, err = limitParam(c); err != nil {
-		return f, err
-	}
-	if cur := q.Get("cursor"); cur != "" {
-		rc, err := decodeCursor(cur)
-		if err != nil {
-			return f, err
-		}
-		f.Before = &rc
-	}
-	return f, nil
 }
 
 func limitParam(c echo.Context) (int, error) {
@@ -112,24 +97,4 @@ func pageParams(c echo.Context) (int64, int, error) {
 		return 0, 0, apperr.New(apperr.Invalid, "after must be a sequence number")
 	}
 	return after, limit, nil
-}
-
-func encodeCursor(rc store.RunCursor) string {
-	raw := fmt.Sprintf("%d:%s", rc.CreatedAt.UnixMicro(), rc.ID)
-	return base64.RawURLEncoding.EncodeToString([]byte(raw))
-}
-
-func decodeCursor(s string) (store.RunCursor, error) {
-	bad := apperr.New(apperr.Invalid, "malformed cursor")
-	raw, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
-		return store.RunCursor{}, bad
-	}
-	ts, id, ok := strings.Cut(string(raw), ":")
-	micros, err1 := strconv.ParseInt(ts, 10, 64)
-	uid, err2 := uuid.Parse(id)
-	if !ok || err1 != nil || err2 != nil {
-		return store.RunCursor{}, bad
-	}
-	return store.RunCursor{CreatedAt: time.UnixMicro(micros).UTC(), ID: uid}, nil
 }

@@ -29,6 +29,7 @@ type dashBundle struct {
 	runs   *workers.Coordinator
 	tenant store.Tenant
 	base   string // /t/{slug}
+	key    string // an admin API key of the tenant, made on first use
 
 	owner, viewer, approver, approver2 *browser
 	csrf                               map[*browser]string
@@ -144,6 +145,22 @@ func (b *dashBundle) waitNode(t *testing.T, id uuid.UUID, ref string, st engine.
 	return nil
 }
 
+// waitNodeWhere polls until the run's node (a step or a child) is as ok
+// says.
+func (b *dashBundle) waitNodeWhere(t *testing.T, id uuid.UUID, node, what string, ok func(*engine.Node) bool) *engine.Node {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		nodes, err := b.store.RunNodesByName(context.Background(), b.tenant.ID, id, []string{node})
+		if err == nil && len(nodes) == 1 && ok(nodes[0]) {
+			return nodes[0]
+		}
+		time.Sleep(5 * time.Millisecond) // poll interval
+	}
+	t.Fatalf("run %s: node %s never had %s", id, node, what)
+	return nil
+}
+
 func (b *dashBundle) get(br *browser, path string) answer { return br.get(b.srvURL + b.base + path) }
 
 // post sends a form with the browser's CSRF token.
@@ -184,6 +201,15 @@ func runPagesFixture(t *testing.T, s *store.Store, tenant store.Tenant, run stor
 	ctx := context.Background()
 	failed := &engine.Node{ID: "a", Ref: "a", State: engine.NodeFailed, Attempt: 1, Error: &engine.Error{Code: "task_failed"}}
 	if err := s.RunNodesUpsert(ctx, tenant.ID, run.ID, []*engine.Node{failed}); err != nil {
+		t.Fatal(err)
+	}
+	// An attempt of a with an output, and a signal with a payload, to
+	// download.
+	if _, err := s.DB().Exec(ctx, `INSERT INTO run_attempt (tenant_id, run_id, node, generation, attempt, started_at, finished_at, output)
+		VALUES ($1, $2, 'a', 0, 1, now(), now(), '{"secret": "attempt output"}')`, tenant.ID, run.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SignalAdd(ctx, tenant.ID, run.ID, run.ID, engine.Signal{RequestID: "sig-a", Name: "go", Payload: map[string]any{"secret": "payload"}}); err != nil {
 		t.Fatal(err)
 	}
 	approval, kase = store.ApprovalID(run.ID.String()+":a"), store.CaseID(run.ID.String()+":a")

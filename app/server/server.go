@@ -64,6 +64,9 @@ type Deps struct {
 	// bursts of 20); past them the address gets 429.
 	AuthFailuresPerMinute float64
 	AuthFailureBurst      int
+	// LiveStreamFor bounds one live stream of the inspector (0: five
+	// minutes); the browser opens the next.
+	LiveStreamFor time.Duration
 	// stopping is closed when the server starts shutting down: long polls
 	// answer at once instead of holding the shutdown up.
 	stopping chan struct{}

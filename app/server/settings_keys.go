@@ -13,10 +13,19 @@ import (
 	"github.com/ductor/ductor/views"
 )
 
-// handleKeys lists the tenant's API keys.
+// handleKeys lists the tenant's API keys; after a key was created
+// (?created=ID) it shows that key's secret, once.
 func handleKeys(s *store.Store) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		return renderKeys(c, s, http.StatusOK, views.KeysData{})
+		d := views.KeysData{}
+		if created := c.QueryParam("created"); created != "" {
+			f, ok := takeFlash(c, "/settings/keys")
+			d.Created, d.ShownBefore = created, !ok || f.ID != created
+			if !d.ShownBefore {
+				d.NewSecret = f.Secret
+			}
+		}
+		return renderKeys(c, s, http.StatusOK, d)
 	}
 }
 
@@ -26,11 +35,16 @@ func renderKeys(c echo.Context, s *store.Store, status int, d views.KeysData) er
 		return err
 	}
 	d.Tabs, d.Keys = settingsTabs(c, "keys"), keys
+	for i := range keys {
+		if keys[i].ID.String() == d.Created {
+			d.NewKey = &keys[i]
+		}
+	}
 	return render(c, status, views.KeysPage(shellFor(c, "API keys", "settings"), d))
 }
 
-// handleKeyCreate creates a key and shows its secret on this answer only.
-// The answer is not a redirect: a redirect would need the secret stored.
+// handleKeyCreate creates a key and redirects to the keys page, which
+// shows its secret once (handed over in a flash, never stored).
 func handleKeyCreate(s *store.Store) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		v := viewerOf(c)
@@ -61,7 +75,8 @@ func handleKeyCreate(s *store.Store) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		return renderKeys(c, s, http.StatusCreated, views.KeysData{NewKey: &key, NewSecret: secret})
+		setFlash(c, "/settings/keys", flash{ID: key.ID.String(), Secret: secret})
+		return seeOther(c, "/settings/keys?created="+key.ID.String())
 	}
 }
 

@@ -16,9 +16,21 @@ func TestKeysFromTheDashboardWorkOnTheAPI(t *testing.T) {
 	f := setupTwoTenants(t)
 	base := "/t/" + f.a.Slug + "/settings/keys"
 	a := f.request(f.alice, "POST", base, url.Values{"name": {"ci"}, "scope": {"runs:read"}}, nil)
-	secret := regexp.MustCompile(`<code id="new-key">(dk_\w+)</code>`).FindStringSubmatch(a.body)
-	if a.status != http.StatusCreated || secret == nil {
-		t.Fatalf("create key = %d, no secret shown: %s", a.status, a.body)
+	if a.status != http.StatusSeeOther || !strings.HasPrefix(a.location, base+"?created=") {
+		t.Fatalf("create key = %d to %q, want a redirect to the list", a.status, a.location)
+	}
+	shown := f.request(f.alice, "GET", a.location, nil, nil)
+	secret := regexp.MustCompile(`<code id="new-key">(dk_\w+)</code>`).FindStringSubmatch(shown.body)
+	if shown.status != http.StatusOK || secret == nil {
+		t.Fatalf("after creating a key = %d, no secret shown: %s", shown.status, shown.body)
+	}
+	// Reloading shows the secret no more and creates nothing.
+	again := f.request(f.alice, "GET", a.location, nil, nil)
+	if strings.Contains(again.body, secret[1]) || !strings.Contains(again.body, `id="key-shown"`) {
+		t.Errorf("reloading after creating a key shows its secret again or says nothing")
+	}
+	if keys, _ := f.store.APIKeyList(context.Background(), f.a.ID); len(keys) != 2 {
+		t.Errorf("%d keys after one creation and a reload, want 2", len(keys))
 	}
 	if code, body := f.do(t, "GET", "/api/v1/whoami", secret[1], nil); code != 200 || !strings.Contains(string(body), f.a.ID.String()) {
 		t.Fatalf("whoami with the new key = %d %s", code, body)

@@ -24,6 +24,7 @@ func triggerPages(t *echo.Group, d Deps) {
 	t.GET("/schedules/:id", handleSchedulePage(d.Store), need(auth.PermView))
 	t.POST("/schedules/:id/pause", handleSchedulePauseForm(d.Runs), write)
 	t.POST("/schedules/:id/trigger", handleScheduleTriggerForm(d.Store, d.Runs), write)
+	t.POST("/schedules/:id/delete", handleScheduleDeleteForm(d.Store), write)
 	manage := need(auth.PermWebhooksManage)
 	t.GET("/webhooks", handleWebhooksPage(d), need(auth.PermView))
 	t.POST("/webhooks", handleWebhookCreateForm(d), manage)
@@ -84,7 +85,15 @@ func scheduleFromForm(c echo.Context) (store.Schedule, error) {
 }
 
 func handleSchedulePage(s *store.Store) echo.HandlerFunc {
-	return func(c echo.Context) error { return renderSchedule(c, s, http.StatusOK, "") }
+	return func(c echo.Context) error {
+		msg := ""
+		if c.QueryParam("done") == "trigger" {
+			if f, ok := takeFlash(c, "/schedules/"+c.Param("id")); ok {
+				msg = f.Notice
+			}
+		}
+		return renderSchedule(c, s, http.StatusOK, msg)
+	}
 }
 
 func renderSchedule(c echo.Context, s *store.Store, status int, msg string) error {
@@ -113,7 +122,8 @@ func handleSchedulePauseForm(runs *workers.Coordinator) echo.HandlerFunc {
 	}
 }
 
-// handleScheduleTriggerForm takes one action now and says what it did.
+// handleScheduleTriggerForm takes one action now and redirects to the
+// schedule, which says what it did.
 func handleScheduleTriggerForm(s *store.Store, runs *workers.Coordinator) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		a, err := runs.TriggerSchedule(c.Request().Context(), viewerOf(c).Tenant.ID, c.Param("id"), "")
@@ -124,6 +134,18 @@ func handleScheduleTriggerForm(s *store.Store, runs *workers.Coordinator) echo.H
 		if a.RunID != nil {
 			msg += ", run " + a.RunID.String()
 		}
-		return renderSchedule(c, s, http.StatusOK, msg)
+		path := "/schedules/" + c.Param("id")
+		setFlash(c, path, flash{Notice: msg})
+		return seeOther(c, path+"?done=trigger")
+	}
+}
+
+// handleScheduleDeleteForm deletes a schedule and goes back to the list.
+func handleScheduleDeleteForm(s *store.Store) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if err := deleteSchedule(c.Request().Context(), s, viewerOf(c).Tenant.ID, c.Param("id")); err != nil {
+			return err
+		}
+		return seeOther(c, "/schedules")
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/oauth2-proxy/mockoidc"
 
@@ -66,7 +67,7 @@ func setupWeb(t *testing.T, o webOpts) webBundle {
 	}
 	b.app = New(Deps{
 		Pool: pool, Store: s, API: true, Web: true, Login: lp, DevLogin: o.devLogin, Runs: b.runs, Secrets: testBox(t),
-		Logger: slog.New(slog.DiscardHandler),
+		Logger: slog.New(slog.DiscardHandler), LiveStreamFor: time.Second,
 	})
 	srv := httptest.NewUnstartedServer(b.app)
 	srv.Listener.Close()

@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -14,8 +15,20 @@ import (
 	"github.com/ductor/ductor/views"
 )
 
+// handleWebhooksPage lists the webhooks; after one was created or
+// rotated (?secret=ID) it shows that secret, once.
 func handleWebhooksPage(d Deps) echo.HandlerFunc {
-	return func(c echo.Context) error { return renderWebhooks(c, d, http.StatusOK, views.WebhooksData{}) }
+	return func(c echo.Context) error {
+		data := views.WebhooksData{}
+		if id := c.QueryParam("secret"); id != "" {
+			if f, ok := takeFlash(c, "/webhooks"); ok && f.ID == id {
+				data.NewID, data.NewSecret = id, f.Secret
+			} else {
+				data.ShownBefore = id
+			}
+		}
+		return renderWebhooks(c, d, http.StatusOK, data)
+	}
 }
 
 // renderWebhooks lists the webhooks, each with the runs its last
@@ -40,8 +53,8 @@ func renderWebhooks(c echo.Context, d Deps, status int, data views.WebhooksData)
 	return render(c, status, views.WebhooksPage(shellFor(c, "Webhooks", "triggers"), data))
 }
 
-// handleWebhookCreateForm creates a webhook and shows its secret on this
-// answer only.
+// handleWebhookCreateForm creates a webhook and redirects to the list,
+// which shows its secret once.
 func handleWebhookCreateForm(d Deps) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		v := viewerOf(c)
@@ -69,7 +82,7 @@ func handleWebhookCreateForm(d Deps) echo.HandlerFunc {
 				return renderWebhooks(c, d, status, views.WebhooksData{Error: msg})
 			})
 		}
-		return renderWebhooks(c, d, http.StatusCreated, views.WebhooksData{NewID: id, NewSecret: secret})
+		return secretShown(c, id, secret)
 	}
 }
 
@@ -83,7 +96,7 @@ func handleWebhookRotateForm(d Deps) echo.HandlerFunc {
 		if _, err := d.Store.WebhookRotate(c.Request().Context(), v.Tenant.ID, id, sealed, webhook.Hint(secret)); err != nil {
 			return err
 		}
-		return renderWebhooks(c, d, http.StatusOK, views.WebhooksData{NewID: id, NewSecret: secret})
+		return secretShown(c, id, secret)
 	}
 }
 
@@ -94,4 +107,10 @@ func handleWebhookDeleteForm(s *store.Store) echo.HandlerFunc {
 		}
 		return seeOther(c, "/webhooks")
 	}
+}
+
+// secretShown redirects to the list to show a webhook's new secret once.
+func secretShown(c echo.Context, id, secret string) error {
+	setFlash(c, "/webhooks", flash{ID: id, Secret: secret})
+	return seeOther(c, "/webhooks?secret="+url.QueryEscape(id))
 }

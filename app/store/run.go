@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,13 +18,16 @@ import (
 
 // Run is a run row: the columns lists filter on, and the engine's state.
 type Run struct {
-	TenantID           uuid.UUID
-	ID                 uuid.UUID
-	DefinitionKey      string
-	DefinitionVersion  int
-	ManifestHash       string
-	Status             engine.RunStatus
+	TenantID          uuid.UUID
+	ID                uuid.UUID
+	DefinitionKey     string
+	DefinitionVersion int
+	ManifestHash      string
+	Status            engine.RunStatus
+	// Reason says why the run was terminated, or why an operator
+	// cancelled it (CancelledBy names who).
 	Reason             string
+	CancelledBy        string
 	Subject            string
 	SearchAttributes   map[string]any
 	ParentRunID        *uuid.UUID
@@ -196,7 +200,7 @@ func runFromRow(r queries.Run) (Run, error) {
 	return Run{
 		TenantID: r.TenantID, ID: r.ID, DefinitionKey: r.DefinitionKey,
 		DefinitionVersion: int(r.DefinitionVersion), ManifestHash: r.ManifestHash,
-		Status: engine.RunStatus(r.Status), Reason: r.Reason.String, Subject: r.Subject,
+		Status: engine.RunStatus(r.Status), Reason: cmp.Or(r.Reason.String, st.CancelReason), CancelledBy: st.CancelledBy, Subject: r.Subject,
 		SearchAttributes: attrs, ParentRunID: uuidPtr(r.ParentRunID), RootRunID: r.RootRunID,
 		Depth: int(r.Depth), ContinuedFromRunID: uuidPtr(r.ContinuedFromRunID),
 		ContinuedToRunID: uuidPtr(r.ContinuedToRunID), IdempotencyKey: r.IdempotencyKey.String,
@@ -228,55 +232,6 @@ func orEmpty(m map[string]any) map[string]any {
 		return map[string]any{}
 	}
 	return m
-}
-
-// RunFilter narrows RunList; zero fields match everything.
-type RunFilter struct {
-	Status     string
-	Definition string
-	Subject    string
-	ParentID   *uuid.UUID
-	// Attributes must all be present in the run's search attributes.
-	Attributes map[string]any
-	// Before is the cursor: runs strictly older than this (created_at, id).
-	Before *RunCursor
-	Limit  int
-}
-
-// RunCursor is a position in the newest-first run order.
-type RunCursor struct {
-	CreatedAt time.Time
-	ID        uuid.UUID
-}
-
-// RunList lists a tenant's runs newest first, at most f.Limit of them.
-func (s *Store) RunList(ctx context.Context, tenantID uuid.UUID, f RunFilter) ([]Run, error) {
-	p := queries.RunListParams{
-		TenantID: tenantID, Status: nullText(f.Status), DefinitionKey: nullText(f.Definition),
-		Subject: nullText(f.Subject), ParentRunID: nullUUID(f.ParentID), MaxRows: int32(f.Limit),
-	}
-	if len(f.Attributes) > 0 {
-		attrs, err := jsonvalue.Marshal(f.Attributes)
-		if err != nil {
-			return nil, fmt.Errorf("encode attribute filter: %w", err)
-		}
-		p.Attributes = attrs
-	}
-	if f.Before != nil {
-		p.BeforeCreatedAt = &f.Before.CreatedAt
-		p.BeforeID = uuid.NullUUID{UUID: f.Before.ID, Valid: true}
-	}
-	rows, err := s.q.RunList(ctx, p)
-	if err != nil {
-		return nil, fmt.Errorf("list runs: %w", err)
-	}
-	out := make([]Run, len(rows))
-	for i, r := range rows {
-		if out[i], err = runFromRow(r); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
 }
 
 // RunChildCounts counts a run's child runs by status.

@@ -1,9 +1,16 @@
-// The run inspector's live view: poll the run's states about once a
-// second, recolour the graph's nodes and the status badges, and say when
-// the details below are out of date. The page works without it.
+// The run inspector's live view. A stream of server-sent events says each
+// time the run changes: the graph's nodes and the status badges are
+// repainted at once, and every region of the page (data-region) is
+// refreshed from the page itself, at most about once a second, keeping
+// what the person is doing (focus, what they typed, open details). The
+// stream opens on every load, so it resumes after an action (a retry
+// reopens an ended run), and the server ends it once the run has ended
+// with nothing to come. The page works without script.
+
+import { graphView } from "./graphview.js";
 
 const root = document.getElementById("inspector");
-const POLL_MS = 1000;
+const REFRESH_MS = 1000;
 
 function setStatus(el, state) {
   if (!el || el.textContent === state) return;
@@ -25,24 +32,109 @@ function paintNode(ref, node) {
   setStatus(root.querySelector(`[data-state-of="${CSS.escape(ref)}"]`), node.state);
 }
 
-function apply(live) {
+function paint(live) {
   setStatus(document.getElementById("run-status"), live.status);
   for (const [ref, node] of Object.entries(live.nodes)) paintNode(ref, node);
-  document.getElementById("run-transitions").textContent = String(live.transition_count);
-  if (String(live.transition_count) !== root.dataset.transitions) {
-    document.getElementById("live-note").hidden = false;
-  }
+  const tc = document.getElementById("run-transitions");
+  if (tc) tc.textContent = String(live.transition_count);
   root.dataset.final = String(live.final);
-}
-
-async function poll() {
-  try {
-    const res = await fetch(root.dataset.live, { headers: { Accept: "application/json" }, credentials: "same-origin" });
-    if (res.ok) apply(await res.json());
-  } catch {
-    // A failed poll is retried on the next round.
+  if (String(live.transition_count) !== root.dataset.transitions) {
+    root.dataset.transitions = String(live.transition_count);
+    refreshSoon();
   }
-  if (root.dataset.final !== "true") setTimeout(poll, POLL_MS);
 }
 
-if (root && root.dataset.final !== "true") setTimeout(poll, POLL_MS);
+// ---- refreshing the regions from the page ----
+
+let timer = null;
+let last = 0;
+let running = false;
+
+function refreshSoon() {
+  if (timer) return;
+  const wait = Math.max(0, last + REFRESH_MS - Date.now());
+  timer = setTimeout(refresh, wait);
+}
+
+async function refresh() {
+  timer = null;
+  if (running) return refreshSoon();
+  running = true;
+  last = Date.now();
+  try {
+    const res = await fetch(location.href, { credentials: "same-origin", headers: { Accept: "text/html" } });
+    if (res.ok) swap(new DOMParser().parseFromString(await res.text(), "text/html"));
+  } catch {
+    // The next change refreshes again.
+  } finally {
+    running = false;
+  }
+}
+
+// busy reports a region the person is using: focus inside it, or a field
+// changed from what the page sent.
+function busy(el) {
+  if (el.contains(document.activeElement) && document.activeElement !== document.body) return true;
+  for (const f of el.querySelectorAll("input, textarea, select")) {
+    if (f.type === "hidden") continue;
+    if (changed(f)) return true;
+  }
+  return false;
+}
+
+function changed(f) {
+  if (f.tagName === "SELECT") {
+    const def = [...f.options].findIndex((o) => o.defaultSelected);
+    return f.selectedIndex !== Math.max(def, 0); // no option marked: the first is the default
+  }
+  if (f.type === "checkbox" || f.type === "radio") return f.checked !== f.defaultChecked;
+  return f.value !== f.defaultValue;
+}
+
+function swap(doc) {
+  for (const el of root.querySelectorAll("[data-region]")) {
+    const fresh = doc.getElementById(el.id);
+    if (!fresh || busy(el) || fresh.innerHTML === el.innerHTML) continue;
+    const open = new Set([...el.querySelectorAll("details[open]")].map(keyOf));
+    const closed = new Set([...el.querySelectorAll("details:not([open])")].map(keyOf));
+    el.innerHTML = fresh.innerHTML;
+    for (const d of el.querySelectorAll("details")) {
+      if (open.has(keyOf(d))) d.open = true;
+      else if (closed.has(keyOf(d))) d.open = false;
+    }
+  }
+  const graph = doc.getElementById("graph-body");
+  const mine = document.getElementById("graph-body");
+  if (graph && mine && graph.innerHTML !== mine.innerHTML) mine.innerHTML = graph.innerHTML;
+  const note = document.getElementById("live-note");
+  if (note) note.textContent = "Updated " + new Date().toLocaleTimeString();
+}
+
+function keyOf(d) {
+  return d.id || (d.querySelector("summary") || d).textContent.trim();
+}
+
+// ---- the stream ----
+
+function listen() {
+  const es = new EventSource(root.dataset.events);
+  es.addEventListener("run", (ev) => paint(JSON.parse(ev.data)));
+  es.addEventListener("end", () => {
+    es.close();
+    root.dataset.live = "ended";
+    refreshSoon();
+  });
+  root.dataset.live = "open";
+}
+
+if (root) {
+  const wrap = document.getElementById("graph-wrap");
+  const svg = document.getElementById("run-graph");
+  if (wrap && svg && window.ResizeObserver) {
+    const $ = (id) => document.getElementById(id);
+    window.ductorGraph = graphView(wrap, svg, {
+      zoomIn: $("graph-zoom-in"), zoomOut: $("graph-zoom-out"), fit: $("graph-fit"), actual: $("graph-actual"),
+    });
+  }
+  if (window.EventSource) listen();
+}

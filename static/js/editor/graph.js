@@ -10,16 +10,24 @@ const SVGNS = "http://www.w3.org/2000/svg";
 const JUNCTION = 30; // how far right of its source a choice group forks
 
 export function createGraph(svg, opts) {
-  const g = { svg, opts, view: { k: 1, tx: 20, ty: 20 }, laid: null, shape: "", model: null };
+  const g = { svg, opts, view: { k: 1, tx: 20, ty: 20 }, laid: null, shape: "", model: null, dir: "" };
   svg.innerHTML = `<defs>${marker("arrow", "edge-arrow")}${marker("arrow-bad", "edge-arrow bad")}${marker("arrow-sel", "edge-arrow sel")}</defs><g class="viewport"></g>`;
   g.port = svg.querySelector(".viewport");
   wirePointer(g);
   wireKeys(g);
+  // A fitted view stays fitted when the box changes size.
+  new ResizeObserver(() => g.fitted && fit(g)).observe(svg);
   return {
     render: (model) => render(g, model),
     fit: () => fit(g),
     zoom: (f) => zoomAt(g, f, svg.clientWidth / 2, svg.clientHeight / 2),
     stats: () => g.laid,
+    direction: (dir) => {
+      g.dir = dir;
+      g.shape = "";
+      if (g.model) render(g, g.model);
+      fit(g);
+    },
   };
 }
 
@@ -44,10 +52,10 @@ function render(g, model) {
   const edges = edgesOf(model.doc);
   const ids = nodes.map((n) => n.id);
   const links = edges.map((e) => [e.from, e.to]);
-  const shape = JSON.stringify([ids, links]);
+  const shape = JSON.stringify([ids, links, g.dir]);
   if (shape !== g.shape || !g.laid) {
     const t0 = performance.now();
-    g.laid = layout(ids, links);
+    g.laid = layout(ids, links, g.dir);
     g.laid.ms = performance.now() - t0;
     g.laid.nodes = ids.length;
     g.shape = shape;
@@ -55,18 +63,22 @@ function render(g, model) {
   const pos = g.laid.pos;
   const parts = ['<g class="edges">'];
   const parallel = new Map();
-  for (const e of edges) parts.push(edgeSVG(e, pos, model, parallel));
-  parts.push("</g>", '<g class="junctions">', junctionsSVG(edges, pos, model), "</g>", '<g class="nodes">');
-  for (const n of nodes) parts.push(nodeSVG(n, pos.get(n.id), model));
+  const tb = g.laid.dir === "tb";
+  for (const e of edges) parts.push(edgeSVG(e, pos, model, parallel, tb, g.laid));
+  parts.push("</g>", '<g class="junctions">', junctionsSVG(edges, pos, model, tb), "</g>", '<g class="nodes">');
+  for (const n of nodes) parts.push(nodeSVG(n, pos.get(n.id), model, tb));
+  g.svg.dataset.layout = g.laid.dir;
   parts.push("</g>");
   g.port.innerHTML = parts.join("");
   applyView(g);
 }
 
-function edgeGeometry(e, pos) {
+function edgeGeometry(e, pos, tb, laid) {
   const a = pos.get(e.from);
   const b = pos.get(e.to);
   if (!a || !b) return null;
+  if (tb && laid.per && Math.floor(a.layer / laid.per) !== Math.floor(b.layer / laid.per)) return edgeAcross(a, b, laid);
+  if (tb) return edgeDown(e, a, b);
   let sx = a.x + NODE_W;
   const sy = a.y + NODE_H / 2;
   const tx = b.x;
@@ -83,8 +95,41 @@ function edgeGeometry(e, pos) {
   return { d: lead ? `${lead}C${p[1]},${p[2]},${p[3]}` : `M${sx},${sy} C${p[1]},${p[2]},${p[3]}`, mid };
 }
 
-function edgeSVG(e, pos, model, parallel) {
-  const geo = edgeGeometry(e, pos);
+// edgeAcross is an edge of a top-to-bottom layout to a later column:
+// along the gap below its source, up the channel between the columns,
+// along the gap above its target.
+function edgeAcross(a, b, laid) {
+  const sx = a.x + NODE_W / 2;
+  const sy = a.y + NODE_H;
+  const tx = b.x + NODE_W / 2;
+  const band = Math.floor(a.layer / laid.per);
+  const ch = (band + 1) * (laid.bandW + 96) - 48;
+  const below = sy + 20;
+  const above = b.y - 14;
+  return { d: `M${sx},${sy} L${sx},${below} L${ch},${below} L${ch},${above} L${tx},${above} L${tx},${b.y}`, mid: [sx + (ch - sx) / 2, below - 4] };
+}
+
+// edgeDown is an edge of a top-to-bottom layout: from the bottom of its
+// source to the top of its target, its label just below the source.
+function edgeDown(e, a, b) {
+  const sx = a.x + NODE_W / 2;
+  let sy = a.y + NODE_H;
+  const tx = b.x + NODE_W / 2;
+  const ty = b.y;
+  let lead = "";
+  if (e.branch >= 0) {
+    lead = `M${sx},${sy} L${sx},${sy + JUNCTION / 2} `;
+    sy += JUNCTION / 2;
+  }
+  const dy = ty > sy ? Math.max(24, (ty - sy) / 2) : 80;
+  const dx = ty > sy ? 0 : NODE_W;
+  const p = [[sx, sy], [sx + dx, sy + dy], [tx + dx, ty - dy], [tx, ty]];
+  const lx = sx + (tx - sx) * 0.25;
+  return { d: lead ? `${lead}C${p[1]},${p[2]},${p[3]}` : `M${sx},${sy} C${p[1]},${p[2]},${p[3]}`, mid: [lx, sy + 16] };
+}
+
+function edgeSVG(e, pos, model, parallel, tb, laid) {
+  const geo = edgeGeometry(e, pos, tb, laid);
   if (!geo) return "";
   const pair = `${e.from}>${e.to}`;
   const nth = parallel.get(pair) || 0;
@@ -96,7 +141,8 @@ function edgeSVG(e, pos, model, parallel) {
   const label = e.branch >= 0 ? (e.isDefault ? "default" : `${e.branch + 1}. ${trunc(e.when, 24)}`) : e.on;
   const arrow = sel ? "arrow-sel" : bad ? "arrow-bad" : "arrow";
   const [lx, ly] = [geo.mid[0], geo.mid[1] - 4 + nth * 13];
-  return `<g class="${cls}" data-edge="${e.id}" data-from="${esc(e.from)}" data-to="${esc(e.to)}" data-on="${esc(e.on)}">` +
+  const name = `edge ${e.from} to ${e.to}, ${e.branch >= 0 ? (e.isDefault ? "default" : "when " + e.when) : "on " + e.on}`;
+  return `<g class="${cls}" data-edge="${e.id}" data-from="${esc(e.from)}" data-to="${esc(e.to)}" data-on="${esc(e.on)}" tabindex="0" role="button" aria-label="${esc(name)}">` +
     `<title>${esc(e.from)} → ${esc(e.to)}: ${esc(e.branch >= 0 ? (e.isDefault ? "default" : "when " + e.when) : "on " + e.on)}</title>` +
     `<path class="hit" d="${geo.d}"/><path class="line" d="${geo.d}" marker-end="url(#${arrow})"/>` +
     `<text class="edge-label${e.on === "success" && e.branch < 0 ? " quiet" : ""}" x="${lx}" y="${ly}" text-anchor="middle">${esc(label)}</text></g>`;
@@ -104,15 +150,15 @@ function edgeSVG(e, pos, model, parallel) {
 
 // junctionsSVG draws each choice group's fork, so its branches read as
 // one group.
-function junctionsSVG(edges, pos, model) {
+function junctionsSVG(edges, pos, model, tb) {
   const out = [];
   const seen = new Set();
   for (const e of edges) {
     if (e.branch < 0 || seen.has(e.index) || !pos.get(e.from)) continue;
     seen.add(e.index);
     const a = pos.get(e.from);
-    const x = a.x + NODE_W + JUNCTION;
-    const y = a.y + NODE_H / 2;
+    const x = tb ? a.x + NODE_W / 2 : a.x + NODE_W + JUNCTION;
+    const y = tb ? a.y + NODE_H + JUNCTION / 2 : a.y + NODE_H / 2;
     const n = edges.filter((x) => x.index === e.index).length;
     out.push(`<g class="junction${model.edgeProblems.has(e.index) ? " has-error" : ""}" data-group="${e.index}">` +
       `<path d="M${x - 7},${y} L${x},${y - 7} L${x + 7},${y} L${x},${y + 7} z"/>` +
@@ -121,7 +167,7 @@ function junctionsSVG(edges, pos, model) {
   return out.join("");
 }
 
-function nodeSVG(n, p, model) {
+function nodeSVG(n, p, model, tb) {
   const s = n.step;
   const kind = model.kinds.get(s.type);
   const problems = model.stepProblems.get(n.id) || [];
@@ -135,8 +181,9 @@ function nodeSVG(n, p, model) {
   const tagSVG = tags.length
     ? `<text class="tags" x="${NODE_W}" y="-5" text-anchor="end">${esc(tags.map((t) => t.label).join(" · "))}</text>`
     : "";
+  const [ix, iy, ox, oy] = tb ? [NODE_W / 2, 0, NODE_W / 2, NODE_H] : [0, NODE_H / 2, NODE_W, NODE_H / 2];
   const ports = model.canWrite
-    ? `<circle class="port in" cx="0" cy="${NODE_H / 2}" r="5"/><circle class="port out" data-port="out" cx="${NODE_W}" cy="${NODE_H / 2}" r="7"/>`
+    ? `<circle class="port in" cx="${ix}" cy="${iy}" r="5"/><circle class="port out" data-port="out" cx="${ox}" cy="${oy}" r="7"/>`
     : "";
   const badge = problems.length
     ? `<g class="badge"><circle cx="${NODE_W - 10}" cy="10" r="9"/><text x="${NODE_W - 10}" y="14" text-anchor="middle">${problems.length}</text></g>`
@@ -189,20 +236,23 @@ function trunc(s, n) {
 function applyView(g) {
   const { k, tx, ty } = g.view;
   g.port.setAttribute("transform", `translate(${tx},${ty}) scale(${k})`);
+  g.svg.dataset.scale = k.toFixed(3);
 }
 
 function fit(g) {
   if (!g.laid) return;
   const w = g.svg.clientWidth || 800;
   const h = g.svg.clientHeight || 500;
-  const k = Math.max(0.15, Math.min(1.2, (w - 60) / (g.laid.width + 80), (h - 40) / (g.laid.height + 60)));
+  const k = Math.max(0.05, Math.min(1.2, (w - 60) / (g.laid.width + 80), (h - 40) / (g.laid.height + 60)));
   g.view = { k, tx: (w - g.laid.width * k) / 2, ty: Math.max(20, (h - g.laid.height * k) / 2) };
+  g.fitted = true;
   applyView(g);
 }
 
 function zoomAt(g, factor, cx, cy) {
   const v = g.view;
-  const k = Math.max(0.1, Math.min(3, v.k * factor));
+  const k = Math.max(0.05, Math.min(3, v.k * factor));
+  g.fitted = false;
   g.view = { k, tx: cx - ((cx - v.tx) * k) / v.k, ty: cy - ((cy - v.ty) * k) / v.k };
   applyView(g);
 }
@@ -246,6 +296,7 @@ function wirePointer(g) {
     const dx = ev.clientX - drag.x;
     const dy = ev.clientY - drag.y;
     if (Math.abs(dx) + Math.abs(dy) > 3) drag.moved = true;
+    g.fitted = false;
     g.view = { ...g.view, tx: drag.tx + dx, ty: drag.ty + dy };
     applyView(g);
   });
@@ -275,16 +326,28 @@ function wirePointer(g) {
   }, { passive: false });
 }
 
+// wireKeys makes steps and edges work from the keyboard: Tab reaches
+// them, Enter or Space selects, Delete removes.
 function wireKeys(g) {
   g.svg.addEventListener("keydown", (ev) => {
     const node = ev.target.closest(".node");
-    if (!node) return;
+    const edge = ev.target.closest(".edge");
+    const sel = node ? { kind: "step", id: node.dataset.ref } : edge ? { kind: "edge", id: edge.dataset.edge } : null;
+    if (!sel) return;
     if (ev.key === "Enter" || ev.key === " ") {
       ev.preventDefault();
-      g.opts.onSelect({ kind: "step", id: node.dataset.ref });
+      g.opts.onSelect(sel);
+      refocus(g, sel);
     } else if ((ev.key === "Delete" || ev.key === "Backspace") && g.opts.canWrite) {
       ev.preventDefault();
-      g.opts.onDelete({ kind: "step", id: node.dataset.ref });
+      g.opts.onDelete(sel);
     }
   });
+}
+
+// refocus puts the focus back on a selection the repaint replaced.
+function refocus(g, sel) {
+  const css = sel.kind === "step" ? `.node[data-ref="${CSS.escape(sel.id)}"]` : `.edge[data-edge="${CSS.escape(sel.id)}"]`;
+  const el = g.svg.querySelector(css);
+  if (el) el.focus();
 }

@@ -1,17 +1,21 @@
-// Layered layout, left to right: Kahn's topological order (ties broken
-// by ref, as the compiler does), longest-path layers, then barycentre
-// ordering within each layer. Steps on a cycle are placed after the rest;
-// edges that point backwards are ignored for layering.
+// Layered layout, left to right, or top to bottom for a deep graph (more
+// than DEEP layers, which left to right would fit only as a thin strip):
+// Kahn's topological order (ties broken by ref, as the compiler does),
+// longest-path layers, then barycentre ordering within each layer. Steps
+// on a cycle are placed after the rest; edges that point backwards are
+// ignored for layering.
 
 export const NODE_W = 188;
 export const NODE_H = 58;
 const GAP_X = 96;
 const GAP_Y = 30;
 const SWEEPS = 4;
+const DEEP = 8;
 
 // layout takes node ids and [from, to] pairs and returns
-// {pos: Map(id → {x, y, layer}), width, height}.
-export function layout(ids, links) {
+// {pos: Map(id → {x, y, layer}), width, height, dir}; dir ("lr", "tb" or
+// "" for the default) chooses the direction.
+export function layout(ids, links, dir = "") {
   const order = topoOrder(ids, links);
   const rank = new Map(order.map((id, i) => [id, i]));
   const forward = links.filter(([a, b]) => rank.has(a) && rank.has(b) && rank.get(a) < rank.get(b));
@@ -26,7 +30,8 @@ export function layout(ids, links) {
   const layers = [];
   for (const id of order) (layers[layerOf.get(id)] ||= []).push(id);
   orderLayers(layers, preds, succs);
-  return place(layers);
+  const tb = dir === "tb" || (dir !== "lr" && layers.length > DEEP);
+  return tb ? placeDown(layers) : place(layers);
 }
 
 function adjacency(links, from, to) {
@@ -109,7 +114,54 @@ function place(layers) {
   });
   return {
     pos,
+    dir: "lr",
     width: Math.max(NODE_W, layers.length * (NODE_W + GAP_X) - GAP_X),
     height: tallest * (NODE_H + GAP_Y) - GAP_Y,
   };
+}
+
+// placeDown puts the layers one under another, each centred across; a
+// graph deeper than DEEP is cut into columns of layers side by side, so
+// it fits the pane instead of making a thin strip.
+function placeDown(layers) {
+  const widest = Math.max(1, ...layers.map((l) => l.length));
+  const gapX = GAP_Y + 10;
+  const gapY = GAP_X * 0.6;
+  const bandW = widest * (NODE_W + gapX) - gapX;
+  const per = layers.length > DEEP ? bandSize(layers.length, bandW, NODE_H + gapY) : layers.length;
+  const pos = new Map();
+  layers.forEach((layer, li) => {
+    const band = Math.floor(li / per);
+    const offset = band * (bandW + GAP_X) + ((widest - layer.length) * (NODE_W + gapX)) / 2;
+    layer.forEach((id, i) => pos.set(id, { x: offset + i * (NODE_W + gapX), y: (li % per) * (NODE_H + gapY), layer: li }));
+  });
+  const bands = Math.ceil(layers.length / per);
+  return {
+    pos,
+    dir: "tb",
+    bands,
+    per,
+    bandW,
+    width: bands * bandW + (bands - 1) * GAP_X,
+    height: Math.max(NODE_H, Math.min(per, layers.length) * (NODE_H + gapY) - gapY),
+  };
+}
+
+// bandSize is how many layers a column holds: the number whose columns
+// make the graph about as wide as tall times ASPECT, the pane's shape.
+const ASPECT = 1.6;
+
+function bandSize(depth, bandW, rowH) {
+  let best = depth;
+  let off = Infinity;
+  for (let bands = 1; bands <= depth; bands++) {
+    const per = Math.ceil(depth / bands);
+    const w = bands * bandW + (bands - 1) * GAP_X;
+    const o = Math.abs(Math.log(w / (per * rowH) / ASPECT));
+    if (o < off) {
+      best = per;
+      off = o;
+    }
+  }
+  return best;
 }

@@ -77,23 +77,114 @@ check.flush = () => send.flush();
 function applyCheck(data, from) {
   state.check = data;
   if (from === "graph" && data.yaml) yamlEl.value = data.yaml;
+  state.lastYAML = yamlEl.value;
   if (from === "yaml" && data.document) {
     state.doc = data.document;
     if (state.selected && !findSelected()) state.selected = null;
   }
   redraw({ keepPanel: from === "graph" || panel.busy() });
   root.dataset.checked = String(state.seq);
+  dirtyMark();
 }
 
 function change(mutate, opt = {}) {
   if (!canWrite) return;
+  remember();
   mutate(state.doc);
   if (state.selected && !findSelected()) state.selected = null;
   redraw(opt);
   check("graph");
 }
 
-yamlEl.addEventListener("input", () => check("yaml"));
+yamlEl.addEventListener("input", () => {
+  remember({ typing: true });
+  check("yaml");
+});
+
+// ---- undo and redo: snapshots of the document before each change (a
+// burst of typing in the YAML is one change) ----
+
+const history = { past: [], future: [], typedAt: 0, limit: 200 };
+
+function snapshot() {
+  return { doc: JSON.stringify(state.doc), yaml: yamlEl.value };
+}
+
+function remember(opt = {}) {
+  const now = Date.now();
+  if (opt.typing && now - history.typedAt < 1000) {
+    history.typedAt = now;
+    return;
+  }
+  history.typedAt = opt.typing ? now : 0;
+  const last = history.past[history.past.length - 1];
+  const s = opt.typing ? { ...snapshot(), yaml: state.lastYAML ?? yamlEl.value } : snapshot();
+  if (!last || last.doc !== s.doc || last.yaml !== s.yaml) history.past.push(s);
+  if (history.past.length > history.limit) history.past.shift();
+  history.future = [];
+  undoButtons();
+}
+
+function travel(from, to) {
+  if (!from.length) return;
+  to.push(snapshot());
+  const s = from.pop();
+  state.doc = JSON.parse(s.doc);
+  yamlEl.value = s.yaml;
+  state.lastYAML = s.yaml;
+  history.typedAt = 0;
+  if (state.selected && !findSelected()) state.selected = null;
+  redraw();
+  check("yaml");
+  undoButtons();
+}
+
+const undo = () => travel(history.past, history.future);
+const redo = () => travel(history.future, history.past);
+
+function undoButtons() {
+  if (!$("undo")) return;
+  $("undo").disabled = !history.past.length;
+  $("redo").disabled = !history.future.length;
+  root.dataset.undo = String(history.past.length);
+  dirtyMark();
+}
+
+if ($("undo")) {
+  $("undo").addEventListener("click", undo);
+  $("redo").addEventListener("click", redo);
+}
+
+document.addEventListener("keydown", (ev) => {
+  if (!canWrite || !(ev.ctrlKey || ev.metaKey) || ev.altKey) return;
+  if (ev.target.closest("input, textarea, select")) return; // their own undo
+  const k = ev.key.toLowerCase();
+  if (k === "z" && !ev.shiftKey) undo();
+  else if ((k === "z" && ev.shiftKey) || k === "y") redo();
+  else return;
+  ev.preventDefault();
+});
+
+// ---- the leave-page guard: work not saved is not lost by a click ----
+
+state.savedYAML = yamlEl.value;
+state.lastYAML = yamlEl.value;
+
+function dirty() {
+  return canWrite && yamlEl.value !== state.savedYAML;
+}
+
+function dirtyMark() {
+  root.dataset.dirty = String(dirty());
+  const d = $("dirty");
+  if (d) d.hidden = !dirty();
+}
+
+window.addEventListener("beforeunload", (ev) => {
+  if (!dirty()) return;
+  ev.preventDefault();
+  ev.returnValue = "";
+});
 
 // ---- drawing ----
 
@@ -264,6 +355,7 @@ if ($("connect-form")) {
 $("zoom-in").addEventListener("click", () => graph.zoom(1.25));
 $("zoom-out").addEventListener("click", () => graph.zoom(0.8));
 $("zoom-fit").addEventListener("click", () => graph.fit());
+$("graph-layout").addEventListener("change", (ev) => graph.direction(ev.target.value));
 
 // ---- save, publish, test run ----
 
@@ -284,6 +376,8 @@ $("source-form").addEventListener("submit", async (ev) => {
     return notice((res.data && res.data.error && res.data.error.message) || `failed (${res.status})`, "error");
   }
   applyCheck(res.data, "none");
+  state.savedYAML = yamlEl.value;
+  dirtyMark();
   if (!publish) return notice(`Draft saved at ${res.data.saved_at}`);
   const { version, version_hash: hash, created } = res.data;
   notice(`${created ? "Published" : "Already published as"} v${version} · ${hash}`);
@@ -319,6 +413,7 @@ if ($("run-form")) {
 }
 
 if (!canWrite) yamlEl.readOnly = true;
+undoButtons();
 redraw();
 graph.fit();
 root.dataset.ready = "true";

@@ -201,7 +201,10 @@ function showProblems(p, list) {
       continue;
     }
     const e = f.querySelector(".field-error.server");
-    e.textContent = (e.textContent ? e.textContent + "; " : "") + pr.message;
+    if (e.textContent) e.append("; ");
+    e.append(pr.message);
+    const caret = celCaret(f, pr.message);
+    if (caret) e.append(caret);
     e.hidden = false;
     f.classList.add("invalid");
   }
@@ -211,4 +214,23 @@ function showProblems(p, list) {
 
 function pathMatches(rest, field) {
   return rest === field || rest.startsWith(field + ".") || rest.startsWith(field + "[");
+}
+
+// celCaret shows, under a CEL field, the line of the expression a problem
+// is on with the column marked, when the message says where ("… (line 1,
+// column 10)").
+function celCaret(field, message) {
+  const m = /\(line (\d+), column (\d+)\)/.exec(message);
+  const src = field.querySelector(".cel textarea, textarea[data-edge=when]");
+  if (!m || !src) return null;
+  const line = src.value.split("\n")[Number(m[1]) - 1];
+  if (line === undefined) return null;
+  const col = Math.min(Number(m[2]) - 1, line.length);
+  const pre = document.createElement("pre");
+  pre.className = "cel-caret";
+  pre.setAttribute("aria-label", `line ${m[1]}, column ${m[2]}`);
+  const at = document.createElement("mark");
+  at.textContent = line.slice(col, col + 1) || " ";
+  pre.append(line.slice(0, col), at, line.slice(col + 1), "\n" + " ".repeat(col) + "^");
+  return pre;
 }

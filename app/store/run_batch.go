@@ -1,0 +1,206 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/ductor/ductor/app/jsonvalue"
+	"github.com/ductor/ductor/queries"
+)
+
+// Batch actions and statuses.
+const (
+	BatchCancel = "cancel"
+	BatchRetry  = "retry"
+
+	BatchRunning   = "running"
+	BatchCompleted = "completed"
+)
+
+// Audit actions of batches.
+const (
+	AuditBatchCreate = "run.batch"
+	AuditBatchFinish = "run.batch_finished"
+)
+
+// MaxBatchErrors bounds the failures a batch keeps (the count goes on).
+const MaxBatchErrors = 100
+
+// Batch is a bulk cancel or retry of runs, by filter or by ids, and its
+// progress.
+type Batch struct {
+	TenantID uuid.UUID
+	ID       uuid.UUID
+	Action   string
+	// Filter chooses the runs (its Before bounds them to the runs created
+	// before the batch); nil for a batch of RunIDs.
+	Filter *RunFilter
+	RunIDs []uuid.UUID
+	Reason string
+	Actor  string
+	Status string
+	Total  int
+	Done   int
+	Failed int
+	Errors []BatchError
+	// Cursor is where the next chunk of a filter batch starts (nil: at
+	// Filter.Before); Index the next position in RunIDs.
+	Cursor     *RunCursor
+	Index      int
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+	FinishedAt *time.Time
+}
+
+// BatchError is why a batch could not act on one run.
+type BatchError struct {
+	RunID   uuid.UUID `json:"run_id"`
+	Message string    `json:"message"`
+}
+
+// Finished reports whether the batch is done with every run.
+func (b Batch) Finished() bool { return b.Status != BatchRunning }
+
+// BatchCreate stores a new batch; one with nothing to do is completed at
+// once.
+func (s *Store) BatchCreate(ctx context.Context, b Batch) (Batch, error) {
+	p := queries.RunBatchInsertParams{
+		TenantID: b.TenantID, ID: b.ID, Action: b.Action, RunIds: b.RunIDs, Reason: b.Reason,
+		Actor: b.Actor, Total: int32(b.Total), Status: BatchRunning,
+	}
+	if b.Total == 0 {
+		p.Status, p.Finished = BatchCompleted, true
+	}
+	if b.Filter != nil {
+		raw, err := jsonvalue.Marshal(b.Filter)
+		if err != nil {
+			return Batch{}, fmt.Errorf("encode batch filter: %w", err)
+		}
+		p.Filter = raw
+	}
+	row, err := s.q.RunBatchInsert(ctx, p)
+	if err != nil {
+		return Batch{}, fmt.Errorf("create batch: %w", err)
+	}
+	return batchFromRow(row)
+}
+
+// BatchGet returns a tenant's batch.
+func (s *Store) BatchGet(ctx context.Context, tenantID, id uuid.UUID) (Batch, error) {
+	row, err := s.q.RunBatchGet(ctx, queries.RunBatchGetParams{TenantID: tenantID, ID: id})
+	if err != nil {
+		return Batch{}, notFound(err, "batch")
+	}
+	return batchFromRow(row)
+}
+
+// BatchList returns a tenant's newest batches, at most max.
+func (s *Store) BatchList(ctx context.Context, tenantID uuid.UUID, max int) ([]Batch, error) {
+	rows, err := s.q.RunBatchList(ctx, queries.RunBatchListParams{TenantID: tenantID, MaxRows: int32(max)})
+	if err != nil {
+		return nil, fmt.Errorf("list batches: %w", err)
+	}
+	out := make([]Batch, len(rows))
+	for i, r := range rows {
+		if out[i], err = batchFromRow(r); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// BatchClaim locks the oldest running batch no other transaction holds,
+// until the caller's transaction ends; false when there is none.
+func (s *Store) BatchClaim(ctx context.Context) (Batch, bool, error) {
+	row, err := s.q.RunBatchClaim(ctx)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Batch{}, false, nil
+	}
+	if err != nil {
+		return Batch{}, false, fmt.Errorf("claim batch: %w", err)
+	}
+	b, err := batchFromRow(row)
+	return b, err == nil, err
+}
+
+// BatchChunk is what one chunk of a batch did.
+type BatchChunk struct {
+	Done, Failed int
+	Errors       []BatchError
+	Cursor       *RunCursor
+	Index        int
+	Finished     bool
+}
+
+// BatchProgress records a chunk of a batch (in the transaction that did
+// its work, so a chunk counts once).
+func (s *Store) BatchProgress(ctx context.Context, b Batch, c BatchChunk) error {
+	keep := c.Errors[:min(len(c.Errors), max(0, MaxBatchErrors-len(b.Errors)))]
+	raw, err := json.Marshal(keep)
+	if err != nil {
+		return fmt.Errorf("encode batch errors: %w", err)
+	}
+	p := queries.RunBatchProgressParams{
+		DoneDelta: int32(c.Done), FailedDelta: int32(c.Failed), Errors: raw, CursorIndex: int32(c.Index),
+		Finished: c.Finished, TenantID: b.TenantID, ID: b.ID,
+	}
+	if c.Cursor != nil {
+		p.CursorCreatedAt = &c.Cursor.CreatedAt
+		p.CursorID = uuid.NullUUID{UUID: c.Cursor.ID, Valid: true}
+	}
+	if err := s.q.RunBatchProgress(ctx, p); err != nil {
+		return fmt.Errorf("record batch progress: %w", err)
+	}
+	return nil
+}
+
+func batchFromRow(r queries.RunBatch) (Batch, error) {
+	b := Batch{
+		TenantID: r.TenantID, ID: r.ID, Action: r.Action, RunIDs: r.RunIds, Reason: r.Reason, Actor: r.Actor,
+		Status: r.Status, Total: int(r.Total), Done: int(r.Done), Failed: int(r.Failed), Index: int(r.CursorIndex),
+		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, FinishedAt: r.FinishedAt,
+	}
+	if len(r.Filter) > 0 {
+		b.Filter = &RunFilter{}
+		if err := jsonvalue.Unmarshal(r.Filter, b.Filter); err != nil {
+			return b, fmt.Errorf("decode batch %s filter: %w", r.ID, err)
+		}
+	}
+	if err := json.Unmarshal(r.Errors, &b.Errors); err != nil {
+		return b, fmt.Errorf("decode batch %s errors: %w", r.ID, err)
+	}
+	if r.CursorCreatedAt != nil && r.CursorID.Valid {
+		b.Cursor = &RunCursor{CreatedAt: *r.CursorCreatedAt, ID: r.CursorID.UUID}
+	}
+	return b, nil
+}
+
+// tickBacklog counts available tick jobs, up to $1. River's tables are
+// not in sqlc's schema, so it is written by hand.
+const tickBacklog = `SELECT count(*) FROM (SELECT 1 FROM river_job
+WHERE queue = 'coordinator' AND state = 'available' LIMIT $1) AS waiting`
+
+// TickBacklog counts the tick jobs waiting for a worker, at most max.
+func (s *Store) TickBacklog(ctx context.Context, max int) (int, error) {
+	var n int
+	if err := s.db.QueryRow(ctx, tickBacklog, max).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count tick backlog: %w", err)
+	}
+	return n, nil
+}
+
+// BatchCutoff is the database's clock: a filter batch created now covers
+// the runs created before it.
+func (s *Store) BatchCutoff(ctx context.Context) (time.Time, error) {
+	t, err := s.q.RunBatchNow(ctx)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("read the clock: %w", err)
+	}
+	return t, nil
+}
