@@ -259,11 +259,11 @@ func (d *dashboard) seedScatterRun(b *testing.B, n int) uuid.UUID {
 	d.exec(b, `INSERT INTO run_attempt (tenant_id, run_id, node, generation, attempt, started_at, finished_at, output)
 		SELECT $1, $2, 'fan[' || i || ']', 0, 1, now() - interval '4 minutes', now() - interval '3 minutes', jsonb_build_object('item', i)
 		FROM generate_series(0, $3::int - 1) AS i`, d.tenant.ID, id, n)
-	d.exec(b, `INSERT INTO run_history (tenant_id, run_id, seq, at, node, from_state, to_state, attempt)
-		SELECT $1, $2, 4 * i + k, now() - interval '4 minutes', 'fan[' || i || ']',
-			(ARRAY['', 'pending', 'ready', 'running'])[k], (ARRAY['pending', 'ready', 'running', 'succeeded'])[k], CASE WHEN k >= 3 THEN 1 ELSE 0 END
-		FROM generate_series(0, $3::int - 1) AS i, generate_series(1, 4) AS k`, d.tenant.ID, id, n)
-	d.exec(b, "VACUUM ANALYZE run, run_node, run_attempt, run_history")
+	d.exec(b, `INSERT INTO run_history_batch (tenant_id, run_id, last_seq, at, transitions)
+		SELECT $1, $2, 4 * i + 4, now() - interval '4 minutes', jsonb_agg(jsonb_build_array(4 * i + k, 'fan[' || i || ']',
+			(ARRAY['', 'pending', 'ready', 'running'])[k], (ARRAY['pending', 'ready', 'running', 'succeeded'])[k], 0, CASE WHEN k >= 3 THEN 1 ELSE 0 END, '') ORDER BY k)
+		FROM generate_series(0, $3::int - 1) AS i, generate_series(1, 4) AS k GROUP BY i`, d.tenant.ID, id, n)
+	d.exec(b, "VACUUM ANALYZE run, run_node, run_attempt, run_history_batch")
 	return id
 }
 
