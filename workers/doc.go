@@ -142,7 +142,8 @@
 //     metadata (dropped: a step job's args made dozens of entries per
 //     version); Ductor finds step jobs by attempt or tenant through one
 //     btree on live step jobs only (river_job_ductor_step_idx), with the
-//     same predicate in each lookup.
+//     same predicate in each lookup; the retention prune finds a run's
+//     jobs by run id through another (river_job_ductor_run_idx).
 //   - A group tick or a tick job that commits remembers the state and
 //     step nodes it wrote, keyed by the record version it wrote
 //     (runCache); the next tick of the run reads its row's columns and
@@ -160,8 +161,11 @@
 // transactions, and the history view has the shape the checker's
 // invariants read.
 //
-// What is left of a step's cost is River's job and the attempt's start,
-// per step. The next shape, not built, is several ready steps of one
+// Measured, these took WAL per chain step from 12 to 7.5 KiB but left
+// the chain near 0.1× and the scatter near 0.15× River's raw rate: a
+// step still costs about twelve River jobs of CPU. What is left of a
+// step's cost is River's job, the attempt's start and the step's share of
+// its tick's statements, per step. The next shape, not built, is several ready steps of one
 // tenant in one River job (a step batch), with these rules so that no
 // guarantee moves: only local task and http steps that one tick group
 // dispatches for one tenant and queue, never a sparse step, at most a few
