@@ -172,6 +172,10 @@ type Run struct {
 	// MaxKeptDiscards; DiscardedTotal counts all of them.
 	Discarded      []Discard `json:"discarded,omitempty"`
 	DiscardedTotal int64     `json:"discarded_total,omitempty"`
+	// Held marks a pending run that flow control holds back (a
+	// concurrency slot, a throttle's turn, a debounce's quiet): it starts
+	// on Admit, not on its first tick.
+	Held bool `json:"held,omitempty"`
 }
 
 // MaxKeptDiscards bounds Run.Discarded.
