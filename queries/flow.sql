@@ -12,13 +12,10 @@ SELECT count(pg_advisory_xact_lock(id)) FROM unnest(@ids::bigint[]) AS id;
 -- one is (what it took stays held until the transaction ends).
 SELECT coalesce(bool_and(pg_try_advisory_xact_lock(id)), true)::bool FROM unnest(@ids::bigint[]) AS id;
 
--- name: FlowHoldInsert :exec
+-- name: FlowHoldUpsert :exec
 INSERT INTO flow_hold (tenant_id, run_id, stage, due_at, detail)
-VALUES (@tenant_id, @run_id, @stage, @due_at, @detail);
-
--- name: FlowHoldSet :exec
-UPDATE flow_hold SET stage = @stage, due_at = @due_at, detail = @detail
-WHERE tenant_id = @tenant_id AND run_id = @run_id;
+VALUES (@tenant_id, @run_id, @stage, @due_at, @detail)
+ON CONFLICT (tenant_id, run_id) DO UPDATE SET stage = EXCLUDED.stage, due_at = EXCLUDED.due_at, detail = EXCLUDED.detail;
 
 -- name: FlowHoldDue :exec
 UPDATE flow_hold SET due_at = @due_at WHERE tenant_id = @tenant_id AND run_id = @run_id;

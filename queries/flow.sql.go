@@ -227,12 +227,13 @@ func (q *Queries) FlowHoldGet(ctx context.Context, arg FlowHoldGetParams) (FlowH
 	return i, err
 }
 
-const flowHoldInsert = `-- name: FlowHoldInsert :exec
+const flowHoldUpsert = `-- name: FlowHoldUpsert :exec
 INSERT INTO flow_hold (tenant_id, run_id, stage, due_at, detail)
 VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT (tenant_id, run_id) DO UPDATE SET stage = EXCLUDED.stage, due_at = EXCLUDED.due_at, detail = EXCLUDED.detail
 `
 
-type FlowHoldInsertParams struct {
+type FlowHoldUpsertParams struct {
 	TenantID uuid.UUID
 	RunID    uuid.UUID
 	Stage    string
@@ -240,37 +241,13 @@ type FlowHoldInsertParams struct {
 	Detail   []byte
 }
 
-func (q *Queries) FlowHoldInsert(ctx context.Context, arg FlowHoldInsertParams) error {
-	_, err := q.db.Exec(ctx, flowHoldInsert,
+func (q *Queries) FlowHoldUpsert(ctx context.Context, arg FlowHoldUpsertParams) error {
+	_, err := q.db.Exec(ctx, flowHoldUpsert,
 		arg.TenantID,
 		arg.RunID,
 		arg.Stage,
 		arg.DueAt,
 		arg.Detail,
-	)
-	return err
-}
-
-const flowHoldSet = `-- name: FlowHoldSet :exec
-UPDATE flow_hold SET stage = $1, due_at = $2, detail = $3
-WHERE tenant_id = $4 AND run_id = $5
-`
-
-type FlowHoldSetParams struct {
-	Stage    string
-	DueAt    *time.Time
-	Detail   []byte
-	TenantID uuid.UUID
-	RunID    uuid.UUID
-}
-
-func (q *Queries) FlowHoldSet(ctx context.Context, arg FlowHoldSetParams) error {
-	_, err := q.db.Exec(ctx, flowHoldSet,
-		arg.Stage,
-		arg.DueAt,
-		arg.Detail,
-		arg.TenantID,
-		arg.RunID,
 	)
 	return err
 }

@@ -45,6 +45,10 @@ type StepArgs struct {
 	// and its start is recorded on its own, ahead of bulk work (see
 	// yieldGate).
 	Sparse bool `json:"sparse,omitempty"`
+	// FlowKey is the key of the step's concurrency pool, FlowLimit how
+	// many attempts of that key may be in flight at once (admitFlow).
+	FlowKey   string `json:"flow_key,omitempty"`
+	FlowLimit int    `json:"flow_limit,omitempty"`
 }
 
 // Kind implements river.JobArgs.

@@ -27,9 +27,10 @@ const (
 // job running past its timeout without a start) as a retryable failure,
 // ticks again the runs of tick jobs that died mid-tick, completes step
 // jobs whose result was recorded but whose River completion was lost,
-// forgets long-expired bridge task claims, and puts step jobs that River
+// forgets long-expired bridge task claims, puts step jobs that River
 // snoozed, retried or rescued back at the head of their queue (they lost
-// their fair tag), until ctx ends. Every coordinator process runs it;
+// their fair tag), and lets go the runs flow control held back whose
+// time has come (flowOnce), until ctx ends. Every coordinator process runs it;
 // SKIP LOCKED lets replicas share the work, and the database's clock
 // decides what is due.
 func (c *Coordinator) Sweep(ctx context.Context) {
@@ -45,6 +46,7 @@ func (c *Coordinator) Sweep(ctx context.Context) {
 				break
 			}
 		}
+		c.flowSweep(ctx)
 		select {
 		case <-ctx.Done():
 			return
