@@ -1,7 +1,9 @@
 package workers_test
 
 import (
+	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -9,6 +11,7 @@ import (
 
 	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/workers"
 )
@@ -159,3 +162,92 @@ steps:
 }
 
 func asAppErr(err error, target **apperr.Error) bool { return errors.As(err, target) }
+
+// A key's slot is free again however its run ends: failed, cancelled
+// running or waiting, timed out, and continued as new (the successor
+// holds it on, and frees it when it ends).
+func TestFlowSlotsFreeHoweverARunEnds(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.publishYAML(t, `
+key: one-per-key
+timeout: 1h
+concurrency: [{key_expr: input.k, limit: 1}]
+steps:
+  - {ref: gate, type: signal, with: {name: go}}
+  - {ref: fail, type: task, with: {handler: builtin.fail, input_expr: '{"message": "planned"}'}, retry: {max_attempts: 1}}
+edges: [{from: gate, to: fail}]
+`)
+	in := map[string]any{"k": "x"}
+	failed, cancelled, queuedThenCancelled := b.start(t, "one-per-key", in), b.start(t, "one-per-key", in), b.start(t, "one-per-key", in)
+	timedOut, continued, last := b.start(t, "one-per-key", in), b.start(t, "one-per-key", in), b.start(t, "one-per-key", in)
+	b.waitRunStatus(t, failed, engine.RunWaiting)
+	if err := b.coord.Control(b.ctx, b.tenant.ID, queuedThenCancelled, engine.Cancel{RequestID: "q", Reason: "while queued"}); err != nil {
+		t.Fatal(err)
+	}
+	b.finish(t, queuedThenCancelled, engine.RunCancelled)
+	if err := b.signal(t, failed, "f", "go", nil); err != nil {
+		t.Fatal(err)
+	}
+	b.finish(t, failed, engine.RunFailed)
+	b.waitRunStatus(t, cancelled, engine.RunWaiting)
+	if err := b.coord.Control(b.ctx, b.tenant.ID, cancelled, engine.Cancel{RequestID: "c", Reason: "while running"}); err != nil {
+		t.Fatal(err)
+	}
+	b.finish(t, cancelled, engine.RunCancelled)
+	b.waitRunStatus(t, timedOut, engine.RunWaiting)
+	b.shift(t, time.Hour)
+	b.finish(t, timedOut, engine.RunTimedOut)
+	b.waitRunStatus(t, continued, engine.RunWaiting)
+	successor, err := b.coord.ContinueAsNew(b.ctx, b.tenant.ID, continued, "can", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.finish(t, continued, engine.RunTerminated)
+	next := uuid.MustParse(successor)
+	b.waitRunStatus(t, next, engine.RunWaiting)
+	if run, _ := b.store.RunGet(b.ctx, b.tenant.ID, last); run.Status != engine.RunPending {
+		t.Fatalf("the last run is %s while the successor holds the slot", run.Status)
+	}
+	if err := b.coord.Control(b.ctx, b.tenant.ID, next, engine.Cancel{RequestID: "s", Reason: "done"}); err != nil {
+		t.Fatal(err)
+	}
+	b.finish(t, next, engine.RunCancelled)
+	b.waitRunStatus(t, last, engine.RunWaiting)
+}
+
+// A step's concurrency pool is shared by the runs and definitions that
+// name its key: eight tasks of three runs of two definitions run two at
+// a time.
+func TestFlowStepPoolIsSharedAcrossRunsAndDefinitions(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	running, peak, done := 0, 0, 0
+	b := setup(t, map[string]steps.Handler{"test.vendor": func(ctx context.Context, _ steps.Call) (any, error) {
+		mu.Lock()
+		running++
+		peak = max(peak, running)
+		mu.Unlock()
+		defer func() { mu.Lock(); running--; done++; mu.Unlock() }()
+		select { // hold the slot long enough for the others to try
+		case <-time.After(50 * time.Millisecond):
+		case <-ctx.Done():
+		}
+		return map[string]any{}, nil
+	}})
+	for _, key := range []string{"calls-a", "calls-b"} {
+		b.publishYAML(t, `
+key: `+key+`
+steps:
+  - {ref: call, type: task, for_each: input.items, with: {handler: test.vendor}, concurrency: {key_expr: '"vendor"', limit: 2}}
+`)
+	}
+	runs := []uuid.UUID{b.start(t, "calls-a", map[string]any{"items": items(3)}),
+		b.start(t, "calls-b", map[string]any{"items": items(3)}), b.start(t, "calls-a", map[string]any{"items": items(2)})}
+	for _, id := range runs {
+		b.finish(t, id, engine.RunSucceeded)
+	}
+	if peak > 2 || done != 8 {
+		t.Fatalf("%d of the pool's steps ran at once (limit 2), %d ran", peak, done)
+	}
+}

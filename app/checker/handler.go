@@ -14,7 +14,8 @@ import (
 )
 
 // StepHandler is the task handler the workloads run: it records its
-// execution in checker_execution before anything else (in a statement of
+// execution in checker_execution before anything else (and, for a step
+// whose input names its concurrency pool as flow_key, when it ended) (in a statement of
 // its own, so the row survives whatever becomes of the attempt; retried
 // while the database is unavailable, under an id of its own so that a
 // retry of an insert whose commit was not acknowledged records nothing
@@ -34,17 +35,23 @@ const executionTable = `CREATE TABLE IF NOT EXISTS checker_execution (
     attempt         integer     NOT NULL,
     idempotency_key text        NOT NULL,
     pid             integer     NOT NULL,
-    started_at      timestamptz NOT NULL DEFAULT clock_timestamp()
+    started_at      timestamptz NOT NULL DEFAULT clock_timestamp(),
+    finished_at     timestamptz,
+    flow_key        text
 )`
 
 // stepHandler records into pool's checker_execution.
 func stepHandler(pool *pgxpool.Pool) steps.Handler {
 	return func(ctx context.Context, call steps.Call) (any, error) {
-		if err := record(ctx, pool, call); err != nil {
+		in, _ := call.Input.(map[string]any)
+		execution, err := record(ctx, pool, call, in)
+		if err != nil {
 			// Nothing is executed that is not recorded.
 			return nil, steps.Fail("checker_unrecorded", "could not record the execution: "+err.Error(), true)
 		}
-		in, _ := call.Input.(map[string]any)
+		if key, _ := in["flow_key"].(string); key != "" {
+			defer finished(pool, execution)
+		}
 		if ms := number(in["ms"]); ms > 0 {
 			t := time.NewTimer(time.Duration(ms) * time.Millisecond)
 			defer t.Stop()
@@ -62,24 +69,34 @@ func stepHandler(pool *pgxpool.Pool) steps.Handler {
 }
 
 // record inserts the execution's row, trying again while the database is
-// unavailable, as an idempotent handler would.
-func record(ctx context.Context, pool *pgxpool.Pool, call steps.Call) error {
+// unavailable, as an idempotent handler would. An input's flow_key names
+// the concurrency pool the step is in, for the flow checks.
+func record(ctx context.Context, pool *pgxpool.Pool, call steps.Call, in map[string]any) (uuid.UUID, error) {
 	execution := uuid.New()
+	key, _ := in["flow_key"].(string)
 	for {
-		_, err := pool.Exec(ctx, `INSERT INTO checker_execution (execution, run_id, node, attempt, idempotency_key, pid)
-			VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (execution) DO NOTHING`,
-			execution, call.RunID, call.Node, call.Attempt, call.IdempotencyKey, os.Getpid())
+		_, err := pool.Exec(ctx, `INSERT INTO checker_execution (execution, run_id, node, attempt, idempotency_key, pid, flow_key)
+			VALUES ($1, $2, $3, $4, $5, $6, nullif($7, '')) ON CONFLICT (execution) DO NOTHING`,
+			execution, call.RunID, call.Node, call.Attempt, call.IdempotencyKey, os.Getpid(), key)
 		if err == nil || !store.Unavailable(err) {
-			return err
+			return execution, err
 		}
 		t := time.NewTimer(100 * time.Millisecond)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return err
+			return execution, err
 		case <-t.C:
 		}
 	}
+}
+
+// finished records when a pooled step's execution ended, before its
+// result is handed over (and so before its pool's slot frees).
+func finished(pool *pgxpool.Pool, execution uuid.UUID) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, _ = pool.Exec(ctx, `UPDATE checker_execution SET finished_at = clock_timestamp() WHERE execution = $1`, execution)
 }
 
 // number is a JSON number of the value model (an int64 or a float64) as
