@@ -90,8 +90,20 @@ func intervals(ctx context.Context, db *pgxpool.Pool, sql string, arg any) ([]in
 }
 
 // overlaps reports each group whose intervals overlap more than limit
-// at some instant (an end and a start at the same instant do not).
+// at some instant.
 func overlaps(what string, spans []interval, limit int) []string {
+	var out []string
+	for g, peak := range Peaks(spans) {
+		if peak > limit {
+			out = append(out, fmt.Sprintf("%s %q: %d at once, limit %d", what, g, peak, limit))
+		}
+	}
+	return out
+}
+
+// Peaks is, for each group, the most of its intervals that overlap at
+// one instant (one ending as another starts do not).
+func Peaks(spans []interval) map[string]int {
 	type edge struct {
 		at    time.Time
 		delta int
@@ -100,7 +112,7 @@ func overlaps(what string, spans []interval, limit int) []string {
 	for _, s := range spans {
 		byGroup[s.group] = append(byGroup[s.group], edge{s.start, 1}, edge{s.end, -1})
 	}
-	var out []string
+	out := map[string]int{}
 	for g, edges := range byGroup {
 		sort.Slice(edges, func(i, j int) bool {
 			if edges[i].at.Equal(edges[j].at) {
@@ -108,13 +120,10 @@ func overlaps(what string, spans []interval, limit int) []string {
 			}
 			return edges[i].at.Before(edges[j].at)
 		})
-		n, peak := 0, 0
+		n := 0
 		for _, e := range edges {
 			n += e.delta
-			peak = max(peak, n)
-		}
-		if peak > limit {
-			out = append(out, fmt.Sprintf("%s %q: %d at once, limit %d", what, g, peak, limit))
+			out[g] = max(out[g], n)
 		}
 	}
 	return out
