@@ -197,3 +197,21 @@ SELECT h.tenant_id, r.definition_key, h.stage, count(*)::int AS runs
 FROM flow_hold h JOIN run r ON r.tenant_id = h.tenant_id AND r.id = h.run_id
 WHERE r.status = 'pending'
 GROUP BY h.tenant_id, r.definition_key, h.stage;
+
+-- name: FlowSlotsAhead :many
+-- A waiting run's places under its rules, each with the runs waiting
+-- before it for the key.
+SELECT s.rule, s.key, s."limit",
+       (SELECT count(*) FROM flow_slot o JOIN run q ON q.tenant_id = o.tenant_id AND q.id = o.run_id
+        WHERE o.tenant_id = s.tenant_id AND o.pool = s.pool AND o.key = s.key AND NOT o.held AND o.seq < s.seq
+          AND q.status NOT IN ('succeeded', 'failed', 'cancelled', 'timed_out', 'terminated'))::int AS ahead
+FROM flow_slot s
+WHERE s.tenant_id = @tenant_id AND s.run_id = @run_id AND NOT s.held
+ORDER BY s.rule;
+
+-- name: FlowPoolWaits :many
+-- A run's attempts its steps' concurrency pools hold back, waiting in
+-- run_dispatch to be offered again.
+SELECT node, generation, attempt, (args->>'flow_key')::text AS flow_key, (args->>'flow_limit')::int AS flow_limit
+FROM run_dispatch
+WHERE tenant_id = @tenant_id AND run_id = @run_id AND args @> '{"pool_wait": true}'::jsonb;

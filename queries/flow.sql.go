@@ -517,6 +517,53 @@ func (q *Queries) FlowMetricsRuns(ctx context.Context) ([]FlowMetricsRunsRow, er
 	return items, nil
 }
 
+const flowPoolWaits = `-- name: FlowPoolWaits :many
+SELECT node, generation, attempt, (args->>'flow_key')::text AS flow_key, (args->>'flow_limit')::int AS flow_limit
+FROM run_dispatch
+WHERE tenant_id = $1 AND run_id = $2 AND args @> '{"pool_wait": true}'::jsonb
+`
+
+type FlowPoolWaitsParams struct {
+	TenantID uuid.UUID
+	RunID    uuid.UUID
+}
+
+type FlowPoolWaitsRow struct {
+	Node       string
+	Generation int32
+	Attempt    int32
+	FlowKey    string
+	FlowLimit  int32
+}
+
+// A run's attempts its steps' concurrency pools hold back, waiting in
+// run_dispatch to be offered again.
+func (q *Queries) FlowPoolWaits(ctx context.Context, arg FlowPoolWaitsParams) ([]FlowPoolWaitsRow, error) {
+	rows, err := q.db.Query(ctx, flowPoolWaits, arg.TenantID, arg.RunID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []FlowPoolWaitsRow{}
+	for rows.Next() {
+		var i FlowPoolWaitsRow
+		if err := rows.Scan(
+			&i.Node,
+			&i.Generation,
+			&i.Attempt,
+			&i.FlowKey,
+			&i.FlowLimit,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const flowRuleCounts = `-- name: FlowRuleCounts :many
 SELECT s.pool, count(*) FILTER (WHERE s.held)::int AS running, count(*) FILTER (WHERE NOT s.held)::int AS waiting,
        count(DISTINCT s.key)::int AS keys
@@ -633,6 +680,55 @@ func (q *Queries) FlowSlotInsertMany(ctx context.Context, arg FlowSlotInsertMany
 		arg.Rules,
 	)
 	return err
+}
+
+const flowSlotsAhead = `-- name: FlowSlotsAhead :many
+SELECT s.rule, s.key, s."limit",
+       (SELECT count(*) FROM flow_slot o JOIN run q ON q.tenant_id = o.tenant_id AND q.id = o.run_id
+        WHERE o.tenant_id = s.tenant_id AND o.pool = s.pool AND o.key = s.key AND NOT o.held AND o.seq < s.seq
+          AND q.status NOT IN ('succeeded', 'failed', 'cancelled', 'timed_out', 'terminated'))::int AS ahead
+FROM flow_slot s
+WHERE s.tenant_id = $1 AND s.run_id = $2 AND NOT s.held
+ORDER BY s.rule
+`
+
+type FlowSlotsAheadParams struct {
+	TenantID uuid.UUID
+	RunID    uuid.UUID
+}
+
+type FlowSlotsAheadRow struct {
+	Rule  int32
+	Key   string
+	Limit int32
+	Ahead int32
+}
+
+// A waiting run's places under its rules, each with the runs waiting
+// before it for the key.
+func (q *Queries) FlowSlotsAhead(ctx context.Context, arg FlowSlotsAheadParams) ([]FlowSlotsAheadRow, error) {
+	rows, err := q.db.Query(ctx, flowSlotsAhead, arg.TenantID, arg.RunID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []FlowSlotsAheadRow{}
+	for rows.Next() {
+		var i FlowSlotsAheadRow
+		if err := rows.Scan(
+			&i.Rule,
+			&i.Key,
+			&i.Limit,
+			&i.Ahead,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const flowSlotsHold = `-- name: FlowSlotsHold :exec

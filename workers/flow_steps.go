@@ -56,8 +56,12 @@ func (c *Coordinator) admitFlow(ctx context.Context, s *store.Store, jobs []rive
 			return nil, err
 		}
 		for _, i := range byKey[k] {
-			if inFlight < jobs[i].Args.(StepArgs).FlowLimit {
+			if a := jobs[i].Args.(StepArgs); inFlight < a.FlowLimit {
 				inFlight++
+				if a.PoolWait {
+					a.PoolWait = false
+					jobs[i].Args = a
+				}
 				continue
 			}
 			held[i] = true
@@ -83,7 +87,9 @@ func (c *Coordinator) holdSteps(ctx context.Context, s *store.Store, jobs []rive
 			continue
 		}
 		c.flowMetrics.decided(flow.KindStep, "delayed")
-		if err := delayStep(ctx, s, j.Args.(StepArgs), j.InsertOpts.Queue, now.Add(capRecheck)); err != nil {
+		a := j.Args.(StepArgs)
+		a.PoolWait = true
+		if err := delayStep(ctx, s, a, j.InsertOpts.Queue, now.Add(capRecheck)); err != nil {
 			return nil, err
 		}
 	}

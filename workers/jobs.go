@@ -49,6 +49,9 @@ type StepArgs struct {
 	// many attempts of that key may be in flight at once (admitFlow).
 	FlowKey   string `json:"flow_key,omitempty"`
 	FlowLimit int    `json:"flow_limit,omitempty"`
+	// PoolWait marks a step its pool held back, waiting in run_dispatch
+	// for a slot (rather than for a retry's backoff).
+	PoolWait bool `json:"pool_wait,omitempty"`
 }
 
 // Kind implements river.JobArgs.
