@@ -215,3 +215,8 @@ ORDER BY s.rule;
 SELECT node, generation, attempt, (args->>'flow_key')::text AS flow_key, (args->>'flow_limit')::int AS flow_limit
 FROM run_dispatch
 WHERE tenant_id = @tenant_id AND run_id = @run_id AND args @> '{"pool_wait": true}'::jsonb;
+
+-- name: FlowPoolQueued :one
+-- A tenant's attempts one concurrency pool key holds back.
+SELECT count(*)::int FROM run_dispatch
+WHERE tenant_id = @tenant_id AND args @> jsonb_build_object('pool_wait', true, 'flow_key', @flow_key::text);

@@ -517,6 +517,24 @@ func (q *Queries) FlowMetricsRuns(ctx context.Context) ([]FlowMetricsRunsRow, er
 	return items, nil
 }
 
+const flowPoolQueued = `-- name: FlowPoolQueued :one
+SELECT count(*)::int FROM run_dispatch
+WHERE tenant_id = $1 AND args @> jsonb_build_object('pool_wait', true, 'flow_key', $2::text)
+`
+
+type FlowPoolQueuedParams struct {
+	TenantID uuid.UUID
+	FlowKey  string
+}
+
+// A tenant's attempts one concurrency pool key holds back.
+func (q *Queries) FlowPoolQueued(ctx context.Context, arg FlowPoolQueuedParams) (int32, error) {
+	row := q.db.QueryRow(ctx, flowPoolQueued, arg.TenantID, arg.FlowKey)
+	var column_1 int32
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
 const flowPoolWaits = `-- name: FlowPoolWaits :many
 SELECT node, generation, attempt, (args->>'flow_key')::text AS flow_key, (args->>'flow_limit')::int AS flow_limit
 FROM run_dispatch

@@ -80,12 +80,19 @@ func loadInspector(c echo.Context, s *store.Store, runs *workers.Coordinator) (v
 	if err != nil {
 		return d, err
 	}
-	d.Graph, d.Steps = views.LayoutRun(m, nodeStates(byRef)), inspectorSteps(m, byRef, waits)
+	slots, err := slotWaits(ctx, s, run, nodes)
+	if err != nil {
+		return d, err
+	}
+	if d.Flow, err = flowWait(ctx, s, run); err != nil {
+		return d, err
+	}
+	d.Graph, d.Steps = views.LayoutRun(m, nodeStates(byRef)), inspectorSteps(m, byRef, waits, slots)
 	if ref := c.QueryParam("node"); ref != "" {
 		if d.Selected, err = loadNodeDetail(c, s, run, m, byRef, ref); err != nil {
 			return d, err
 		}
-		d.Selected.Worker = waits[ref]
+		d.Selected.Worker, d.Selected.Slot = waits[ref], slots[ref]
 	}
 	if err := loadHistory(c, s, &d); err != nil {
 		return d, err
@@ -101,11 +108,11 @@ func nodeStates(byRef map[string]*engine.Node) map[string]string {
 	return out
 }
 
-func inspectorSteps(m *definition.Manifest, byRef map[string]*engine.Node, waits map[string]*store.WorkerWait) []views.InspectorStep {
+func inspectorSteps(m *definition.Manifest, byRef map[string]*engine.Node, waits map[string]*store.WorkerWait, slots map[string]*store.PoolWait) []views.InspectorStep {
 	out := make([]views.InspectorStep, 0, len(m.Order))
 	for _, ref := range m.Order {
 		st, _ := m.Step(ref)
-		out = append(out, views.InspectorStep{Ref: ref, Type: string(st.Type), Node: byRef[ref], Worker: waits[ref]})
+		out = append(out, views.InspectorStep{Ref: ref, Type: string(st.Type), Node: byRef[ref], Worker: waits[ref], Slot: slots[ref]})
 	}
 	return out
 }

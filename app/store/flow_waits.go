@@ -77,3 +77,12 @@ func (s *Store) PoolWaits(ctx context.Context, tenantID, runID uuid.UUID) (map[s
 	}
 	return out, nil
 }
+
+// StepFlowQueued counts a tenant's attempts one pool key holds back.
+func (s *Store) StepFlowQueued(ctx context.Context, tenantID uuid.UUID, key string) (int, error) {
+	n, err := s.q.FlowPoolQueued(ctx, queries.FlowPoolQueuedParams{TenantID: tenantID, FlowKey: key})
+	if err != nil {
+		return 0, fmt.Errorf("count pool's waiting steps: %w", err)
+	}
+	return int(n), nil
+}
