@@ -142,7 +142,9 @@ func limitText(n int, src string) string {
 	return strconv.Itoa(n)
 }
 
-func rateText(r *definition.Rate) string { return fmt.Sprintf("%d per %s", r.Limit, msText(r.PeriodMS)) }
+func rateText(r *definition.Rate) string {
+	return fmt.Sprintf("%d per %s", r.Limit, msText(r.PeriodMS))
+}
 
 // intOf reads a manifest's integer, however it was decoded.
 func intOf(v any) int {
