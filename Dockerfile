@@ -4,9 +4,11 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
+# docker build --build-arg VERSION=v1.4.0 stamps the version `ductor version`,
+# /healthz, the User-Agent of http steps and ductor_build_info report.
 ARG VERSION=
 RUN CGO_ENABLED=0 go build -trimpath \
-    -ldflags="-s -w ${VERSION:+-X github.com/ductor/ductor/app/cli.Version=${VERSION}}" -o /out/ductor .
+    -ldflags="-s -w ${VERSION:+-X github.com/ductor/ductor/app/version.version=${VERSION}}" -o /out/ductor .
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/ductor /ductor

@@ -7,22 +7,39 @@ TEMPL := go run github.com/a-h/templ/cmd/templ@v0.3.1100
 SUDO  := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 GOTEST_FLAGS ?= -count=1 -timeout 25m
 
-.PHONY: run test build generate check-generated vet unit fuzz vulncheck apiclients pg-deps browser-deps node-deps bench bench-short clean
+.PHONY: run test build generate check-generated vet unit fuzz vulncheck apiclients pg-deps browser-deps node-deps check-deploy bench bench-short clean
 
 ## run: Ductor in one process, with its own Postgres under ./.ductor when DATABASE_URL is unset
 run: pg-deps
 	go run . dev
 
 ## test: vet, generated-code check, every test against a throwaway Postgres, a short fuzz
-test: pg-deps browser-deps check-generated vet vulncheck apiclients unit fuzz bench-short
+test: pg-deps browser-deps check-generated vet vulncheck apiclients check-deploy unit fuzz bench-short
 
-## build: bin/ductor (VERSION=v1.2.3 stamps the version `ductor version` prints)
+## build: bin/ductor (VERSION=v1.2.3 stamps the version `ductor version`, /healthz,
+## the User-Agent of http steps and ductor_build_info report)
 VERSION ?=
 build:
-	go build -ldflags "$(if $(VERSION),-X github.com/ductor/ductor/app/cli.Version=$(VERSION))" -o bin/ductor .
+	go build -ldflags "$(if $(VERSION),-X github.com/ductor/ductor/app/version.version=$(VERSION))" -o bin/ductor .
 
-unit: pg-deps bin/pgrun
-	bin/pgrun -- go test $(GOTEST_FLAGS) ./...
+## unit: every package's tests; the e2e scrape of a running server is checked with promtool
+unit: pg-deps bin/pgrun bin/promtool
+	PROMTOOL=$(CURDIR)/bin/promtool DUCTOR_REQUIRE_PROMTOOL=1 bin/pgrun -- go test $(GOTEST_FLAGS) ./...
+
+## check-deploy: the Prometheus alert rules in deploy/ are valid and pass their unit tests
+check-deploy: bin/promtool
+	bin/promtool check rules deploy/prometheus/ductor-alerts.yml
+	cd deploy/prometheus && ../../bin/promtool test rules ductor-alerts_test.yml
+
+## bin/promtool: the promtool on PATH, or the one in Debian's prometheus package,
+## unpacked from the package alone (installing it would start a Prometheus server)
+bin/promtool:
+	@mkdir -p bin
+	@if command -v promtool >/dev/null 2>&1; then ln -sf "$$(command -v promtool)" bin/promtool; else \
+		echo "fetching promtool from Debian's prometheus package"; \
+		rm -rf bin/promtool-deb && mkdir -p bin/promtool-deb && cd bin/promtool-deb && \
+		{ apt-get download prometheus >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && apt-get download prometheus; }; } && \
+		dpkg-deb -x prometheus_*.deb root && cp root/usr/bin/promtool ../promtool && cd .. && rm -rf promtool-deb; fi
 
 ## vulncheck: govulncheck against an offline database built from the golang.org/x/vulndb
 ## module. It reports one line a finding (the whole report goes to bin/vulncheck.txt)

@@ -115,7 +115,7 @@ func TestDockerfileAndIgnore(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^HEALTHCHECK .*CMD \["/ductor", "healthcheck"\]$`).Match(df) {
 		t.Error("the Dockerfile's HEALTHCHECK does not run /ductor healthcheck")
 	}
-	if !strings.Contains(string(df), "app/cli.Version=") {
+	if !strings.Contains(string(df), "app/version.version=") {
 		t.Error("the Dockerfile does not stamp the version")
 	}
 	ignore, err := os.ReadFile("../.dockerignore")

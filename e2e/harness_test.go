@@ -38,6 +38,7 @@ func (b *lockedBuffer) String() string {
 type program struct {
 	BaseURL string
 	Stdout  *lockedBuffer
+	Stderr  *lockedBuffer // the log
 	stop    context.CancelFunc
 	done    chan struct{} // closed when Run returns
 	err     error         // what Run returned
@@ -62,10 +63,10 @@ func start(t *testing.T, environ map[string]string, args ...string) *program {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
-	p := &program{Stdout: &lockedBuffer{}, stop: cancel, done: make(chan struct{})}
+	p := &program{Stdout: &lockedBuffer{}, Stderr: &lockedBuffer{}, stop: cancel, done: make(chan struct{})}
 	env := cli.Env{
 		Getenv: func(k string) string { return environ[k] },
-		Stdout: p.Stdout, Stderr: io.Discard,
+		Stdout: p.Stdout, Stderr: p.Stderr,
 		Ready: func(addr string) { ready <- addr },
 	}
 	go func() {

@@ -94,6 +94,8 @@ type BridgeTask struct {
 	LeaseUntil        *time.Time
 	ScheduleToStartMs int64
 	StartBy           *time.Time
+	Traceparent       pgtype.Text
+	Tracestate        pgtype.Text
 	FlowKey           pgtype.Text
 }
 
@@ -268,6 +270,7 @@ type RunAttempt struct {
 	LeaseUntil *time.Time
 	Output     []byte
 	Error      []byte
+	Worker     pgtype.Text
 }
 
 type RunCase struct {
@@ -399,6 +402,7 @@ type Tenant struct {
 	MaxConcurrency    int32
 	RatePerSecond     float64
 	ScheduleToStartMs int64
+	RetentionSeconds  int64
 }
 
 type TenantBucket struct {

@@ -23,11 +23,13 @@ SET started_at = coalesce(run_attempt.started_at, EXCLUDED.started_at),
 
 -- name: RunAttemptStartMany :many
 -- Workers take attempts: an attempt that already has a result is not
--- taken, and neither is one whose start comes at or after its start_by
--- (the zero time: no bound): by then the sweep may have reported the
--- attempt's job stranded (StepJobsClaimStranded), and a start recorded
--- after that would let the step run twice. Each attempt appears once and
--- comes back with whether it was in time and whether it was taken.
+-- taken, nor one whose run is gone (deleted by the retention prune), nor
+-- one whose start comes at or after its start_by (the zero time: no
+-- bound): by then the sweep may have reported the attempt's job stranded
+-- (StepJobsClaimStranded), and a start recorded after that would let the
+-- step run twice. Each attempt appears once and comes back with whether
+-- it was in time and whether it was taken. The first start is kept; the
+-- worker is the latest to take it.
 WITH a AS (
     SELECT r.*, (r.start_by = '0001-01-01 00:00:00+00'::timestamptz OR now() < r.start_by) AS in_time
     FROM (SELECT unnest(@tenant_ids::uuid[]) AS tenant_id,
@@ -38,11 +40,14 @@ WITH a AS (
                  unnest(@lease_seconds::float8[]) AS lease_seconds,
                  unnest(@start_bys::timestamptz[]) AS start_by) AS r),
 taken AS (
-    INSERT INTO run_attempt (tenant_id, run_id, node, generation, attempt, started_at, lease_until)
-    SELECT a.tenant_id, a.run_id, a.node, a.generation, a.attempt, now(), now() + make_interval(secs => a.lease_seconds)
-    FROM a WHERE a.in_time
+    INSERT INTO run_attempt (tenant_id, run_id, node, generation, attempt, started_at, lease_until, worker)
+    SELECT a.tenant_id, a.run_id, a.node, a.generation, a.attempt, now(), now() + make_interval(secs => a.lease_seconds),
+           NULLIF(@worker::text, '')
+    FROM a
+    WHERE a.in_time AND EXISTS (SELECT 1 FROM run r WHERE r.tenant_id = a.tenant_id AND r.id = a.run_id)
     ON CONFLICT (tenant_id, run_id, node, generation, attempt) DO UPDATE
-    SET started_at = coalesce(run_attempt.started_at, now()), lease_until = EXCLUDED.lease_until
+    SET started_at = coalesce(run_attempt.started_at, now()), lease_until = EXCLUDED.lease_until,
+        worker = coalesce(EXCLUDED.worker, run_attempt.worker)
     WHERE run_attempt.finished_at IS NULL
     RETURNING tenant_id, run_id, node, generation, attempt)
 SELECT a.tenant_id::uuid AS tenant_id, a.run_id::uuid AS run_id, a.node::text AS node,
@@ -54,6 +59,12 @@ FROM a;
 -- name: RunAttemptList :many
 SELECT * FROM run_attempt
 WHERE tenant_id = @tenant_id AND run_id = @run_id
+ORDER BY node, generation, attempt;
+
+-- name: RunAttemptListNodes :many
+-- The attempts of some of a run's nodes (a page of scatter children, say).
+SELECT * FROM run_attempt
+WHERE tenant_id = @tenant_id AND run_id = @run_id AND node = ANY(@nodes::text[])
 ORDER BY node, generation, attempt;
 
 -- name: RunAttemptClaimLost :many

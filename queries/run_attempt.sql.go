@@ -93,7 +93,7 @@ func (q *Queries) RunAttemptExtendLease(ctx context.Context, arg RunAttemptExten
 }
 
 const runAttemptList = `-- name: RunAttemptList :many
-SELECT tenant_id, run_id, node, generation, attempt, started_at, finished_at, lease_until, output, error FROM run_attempt
+SELECT tenant_id, run_id, node, generation, attempt, started_at, finished_at, lease_until, output, error, worker FROM run_attempt
 WHERE tenant_id = $1 AND run_id = $2
 ORDER BY node, generation, attempt
 `
@@ -123,6 +123,52 @@ func (q *Queries) RunAttemptList(ctx context.Context, arg RunAttemptListParams) 
 			&i.LeaseUntil,
 			&i.Output,
 			&i.Error,
+			&i.Worker,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const runAttemptListNodes = `-- name: RunAttemptListNodes :many
+SELECT tenant_id, run_id, node, generation, attempt, started_at, finished_at, lease_until, output, error, worker FROM run_attempt
+WHERE tenant_id = $1 AND run_id = $2 AND node = ANY($3::text[])
+ORDER BY node, generation, attempt
+`
+
+type RunAttemptListNodesParams struct {
+	TenantID uuid.UUID
+	RunID    uuid.UUID
+	Nodes    []string
+}
+
+// The attempts of some of a run's nodes (a page of scatter children, say).
+func (q *Queries) RunAttemptListNodes(ctx context.Context, arg RunAttemptListNodesParams) ([]RunAttempt, error) {
+	rows, err := q.db.Query(ctx, runAttemptListNodes, arg.TenantID, arg.RunID, arg.Nodes)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []RunAttempt{}
+	for rows.Next() {
+		var i RunAttempt
+		if err := rows.Scan(
+			&i.TenantID,
+			&i.RunID,
+			&i.Node,
+			&i.Generation,
+			&i.Attempt,
+			&i.StartedAt,
+			&i.FinishedAt,
+			&i.LeaseUntil,
+			&i.Output,
+			&i.Error,
+			&i.Worker,
 		); err != nil {
 			return nil, err
 		}
@@ -145,11 +191,14 @@ WITH a AS (
                  unnest($6::float8[]) AS lease_seconds,
                  unnest($7::timestamptz[]) AS start_by) AS r),
 taken AS (
-    INSERT INTO run_attempt (tenant_id, run_id, node, generation, attempt, started_at, lease_until)
-    SELECT a.tenant_id, a.run_id, a.node, a.generation, a.attempt, now(), now() + make_interval(secs => a.lease_seconds)
-    FROM a WHERE a.in_time
+    INSERT INTO run_attempt (tenant_id, run_id, node, generation, attempt, started_at, lease_until, worker)
+    SELECT a.tenant_id, a.run_id, a.node, a.generation, a.attempt, now(), now() + make_interval(secs => a.lease_seconds),
+           NULLIF($8::text, '')
+    FROM a
+    WHERE a.in_time AND EXISTS (SELECT 1 FROM run r WHERE r.tenant_id = a.tenant_id AND r.id = a.run_id)
     ON CONFLICT (tenant_id, run_id, node, generation, attempt) DO UPDATE
-    SET started_at = coalesce(run_attempt.started_at, now()), lease_until = EXCLUDED.lease_until
+    SET started_at = coalesce(run_attempt.started_at, now()), lease_until = EXCLUDED.lease_until,
+        worker = coalesce(EXCLUDED.worker, run_attempt.worker)
     WHERE run_attempt.finished_at IS NULL
     RETURNING tenant_id, run_id, node, generation, attempt)
 SELECT a.tenant_id::uuid AS tenant_id, a.run_id::uuid AS run_id, a.node::text AS node,
@@ -167,6 +216,7 @@ type RunAttemptStartManyParams struct {
 	Attempts     []int32
 	LeaseSeconds []float64
 	StartBys     []time.Time
+	Worker       string
 }
 
 type RunAttemptStartManyRow struct {
@@ -180,11 +230,13 @@ type RunAttemptStartManyRow struct {
 }
 
 // Workers take attempts: an attempt that already has a result is not
-// taken, and neither is one whose start comes at or after its start_by
-// (the zero time: no bound): by then the sweep may have reported the
-// attempt's job stranded (StepJobsClaimStranded), and a start recorded
-// after that would let the step run twice. Each attempt appears once and
-// comes back with whether it was in time and whether it was taken.
+// taken, nor one whose run is gone (deleted by the retention prune), nor
+// one whose start comes at or after its start_by (the zero time: no
+// bound): by then the sweep may have reported the attempt's job stranded
+// (StepJobsClaimStranded), and a start recorded after that would let the
+// step run twice. Each attempt appears once and comes back with whether
+// it was in time and whether it was taken. The first start is kept; the
+// worker is the latest to take it.
 func (q *Queries) RunAttemptStartMany(ctx context.Context, arg RunAttemptStartManyParams) ([]RunAttemptStartManyRow, error) {
 	rows, err := q.db.Query(ctx, runAttemptStartMany,
 		arg.TenantIds,
@@ -194,6 +246,7 @@ func (q *Queries) RunAttemptStartMany(ctx context.Context, arg RunAttemptStartMa
 		arg.Attempts,
 		arg.LeaseSeconds,
 		arg.StartBys,
+		arg.Worker,
 	)
 	if err != nil {
 		return nil, err

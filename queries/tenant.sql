@@ -35,3 +35,7 @@ WHERE tenant_id = @tenant_id FOR UPDATE;
 
 -- name: TenantBucketSet :exec
 UPDATE tenant_bucket SET tokens = @tokens, updated_at = @updated_at WHERE tenant_id = @tenant_id;
+
+-- name: TenantSetRetention :one
+-- How long the tenant's finished runs are kept (0: forever).
+UPDATE tenant SET retention_seconds = @retention_seconds WHERE id = @id RETURNING *;

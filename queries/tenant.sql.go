@@ -66,7 +66,7 @@ func (q *Queries) TenantBucketSet(ctx context.Context, arg TenantBucketSetParams
 const tenantCreate = `-- name: TenantCreate :one
 INSERT INTO tenant (id, slug, name, tier)
 VALUES ($1, $2, $3, $4)
-RETURNING id, slug, name, tier, created_at, max_concurrency, rate_per_second, schedule_to_start_ms
+RETURNING id, slug, name, tier, created_at, max_concurrency, rate_per_second, schedule_to_start_ms, retention_seconds
 `
 
 type TenantCreateParams struct {
@@ -93,12 +93,13 @@ func (q *Queries) TenantCreate(ctx context.Context, arg TenantCreateParams) (Ten
 		&i.MaxConcurrency,
 		&i.RatePerSecond,
 		&i.ScheduleToStartMs,
+		&i.RetentionSeconds,
 	)
 	return i, err
 }
 
 const tenantGetByID = `-- name: TenantGetByID :one
-SELECT id, slug, name, tier, created_at, max_concurrency, rate_per_second, schedule_to_start_ms FROM tenant WHERE id = $1
+SELECT id, slug, name, tier, created_at, max_concurrency, rate_per_second, schedule_to_start_ms, retention_seconds FROM tenant WHERE id = $1
 `
 
 func (q *Queries) TenantGetByID(ctx context.Context, id uuid.UUID) (Tenant, error) {
@@ -113,12 +114,13 @@ func (q *Queries) TenantGetByID(ctx context.Context, id uuid.UUID) (Tenant, erro
 		&i.MaxConcurrency,
 		&i.RatePerSecond,
 		&i.ScheduleToStartMs,
+		&i.RetentionSeconds,
 	)
 	return i, err
 }
 
 const tenantGetBySlug = `-- name: TenantGetBySlug :one
-SELECT id, slug, name, tier, created_at, max_concurrency, rate_per_second, schedule_to_start_ms FROM tenant WHERE slug = $1
+SELECT id, slug, name, tier, created_at, max_concurrency, rate_per_second, schedule_to_start_ms, retention_seconds FROM tenant WHERE slug = $1
 `
 
 func (q *Queries) TenantGetBySlug(ctx context.Context, slug string) (Tenant, error) {
@@ -133,12 +135,13 @@ func (q *Queries) TenantGetBySlug(ctx context.Context, slug string) (Tenant, err
 		&i.MaxConcurrency,
 		&i.RatePerSecond,
 		&i.ScheduleToStartMs,
+		&i.RetentionSeconds,
 	)
 	return i, err
 }
 
 const tenantList = `-- name: TenantList :many
-SELECT id, slug, name, tier, created_at, max_concurrency, rate_per_second, schedule_to_start_ms FROM tenant ORDER BY slug
+SELECT id, slug, name, tier, created_at, max_concurrency, rate_per_second, schedule_to_start_ms, retention_seconds FROM tenant ORDER BY slug
 `
 
 func (q *Queries) TenantList(ctx context.Context) ([]Tenant, error) {
@@ -159,6 +162,7 @@ func (q *Queries) TenantList(ctx context.Context) ([]Tenant, error) {
 			&i.MaxConcurrency,
 			&i.RatePerSecond,
 			&i.ScheduleToStartMs,
+			&i.RetentionSeconds,
 		); err != nil {
 			return nil, err
 		}
@@ -172,7 +176,7 @@ func (q *Queries) TenantList(ctx context.Context) ([]Tenant, error) {
 
 const tenantSetLimits = `-- name: TenantSetLimits :one
 UPDATE tenant SET max_concurrency = $1, rate_per_second = $2
-WHERE id = $3 RETURNING id, slug, name, tier, created_at, max_concurrency, rate_per_second, schedule_to_start_ms
+WHERE id = $3 RETURNING id, slug, name, tier, created_at, max_concurrency, rate_per_second, schedule_to_start_ms, retention_seconds
 `
 
 type TenantSetLimitsParams struct {
@@ -193,12 +197,40 @@ func (q *Queries) TenantSetLimits(ctx context.Context, arg TenantSetLimitsParams
 		&i.MaxConcurrency,
 		&i.RatePerSecond,
 		&i.ScheduleToStartMs,
+		&i.RetentionSeconds,
+	)
+	return i, err
+}
+
+const tenantSetRetention = `-- name: TenantSetRetention :one
+UPDATE tenant SET retention_seconds = $1 WHERE id = $2 RETURNING id, slug, name, tier, created_at, max_concurrency, rate_per_second, schedule_to_start_ms, retention_seconds
+`
+
+type TenantSetRetentionParams struct {
+	RetentionSeconds int64
+	ID               uuid.UUID
+}
+
+// How long the tenant's finished runs are kept (0: forever).
+func (q *Queries) TenantSetRetention(ctx context.Context, arg TenantSetRetentionParams) (Tenant, error) {
+	row := q.db.QueryRow(ctx, tenantSetRetention, arg.RetentionSeconds, arg.ID)
+	var i Tenant
+	err := row.Scan(
+		&i.ID,
+		&i.Slug,
+		&i.Name,
+		&i.Tier,
+		&i.CreatedAt,
+		&i.MaxConcurrency,
+		&i.RatePerSecond,
+		&i.ScheduleToStartMs,
+		&i.RetentionSeconds,
 	)
 	return i, err
 }
 
 const tenantSetScheduleToStart = `-- name: TenantSetScheduleToStart :one
-UPDATE tenant SET schedule_to_start_ms = $1 WHERE id = $2 RETURNING id, slug, name, tier, created_at, max_concurrency, rate_per_second, schedule_to_start_ms
+UPDATE tenant SET schedule_to_start_ms = $1 WHERE id = $2 RETURNING id, slug, name, tier, created_at, max_concurrency, rate_per_second, schedule_to_start_ms, retention_seconds
 `
 
 type TenantSetScheduleToStartParams struct {
@@ -218,12 +250,13 @@ func (q *Queries) TenantSetScheduleToStart(ctx context.Context, arg TenantSetSch
 		&i.MaxConcurrency,
 		&i.RatePerSecond,
 		&i.ScheduleToStartMs,
+		&i.RetentionSeconds,
 	)
 	return i, err
 }
 
 const tenantSetTier = `-- name: TenantSetTier :one
-UPDATE tenant SET tier = $1 WHERE id = $2 RETURNING id, slug, name, tier, created_at, max_concurrency, rate_per_second, schedule_to_start_ms
+UPDATE tenant SET tier = $1 WHERE id = $2 RETURNING id, slug, name, tier, created_at, max_concurrency, rate_per_second, schedule_to_start_ms, retention_seconds
 `
 
 type TenantSetTierParams struct {
@@ -243,6 +276,7 @@ func (q *Queries) TenantSetTier(ctx context.Context, arg TenantSetTierParams) (T
 		&i.MaxConcurrency,
 		&i.RatePerSecond,
 		&i.ScheduleToStartMs,
+		&i.RetentionSeconds,
 	)
 	return i, err
 }

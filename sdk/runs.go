@@ -82,7 +82,10 @@ type Run struct {
 	TransitionCount    int             `json:"transition_count"`
 	CreatedAt          time.Time       `json:"created_at"`
 	FinishedAt         *time.Time      `json:"finished_at"`
-	Nodes              []Node          `json:"nodes"`
+	// TraceID is the run's trace (W3C Trace Context): the caller's when
+	// the run was started with a traceparent header.
+	TraceID string `json:"trace_id"`
+	Nodes   []Node `json:"nodes"`
 }
 
 // Node is one node of a run.

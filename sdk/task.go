@@ -35,6 +35,11 @@ type Task struct {
 	LeaseMS    *int64 `json:"lease_ms"`
 	RunID      string `json:"run_id"`
 	Node       string `json:"node"`
+	// Traceparent and Tracestate place the attempt in its run's trace (W3C
+	// Trace Context); the handler's context carries them, so spans an
+	// OpenTelemetry tracer starts from it join the run's trace.
+	Traceparent string `json:"traceparent,omitempty"`
+	Tracestate  string `json:"tracestate,omitempty"`
 
 	received time.Time // when the worker received the task, on its monotonic clock
 }
@@ -110,7 +115,7 @@ func (w *Worker) execute(ctx context.Context, t Task) {
 	hctx, cancel := w.taskContext(ctx, t)
 	defer cancel(nil)
 	stopBeat := w.heartbeat(hctx, cancel, t)
-	out, err := w.call(hctx, t)
+	out, err := w.call(withTaskTrace(hctx, t), t)
 	stopBeat()
 	if errors.Is(context.Cause(hctx), ErrTaskLost) {
 		return // nobody wants the answer

@@ -124,6 +124,7 @@ func bridgeTask(a StepArgs) (store.BridgeTask, error) {
 		Timeout:         time.Duration(a.TimeoutMS) * time.Millisecond,
 		ScheduleToStart: time.Duration(a.ScheduleToStartMS) * time.Millisecond,
 		FlowKey:         a.FlowKey,
+		Trace:           a.Trace,
 	}, nil
 }
 

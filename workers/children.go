@@ -37,11 +37,13 @@ func (b *commandBatch) startChild(ctx context.Context, cmd engine.StartChildRun)
 	}
 	n := newRun(v, id, lineage{parent: &b.run.ID, root: b.run.RootRunID, depth: b.run.Depth + 1, link: link},
 		cmd.Input, b.run.Subject, nil, nil)
+	n.State.Trace = b.c.tracing.ChildRun(ctx, b.run.State.Trace)
 	b.c.manifests.Store(v.ManifestHash, v.Manifest)
-	_, created, err := b.s.RunCreate(ctx, n)
+	child, created, err := b.s.RunCreate(ctx, n)
 	if err != nil || !created {
 		return err
 	}
+	b.c.runStarted(ctx, child)
 	return b.c.enqueueTick(ctx, b.tx, b.run.TenantID, id)
 }
 

@@ -99,7 +99,7 @@ func (b *commandBatch) stepJob(ctx context.Context, d engine.DispatchAttempt) (*
 	args := StepArgs{
 		TenantID: b.run.TenantID, RunID: b.run.ID, Node: d.Node, Ref: d.Ref, Type: d.Type,
 		Generation: d.Generation, Attempt: d.Attempt, IdempotencyKey: d.IdempotencyKey,
-		Params: d.Params, TimeoutMS: d.TimeoutMS, FlowKey: d.FlowKey, FlowLimit: d.FlowLimit,
+		Params: d.Params, TimeoutMS: d.TimeoutMS, FlowKey: d.FlowKey, FlowLimit: d.FlowLimit, Trace: b.run.State.Trace,
 	}
 	if d.Type == string(definition.TypeTask) {
 		args.ScheduleToStartMS = scheduleToStart(d.Params, tenant).Milliseconds()

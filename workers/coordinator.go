@@ -17,6 +17,7 @@ import (
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/expr"
 	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/app/telemetry"
 )
 
 // Coordinator is the shell around the engine: it loads a run, calls
@@ -41,6 +42,9 @@ type Coordinator struct {
 	busy        busyTenants
 	results     *resultGroup
 	starts      *attemptStarts
+	tracing     *telemetry.Tracing
+	// workerID names this process in the attempts its step workers take.
+	workerID string
 	// RescueWindow is added to a step's timeout to lease its attempt.
 	RescueWindow time.Duration
 	// InlineTicks lets step workers and triggers run a free run's tick in
@@ -99,7 +103,7 @@ func NewCoordinator(pool *pgxpool.Pool, log *slog.Logger) (*Coordinator, error) 
 	c := &Coordinator{
 		pool: pool, log: log, engine: &engine.Engine{Eval: eval},
 		tenants: tenantCache{ttl: 5 * time.Second}, RescueWindow: 30 * time.Second, InlineTicks: true, InlineBudget: defaultInlineBudget, metrics: newMetrics(), triggers: newTriggerMetrics(), flowMetrics: newFlowMetrics(), inputs: newInputCache(4096),
-		bridge: newBridge(), clock: clock, gate: newYieldGate(maxYield),
+		bridge: newBridge(), clock: clock, gate: newYieldGate(maxYield), tracing: telemetry.Disabled(), workerID: processID(),
 	}
 	c.results = newResultGroup(c)
 	c.starts = newAttemptStarts(c)

@@ -19,7 +19,8 @@ import (
 // with a different name or data, it is an IdempotencyMismatch when
 // e.MatchRequest says the key names the request (the API's). The event
 // also starts the runs its event triggers ask for (see startTriggered).
-func (c *Coordinator) Publish(ctx context.Context, e store.Event) (store.Event, bool, error) {
+func (c *Coordinator) Publish(ctx context.Context, e store.Event) (_ store.Event, created bool, err error) {
+	defer func() { c.published(created, err) }()
 	if e.Name == "" {
 		return store.Event{}, false, apperr.New(apperr.Invalid, "name is required")
 	}
@@ -37,8 +38,7 @@ func (c *Coordinator) Publish(ctx context.Context, e store.Event) (store.Event, 
 		e.RequestHash = hash
 	}
 	var out store.Event
-	var created bool
-	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
 		var err error
 		out, created, err = store.New(tx).EventAdd(ctx, e)
 		if err != nil || !created {
@@ -58,6 +58,7 @@ func (c *Coordinator) deliverEvent(ctx context.Context, tx pgx.Tx, e store.Event
 		return err
 	}
 	in := engine.EventMatched{EventID: e.ID.String(), Name: e.Name, Data: e.Data}
+	c.metrics.deliveries.Add(float64(len(runs)))
 	for _, runID := range runs {
 		if err := c.Deliver(ctx, tx, e.TenantID, runID, in); err != nil {
 			return err

@@ -4,6 +4,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
 
+	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/app/store"
 )
@@ -52,6 +53,8 @@ type StepArgs struct {
 	// PoolWait marks a step its pool held back, waiting in run_dispatch
 	// for a slot (rather than for a retry's backoff).
 	PoolWait bool `json:"pool_wait,omitempty"`
+	// Trace is the run's span: the attempt's span is its child.
+	Trace *engine.TraceContext `json:"trace,omitempty"`
 }
 
 // Kind implements river.JobArgs.

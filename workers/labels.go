@@ -25,6 +25,7 @@ var outcomeLabels = setOf(
 	engine.CodeExpressionError, engine.CodeExpressionLimit, engine.CodeRejected,
 	engine.CodeChildFailed, engine.CodeTooManyChildren, engine.CodeGatherRaised,
 	engine.CodeSignalBufferFull, engine.CodeCancelled, engine.CodeMaxIterations, engine.CodeEndRun,
+	CodeNoWorker,
 )
 
 // outcomeLabel is code as a metric label.

@@ -16,6 +16,7 @@ type metrics struct {
 	finished    *prometheus.CounterVec
 	warnings    *prometheus.CounterVec
 	discarded   *prometheus.CounterVec
+	*opsMetrics
 }
 
 func newMetrics() *metrics {
@@ -25,12 +26,12 @@ func newMetrics() *metrics {
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14),
 		}, []string{"path"}),
 		stepSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "ductor_step_duration_seconds", Help: "Time one step attempt took to execute.",
-			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 18),
-		}, []string{"type", "outcome"}),
+			Name: "ductor_step_duration_seconds", Help: "Time one step attempt took to execute, on a worker or a bridge worker.",
+			Buckets: stepBuckets,
+		}, []string{"tier", "type", "handler", "outcome"}),
 		finished: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "ductor_runs_finished_total", Help: "Runs that reached a terminal status.",
-		}, []string{"status"}),
+			Name: "ductor_runs_finished_total", Help: "Runs that reached a terminal status, by definition and status.",
+		}, []string{"definition", "status"}),
 		warnings: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ductor_run_warnings_total", Help: "Warnings runs raised, such as passing the soft transition limit.",
 		}, []string{"code"}),
@@ -38,6 +39,7 @@ func newMetrics() *metrics {
 			Name: "ductor_events_discarded_total",
 			Help: "Events a run refused, by reason: match_error (a match_expr failed on the event, counted as no match) or no_match.",
 		}, []string{"reason"}),
+		opsMetrics: newOpsMetrics(),
 	}
 }
 
@@ -57,7 +59,7 @@ func (m *metrics) countDiscards(d *engine.Decision) {
 // status, record_version conflicts, time bulk work yielded to idle
 // tenants, and live queue depth and in-flight steps per tier and tenant.
 func (c *Coordinator) Collectors() []prometheus.Collector {
-	return append([]prometheus.Collector{
+	return append(append(c.metrics.collectors(),
 		c.metrics.tickSeconds, c.metrics.stepSeconds, c.metrics.finished, c.metrics.warnings, c.metrics.discarded,
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "ductor_tick_conflicts_total", Help: "Ticks that lost the record_version race and decided again.",
@@ -66,7 +68,7 @@ func (c *Coordinator) Collectors() []prometheus.Collector {
 			Name: "ductor_bulk_yield_seconds_total", Help: "Time grouped starts, group ticks and tick jobs waited for an idle tenant's urgent work.",
 		}, func() float64 { return time.Duration(c.gate.yielded.Load()).Seconds() }),
 		&queueCollector{c: c}, c.flowMetrics.decisions, &flowCollector{c: c},
-	}, c.triggers.collectors()...)
+	), c.triggers.collectors()...)
 }
 
 // observeTick records how long a tick took, by how it ran.
@@ -75,28 +77,41 @@ func (c *Coordinator) observeTick(path string, start time.Time) {
 }
 
 var (
-	queueDepthDesc = prometheus.NewDesc("ductor_queue_depth", "Step tasks waiting to start, by tier queue and tenant.",
+	queueDepthDesc = prometheus.NewDesc("ductor_queue_depth", "Step tasks waiting to start, by tier queue (or bridge, for bridge workers' tasks not yet claimed) and tenant.",
 		[]string{"queue", "tenant_id"}, nil)
-	inFlightDesc = prometheus.NewDesc("ductor_steps_in_flight", "Step tasks running, by tier queue and tenant.",
+	inFlightDesc = prometheus.NewDesc("ductor_steps_in_flight", "Step tasks running, by tier queue (or bridge, for claimed bridge tasks) and tenant.",
 		[]string{"queue", "tenant_id"}, nil)
+	oldestDesc = prometheus.NewDesc("ductor_queue_oldest_age_seconds", "Age of the oldest step task waiting to start, by tier queue (or bridge).",
+		[]string{"queue"}, nil)
 	activeRunsDesc = prometheus.NewDesc("ductor_runs_active", "Runs not yet ended, by status.", []string{"status"}, nil)
 )
 
-// queueCollector reads queue depth, steps in flight and active runs from
-// Postgres when scraped, so every replica reports the same numbers.
+// queueCollector reads queue depth, steps in flight, the oldest waiting
+// step and active runs from Postgres when scraped, so every replica
+// reports the same numbers. A query that fails is logged and counted in
+// ductor_metrics_scrape_errors_total; its series are missing from that
+// scrape.
 type queueCollector struct{ c *Coordinator }
 
 func (q *queueCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- queueDepthDesc
 	ch <- inFlightDesc
+	ch <- oldestDesc
 	ch <- activeRunsDesc
 }
 
 // queueDepthQuery counts a tier's sparse lane with the tier's queue ($1
-// matches the lane's suffix).
-const queueDepthQuery = `SELECT regexp_replace(queue, $1, ''), coalesce(args->>'tenant_id', ''), state::text, count(*)
+// matches the lane's suffix), and bridge tasks as the queue "bridge":
+// waiting until a worker claims one, then running.
+const queueDepthQuery = `SELECT regexp_replace(queue, $1, ''), coalesce(args->>'tenant_id', ''), state::text, count(*),
+       coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8
 FROM river_job
 WHERE kind = 'ductor.step' AND state IN ('available', 'running')
+GROUP BY 1, 2, 3
+UNION ALL
+SELECT 'bridge', tenant_id::text, CASE WHEN token IS NULL THEN 'available' ELSE 'running' END, count(*),
+       coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8
+FROM bridge_task
 GROUP BY 1, 2, 3`
 
 const activeRunsQuery = `SELECT status, count(*) FROM run WHERE status IN ('pending', 'running', 'waiting') GROUP BY 1`
@@ -104,31 +119,58 @@ const activeRunsQuery = `SELECT status, count(*) FROM run WHERE status IN ('pend
 func (q *queueCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	rows, err := q.c.pool.Query(ctx, queueDepthQuery, sparseSuffix+"$")
+	q.report("queue", q.collectQueues(ctx, ch))
+	q.report("runs", q.collectRuns(ctx, ch))
+}
+
+func (q *queueCollector) report(collector string, err error) {
 	if err == nil {
-		for rows.Next() {
-			var queue, tenant, state string
-			var n float64
-			if rows.Scan(&queue, &tenant, &state, &n) == nil {
-				desc := queueDepthDesc
-				if state == "running" {
-					desc = inFlightDesc
-				}
-				ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, n, queue, tenant)
-			}
-		}
-		rows.Close()
-	}
-	rows, err = q.c.pool.Query(ctx, activeRunsQuery)
-	if err != nil {
 		return
+	}
+	q.c.metrics.scrapeFails.WithLabelValues(collector).Inc()
+	q.c.log.Warn("metrics scrape query failed", "collector", collector, "err", err)
+}
+
+func (q *queueCollector) collectQueues(ctx context.Context, ch chan<- prometheus.Metric) error {
+	rows, err := q.c.pool.Query(ctx, queueDepthQuery, sparseSuffix+"$")
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	oldest := map[string]float64{}
+	for rows.Next() {
+		var queue, tenant, state string
+		var n, age float64
+		if err := rows.Scan(&queue, &tenant, &state, &n, &age); err != nil {
+			return err
+		}
+		desc := queueDepthDesc
+		if state == "running" {
+			desc = inFlightDesc
+		} else {
+			oldest[queue] = max(oldest[queue], age)
+		}
+		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, n, queue, tenant)
+	}
+	for queue, age := range oldest {
+		ch <- prometheus.MustNewConstMetric(oldestDesc, prometheus.GaugeValue, age, queue)
+	}
+	return rows.Err()
+}
+
+func (q *queueCollector) collectRuns(ctx context.Context, ch chan<- prometheus.Metric) error {
+	rows, err := q.c.pool.Query(ctx, activeRunsQuery)
+	if err != nil {
+		return err
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var status string
 		var n float64
-		if rows.Scan(&status, &n) == nil {
-			ch <- prometheus.MustNewConstMetric(activeRunsDesc, prometheus.GaugeValue, n, status)
+		if err := rows.Scan(&status, &n); err != nil {
+			return err
 		}
+		ch <- prometheus.MustNewConstMetric(activeRunsDesc, prometheus.GaugeValue, n, status)
 	}
+	return rows.Err()
 }

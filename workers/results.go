@@ -288,7 +288,7 @@ func (a *attemptStarts) send(group []*startRequest) {
 		takes[i] = r.take
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	outcomes, err := store.New(a.c.pool).AttemptStartMany(ctx, takes)
+	outcomes, err := store.New(a.c.pool).AttemptStartMany(ctx, takes, a.c.workerID)
 	cancel()
 	for _, r := range group {
 		r.outcome, r.err = outcomes[r.take.Key], err

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/definition"
@@ -31,6 +32,9 @@ type Trigger struct {
 	// triggers) key an occurrence instead, whatever the request, and
 	// leave it false.
 	MatchRequest bool
+	// Parent is the caller's span (an inbound traceparent): the run's
+	// span joins its trace. Without it the run begins a trace of its own.
+	Parent trace.SpanContext
 }
 
 // requestHash identifies what the trigger asks for, to compare a
@@ -79,6 +83,7 @@ func (c *Coordinator) Start(ctx context.Context, t Trigger, validate InputValida
 			return store.Run{}, false, err
 		}
 	}
+	n.State.Trace = c.tracing.NewRun(ctx, t.Parent)
 	var run store.Run
 	var created bool
 	create := func(inline bool) error {
@@ -107,6 +112,9 @@ func (c *Coordinator) Start(ctx context.Context, t Trigger, validate InputValida
 	if errors.As(err, &inlineErr) {
 		c.log.WarnContext(ctx, "inline tick failed; handing over to a tick job", "run_id", run.ID, "err", inlineErr.err)
 		err = create(false)
+	}
+	if err == nil && created {
+		c.runStarted(ctx, run)
 	}
 	return run, created, err
 }

@@ -39,11 +39,12 @@ func (c *Coordinator) maxSignals() int {
 // the run's senders so that concurrent ones never pass the bound together;
 // an ended run refuses any (Conflict).
 // It returns the run that received the signal.
-func (c *Coordinator) Signal(ctx context.Context, tenantID, runID uuid.UUID, sig engine.Signal) (uuid.UUID, error) {
+func (c *Coordinator) Signal(ctx context.Context, tenantID, runID uuid.UUID, sig engine.Signal) (_ uuid.UUID, err error) {
+	defer func() { c.metrics.signals.WithLabelValues(outcome(err)).Inc() }()
 	if err := checkPayload("signal payload", "payload", sig.Payload); err != nil {
 		return uuid.Nil, err
 	}
-	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
 		s := store.New(tx)
 		run, err := liveRun(ctx, s, tenantID, runID)
 		if err != nil {

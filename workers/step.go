@@ -59,17 +59,13 @@ func (w *StepWorker) Work(ctx context.Context, job *river.Job[StepArgs]) error {
 	case store.TooLate:
 		return errStartTooLate
 	}
-	started := time.Now()
+	ctx, done := w.C.attemptBegins(ctx, job)
 	out, stepErr := w.Executor.Execute(ctx, steps.Request{
 		TenantID: a.TenantID.String(), RunID: a.RunID.String(), Node: a.Node, Ref: a.Ref, Type: a.Type,
 		Generation: a.Generation, Attempt: a.Attempt, IdempotencyKey: a.IdempotencyKey,
 		Params: a.Params, Timeout: time.Duration(a.TimeoutMS) * time.Millisecond,
 	})
-	code := "success"
-	if stepErr != nil {
-		code = stepErr.Code
-	}
-	w.C.metrics.stepSeconds.WithLabelValues(stepTypeLabel(a.Type), outcomeLabel(code)).Observe(time.Since(started).Seconds())
+	done(stepErr)
 	result := engine.StepResult{Node: a.Node, Generation: a.Generation, Attempt: a.Attempt, Output: out, Error: stepErr}
 	return w.C.results.record(store.RunKey{TenantID: a.TenantID, ID: a.RunID}, result, leased.Add(lease))
 }

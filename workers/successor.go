@@ -38,10 +38,12 @@ func (b *commandBatch) startSuccessor(ctx context.Context, cmd engine.StartSucce
 		return err
 	}
 	n.State.BufferedSignals = len(buffered)
+	n.State.Trace = b.c.tracing.ChildRun(ctx, b.run.State.Trace)
 	b.c.manifests.Store(v.ManifestHash, v.Manifest)
-	if _, created, err := b.s.RunCreate(ctx, n); err != nil {
+	if next, created, err := b.s.RunCreate(ctx, n); err != nil {
 		return err
 	} else if created {
+		b.c.runStarted(ctx, next)
 		if err := b.c.enqueueTick(ctx, b.tx, b.run.TenantID, id); err != nil {
 			return err
 		}

@@ -26,8 +26,9 @@ type TaskPoll struct {
 // are none it waits up to p.Wait for some, woken by the notification of
 // new tasks (or a periodic recheck), and returns early, empty, when ctx
 // ends.
-func (c *Coordinator) TaskPoll(ctx context.Context, tenantID uuid.UUID, p TaskPoll) ([]store.BridgeTask, error) {
-	tasks, err := c.taskClaim(ctx, tenantID, p)
+func (c *Coordinator) TaskPoll(ctx context.Context, tenantID uuid.UUID, p TaskPoll) (tasks []store.BridgeTask, err error) {
+	defer func() { c.polled(tasks, err) }()
+	tasks, err = c.taskClaim(ctx, tenantID, p)
 	if err != nil || len(tasks) > 0 || p.Wait <= 0 {
 		return tasks, err
 	}
@@ -79,7 +80,7 @@ func (c *Coordinator) TaskFail(ctx context.Context, tenantID, id uuid.UUID, toke
 // same transaction, delivers the result exactly as a local step worker
 // would: a duplicate is dropped by the input's dedup key.
 func (c *Coordinator) taskResult(ctx context.Context, tenantID, id uuid.UUID, token string, output any, stepErr *engine.Error) error {
-	var claimed time.Time
+	var task store.BridgeTask
 	err := pgx.BeginFunc(context.WithoutCancel(ctx), c.pool, func(tx pgx.Tx) error {
 		s := store.New(tx)
 		t, err := c.taskHeld(ctx, s, tenantID, id, token)
@@ -89,28 +90,20 @@ func (c *Coordinator) taskResult(ctx context.Context, tenantID, id uuid.UUID, to
 		if err := s.BridgeTaskDelete(ctx, tenantID, id); err != nil {
 			return err
 		}
-		if t.ClaimedAt != nil {
-			claimed = *t.ClaimedAt
-		}
+		task = t
 		res := engine.StepResult{Node: t.Node, Generation: t.Generation, Attempt: t.Attempt, Output: output, Error: stepErr}
 		return c.deliverAndTick(ctx, tx, tenantID, t.RunID, res)
 	})
-	if err == nil && !claimed.IsZero() {
-		outcome := "success"
-		if stepErr != nil {
-			outcome = stepErr.Code
-		}
-		c.metrics.stepSeconds.WithLabelValues("task", outcomeLabel(outcome)).Observe(time.Since(claimed).Seconds())
-	}
+	c.taskAnswered(ctx, task, stepErr, err)
 	return err
 }
 
 // TaskHeartbeat extends a claimed task's lease and returns the new one.
 // A task whose attempt is no longer leased (reported lost, cancelled or
 // ended) is a conflict: its worker should stop.
-func (c *Coordinator) TaskHeartbeat(ctx context.Context, tenantID, id uuid.UUID, token string) (time.Time, error) {
-	var until time.Time
-	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+func (c *Coordinator) TaskHeartbeat(ctx context.Context, tenantID, id uuid.UUID, token string) (until time.Time, err error) {
+	defer func() { c.metrics.heartbeats.WithLabelValues(outcome(err)).Inc() }()
+	err = pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
 		s := store.New(tx)
 		t, err := c.taskHeld(ctx, s, tenantID, id, token)
 		if err != nil {

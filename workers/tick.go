@@ -153,6 +153,7 @@ func (c *Coordinator) load(ctx context.Context, s *store.Store, keys []store.Run
 // deciding all of them (see InlineBudget); the runs it interrupts fail
 // with errInlineBudget and are the caller's to hand to their tick jobs.
 func (c *Coordinator) tickRuns(ctx context.Context, tx pgx.Tx, ticks []*runTick, budget time.Duration) (failed []*runTick, err error) {
+	defer c.observeTicks(ctx, ticks, time.Now(), &err)
 	s := store.New(tx)
 	dctx := ctx
 	if budget > 0 {
@@ -281,9 +282,6 @@ func (c *Coordinator) persist(ctx context.Context, tx pgx.Tx, ticks []*runTick) 
 		return err
 	}
 	for _, t := range ticks {
-		if t.state.Run.Status.Terminal() && !t.load.Run.Status.Terminal() {
-			c.metrics.finished.WithLabelValues(statusLabel(t.state.Run.Status)).Inc()
-		}
 		for _, d := range t.decisions {
 			c.metrics.countDiscards(d)
 		}

@@ -43,7 +43,7 @@ func tenantSubcommands() []subcommand {
 	return []subcommand{
 		{"create", "tenant create SLUG [--tier standard] [--name NAME]", "create a tenant; prints its id", runTenantCreate},
 		{"list", "tenant list [--output json|table]", "every tenant", runTenantList},
-		{"set", "tenant set SLUG [--tier T] [--max-concurrency N] [--rate R] [--schedule-to-start D]", "change a tenant's tier, step admission limits (0: none) and how long tasks wait for a worker", runTenantSet},
+		{"set", "tenant set SLUG [--tier T] [--max-concurrency N] [--rate R] [--retention D] [--schedule-to-start D]", "change a tenant's tier, step admission limits (0: none), retention of finished runs and how long tasks wait for a worker", runTenantSet},
 	}
 }
 
@@ -90,6 +90,7 @@ type tenantView struct {
 	Tier           string  `json:"tier"`
 	MaxConcurrency int     `json:"max_concurrency"`
 	RatePerSecond  float64 `json:"rate_per_second"`
+	Retention      string  `json:"retention"`
 	CreatedAt      string  `json:"created_at"`
 }
 
@@ -108,12 +109,13 @@ func runTenantList(ctx context.Context, env Env, args []string) error {
 		views := make([]tenantView, len(list))
 		for i, t := range list {
 			views[i] = tenantView{ID: t.ID.String(), Slug: t.Slug, Name: t.Name, Tier: string(t.Tier),
-				MaxConcurrency: t.MaxConcurrency, RatePerSecond: t.RatePerSecond, CreatedAt: t.CreatedAt.UTC().Format(time.RFC3339)}
+				MaxConcurrency: t.MaxConcurrency, RatePerSecond: t.RatePerSecond, Retention: store.FormatRetention(t.Retention),
+				CreatedAt: t.CreatedAt.UTC().Format(time.RFC3339)}
 		}
 		return render(env, *out, map[string]any{"tenants": views}, func(any) *table {
-			t := &table{header: []string{"ID", "SLUG", "NAME", "TIER", "MAX_CONCURRENCY", "RATE", "CREATED"}}
+			t := &table{header: []string{"ID", "SLUG", "NAME", "TIER", "MAX_CONCURRENCY", "RATE", "RETENTION", "CREATED"}}
 			for _, v := range views {
-				t.add(v.ID, v.Slug, v.Name, v.Tier, fmt.Sprint(v.MaxConcurrency), fmt.Sprint(v.RatePerSecond), v.CreatedAt)
+				t.add(v.ID, v.Slug, v.Name, v.Tier, fmt.Sprint(v.MaxConcurrency), fmt.Sprint(v.RatePerSecond), v.Retention, v.CreatedAt)
 			}
 			return t
 		})
@@ -290,14 +292,16 @@ func splitPositional(args []string) (string, []string) {
 }
 
 // runTenantSet handles `tenant set SLUG [--tier T] [--max-concurrency N]
-// [--rate R] [--schedule-to-start D]`: the tier, the step admission
-// limits (0: none) and how long tasks wait for a worker by default (0:
-// the server's default, 5m).
+// [--rate R] [--retention D] [--schedule-to-start D]`: the tier, the step
+// admission limits (0: none), how long finished runs are kept (0: forever)
+// and how long tasks wait for a worker by default (0: the server's
+// default, 5m).
 func runTenantSet(ctx context.Context, env Env, args []string) error {
-	fs := newFlags("tenant set SLUG [--tier T] [--max-concurrency N] [--rate R] [--schedule-to-start D]", env)
+	fs := newFlags("tenant set SLUG [--tier T] [--max-concurrency N] [--rate R] [--retention D] [--schedule-to-start D]", env)
 	tier := fs.String("tier", "", "interactive, standard or bulk")
 	maxConc := fs.Int("max-concurrency", -1, "steps queued or running at most (0: no cap)")
 	rate := fs.Float64("rate", -1, "step starts per second on average (0: no limit)")
+	retention := fs.String("retention", "", "how long finished runs are kept, such as 720h or 30d (0: forever)")
 	sts := fs.String("schedule-to-start", "", "how long a task step that sets none waits for a worker to claim it, e.g. 10m (0: the default, 5m)")
 	slug, rest := splitPositional(args)
 	cfg, _, err := loadConfig(fs, rest, env, "127.0.0.1:8080")
@@ -305,11 +309,17 @@ func runTenantSet(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	if slug == "" {
-		return want("ductor tenant set SLUG [--tier T] [--max-concurrency N] [--rate R] [--schedule-to-start D]")
+		return want("ductor tenant set SLUG [--tier T] [--max-concurrency N] [--rate R] [--retention D] [--schedule-to-start D]")
 	}
 	wait, err := scheduleToStartFlag(*sts)
 	if err != nil {
 		return err
+	}
+	keep := time.Duration(-1)
+	if *retention != "" {
+		if keep, err = store.ParseRetention(*retention); err != nil {
+			return err
+		}
 	}
 	return withStore(ctx, cfg, func(s *store.Store) error {
 		t, err := s.TenantGetBySlug(ctx, slug)
@@ -336,13 +346,18 @@ func runTenantSet(ctx context.Context, env Env, args []string) error {
 				return err
 			}
 		}
+		if keep >= 0 {
+			if t, err = s.TenantSetRetention(ctx, t.ID, keep); err != nil {
+				return err
+			}
+		}
 		if wait >= 0 {
 			if t, err = s.TenantSetScheduleToStart(ctx, t.ID, wait); err != nil {
 				return err
 			}
 		}
-		fmt.Fprintf(env.Stdout, "%s tier=%s max_concurrency=%d rate_per_second=%g schedule_to_start=%s\n",
-			t.Slug, t.Tier, t.MaxConcurrency, t.RatePerSecond, scheduleToStartText(t.ScheduleToStart))
+		fmt.Fprintf(env.Stdout, "%s tier=%s max_concurrency=%d rate_per_second=%g retention=%s schedule_to_start=%s\n",
+			t.Slug, t.Tier, t.MaxConcurrency, t.RatePerSecond, store.FormatRetention(t.Retention), scheduleToStartText(t.ScheduleToStart))
 		return nil
 	})
 }

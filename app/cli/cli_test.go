@@ -122,14 +122,26 @@ func TestTenantSet(t *testing.T) {
 		t.Fatalf("tenant set = %q, %v", out, err)
 	}
 	out, err = runCLI(t, url, "tenant", "set", "limited", "--rate", "0")
-	if err != nil || !strings.Contains(out, "max_concurrency=4 rate_per_second=0") {
+	if err != nil || !strings.Contains(out, "max_concurrency=4 rate_per_second=0 retention=30d") {
 		t.Fatalf("changing one limit kept the other? %q, %v", out, err)
+	}
+	out, err = runCLI(t, url, "tenant", "set", "limited", "--retention", "720h")
+	if err != nil || !strings.Contains(out, "rate_per_second=0 retention=30d") {
+		t.Fatalf("tenant set --retention 720h = %q, %v", out, err)
+	}
+	out, err = runCLI(t, url, "tenant", "set", "limited", "--retention", "0")
+	if err != nil || !strings.Contains(out, "retention=forever") {
+		t.Fatalf("tenant set --retention 0 = %q, %v", out, err)
+	}
+	if _, err = runCLI(t, url, "tenant", "set", "limited", "--retention", "soon"); err == nil {
+		t.Fatal("tenant set --retention soon was accepted")
 	}
 	if !strings.Contains(out, "schedule_to_start=default(5m0s)") {
 		t.Fatalf("tenant set = %q, want the default schedule_to_start", out)
 	}
 	out, err = runCLI(t, url, "tenant", "set", "limited", "--schedule-to-start", "90s")
-	if err != nil || !strings.Contains(out, "schedule_to_start=1m30s") || !strings.Contains(out, "max_concurrency=4") {
+	if err != nil || !strings.Contains(out, "schedule_to_start=1m30s") || !strings.Contains(out, "max_concurrency=4") ||
+		!strings.Contains(out, "retention=forever") {
 		t.Fatalf("tenant set --schedule-to-start = %q, %v", out, err)
 	}
 	if _, err := runCLI(t, url, "tenant", "set", "limited", "--schedule-to-start", "soon"); !errors.Is(err, ErrUsage) {

@@ -13,6 +13,7 @@ import (
 	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/auth"
 	"github.com/ductor/ductor/app/config"
+	"github.com/ductor/ductor/app/logging"
 	"github.com/ductor/ductor/app/pgcluster"
 	"github.com/ductor/ductor/app/secrets"
 	"github.com/ductor/ductor/app/store"
@@ -32,7 +33,10 @@ func runDev(ctx context.Context, env Env, args []string) error {
 	if err := requireLoopback(cfg.Addr); err != nil {
 		return err
 	}
-	log := newLogger(env, cfg.LogLevel, false)
+	log, gate, err := newLogger(env, cfg, logging.Text)
+	if err != nil {
+		return err
+	}
 	devDir := env.Getenv("DUCTOR_DEV_DIR")
 	if devDir == "" {
 		devDir = defaultDevDir
@@ -80,7 +84,7 @@ func runDev(ctx context.Context, env Env, args []string) error {
 		}
 	}
 	fmt.Fprintf(env.Stdout, "Ductor dev: http://%s (Ctrl-C stops everything)\n", cfg.Addr)
-	return process{cfg: cfg, pool: pool, log: log, env: env, dev: true}.run(ctx)
+	return process{cfg: cfg, pool: pool, log: log, gate: gate, env: env, dev: true}.run(ctx)
 }
 
 // requireLoopback keeps dev (and its dev login) off the network.

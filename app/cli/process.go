@@ -13,10 +13,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/ductor/ductor/app/config"
+	"github.com/ductor/ductor/app/logging"
+	"github.com/ductor/ductor/app/prune"
 	"github.com/ductor/ductor/app/secrets"
 	"github.com/ductor/ductor/app/server"
 	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/app/telemetry"
 	"github.com/ductor/ductor/workers"
 )
 
@@ -26,24 +29,39 @@ type process struct {
 	cfg  config.Config
 	pool *pgxpool.Pool
 	log  *slog.Logger
+	gate *logging.Gate // holds a database outage's lines back
 	env  Env
 	dev  bool // `ductor dev`: may offer the dev login
 }
 
 func (p process) run(ctx context.Context) error {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		telemetry.BuildInfo(), telemetry.PoolStats(p.pool))
+	if p.gate != nil {
+		defer p.watchOutages(ctx)()
+	}
+	tracing, err := telemetry.Setup(ctx, p.env.Getenv)
+	if err != nil {
+		return &config.Error{Setting: "OTEL_EXPORTER_OTLP_ENDPOINT", Problem: err.Error()}
+	}
+	defer p.shutdownTracing(tracing)
 
 	coord, err := workers.NewCoordinator(p.pool, p.log)
 	if err != nil {
 		return err
 	}
 	defer coord.Close()
+	coord.SetTracing(tracing)
 	if p.cfg.RescueWindow > 0 {
 		coord.RescueWindow = p.cfg.RescueWindow
 	}
 	reg.MustRegister(coord.Collectors()...)
-	stopWorkers, err := p.startWorkers(ctx, coord)
+	pruner := p.pruner()
+	if pruner != nil {
+		reg.MustRegister(pruner.Collectors()...)
+	}
+	stopWorkers, err := p.startWorkers(ctx, coord, pruner)
 	if err != nil {
 		return err
 	}
@@ -85,7 +103,7 @@ func (p process) run(ctx context.Context) error {
 // startWorkers builds the River client the coordinator enqueues with and,
 // for the coordinator and steps roles, starts it. The returned function
 // stops it, letting running jobs finish for a while.
-func (p process) startWorkers(ctx context.Context, coord *workers.Coordinator) (func(), error) {
+func (p process) startWorkers(ctx context.Context, coord *workers.Coordinator, pruner *prune.Pruner) (func(), error) {
 	client, err := workers.NewClient(p.pool, workers.Options{
 		Coordinator: p.cfg.Roles.Has(config.RoleCoordinator),
 		Steps:       p.cfg.Roles.Has(config.RoleSteps),
@@ -116,16 +134,47 @@ func (p process) startWorkers(ctx context.Context, coord *workers.Coordinator) (
 			coord.RunSchedules(sweepCtx)
 		}
 	}()
+	pruned := make(chan struct{})
+	go func() {
+		defer close(pruned)
+		if pruner != nil {
+			pruner.Run(sweepCtx)
+		}
+	}()
 	return func() {
 		stopSweep()
 		<-swept
 		<-scheduled
+		<-pruned
 		stopCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		defer cancel()
 		if err := client.Stop(stopCtx); err != nil && !errors.Is(err, context.Canceled) {
 			p.log.Warn("workers did not stop cleanly", "err", err)
 		}
 	}, nil
+}
+
+// watchOutages probes the database while the log gate holds an outage's
+// lines back, so that the log says when it is back; the returned function
+// stops it.
+func (p process) watchOutages(ctx context.Context) func() {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		p.gate.Watch(ctx, time.Second, p.pool.Ping)
+	}()
+	return func() { cancel(); <-done }
+}
+
+// shutdownTracing exports the spans still buffered, for a few seconds at
+// most.
+func (p process) shutdownTracing(t *telemetry.Tracing) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := t.Shutdown(ctx); err != nil {
+		p.log.Warn("spans not exported at shutdown", "err", err)
+	}
 }
 
 // secretBox seals stored secrets under DUCTOR_SECRET_KEY; without one,
@@ -142,12 +191,22 @@ func (p process) secretBox() (*secrets.Box, error) {
 	return box, nil
 }
 
-func newLogger(env Env, level slog.Level, json bool) *slog.Logger {
-	opts := &slog.HandlerOptions{Level: level}
-	if json {
-		return slog.New(slog.NewJSONHandler(env.Stderr, opts))
+// pruner is the retention prune a coordinator runs, unless
+// DUCTOR_PRUNE_INTERVAL turned it off.
+func (p process) pruner() *prune.Pruner {
+	if !p.cfg.Roles.Has(config.RoleCoordinator) || p.cfg.PruneInterval <= 0 {
+		return nil
 	}
-	return slog.New(slog.NewTextHandler(env.Stderr, opts))
+	return prune.New(p.pool, prune.Options{Interval: p.cfg.PruneInterval, Logger: p.log})
+}
+
+// newLogger is the process's logger on stderr, in DUCTOR_LOG_FORMAT or
+// else the command's own format.
+func newLogger(env Env, cfg config.Config, format string) (*slog.Logger, *logging.Gate, error) {
+	if cfg.LogFormat != "" {
+		format = cfg.LogFormat
+	}
+	return logging.New(env.Stderr, logging.Options{Format: format, Level: cfg.LogLevel})
 }
 
 // listenTasks relays new bridge tasks to the API's long polls until ctx

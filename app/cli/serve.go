@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/ductor/ductor/app/logging"
 	"github.com/ductor/ductor/db"
 )
 
@@ -28,6 +29,9 @@ func runServe(ctx context.Context, env Env, args []string) error {
 		}
 		return err
 	}
-	log := newLogger(env, cfg.LogLevel, true)
-	return process{cfg: cfg, pool: pool, log: log, env: env}.run(ctx)
+	log, gate, err := newLogger(env, cfg, logging.JSON)
+	if err != nil {
+		return err
+	}
+	return process{cfg: cfg, pool: pool, log: log, gate: gate, env: env}.run(ctx)
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ductor/ductor/app/testdb"
+	"github.com/ductor/ductor/app/version"
 )
 
 // devBundle is `ductor dev` running in-process on a test schema, and the
@@ -382,12 +383,11 @@ func TestVersion(t *testing.T) {
 		if !regexp.MustCompile(`^ductor \S+ \(go1\.\d+`).MatchString(out.String()) {
 			t.Errorf("%v printed %q", args, out.String())
 		}
-	}
-	old := Version
-	t.Cleanup(func() { Version = old })
-	Version = "v9.9.9"
-	if version() != "v9.9.9" {
-		t.Errorf("version() ignores the ldflags Version")
+		// One version everywhere: /healthz, the User-Agent and
+		// ductor_build_info report app/version's too.
+		if want := "ductor " + version.String() + " (" + version.GoVersion() + ")\n"; out.String() != want {
+			t.Errorf("%v printed %q, want %q", args, out.String(), want)
+		}
 	}
 }
 

@@ -36,6 +36,12 @@ type Config struct {
 	// RescueWindow is how long past its timeout a step's attempt may go
 	// without a result before it is reported lost and retried.
 	RescueWindow time.Duration
+	// LogFormat is json or text; empty lets the command choose (serve:
+	// json, dev: text).
+	LogFormat string
+	// PruneInterval is how often a coordinator deletes the finished runs
+	// past their tenant's retention; 0 turns pruning off.
+	PruneInterval time.Duration
 }
 
 // Role is a part of Ductor a process runs.
@@ -92,6 +98,8 @@ func Load(fs *flag.FlagSet, args []string, getenv func(string) string, defaultAd
 		{env: "DUCTOR_ROLES", flag: "roles", usage: "comma-separated roles: web,api,coordinator,steps", def: "web,api,coordinator,steps"},
 		{env: "DUCTOR_API_RATE", flag: "api-rate", usage: "API requests a second each key may make, in bursts of twice as many (0: no limit)", def: "50"},
 		{env: "DUCTOR_RESCUE_WINDOW", flag: "rescue-window", usage: "how long past its timeout a step may go without a result before it is retried", def: "30s"},
+		{env: "DUCTOR_LOG_FORMAT", flag: "log-format", usage: "json or text (default: json for serve, text for dev)"},
+		{env: "DUCTOR_PRUNE_INTERVAL", flag: "prune-interval", usage: "how often finished runs past their tenant's retention are deleted (0: never)", def: "1m"},
 	}
 	for _, s := range settings {
 		s.value = s.def
@@ -146,6 +154,10 @@ func build(get func(string) string) (Config, error) {
 	cfg.APIRate, err = parseRate(get("DUCTOR_API_RATE"))
 	check(err)
 	cfg.RescueWindow, err = parseWindow(get("DUCTOR_RESCUE_WINDOW"))
+	check(err)
+	cfg.LogFormat, err = parseLogFormat(get("DUCTOR_LOG_FORMAT"))
+	check(err)
+	cfg.PruneInterval, err = parseInterval(get("DUCTOR_PRUNE_INTERVAL"))
 	check(err)
 	if len(errs) > 0 {
 		return cfg, errs[0]
@@ -274,6 +286,24 @@ func parseWindow(v string) (time.Duration, error) {
 	d, err := time.ParseDuration(v)
 	if err != nil || d < 100*time.Millisecond {
 		return 0, &Error{"DUCTOR_RESCUE_WINDOW", fmt.Sprintf("%q is not a duration of at least 100ms (such as 30s)", v)}
+	}
+	return d, nil
+}
+
+func parseLogFormat(v string) (string, error) {
+	if v != "" && v != "json" && v != "text" {
+		return "", &Error{"DUCTOR_LOG_FORMAT", fmt.Sprintf("%q is not json or text", v)}
+	}
+	return v, nil
+}
+
+func parseInterval(v string) (time.Duration, error) {
+	if v == "0" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < time.Second {
+		return 0, &Error{"DUCTOR_PRUNE_INTERVAL", fmt.Sprintf("%q is not a duration of at least 1s (such as 1m), or 0", v)}
 	}
 	return d, nil
 }

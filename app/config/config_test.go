@@ -22,7 +22,8 @@ func TestLoadDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Addr != "127.0.0.1:8080" || len(cfg.Roles) != 4 || cfg.DatabaseURL != "" || cfg.APIRate != 50 || cfg.RescueWindow != 30*time.Second {
+	if cfg.Addr != "127.0.0.1:8080" || len(cfg.Roles) != 4 || cfg.DatabaseURL != "" || cfg.APIRate != 50 || cfg.RescueWindow != 30*time.Second ||
+		cfg.LogFormat != "" || cfg.PruneInterval != time.Minute {
 		t.Fatalf("defaults = %+v", cfg)
 	}
 }
@@ -44,16 +45,18 @@ func TestFlagsOverrideEnvironment(t *testing.T) {
 func TestBadSettingNamesIt(t *testing.T) {
 	t.Parallel()
 	cases := map[string]map[string]string{
-		"DATABASE_URL":         {"DATABASE_URL": "mysql://x"},
-		"DUCTOR_ADDR":          {"DUCTOR_ADDR": "nohostport"},
-		"DUCTOR_BASE_URL":      {"DUCTOR_BASE_URL": "ftp://x"},
-		"OIDC_ISSUER":          {"OIDC_ISSUER": "not a url"},
-		"DUCTOR_SECRET_KEY":    {"DUCTOR_SECRET_KEY": "short"},
-		"DUCTOR_HTTP_ALLOW":    {"DUCTOR_HTTP_ALLOW": "10.0.0.0/8, nonsense"},
-		"DUCTOR_LOG_LEVEL":     {"DUCTOR_LOG_LEVEL": "loud"},
-		"DUCTOR_ROLES":         {"DUCTOR_ROLES": "web,chef"},
-		"DUCTOR_API_RATE":      {"DUCTOR_API_RATE": "-3"},
-		"DUCTOR_RESCUE_WINDOW": {"DUCTOR_RESCUE_WINDOW": "soon"},
+		"DATABASE_URL":          {"DATABASE_URL": "mysql://x"},
+		"DUCTOR_ADDR":           {"DUCTOR_ADDR": "nohostport"},
+		"DUCTOR_BASE_URL":       {"DUCTOR_BASE_URL": "ftp://x"},
+		"OIDC_ISSUER":           {"OIDC_ISSUER": "not a url"},
+		"DUCTOR_SECRET_KEY":     {"DUCTOR_SECRET_KEY": "short"},
+		"DUCTOR_HTTP_ALLOW":     {"DUCTOR_HTTP_ALLOW": "10.0.0.0/8, nonsense"},
+		"DUCTOR_LOG_LEVEL":      {"DUCTOR_LOG_LEVEL": "loud"},
+		"DUCTOR_ROLES":          {"DUCTOR_ROLES": "web,chef"},
+		"DUCTOR_API_RATE":       {"DUCTOR_API_RATE": "-3"},
+		"DUCTOR_RESCUE_WINDOW":  {"DUCTOR_RESCUE_WINDOW": "soon"},
+		"DUCTOR_LOG_FORMAT":     {"DUCTOR_LOG_FORMAT": "xml"},
+		"DUCTOR_PRUNE_INTERVAL": {"DUCTOR_PRUNE_INTERVAL": "10ms"},
 	}
 	for setting, env := range cases {
 		_, err := load(t, env)

@@ -176,6 +176,19 @@ type Run struct {
 	// concurrency slot, a throttle's turn, a debounce's quiet): it starts
 	// on Admit, not on its first tick.
 	Held bool `json:"held,omitempty"`
+	// Trace is the run's place in a distributed trace; the shell sets it
+	// and the engine carries it along untouched.
+	Trace *TraceContext `json:"trace,omitempty"`
+}
+
+// TraceContext is a run's span in W3C Trace Context form: Parent is the
+// traceparent naming the run's span, State its tracestate, and Caller the
+// span id of what started the run (a caller's span or the parent run's),
+// empty for a run that began its own trace.
+type TraceContext struct {
+	Parent string `json:"traceparent"`
+	State  string `json:"tracestate,omitempty"`
+	Caller string `json:"caller,omitempty"`
 }
 
 // MaxKeptDiscards bounds Run.Discarded.

@@ -152,6 +152,7 @@ func (f twoTenants) routeCases() map[string]routeCase {
 		"POST /t/:tenant/inbox/cases/:id":          {params: map[string]string{"id": f.caseA.String()}, form: url.Values{"status": {"done"}}},
 		"GET /t/:tenant/settings":                  {},
 		"POST /t/:tenant/settings/tier":            {form: url.Values{"tier": {"bulk"}}},
+		"POST /t/:tenant/settings/retention":       {form: url.Values{"retention": {"1d"}}},
 		"GET /t/:tenant/settings/keys":             {},
 		"POST /t/:tenant/settings/keys":            {form: url.Values{"name": {"stolen"}, "scope": {"admin"}}},
 		"POST /t/:tenant/settings/keys/:id/revoke": {params: map[string]string{"id": f.keyA.ID.String()}},

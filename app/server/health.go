@@ -9,13 +9,14 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/app/version"
 	"github.com/ductor/ductor/db"
 )
 
-// handleHealthz answers while the process is up.
+// handleHealthz answers while the process is up, with its version.
 func handleHealthz() echo.HandlerFunc {
 	return func(c echo.Context) error {
-		return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+		return c.JSON(http.StatusOK, map[string]string{"status": "ok", "version": version.String()})
 	}
 }
 

@@ -26,15 +26,12 @@ func loadNodeDetail(c echo.Context, s *store.Store, run store.Run, m *definition
 	if d.Node == nil {
 		return d, nil
 	}
-	attempts, err := s.RunAttempts(ctx, run.TenantID, run.ID)
+	attempts, err := s.RunAttemptsOf(ctx, run.TenantID, run.ID, []string{ref})
 	if err != nil {
 		return nil, err
 	}
-	for _, a := range attempts {
-		if a.Node == ref {
-			d.Attempts = append(d.Attempts, a)
-		}
-	}
+	d.Attempts = attempts
+	d.Node = startedOnWorker(d.Node, attempts)
 	if err := loadInteraction(ctx, s, run, d); err != nil {
 		return nil, err
 	}
@@ -120,4 +117,18 @@ func childrenPageOf(ctx context.Context, s *store.Store, run store.Run, d *views
 		out, from = append(out, got...), from+span
 	}
 	return out, nil
+}
+
+// startedOnWorker is n with its started_at the time its current attempt
+// started on a worker, when one did: the tick that dispatched it may have
+// run well before (a backoff, a scatter's interval_ms, a queue).
+func startedOnWorker(n *engine.Node, attempts []store.AttemptRecord) *engine.Node {
+	for _, a := range attempts {
+		if a.Generation == n.Generation && a.Attempt.Attempt == n.Attempt && !a.StartedAt.IsZero() {
+			c := *n
+			c.StartedAt = a.StartedAt
+			return &c
+		}
+	}
+	return n
 }

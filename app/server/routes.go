@@ -3,7 +3,6 @@ package server
 import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/ductor/ductor/app/auth"
 	"github.com/ductor/ductor/app/definition"
@@ -13,6 +12,7 @@ import (
 // routes lists every route Ductor serves: the process-wide ones here, the
 // API's in apiRoutes and the dashboard's in webRoutes.
 func routes(e *echo.Echo, d Deps) {
+	e.Use(requestMetrics(newHTTPMetrics(d.Registry)))
 	e.Use(middleware.RequestID())
 	e.Use(securityHeaders)
 	e.Use(requestLogger(d.Logger))
@@ -20,7 +20,7 @@ func routes(e *echo.Echo, d Deps) {
 
 	e.GET("/healthz", handleHealthz())
 	e.GET("/readyz", handleReadyz(d.Pool))
-	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{})))
+	e.GET("/metrics", metricsHandler(d.Registry, d.Logger))
 
 	if d.API {
 		e.GET("/api/v1/openapi.json", handleOpenAPI()) // documentation: no key needed
@@ -89,8 +89,9 @@ func webRoutes(e *echo.Echo, d Deps) {
 	editorRoutes(e, d, st)
 	runPages(t, d)
 	triggerPages(t, d)
-	t.GET("/settings", handleSettings(), need(auth.PermView))
+	t.GET("/settings", handleSettings(d.Store), need(auth.PermView))
 	t.POST("/settings/tier", handleTierSet(d.Store), need(auth.PermTierManage))
+	t.POST("/settings/retention", handleRetentionSet(d.Store), need(auth.PermTierManage))
 	t.GET("/settings/keys", handleKeys(d.Store), need(auth.PermKeysManage))
 	t.POST("/settings/keys", handleKeyCreate(d.Store), need(auth.PermKeysManage))
 	t.POST("/settings/keys/:id/revoke", handleKeyRevoke(d.Store), need(auth.PermKeysManage))

@@ -12,6 +12,7 @@ import (
 	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/app/telemetry"
 	"github.com/ductor/ductor/workers"
 )
 
@@ -37,7 +38,10 @@ type RunJSON struct {
 	RecordVersion      int64          `json:"record_version"`
 	CreatedAt          time.Time      `json:"created_at"`
 	FinishedAt         *time.Time     `json:"finished_at"`
-	Nodes              []NodeJSON     `json:"nodes,omitempty"`
+	// TraceID is the run's trace (W3C Trace Context), joined from the
+	// caller's traceparent when POST /runs carried one.
+	TraceID string     `json:"trace_id,omitempty"`
+	Nodes   []NodeJSON `json:"nodes,omitempty"`
 	// Children counts the run's child runs by status.
 	Children map[string]int64 `json:"children,omitempty"`
 	// Discarded lists the latest inputs the run refused with a reason
@@ -65,6 +69,8 @@ type NodeJSON struct {
 	CancelReason string     `json:"cancel_reason,omitempty"`
 	StartedAt    *time.Time `json:"started_at"`
 	FinishedAt   *time.Time `json:"finished_at"`
+	// Attempts are the node's attempts on workers, oldest first.
+	Attempts []AttemptJSON `json:"attempts,omitempty"`
 	// Key and Index place a scatter child; Scatter counts a scatter's
 	// children (total, in flight, succeeded, failed).
 	Key     string               `json:"key,omitempty"`
@@ -102,7 +108,7 @@ func runJSON(r store.Run) RunJSON {
 		SearchAttributes: r.SearchAttributes, ParentRunID: r.ParentRunID, RootRunID: r.RootRunID,
 		Depth: r.Depth, ContinuedFromRunID: r.ContinuedFromRunID, ContinuedToRunID: r.ContinuedToRunID,
 		TransitionCount: r.TransitionCount, RecordVersion: r.RecordVersion,
-		CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt,
+		CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt, TraceID: telemetry.TraceID(r.State.Trace),
 		Discarded: r.State.Discarded, DiscardedTotal: r.State.DiscardedTotal,
 	}
 }
@@ -177,6 +183,7 @@ func handleRunStart(runs *workers.Coordinator, validate workers.InputValidator) 
 			TenantID: tenantOf(c), Definition: req.Definition, Version: req.Version,
 			Input: req.Input, Subject: req.Subject, Context: req.Context,
 			SearchAttributes: req.SearchAttributes, IdempotencyKey: key, MatchRequest: true,
+			Parent: callerSpan(c),
 		}, validate)
 		if err != nil {
 			return err
@@ -240,6 +247,9 @@ func runWithNodes(ctx context.Context, s *store.Store, runs *workers.Coordinator
 			}
 			out.Nodes = append(out.Nodes, nj)
 		}
+	}
+	if out.Nodes, err = withAttempts(ctx, s, run.TenantID, run.ID, out.Nodes); err != nil {
+		return out, err
 	}
 	if out.WaitingFor, err = flowWait(ctx, s, run); err != nil {
 		return out, err

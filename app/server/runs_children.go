@@ -63,6 +63,9 @@ func handleScatterChildren(s *store.Store, runs *workers.Coordinator) echo.Handl
 				out[i].WaitingForSlot = &SlotWaitJSON{Key: w.Key, Limit: w.Limit}
 			}
 		}
+		if out, err = withAttempts(ctx, s, run.TenantID, run.ID, out); err != nil {
+			return err
+		}
 		resp := map[string]any{"children": out, "counts": counts}
 		if len(nodes) == limit {
 			resp["next_after"] = nodes[len(nodes)-1].Child.Index

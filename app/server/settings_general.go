@@ -10,12 +10,17 @@ import (
 	"github.com/ductor/ductor/views"
 )
 
-// handleSettings shows the tenant and, to owners, the tier form.
-func handleSettings() echo.HandlerFunc {
+// handleSettings shows the tenant and, to owners, the tier and retention
+// forms.
+func handleSettings(s *store.Store) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		v := viewerOf(c)
+		tenant, err := s.TenantGetByID(c.Request().Context(), v.Tenant.ID)
+		if err != nil {
+			return err
+		}
 		return render(c, http.StatusOK, views.GeneralPage(shellFor(c, "Settings", "settings"), views.GeneralData{
-			Tabs: settingsTabs(c, "general"), Tenant: v.Tenant, CanTier: v.Can(auth.PermTierManage),
+			Tabs: settingsTabs(c, "general"), Tenant: tenant, CanTier: v.Can(auth.PermTierManage),
 		}))
 	}
 }
@@ -34,6 +39,33 @@ func handleTierSet(s *store.Store) echo.HandlerFunc {
 			}
 			return tx.AuditRecord(c.Request().Context(), v.Tenant.ID, v.Actor(), store.AuditTierChange, v.Tenant.Slug,
 				map[string]any{"from": v.Tenant.Tier, "to": tier})
+		})
+		if err != nil {
+			return err
+		}
+		return seeOther(c, "/settings")
+	}
+}
+
+// handleRetentionSet changes how long the tenant's finished runs are kept
+// and audits it.
+func handleRetentionSet(s *store.Store) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		v := viewerOf(c)
+		retention, err := store.ParseRetention(c.FormValue("retention"))
+		if err != nil {
+			return err
+		}
+		err = s.InTx(c.Request().Context(), func(tx *store.Store) error {
+			old, err := tx.TenantGetByID(c.Request().Context(), v.Tenant.ID)
+			if err != nil {
+				return err
+			}
+			if _, err := tx.TenantSetRetention(c.Request().Context(), v.Tenant.ID, retention); err != nil {
+				return err
+			}
+			return tx.AuditRecord(c.Request().Context(), v.Tenant.ID, v.Actor(), store.AuditRetentionChange, v.Tenant.Slug,
+				map[string]any{"from": store.FormatRetention(old.Retention), "to": store.FormatRetention(retention)})
 		})
 		if err != nil {
 			return err

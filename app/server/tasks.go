@@ -15,6 +15,7 @@ import (
 	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/app/telemetry"
 	"github.com/ductor/ductor/workers"
 )
 
@@ -71,6 +72,10 @@ type TaskJSON struct {
 	LeaseMS    *int64 `json:"lease_ms"`
 	RunID      string `json:"run_id"`
 	Node       string `json:"node"`
+	// Traceparent and Tracestate place the attempt in its run's trace (W3C
+	// Trace Context): a handler's spans are its children.
+	Traceparent string `json:"traceparent,omitempty"`
+	Tracestate  string `json:"tracestate,omitempty"`
 }
 
 // handleTaskPoll claims up to max tasks of the queue for the handlers,
@@ -132,11 +137,12 @@ func (r taskPollRequest) poll() (workers.TaskPoll, error) {
 }
 
 func taskJSON(t store.BridgeTask) TaskJSON {
+	parent, state := telemetry.AttemptTraceparent(t.Trace, t.ID)
 	return TaskJSON{
 		ID: t.ID.String(), Token: t.Token, Handler: t.Handler, Queue: t.Queue, Input: t.Input, Attempt: t.Attempt,
 		IdempotencyKey: t.IdempotencyKey, Deadline: t.Deadline, LeaseUntil: t.LeaseUntil,
 		DeadlineMS: msAfter(t.Deadline, t.ClaimedAt), LeaseMS: msAfter(t.LeaseUntil, t.ClaimedAt),
-		RunID: t.RunID.String(), Node: t.Node,
+		RunID: t.RunID.String(), Node: t.Node, Traceparent: parent, Tracestate: state,
 	}
 }
 

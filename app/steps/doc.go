@@ -47,8 +47,9 @@
 // Params: `url` (http or https), `method` (GET), `headers` (map of
 // strings), `body` (a string is sent as-is, anything else as JSON with
 // Content-Type application/json) and `expect_status` (a status or a list;
-// default any 2xx). Requests carry `User-Agent: Ductor` (a header may
-// override it) and `Idempotency-Key: <key>` (it may not). The output is
+// default any 2xx). Requests carry `User-Agent: Ductor/VERSION` (a header
+// may override it), `Idempotency-Key: <key>` (it may not) and the
+// attempt's W3C `traceparent`. The output is
 //
 //	{"status": 200, "headers": {"content-type": "…"}, "body": …}
 //

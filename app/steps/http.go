@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"strings"
 
+	"go.opentelemetry.io/otel/propagation"
+
 	"github.com/ductor/ductor/app/jsonvalue"
 )
 
@@ -66,6 +68,11 @@ func (c *httpCall) request(ctx context.Context, idempotencyKey string) (*http.Re
 	}
 	if idempotencyKey != "" {
 		r.Header.Set("Idempotency-Key", idempotencyKey)
+	}
+	if r.Header.Get("Traceparent") == "" {
+		// The attempt's place in its run's trace (W3C Trace Context), so
+		// the receiver's spans join it.
+		propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(r.Header))
 	}
 	return r, nil
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ductor/ductor/app/steps"
+	"github.com/ductor/ductor/app/version"
 )
 
 var loopbackAllowed = &setupOpts{allow: []string{"127.0.0.1/32"}}
@@ -71,7 +72,7 @@ func TestHTTPJSONRoundTrip(t *testing.T) {
 	if headers["x-multi"] != "a, b" || headers["content-type"] != "application/json; charset=utf-8" {
 		t.Errorf("headers = %v", headers)
 	}
-	want := seen{"POST", "/orders?x=1", "application/json", "Ductor", "r1:call", "yes", `{"amount":5}`}
+	want := seen{"POST", "/orders?x=1", "application/json", version.UserAgent(), "r1:call", "yes", `{"amount":5}`}
 	if s := <-got; s != want {
 		t.Errorf("server saw %+v, want %+v", s, want)
 	}

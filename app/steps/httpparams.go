@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ductor/ductor/app/jsonvalue"
+	"github.com/ductor/ductor/app/version"
 )
 
 // parseHTTPCall checks an http step's params: url, method, headers, body
@@ -15,7 +16,7 @@ func parseHTTPCall(p map[string]any) (*httpCall, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &httpCall{method: http.MethodGet, url: u, header: http.Header{"User-Agent": {"Ductor"}}}
+	c := &httpCall{method: http.MethodGet, url: u, header: http.Header{"User-Agent": {version.UserAgent()}}}
 	if m, ok := p["method"]; ok && m != nil {
 		s, ok := m.(string)
 		if !ok || !isToken(s) {

@@ -22,12 +22,13 @@ func ActorKey(k APIKey) string { return "key:" + k.Prefix }
 
 // Audit actions recorded so far; other packages add theirs.
 const (
-	AuditKeyCreate    = "api_key.create"
-	AuditKeyRevoke    = "api_key.revoke"
-	AuditMemberAdd    = "member.add"
-	AuditMemberRole   = "member.role"
-	AuditMemberRemove = "member.remove"
-	AuditTierChange   = "tenant.tier"
+	AuditKeyCreate       = "api_key.create"
+	AuditKeyRevoke       = "api_key.revoke"
+	AuditMemberAdd       = "member.add"
+	AuditMemberRole      = "member.role"
+	AuditMemberRemove    = "member.remove"
+	AuditTierChange      = "tenant.tier"
+	AuditRetentionChange = "tenant.retention"
 )
 
 // AuditEntry is one row of a tenant's audit log.

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/queries"
 )
 
@@ -24,6 +25,9 @@ type BridgeTask struct {
 	Input               json.RawMessage
 	IdempotencyKey      string
 	Timeout             time.Duration // 0: none
+	// Trace is the run's span, the parent of the attempt's.
+	Trace     *engine.TraceContext
+	CreatedAt time.Time
 	// ScheduleToStart is how long it may wait for a worker to claim it
 	// (0: forever); StartBy is that instant by the database's clock.
 	ScheduleToStart time.Duration
@@ -66,6 +70,12 @@ func (s *Store) BridgeTasksInsert(ctx context.Context, tasks []BridgeTask) error
 		p.Inputs = append(p.Inputs, jsonOrNull(t.Input))
 		p.IdempotencyKeys = append(p.IdempotencyKeys, t.IdempotencyKey)
 		p.TimeoutMs = append(p.TimeoutMs, t.Timeout.Milliseconds())
+		var tc engine.TraceContext
+		if t.Trace != nil {
+			tc = *t.Trace
+		}
+		p.Traceparents = append(p.Traceparents, tc.Parent)
+		p.Tracestates = append(p.Tracestates, tc.State)
 		p.ScheduleToStartMs = append(p.ScheduleToStartMs, t.ScheduleToStart.Milliseconds())
 		p.FlowKeys = append(p.FlowKeys, t.FlowKey)
 	}
@@ -106,11 +116,12 @@ func (s *Store) BridgeTasksClaim(ctx context.Context, c BridgeTaskClaim, l Bridg
 	out := make([]BridgeTask, 0, len(rows))
 	for _, r := range rows {
 		t := bridgeTaskFromRow(r)
-		fresh, err := s.AttemptStart(ctx, t.TenantID, t.RunID, t.Node, t.Generation, t.Attempt, l.until(t.Timeout))
+		k := AttemptKey{Run: RunKey{t.TenantID, t.RunID}, Node: t.Node, Generation: t.Generation, Attempt: t.Attempt}
+		taken, err := s.AttemptStartMany(ctx, []AttemptTake{{Key: k, Lease: l.until(t.Timeout)}}, c.WorkerID)
 		if err != nil {
 			return nil, err
 		}
-		if !fresh {
+		if taken[k] != Taken {
 			if err := s.BridgeTaskDelete(ctx, t.TenantID, t.ID); err != nil {
 				return nil, err
 			}
@@ -189,7 +200,12 @@ func (s *Store) BridgeTasksDeleteExpired(ctx context.Context, keep time.Duration
 var ErrTaskLeaseLost = apperr.New(apperr.Conflict, "the task's token is wrong or its lease has expired")
 
 func bridgeTaskFromRow(r queries.BridgeTask) BridgeTask {
+	var tc *engine.TraceContext
+	if r.Traceparent.Valid {
+		tc = &engine.TraceContext{Parent: r.Traceparent.String, State: r.Tracestate.String}
+	}
 	return BridgeTask{
+		Trace: tc, CreatedAt: r.CreatedAt,
 		TenantID: r.TenantID, RunID: r.RunID, Node: r.Node, Generation: int(r.Generation), Attempt: int(r.Attempt),
 		ID: r.ID, Queue: r.Queue, Handler: r.Handler, Input: r.Input, IdempotencyKey: r.IdempotencyKey,
 		Timeout: time.Duration(r.TimeoutMs) * time.Millisecond, WorkerID: r.WorkerID.String, Token: r.Token.String,

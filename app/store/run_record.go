@@ -30,10 +30,12 @@ func (s *Store) RunHistory(ctx context.Context, tenantID, runID uuid.UUID, after
 	return out, nil
 }
 
-// AttemptRecord is one stored attempt, with its worker lease.
+// AttemptRecord is one stored attempt, with its worker lease and the
+// worker that took it (empty for attempts no worker ran).
 type AttemptRecord struct {
 	engine.Attempt
 	LeaseUntil *time.Time
+	Worker     string
 }
 
 // RunAttempts lists a run's attempts by node, generation and attempt.
@@ -42,9 +44,24 @@ func (s *Store) RunAttempts(ctx context.Context, tenantID, runID uuid.UUID) ([]A
 	if err != nil {
 		return nil, fmt.Errorf("load attempts: %w", err)
 	}
+	return attemptRecords(rows), nil
+}
+
+// RunAttemptsOf lists the attempts of some of a run's nodes by node,
+// generation and attempt.
+func (s *Store) RunAttemptsOf(ctx context.Context, tenantID, runID uuid.UUID, nodes []string) ([]AttemptRecord, error) {
+	rows, err := s.q.RunAttemptListNodes(ctx, queries.RunAttemptListNodesParams{TenantID: tenantID, RunID: runID, Nodes: nodes})
+	if err != nil {
+		return nil, fmt.Errorf("load attempts: %w", err)
+	}
+	return attemptRecords(rows), nil
+}
+
+func attemptRecords(rows []queries.RunAttempt) []AttemptRecord {
 	out := make([]AttemptRecord, len(rows))
 	for i, r := range rows {
-		a := AttemptRecord{Attempt: engine.Attempt{Node: r.Node, Generation: int(r.Generation), Attempt: int(r.Attempt)}, LeaseUntil: r.LeaseUntil}
+		a := AttemptRecord{Attempt: engine.Attempt{Node: r.Node, Generation: int(r.Generation), Attempt: int(r.Attempt)},
+			LeaseUntil: r.LeaseUntil, Worker: r.Worker.String}
 		if r.StartedAt != nil {
 			a.StartedAt = *r.StartedAt
 		}
@@ -60,14 +77,14 @@ func (s *Store) RunAttempts(ctx context.Context, tenantID, runID uuid.UUID) ([]A
 		}
 		out[i] = a
 	}
-	return out, nil
+	return out
 }
 
 // AttemptStart records that a worker took an attempt and leases it for
 // lease; it reports false when the attempt already has a result.
 func (s *Store) AttemptStart(ctx context.Context, tenantID, runID uuid.UUID, node string, generation, attempt int, lease time.Duration) (bool, error) {
 	a := AttemptTake{Key: AttemptKey{Run: RunKey{tenantID, runID}, Node: node, Generation: generation, Attempt: attempt}, Lease: lease}
-	taken, err := s.AttemptStartMany(ctx, []AttemptTake{a})
+	taken, err := s.AttemptStartMany(ctx, []AttemptTake{a}, "")
 	return taken[a.Key] == Taken, err
 }
 
@@ -98,11 +115,12 @@ const (
 	TooLate
 )
 
-// AttemptStartMany records that workers took attempts and reports what
-// became of each (see TakeOutcome). An attempt may appear more than once;
-// the first take counts.
-func (s *Store) AttemptStartMany(ctx context.Context, takes []AttemptTake) (map[AttemptKey]TakeOutcome, error) {
-	var p queries.RunAttemptStartManyParams
+// AttemptStartMany records that worker took attempts and reports what
+// became of each (see TakeOutcome); an attempt whose run is gone (pruned)
+// counts as Finished. An attempt may appear more than once; the first
+// take counts.
+func (s *Store) AttemptStartMany(ctx context.Context, takes []AttemptTake, worker string) (map[AttemptKey]TakeOutcome, error) {
+	p := queries.RunAttemptStartManyParams{Worker: worker}
 	seen := map[AttemptKey]bool{}
 	for _, t := range takes {
 		k := t.Key

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -45,10 +47,16 @@ type Tenant struct {
 	// RatePerSecond limits step starts (0: none).
 	MaxConcurrency int
 	RatePerSecond  float64
+	// Retention is how long the tenant's finished runs are kept (0:
+	// forever; DefaultRetention unless set).
+	Retention time.Duration
 	// ScheduleToStart is how long the tenant's task steps that set no
 	// schedule_to_start wait for a worker to claim them (0: the default).
 	ScheduleToStart time.Duration
 }
+
+// DefaultRetention is how long a new tenant's finished runs are kept.
+const DefaultRetention = 30 * 24 * time.Hour
 
 var slugPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 
@@ -109,8 +117,22 @@ func tenantFromRow(r queries.Tenant) Tenant {
 	return Tenant{
 		ID: r.ID, Slug: r.Slug, Name: r.Name, Tier: Tier(r.Tier), CreatedAt: r.CreatedAt,
 		MaxConcurrency: int(r.MaxConcurrency), RatePerSecond: r.RatePerSecond,
+		Retention:       time.Duration(r.RetentionSeconds) * time.Second,
 		ScheduleToStart: time.Duration(r.ScheduleToStartMs) * time.Millisecond,
 	}
+}
+
+// TenantSetRetention sets how long the tenant's finished runs are kept, in
+// whole seconds (0: forever).
+func (s *Store) TenantSetRetention(ctx context.Context, id uuid.UUID, retention time.Duration) (Tenant, error) {
+	if retention < 0 || (retention > 0 && retention < time.Second) {
+		return Tenant{}, apperr.New(apperr.Invalid, "retention must be 0 (forever) or at least 1s")
+	}
+	row, err := s.q.TenantSetRetention(ctx, queries.TenantSetRetentionParams{ID: id, RetentionSeconds: int64(retention / time.Second)})
+	if err != nil {
+		return Tenant{}, notFound(err, "tenant")
+	}
+	return tenantFromRow(row), nil
 }
 
 // TenantSetScheduleToStart sets how long the tenant's tasks wait for a
@@ -167,6 +189,36 @@ func (s *Store) TenantBucketSet(ctx context.Context, tenantID uuid.UUID, tokens 
 		return fmt.Errorf("update bucket: %w", err)
 	}
 	return nil
+}
+
+// ParseRetention reads a retention: a Go duration (720h), a number of days
+// (30d), or 0 (or forever) to keep runs forever. It must be whole seconds.
+func ParseRetention(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if s == "0" || s == "forever" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if days, ok := strings.CutSuffix(s, "d"); ok && err != nil {
+		n, perr := strconv.Atoi(days)
+		d, err = time.Duration(n)*24*time.Hour, perr
+	}
+	if err != nil || d < time.Second || d%time.Second != 0 {
+		return 0, apperr.New(apperr.Invalid, "retention %q must be a duration of whole seconds (720h, 30d) or 0 for forever", s)
+	}
+	return d, nil
+}
+
+// FormatRetention shows a retention as ParseRetention reads it, in days
+// when it is whole days.
+func FormatRetention(d time.Duration) string {
+	switch {
+	case d == 0:
+		return "forever"
+	case d%(24*time.Hour) == 0:
+		return strconv.Itoa(int(d/(24*time.Hour))) + "d"
+	}
+	return d.String()
 }
 
 // TenantList lists every tenant by slug (an operator's view).
