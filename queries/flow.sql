@@ -220,3 +220,15 @@ WHERE tenant_id = @tenant_id AND run_id = @run_id AND args @> '{"pool_wait": tru
 -- A tenant's attempts one concurrency pool key holds back.
 SELECT count(*)::int FROM run_dispatch
 WHERE tenant_id = @tenant_id AND args @> jsonb_build_object('pool_wait', true, 'flow_key', @flow_key::text);
+
+-- name: FlowMetricsStepQueued :many
+-- Every tenant's step attempts their concurrency pools hold back.
+SELECT tenant_id, count(*)::int AS attempts FROM run_dispatch
+WHERE args @> '{"pool_wait": true}'::jsonb
+GROUP BY tenant_id;
+
+-- name: FlowMetricsStepBridge :many
+-- Every tenant's unfinished bridge tasks of steps with a concurrency pool.
+SELECT tenant_id, count(*)::int AS attempts FROM bridge_task
+WHERE flow_key IS NOT NULL
+GROUP BY tenant_id;

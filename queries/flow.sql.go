@@ -517,6 +517,70 @@ func (q *Queries) FlowMetricsRuns(ctx context.Context) ([]FlowMetricsRunsRow, er
 	return items, nil
 }
 
+const flowMetricsStepBridge = `-- name: FlowMetricsStepBridge :many
+SELECT tenant_id, count(*)::int AS attempts FROM bridge_task
+WHERE flow_key IS NOT NULL
+GROUP BY tenant_id
+`
+
+type FlowMetricsStepBridgeRow struct {
+	TenantID uuid.UUID
+	Attempts int32
+}
+
+// Every tenant's unfinished bridge tasks of steps with a concurrency pool.
+func (q *Queries) FlowMetricsStepBridge(ctx context.Context) ([]FlowMetricsStepBridgeRow, error) {
+	rows, err := q.db.Query(ctx, flowMetricsStepBridge)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []FlowMetricsStepBridgeRow{}
+	for rows.Next() {
+		var i FlowMetricsStepBridgeRow
+		if err := rows.Scan(&i.TenantID, &i.Attempts); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const flowMetricsStepQueued = `-- name: FlowMetricsStepQueued :many
+SELECT tenant_id, count(*)::int AS attempts FROM run_dispatch
+WHERE args @> '{"pool_wait": true}'::jsonb
+GROUP BY tenant_id
+`
+
+type FlowMetricsStepQueuedRow struct {
+	TenantID uuid.UUID
+	Attempts int32
+}
+
+// Every tenant's step attempts their concurrency pools hold back.
+func (q *Queries) FlowMetricsStepQueued(ctx context.Context) ([]FlowMetricsStepQueuedRow, error) {
+	rows, err := q.db.Query(ctx, flowMetricsStepQueued)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []FlowMetricsStepQueuedRow{}
+	for rows.Next() {
+		var i FlowMetricsStepQueuedRow
+		if err := rows.Scan(&i.TenantID, &i.Attempts); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const flowPoolQueued = `-- name: FlowPoolQueued :one
 SELECT count(*)::int FROM run_dispatch
 WHERE tenant_id = $1 AND args @> jsonb_build_object('pool_wait', true, 'flow_key', $2::text)

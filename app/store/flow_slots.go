@@ -201,6 +201,68 @@ func (s *Store) FlowGauges(ctx context.Context) ([]FlowGauge, error) {
 	return out, nil
 }
 
+// FlowStepGauge is one tenant's step attempts under concurrency pools:
+// Running are admitted and unfinished (step jobs queued or running,
+// bridge tasks unanswered), Queued are held back by their pool.
+type FlowStepGauge struct {
+	TenantID        uuid.UUID
+	Running, Queued int
+}
+
+// stepFlowJobs counts every tenant's step jobs of a concurrency pool
+// queued or running.
+const stepFlowJobs = `SELECT (args->>'tenant_id')::uuid, count(*)::int FROM river_job
+WHERE kind = 'ductor.step' AND state IN ('available', 'running') AND args ? 'flow_key'
+GROUP BY 1`
+
+// FlowStepGauges reads every tenant's step attempts under concurrency
+// pools, by tenant (never by key).
+func (s *Store) FlowStepGauges(ctx context.Context) ([]FlowStepGauge, error) {
+	by := map[uuid.UUID]*FlowStepGauge{}
+	at := func(id uuid.UUID) *FlowStepGauge {
+		if by[id] == nil {
+			by[id] = &FlowStepGauge{TenantID: id}
+		}
+		return by[id]
+	}
+	rows, err := s.db.Query(ctx, stepFlowJobs)
+	if err != nil {
+		return nil, fmt.Errorf("flow step metrics: %w", err)
+	}
+	for rows.Next() {
+		var id uuid.UUID
+		var n int
+		if err := rows.Scan(&id, &n); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("flow step metrics: %w", err)
+		}
+		at(id).Running += n
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("flow step metrics: %w", err)
+	}
+	remote, err := s.q.FlowMetricsStepBridge(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("flow step metrics: %w", err)
+	}
+	for _, r := range remote {
+		at(r.TenantID).Running += int(r.Attempts)
+	}
+	queued, err := s.q.FlowMetricsStepQueued(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("flow step metrics: %w", err)
+	}
+	for _, r := range queued {
+		at(r.TenantID).Queued += int(r.Attempts)
+	}
+	out := make([]FlowStepGauge, 0, len(by))
+	for _, g := range by {
+		out = append(out, *g)
+	}
+	return out, nil
+}
+
 // stepFlowInFlight counts a tenant's step jobs of one concurrency pool's
 // key queued or running, through River's GIN index on args.
 const stepFlowInFlight = `SELECT count(*) FROM river_job
