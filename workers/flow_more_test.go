@@ -1,0 +1,119 @@
+package workers_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/workers"
+)
+
+// A key kept busy past its debounce's max_wait starts its run then, with
+// the last input, though it was never quiet for the period.
+func TestFlowDebounceMaxWait(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.publishYAML(t, `
+key: busy-key
+debounce: {key_expr: input.user, period: 10m, max_wait: 30m}
+steps:
+  - {ref: out, type: transform, with: {expr: input.n}}
+`)
+	var first uuid.UUID
+	for n := range 4 {
+		b.shift(t, time.Duration(n)*9*time.Minute) // 0, 9, 18, 27 minutes: never quiet for 10
+		run, _, err := b.coord.Start(b.ctx, workers.Trigger{TenantID: b.tenant.ID, Definition: "busy-key", Input: map[string]any{"user": "u", "n": n}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			first = run.ID
+		} else if run.ID != first {
+			t.Fatalf("start %d made run %s, want the debounce's %s", n, run.ID, first)
+		}
+		if run, _ := b.store.RunGet(b.ctx, b.tenant.ID, first); run.Status != engine.RunPending {
+			t.Fatalf("the debounced run is %s %d minutes in, want pending", run.Status, n*9)
+		}
+	}
+	b.shift(t, 31*time.Minute) // past max_wait, four minutes after the last start
+	run := b.waitTerminal(t, first)
+	if run.Status != engine.RunSucceeded || run.State.Output.(map[string]any)["out"] != int64(3) {
+		t.Fatalf("run %s, output %v: want succeeded with the last input's n, 3", run.Status, run.State.Output)
+	}
+}
+
+// A limit that is an expression is each run's own: a premium run starts
+// while fewer than two hold the key, a basic one while none other does,
+// and the first waiting run goes first (a premium run behind a waiting
+// basic one waits too).
+func TestFlowLimitExpression(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.publishYAML(t, `
+key: tiered
+concurrency: [{key_expr: '"shared"', limit: 'input.tier == "premium" ? 2 : 1'}]
+steps:
+  - {ref: gate, type: signal, with: {name: go}}
+`)
+	basic, premium := map[string]any{"tier": "basic"}, map[string]any{"tier": "premium"}
+	b1 := b.start(t, "tiered", basic)
+	b.waitRunStatus(t, b1, engine.RunWaiting)
+	p1 := b.start(t, "tiered", premium)
+	b.waitRunStatus(t, p1, engine.RunWaiting) // one holds the key, fewer than its two
+	b2 := b.start(t, "tiered", basic)
+	p2 := b.start(t, "tiered", premium)
+	b.wantPending(t, b2, p2)
+	b.release(t, b1)
+	b.flowPasses(t)
+	b.wantPending(t, b2, p2) // one still holds the key: b2 may not go, nor p2 past it
+	b.release(t, p1)
+	b.waitRunStatus(t, b2, engine.RunWaiting)
+	b.waitRunStatus(t, p2, engine.RunWaiting) // one holds the key, fewer than p2's two
+	b.release(t, b2)
+	b.release(t, p2)
+}
+
+// flowPasses returns once the flow control sweep has made two whole
+// passes since it was called: a run of a probe definition holding its
+// key's one slot ends, and the run waiting behind it starts, three times
+// over.
+func (b testBundle) flowPasses(t *testing.T) {
+	t.Helper()
+	b.publishYAML(t, `
+key: flow-probe
+concurrency: [{limit: 1}]
+steps:
+  - {ref: gate, type: signal, with: {name: go}}
+`)
+	probes := make([]uuid.UUID, 4)
+	for i := range probes {
+		probes[i] = b.start(t, "flow-probe", nil)
+	}
+	for i, id := range probes[:3] {
+		b.waitRunStatus(t, id, engine.RunWaiting)
+		b.release(t, id)
+		b.waitRunStatus(t, probes[i+1], engine.RunWaiting)
+	}
+	b.release(t, probes[3])
+}
+
+// wantPending checks each run still waits pending.
+func (b testBundle) wantPending(t *testing.T, ids ...uuid.UUID) {
+	t.Helper()
+	for _, id := range ids {
+		if run, err := b.store.RunGet(b.ctx, b.tenant.ID, id); err != nil || run.Status != engine.RunPending {
+			t.Fatalf("run %s is %s (%v), want pending", id, run.Status, err)
+		}
+	}
+}
+
+// release lets a run waiting on its go signal succeed.
+func (b testBundle) release(t *testing.T, id uuid.UUID) {
+	t.Helper()
+	if err := b.signal(t, id, "go-"+id.String(), "go", nil); err != nil {
+		t.Fatal(err)
+	}
+	b.finish(t, id, engine.RunSucceeded)
+}
