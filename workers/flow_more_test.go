@@ -1,12 +1,14 @@
 package workers_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/workers"
 )
 
@@ -116,4 +118,57 @@ func (b testBundle) release(t *testing.T, id uuid.UUID) {
 		t.Fatal(err)
 	}
 	b.finish(t, id, engine.RunSucceeded)
+}
+
+// A step pool's slot is free again however its attempt ends: failed,
+// timed out, or its run cancelled; then another run's step of the pool
+// starts at once and nothing is left counted or held back.
+func TestFlowStepPoolFreesHoweverAnAttemptEnds(t *testing.T) {
+	t.Parallel()
+	entered, release := make(chan struct{}, 4), make(chan struct{})
+	b := setup(t, map[string]steps.Handler{"test.block": func(ctx context.Context, _ steps.Call) (any, error) {
+		entered <- struct{}{}
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return map[string]any{}, ctx.Err()
+	}})
+	for key, with := range map[string]string{
+		"pool-fail":    `{handler: builtin.fail, input_expr: '{"message": "planned"}'}, retry: {max_attempts: 2, initial_interval: 10ms}`,
+		"pool-timeout": `{handler: test.block}, timeout: 1s, retry: {max_attempts: 1}`,
+		"pool-cancel":  `{handler: test.block}`,
+		"pool-ok":      `{handler: builtin.noop}`,
+	} {
+		b.publishYAML(t, `
+key: `+key+`
+steps:
+  - {ref: call, type: task, concurrency: {key_expr: '"one-pool"', limit: 1}, with: `+with+`}
+`)
+	}
+	b.finish(t, b.start(t, "pool-fail", nil), engine.RunFailed)
+	b.finish(t, b.start(t, "pool-timeout", nil), engine.RunFailed)
+	<-entered
+	cancelled := b.start(t, "pool-cancel", nil)
+	<-entered
+	if err := b.coord.Control(b.ctx, b.tenant.ID, cancelled, engine.Cancel{RequestID: "c", Reason: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	b.finish(t, cancelled, engine.RunCancelled)
+	close(release)
+	b.finish(t, b.start(t, "pool-ok", nil), engine.RunSucceeded)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		inFlight, err := b.store.StepFlowInFlight(b.ctx, b.tenant.ID, "one-pool")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if inFlight == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d attempts of the pool still counted once every run has ended", inFlight)
+		}
+		<-time.After(25 * time.Millisecond)
+	}
 }
