@@ -2,6 +2,11 @@ package workers_test
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -9,6 +14,8 @@ import (
 
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/steps"
+	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/app/testdb"
 	"github.com/ductor/ductor/workers"
 )
 
@@ -170,5 +177,68 @@ steps:
 			t.Fatalf("%d attempts of the pool still counted once every run has ended", inFlight)
 		}
 		<-time.After(25 * time.Millisecond)
+	}
+}
+
+// A scatter's http template takes a slot of its item's pool: calls of
+// one region never overlap, across runs, while calls of the two regions
+// run side by side.
+func TestFlowScatterHTTPPoolPerItem(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	inFlight, peak := map[string]int{}, map[string]int{}
+	total, peakTotal, calls := 0, 0, 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		region := strings.TrimPrefix(r.URL.Path, "/")
+		mu.Lock()
+		inFlight[region]++
+		total++
+		calls++
+		peak[region] = max(peak[region], inFlight[region])
+		peakTotal = max(peakTotal, total)
+		mu.Unlock()
+		defer func() { mu.Lock(); inFlight[region]--; total--; mu.Unlock() }()
+		deadline := time.Now().Add(time.Second) // wait (a while) for a call of the other region to be in flight too
+		for time.Now().Before(deadline) {
+			mu.Lock()
+			both := total > inFlight[region]
+			mu.Unlock()
+			if both {
+				break
+			}
+			select {
+			case <-time.After(5 * time.Millisecond):
+			case <-r.Context().Done():
+				return
+			}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"ok": true}`))
+	}))
+	t.Cleanup(srv.Close)
+	pool := testdb.Schema(t)
+	b := testBundle{ctx: context.Background(), pool: pool, store: store.New(pool)}
+	b.coord = startWith(t, pool, roles{steps: true, http: steps.HTTPOptions{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}})
+	b.tenant = testdb.Tenant(t, b.store, nil)
+	b.publishYAML(t, `
+key: per-region
+steps:
+  - ref: fan
+    type: scatter
+    with:
+      items_expr: input.regions
+      do:
+        type: http
+        concurrency: {key_expr: '"region-" + item', limit: 1}
+        with: {url_expr: 'input.base + "/" + item'}
+`)
+	in := map[string]any{"base": srv.URL, "regions": []any{"eu", "us", "eu", "us"}}
+	first, second := b.start(t, "per-region", in), b.start(t, "per-region", in)
+	b.finish(t, first, engine.RunSucceeded)
+	b.finish(t, second, engine.RunSucceeded)
+	mu.Lock()
+	defer mu.Unlock()
+	if calls != 8 || peak["eu"] != 1 || peak["us"] != 1 || peakTotal != 2 {
+		t.Fatalf("%d calls, at most %v at once per region and %d in all: want 8, one per region, two in all", calls, peak, peakTotal)
 	}
 }
