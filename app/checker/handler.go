@@ -23,7 +23,13 @@ import (
 // input.ms milliseconds, then fails retryably while the attempt is at
 // most input.fail_attempts, and succeeds otherwise. The rows are how a
 // test counts executions: at-least-once allows more than one per step
-// only when an attempt was really lost.
+// only when an attempt was lost or failed (its handler's own database
+// unreachable past the step's timeout, say).
+//
+// While the attempt is at most input.outage_attempts, the handler, once
+// recorded, waits for its database to go away and then records again, as
+// it does when an outage swallowed the acknowledgement of its commit: it
+// keeps trying until the database is back or the attempt's time is up.
 const StepHandler = "checker.step"
 
 // executionTable is created in a test's schema before any worker starts.
@@ -44,10 +50,15 @@ const executionTable = `CREATE TABLE IF NOT EXISTS checker_execution (
 func stepHandler(pool *pgxpool.Pool) steps.Handler {
 	return func(ctx context.Context, call steps.Call) (any, error) {
 		in, _ := call.Input.(map[string]any)
-		execution, err := record(ctx, pool, call, in)
-		if err != nil {
+		execution := uuid.New()
+		if err := record(ctx, pool, call, execution, in); err != nil {
 			// Nothing is executed that is not recorded.
 			return nil, steps.Fail("checker_unrecorded", "could not record the execution: "+err.Error(), true)
+		}
+		if call.Attempt <= int(number(in["outage_attempts"])) {
+			if err := recordAcrossOutage(ctx, pool, call, execution, in); err != nil {
+				return nil, steps.Fail("checker_unrecorded", "could not hear back from the database: "+err.Error(), true)
+			}
 		}
 		if key, _ := in["flow_key"].(string); key != "" {
 			defer finished(pool, execution)
@@ -71,21 +82,20 @@ func stepHandler(pool *pgxpool.Pool) steps.Handler {
 // record inserts the execution's row, trying again while the database is
 // unavailable, as an idempotent handler would. An input's flow_key names
 // the concurrency pool the step is in, for the flow checks.
-func record(ctx context.Context, pool *pgxpool.Pool, call steps.Call, in map[string]any) (uuid.UUID, error) {
-	execution := uuid.New()
+func record(ctx context.Context, pool *pgxpool.Pool, call steps.Call, execution uuid.UUID, in map[string]any) error {
 	key, _ := in["flow_key"].(string)
 	for {
 		_, err := pool.Exec(ctx, `INSERT INTO checker_execution (execution, run_id, node, attempt, idempotency_key, pid, flow_key)
 			VALUES ($1, $2, $3, $4, $5, $6, nullif($7, '')) ON CONFLICT (execution) DO NOTHING`,
 			execution, call.RunID, call.Node, call.Attempt, call.IdempotencyKey, os.Getpid(), key)
 		if err == nil || !store.Unavailable(err) {
-			return execution, err
+			return err
 		}
 		t := time.NewTimer(100 * time.Millisecond)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return execution, err
+			return err
 		case <-t.C:
 		}
 	}
@@ -97,6 +107,28 @@ func finished(pool *pgxpool.Pool, execution uuid.UUID) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_, _ = pool.Exec(ctx, `UPDATE checker_execution SET finished_at = clock_timestamp() WHERE execution = $1`, execution)
+}
+
+// recordAcrossOutage waits until the database stops answering, then
+// records the execution again (the same row: nothing twice), until the
+// database answers or ctx ends.
+func recordAcrossOutage(ctx context.Context, pool *pgxpool.Pool, call steps.Call, execution uuid.UUID, in map[string]any) error {
+	for {
+		_, err := pool.Exec(ctx, `SELECT 1`)
+		if store.Unavailable(err) {
+			return record(ctx, pool, call, execution, in)
+		}
+		if err != nil {
+			return err
+		}
+		t := time.NewTimer(20 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
 }
 
 // number is a JSON number of the value model (an int64 or a float64) as

@@ -17,21 +17,27 @@ import (
 	"github.com/ductor/ductor/workers"
 )
 
-// A chain of ten 20 ms steps, leased for 20 s (timeout 10 s plus the
-// worker's 10 s rescue window): longer than the outage.
+// A chain of ten 20 ms steps with a 60 s timeout, leased for 70 s (plus
+// the worker's 10 s rescue window): both far longer than the outage, even
+// on a loaded machine where the restart's recovery takes many seconds
+// more. A step's timeout has to outlast the outage too, not only its
+// lease: the handler waits for the same database, and one still waiting
+// when its timeout passes fails and is retried, a second execution that
+// at-least-once allows and this test would count (see
+// TestOutageLongerThanAStepsTimeoutRetriesIt).
 const outageChain = `
 key: out-chain
 steps:
-  - {ref: s1, type: task, timeout: 10s, with: {handler: checker.step, input_expr: '{"ms": 20}'}}
-  - {ref: s2, type: task, timeout: 10s, with: {handler: checker.step, input_expr: '{"ms": 20}'}}
-  - {ref: s3, type: task, timeout: 10s, with: {handler: checker.step, input_expr: '{"ms": 20}'}}
-  - {ref: s4, type: task, timeout: 10s, with: {handler: checker.step, input_expr: '{"ms": 20}'}}
-  - {ref: s5, type: task, timeout: 10s, with: {handler: checker.step, input_expr: '{"ms": 20}'}}
-  - {ref: s6, type: task, timeout: 10s, with: {handler: checker.step, input_expr: '{"ms": 20}'}}
-  - {ref: s7, type: task, timeout: 10s, with: {handler: checker.step, input_expr: '{"ms": 20}'}}
-  - {ref: s8, type: task, timeout: 10s, with: {handler: checker.step, input_expr: '{"ms": 20}'}}
-  - {ref: s9, type: task, timeout: 10s, with: {handler: checker.step, input_expr: '{"ms": 20}'}}
-  - {ref: s10, type: task, timeout: 10s, with: {handler: checker.step, input_expr: '{"ms": 20}'}}
+  - {ref: s1, type: task, timeout: 60s, with: {handler: checker.step, input_expr: '{"ms": 20}'}}
+  - {ref: s2, type: task, timeout: 60s, with: {handler: checker.step, input_expr: '{"ms": 20}'}}
+  - {ref: s3, type: task, timeout: 60s, with: {handler: checker.step, input_expr: '{"ms": 20}'}}
+  - {ref: s4, type: task, timeout: 60s, with: {handler: checker.step, input_expr: '{"ms": 20}'}}
+  - {ref: s5, type: task, timeout: 60s, with: {handler: checker.step, input_expr: '{"ms": 20}'}}
+  - {ref: s6, type: task, timeout: 60s, with: {handler: checker.step, input_expr: '{"ms": 20}'}}
+  - {ref: s7, type: task, timeout: 60s, with: {handler: checker.step, input_expr: '{"ms": 20}'}}
+  - {ref: s8, type: task, timeout: 60s, with: {handler: checker.step, input_expr: '{"ms": 20}'}}
+  - {ref: s9, type: task, timeout: 60s, with: {handler: checker.step, input_expr: '{"ms": 20}'}}
+  - {ref: s10, type: task, timeout: 60s, with: {handler: checker.step, input_expr: '{"ms": 20}'}}
 edges:
   - {from: s1, to: s2}
   - {from: s2, to: s3}
@@ -92,6 +98,66 @@ func TestOutageLosesNoResultAndRunsNoStepTwice(t *testing.T) {
 		durations[len(durations)-1].Round(time.Millisecond))
 }
 
+// A step that cannot hear back from its own database for longer than its
+// timeout (an outage swallowed the acknowledgement of its handler's
+// commit, and the database comes back too late) fails as the executor
+// finds it, timed out, and is retried by its policy: it executes twice, once
+// in each attempt. The worker records the failed attempt's result once the
+// database is back, so nothing is reported lost, and no attempt executes
+// twice. This is how a step runs twice across an outage with nothing
+// lost, and why TestOutageLosesNoResultAndRunsNoStepTwice gives its steps
+// a timeout longer than its outage.
+func TestOutageLongerThanAStepsTimeoutRetriesIt(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t, pgcluster.Options{})
+	testdb.Definition(t, c.store, c.tenant, `
+key: out-timeout
+steps:
+  - {ref: s1, type: task, timeout: 3s, with: {handler: checker.step, input_expr: '{"outage_attempts": 1}'}}
+`)
+	// Leased for 33 s: the timed-out result waits for the database far
+	// longer than the outage and a loaded machine's crash recovery take.
+	StartWorker(t, c.cluster.URL(), WorkerOptions{RescueWindow: 30 * time.Second})
+	id := c.start(t, "out-timeout", nil)
+	waitFor(t, 30*time.Second, "the first attempt's execution", func() bool {
+		var n int
+		err := c.pool.QueryRow(c.ctx, `SELECT count(*) FROM checker_execution WHERE run_id = $1`, id).Scan(&n)
+		return err == nil && n == 1
+	})
+	if err := c.cluster.Crash(c.ctx); err != nil {
+		t.Fatal(err)
+	}
+	down := time.Now()
+	for time.Since(down) < 6*time.Second {
+		time.Sleep(50 * time.Millisecond) // the outage outlasts the step's 3 s timeout
+	}
+	if _, err := pgcluster.Start(c.ctx, c.opts); err != nil {
+		t.Fatal(err)
+	}
+	if run := c.waitRun(t, id, time.Minute, ended); run.Status != engine.RunSucceeded {
+		t.Fatalf("run ended %s:\n%s", run.Status, Dump(c.ctx, c.pool, id))
+	}
+	c.settleJobs(t, 30*time.Second)
+	found, err := Check(c.ctx, c.pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(found) > 0 {
+		t.Fatalf("%d violations:\n%s", len(found), strings.Join(found, "\n"))
+	}
+	got, err := lines(c.ctx, c.pool, `SELECT format('attempt %s executed %s times, ended %s', a.attempt,
+		       (SELECT count(*) FROM checker_execution e WHERE e.run_id = a.run_id AND e.node = a.node AND e.attempt = a.attempt),
+		       coalesce(a.error->>'code', 'ok'))
+		FROM run_attempt a WHERE a.run_id = $1 AND a.node = 's1' ORDER BY a.attempt`, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"attempt 1 executed 1 times, ended timeout", "attempt 2 executed 1 times, ended ok"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("attempts %q, want %q:\n%s", got, want, Dump(c.ctx, c.pool, id))
+	}
+}
+
 // outageViolations is what the checks found after an outage, and how many
 // attempts were reported lost without ever running: a job whose fetch
 // the crash swallowed (River never received it) is retried after the
@@ -105,8 +171,11 @@ func (c *ownCluster) outageViolations(t *testing.T) ([]string, int) {
 		t.Fatal(err)
 	}
 	for _, q := range []string{
-		`SELECT format('run %s: node %s executed %s times', run_id, node, count(*))
-		 FROM checker_execution GROUP BY run_id, node HAVING count(*) > 1`,
+		`SELECT format('run %s: node %s executed %s times (%s)', e.run_id, e.node, count(*),
+		        string_agg(format('attempt %s by pid %s at %s, ended %s', e.attempt, e.pid, e.started_at,
+		                          coalesce(a.error->>'code', CASE WHEN a.finished_at IS NULL THEN 'unfinished' ELSE 'ok' END)), '; ' ORDER BY e.id))
+		 FROM checker_execution e LEFT JOIN run_attempt a ON a.run_id = e.run_id AND a.node = e.node AND a.attempt = e.attempt
+		 GROUP BY e.run_id, e.node HAVING count(*) > 1`,
 		`SELECT format('run %s: node %s attempt %s ran and was reported lost', a.run_id, a.node, a.attempt)
 		 FROM run_attempt a JOIN checker_execution e ON e.run_id = a.run_id AND e.node = a.node AND e.attempt = a.attempt
 		 WHERE a.error->>'code' = 'worker_lost'`,

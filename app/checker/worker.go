@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
+	"github.com/ductor/ductor/app/logging"
 	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/workers"
@@ -67,7 +68,9 @@ func RunWorkerIfAsked() {
 
 // runWorker runs a coordinator, its River client (every queue) and its
 // sweep, with StepHandler, until SIGTERM or until its parent closes its
-// stdin (or dies). It prints "ready" once it works.
+// stdin (or dies). It prints "ready" once it works. It logs errors to
+// stderr behind the outage gate `ductor serve` uses, so a database outage
+// is said once and then every 30 s, not by every loop at every try.
 func runWorker(raw string) error {
 	var o WorkerOptions
 	if err := json.Unmarshal([]byte(raw), &o); err != nil {
@@ -85,7 +88,15 @@ func runWorker(raw string) error {
 	}
 	defer pool.Close()
 	store.SameStatementTickLoad.Store(o.SameStatement)
-	coord, client, err := workerCoordinator(pool, o)
+	log, gate, err := logging.New(os.Stderr, logging.Options{Format: logging.Text, Level: slog.LevelError})
+	if err != nil {
+		return err
+	}
+	watch, unwatch := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() { defer close(watched); gate.Watch(watch, time.Second, pool.Ping) }()
+	defer func() { unwatch(); <-watched }()
+	coord, client, err := workerCoordinator(pool, log, o)
 	if err != nil {
 		return err
 	}
@@ -119,8 +130,7 @@ func workerPool(ctx context.Context, o WorkerOptions) (*pgxpool.Pool, error) {
 	return pgxpool.NewWithConfig(ctx, cfg)
 }
 
-func workerCoordinator(pool *pgxpool.Pool, o WorkerOptions) (*workers.Coordinator, *river.Client[pgx.Tx], error) {
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+func workerCoordinator(pool *pgxpool.Pool, log *slog.Logger, o WorkerOptions) (*workers.Coordinator, *river.Client[pgx.Tx], error) {
 	coord, err := workers.NewCoordinator(pool, log)
 	if err != nil {
 		return nil, nil, err
