@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/schedule"
 	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
@@ -240,5 +241,39 @@ steps:
 	defer mu.Unlock()
 	if calls != 8 || peak["eu"] != 1 || peak["us"] != 1 || peakTotal != 2 {
 		t.Fatalf("%d calls, at most %v at once per region and %d in all: want 8, one per region, two in all", calls, peak, peakTotal)
+	}
+}
+
+// A schedule's action that a rate limit drops starts nothing: it is
+// recorded not_started, with the reason as the schedule's last error, and
+// the next action within the limit starts again.
+func TestFlowRateLimitedScheduleActionIsNotStarted(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.publishYAML(t, `
+key: limited-tick
+rate_limit: {limit: 1, period: 90s}
+steps:
+  - {ref: out, type: transform, with: {expr: '1'}}
+`)
+	sc := b.newSchedule(t, "minutely", "limited-tick", time.Minute, schedule.OverlapAllowAll)
+	now, _ := b.store.Now(b.ctx)
+	until := sc.NextAt.Sub(now)
+	b.passAt(t, b.coord, until+50*time.Millisecond)
+	b.passAt(t, b.coord, until+time.Minute+50*time.Millisecond)
+	if runs := b.runsOf(t, "minutely"); len(runs) != 1 {
+		t.Fatalf("%d runs, want the first action's alone", len(runs))
+	}
+	got := b.schedule(t, "minutely")
+	actions, err := b.store.ScheduleActionsRecent(b.ctx, b.tenant.ID, "minutely", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got.LastError, "rate") || len(actions) != 2 || actions[0].Status != "not_started" {
+		t.Fatalf("last error %q, actions %+v: want the second not_started for the rate limit", got.LastError, actions)
+	}
+	b.passAt(t, b.coord, until+2*time.Minute+50*time.Millisecond) // 120 s after the first: past its period
+	if runs := b.runsOf(t, "minutely"); len(runs) != 2 {
+		t.Fatalf("%d runs, want a second once the period is over", len(runs))
 	}
 }
