@@ -18,7 +18,11 @@ import (
 
 // Flow control across two worker processes: this process only starts
 // runs (each start decides under its keys' locks) and acts on them; the
-// workers tick, run the steps and sweep, letting held runs go.
+// workers tick, run the steps and sweep, letting held runs go. These
+// tests run one at a time, before the package's parallel tests: each
+// starts two worker processes of its own, and beside the checker's
+// workloads they would starve them (the old load's lost update is found
+// by timing, within a minute).
 
 // flowDefinitions are the flow tests' definitions; RunLimits and
 // StepLimits name their limits for the checks.
@@ -152,7 +156,6 @@ func (b bundle) settleFlow(t *testing.T) {
 // runs of other keys are never held back. The workers run under the
 // nemesis.
 func TestFlowKeysAcrossProcesses(t *testing.T) {
-	t.Parallel()
 	b := flowSetup(t, nemesis)
 	var mu sync.Mutex
 	var hot, solo []store.Run
@@ -233,7 +236,6 @@ func (b bundle) watchLimits(t *testing.T, runs []store.Run) {
 // event trigger starts; cancel_in_progress cancels the running run of
 // the key for each newer one, and the newest runs.
 func TestFlowCancelStrategiesAcrossProcesses(t *testing.T) {
-	t.Parallel()
 	b := flowSetup(t, WorkerOptions{})
 	first := b.startFlow(t, "chk-flow-newest", nil)
 	_, _, err := b.w.C.Start(b.ctx, workers.Trigger{TenantID: b.w.Tenant, Definition: "chk-flow-newest"}, nil)
@@ -280,7 +282,6 @@ func (b bundle) triggeredBy(t *testing.T, def string, event uuid.UUID) uuid.UUID
 // until the key has been quiet for the period (an hour: the database's
 // clock is moved on), which then runs once with the last input.
 func TestFlowDebounceAcrossProcesses(t *testing.T) {
-	t.Parallel()
 	b := flowSetup(t, WorkerOptions{})
 	var ids []uuid.UUID
 	for n := range 5 {
@@ -316,7 +317,6 @@ func TestFlowDebounceAcrossProcesses(t *testing.T) {
 // A step pool of two holds eight 500 ms tasks of three runs of two
 // definitions to two at a time, and uses both slots.
 func TestFlowStepPoolAcrossProcesses(t *testing.T) {
-	t.Parallel()
 	b := flowSetup(t, WorkerOptions{})
 	runs := []uuid.UUID{
 		b.startFlow(t, "chk-vendor-a", map[string]any{"items": items(3)}).ID,
@@ -340,7 +340,6 @@ func TestFlowStepPoolAcrossProcesses(t *testing.T) {
 // the i-th starts no sooner than i/2 seconds after the first was asked
 // for, and none is dropped.
 func TestFlowThrottleAcrossProcesses(t *testing.T) {
-	t.Parallel()
 	b := flowSetup(t, WorkerOptions{})
 	var runs []store.Run
 	for range 6 {
@@ -361,7 +360,6 @@ func TestFlowThrottleAcrossProcesses(t *testing.T) {
 // running or waiting, timed out, continued as new: the successor holds
 // it on), and once all have ended a new run of the key starts at once.
 func TestFlowSlotsNeverLeakAcrossProcesses(t *testing.T) {
-	t.Parallel()
 	b := flowSetup(t, WorkerOptions{})
 	in := map[string]any{"key": "x"}
 	var runs []uuid.UUID
