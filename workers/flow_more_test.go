@@ -277,3 +277,29 @@ steps:
 		t.Fatalf("%d runs, want a second once the period is over", len(runs))
 	}
 }
+
+// An event trigger's start that a rate limit drops starts nothing and
+// never fails the event: it is recorded as the trigger's last error.
+func TestFlowRateLimitedEventTriggerStartsNothing(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	testdb.Definition(t, b.store, b.tenant.ID, `key: on-signup
+rate_limit: {limit: 1, period: 1h}
+triggers: [{event: user.signed_up}]
+steps:
+  - {ref: a, type: task, with: {handler: builtin.noop}}
+`)
+	for range 2 {
+		if _, _, err := b.coord.Publish(b.ctx, store.Event{TenantID: b.tenant.ID, Name: "user.signed_up", Data: map[string]any{}}); err != nil {
+			t.Fatalf("publish: %v, want the event stored whatever its trigger's rate limit says", err)
+		}
+	}
+	runs, err := b.store.RunList(b.ctx, b.tenant.ID, store.RunFilter{Definition: "on-signup", Limit: 10})
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("%d runs (%v), want the first event's alone", len(runs), err)
+	}
+	trs, err := b.store.EventTriggersOf(b.ctx, b.tenant.ID, "on-signup")
+	if err != nil || len(trs) != 1 || trs[0].Started != 1 || !strings.Contains(trs[0].LastError, "rate") {
+		t.Fatalf("triggers = %+v, %v: want one run started and the rate limit as the last error", trs, err)
+	}
+}
