@@ -212,7 +212,7 @@ type FlowStepGauge struct {
 // stepFlowJobs counts every tenant's step jobs of a concurrency pool
 // queued or running.
 const stepFlowJobs = `SELECT (args->>'tenant_id')::uuid, count(*)::int FROM river_job
-WHERE kind = 'ductor.step' AND state IN ('available', 'running') AND args ? 'flow_key'
+WHERE kind = 'ductor.step' AND state IN ` + stepFlowStates + ` AND args ? 'flow_key'
 GROUP BY 1`
 
 // FlowStepGauges reads every tenant's step attempts under concurrency
@@ -264,9 +264,14 @@ func (s *Store) FlowStepGauges(ctx context.Context) ([]FlowStepGauge, error) {
 }
 
 // stepFlowInFlight counts a tenant's step jobs of one concurrency pool's
-// key queued or running, through River's GIN index on args.
+// key queued or running, through River's GIN index on args: available,
+// running, and snoozed or retried (scheduled, retryable), which run again
+// without passing admission.
 const stepFlowInFlight = `SELECT count(*) FROM river_job
-WHERE kind = 'ductor.step' AND state IN ('available', 'running') AND args @> $1::jsonb`
+WHERE kind = 'ductor.step' AND state IN ` + stepFlowStates + ` AND args @> $1::jsonb`
+
+// stepFlowStates are the states of a step job that holds its pool's slot.
+const stepFlowStates = `('available', 'running', 'scheduled', 'retryable')`
 
 // StepFlowInFlight counts the attempts of a tenant's concurrency pool key
 // admitted and not finished: its step jobs queued or running, and its
