@@ -71,6 +71,7 @@ func startDuctor(b *testing.B, pool *pgxpool.Pool) *ductor {
 	sweepCtx, stopSweep := context.WithCancel(ctx)
 	var swept sync.WaitGroup
 	swept.Go(func() { coord.Sweep(sweepCtx) })
+	swept.Go(func() { workers.HeartbeatSteps(sweepCtx, pool, logger()) })
 	b.Cleanup(func() {
 		stopSweep()
 		swept.Wait()

@@ -391,6 +391,14 @@ type ScheduleAction struct {
 	RunStatus   string
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
+	Error       string
+}
+
+type StepWorker struct {
+	Queue     string
+	ProcessID uuid.UUID
+	StartedAt time.Time
+	SeenAt    time.Time
 }
 
 type Tenant struct {

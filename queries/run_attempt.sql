@@ -86,3 +86,8 @@ UPDATE run_attempt SET lease_until = @lease_until
 WHERE tenant_id = @tenant_id AND run_id = @run_id AND node = @node
   AND generation = @generation AND attempt = @attempt
   AND finished_at IS NULL AND lease_until IS NOT NULL;
+
+-- name: RunAttemptOutput :one
+-- One attempt's output, for its download.
+SELECT output FROM run_attempt
+WHERE tenant_id = @tenant_id AND run_id = @run_id AND node = @node AND generation = @generation AND attempt = @attempt;

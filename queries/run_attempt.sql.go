@@ -180,6 +180,33 @@ func (q *Queries) RunAttemptListNodes(ctx context.Context, arg RunAttemptListNod
 	return items, nil
 }
 
+const runAttemptOutput = `-- name: RunAttemptOutput :one
+SELECT output FROM run_attempt
+WHERE tenant_id = $1 AND run_id = $2 AND node = $3 AND generation = $4 AND attempt = $5
+`
+
+type RunAttemptOutputParams struct {
+	TenantID   uuid.UUID
+	RunID      uuid.UUID
+	Node       string
+	Generation int32
+	Attempt    int32
+}
+
+// One attempt's output, for its download.
+func (q *Queries) RunAttemptOutput(ctx context.Context, arg RunAttemptOutputParams) ([]byte, error) {
+	row := q.db.QueryRow(ctx, runAttemptOutput,
+		arg.TenantID,
+		arg.RunID,
+		arg.Node,
+		arg.Generation,
+		arg.Attempt,
+	)
+	var output []byte
+	err := row.Scan(&output)
+	return output, err
+}
+
 const runAttemptStartMany = `-- name: RunAttemptStartMany :many
 WITH a AS (
     SELECT r.tenant_id, r.run_id, r.node, r.generation, r.attempt, r.lease_seconds, r.start_by, (r.start_by = '0001-01-01 00:00:00+00'::timestamptz OR now() < r.start_by) AS in_time

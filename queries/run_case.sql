@@ -20,6 +20,19 @@ WHERE tenant_id = @tenant_id
 ORDER BY created_at DESC, id DESC
 LIMIT @max_rows;
 
+-- name: RunCaseSummaryList :many
+-- A tenant's cases as lists show them, newest first: data only when
+-- with_data asks for it and its JSON text is at most max_data_bytes;
+-- data_left_out tells that it was asked for but is larger.
+SELECT tenant_id, id, run_id, node, title, assignees, fields, awaiting_status, status, created_at, updated_at, closed_at,
+    (CASE WHEN @with_data::boolean AND octet_length(data::text) <= @max_data_bytes::integer THEN data END)::jsonb AS data,
+    (@with_data::boolean AND octet_length(data::text) > @max_data_bytes::integer)::boolean AS data_left_out
+FROM run_case
+WHERE tenant_id = @tenant_id
+  AND (@status::text = '' OR status = @status)
+ORDER BY created_at DESC, id DESC
+LIMIT @max_rows;
+
 -- name: RunCaseListByRun :many
 SELECT * FROM run_case WHERE tenant_id = @tenant_id AND run_id = @run_id ORDER BY created_at;
 

@@ -7,6 +7,7 @@ package queries
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -207,6 +208,86 @@ func (q *Queries) RunCaseListByRun(ctx context.Context, arg RunCaseListByRunPara
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.ClosedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const runCaseSummaryList = `-- name: RunCaseSummaryList :many
+SELECT tenant_id, id, run_id, node, title, assignees, fields, awaiting_status, status, created_at, updated_at, closed_at,
+    (CASE WHEN $1::boolean AND octet_length(data::text) <= $2::integer THEN data END)::jsonb AS data,
+    ($1::boolean AND octet_length(data::text) > $2::integer)::boolean AS data_left_out
+FROM run_case
+WHERE tenant_id = $3
+  AND ($4::text = '' OR status = $4)
+ORDER BY created_at DESC, id DESC
+LIMIT $5
+`
+
+type RunCaseSummaryListParams struct {
+	WithData     bool
+	MaxDataBytes int32
+	TenantID     uuid.UUID
+	Status       string
+	MaxRows      int32
+}
+
+type RunCaseSummaryListRow struct {
+	TenantID       uuid.UUID
+	ID             uuid.UUID
+	RunID          uuid.UUID
+	Node           string
+	Title          string
+	Assignees      []string
+	Fields         []byte
+	AwaitingStatus string
+	Status         string
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+	ClosedAt       *time.Time
+	Data           []byte
+	DataLeftOut    bool
+}
+
+// A tenant's cases as lists show them, newest first: data only when
+// with_data asks for it and its JSON text is at most max_data_bytes;
+// data_left_out tells that it was asked for but is larger.
+func (q *Queries) RunCaseSummaryList(ctx context.Context, arg RunCaseSummaryListParams) ([]RunCaseSummaryListRow, error) {
+	rows, err := q.db.Query(ctx, runCaseSummaryList,
+		arg.WithData,
+		arg.MaxDataBytes,
+		arg.TenantID,
+		arg.Status,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []RunCaseSummaryListRow{}
+	for rows.Next() {
+		var i RunCaseSummaryListRow
+		if err := rows.Scan(
+			&i.TenantID,
+			&i.ID,
+			&i.RunID,
+			&i.Node,
+			&i.Title,
+			&i.Assignees,
+			&i.Fields,
+			&i.AwaitingStatus,
+			&i.Status,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.ClosedAt,
+			&i.Data,
+			&i.DataLeftOut,
 		); err != nil {
 			return nil, err
 		}

@@ -44,3 +44,8 @@ WITH RECURSIVE chain AS (
     JOIN chain c ON p.tenant_id = @tenant_id AND p.id = c.continued_from_run_id
 )
 SELECT id FROM chain ORDER BY depth DESC LIMIT 1;
+
+-- name: RunSignalPayload :one
+-- The payload of a signal the run holds, for its download.
+SELECT payload FROM run_signal
+WHERE tenant_id = @tenant_id AND run_id = @run_id AND request_id = @request_id;

@@ -202,6 +202,25 @@ func (q *Queries) RunSignalMove(ctx context.Context, arg RunSignalMoveParams) (i
 	return result.RowsAffected(), nil
 }
 
+const runSignalPayload = `-- name: RunSignalPayload :one
+SELECT payload FROM run_signal
+WHERE tenant_id = $1 AND run_id = $2 AND request_id = $3
+`
+
+type RunSignalPayloadParams struct {
+	TenantID  uuid.UUID
+	RunID     uuid.UUID
+	RequestID string
+}
+
+// The payload of a signal the run holds, for its download.
+func (q *Queries) RunSignalPayload(ctx context.Context, arg RunSignalPayloadParams) ([]byte, error) {
+	row := q.db.QueryRow(ctx, runSignalPayload, arg.TenantID, arg.RunID, arg.RequestID)
+	var payload []byte
+	err := row.Scan(&payload)
+	return payload, err
+}
+
 const runSignalSetStatus = `-- name: RunSignalSetStatus :exec
 UPDATE run_signal SET status = $1, node = $2, updated_at = now()
 WHERE tenant_id = $3 AND chain_run_id = $4 AND request_id = $5

@@ -85,6 +85,11 @@ WHERE tenant_id = @tenant_id AND schedule_id = @schedule_id AND scheduled_at = @
 UPDATE schedule_action SET state = 'done', run_status = @run_status, updated_at = now()
 WHERE tenant_id = @tenant_id AND schedule_id = @schedule_id AND scheduled_at = @scheduled_at;
 
+-- name: ScheduleActionNotStarted :exec
+-- An action that could not start its run, and why.
+UPDATE schedule_action SET state = 'done', run_status = 'not_started', error = @error, updated_at = now()
+WHERE tenant_id = @tenant_id AND schedule_id = @schedule_id AND scheduled_at = @scheduled_at;
+
 -- name: ScheduleActionsOpen :many
 -- A schedule's buffered and running actions, oldest first, with the
 -- status of each one's run.
@@ -104,7 +109,8 @@ LIMIT @max;
 
 -- name: ScheduleActionsRecent :many
 SELECT a.scheduled_at, a.state, a.source, a.run_id,
-       CASE WHEN a.state = 'done' THEN a.run_status ELSE coalesce(r.status, '') END::text AS status
+       CASE WHEN a.state = 'done' THEN a.run_status ELSE coalesce(r.status, '') END::text AS status,
+       a.error
 FROM schedule_action a
 LEFT JOIN run r ON r.tenant_id = a.tenant_id AND r.id = a.run_id
 WHERE a.tenant_id = @tenant_id AND a.schedule_id = @schedule_id

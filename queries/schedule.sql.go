@@ -38,7 +38,7 @@ const scheduleActionInsert = `-- name: ScheduleActionInsert :one
 INSERT INTO schedule_action (tenant_id, schedule_id, scheduled_at, state, source)
 VALUES ($1, $2, $3, $4, $5)
 ON CONFLICT DO NOTHING
-RETURNING tenant_id, schedule_id, scheduled_at, state, source, run_id, run_status, created_at, updated_at
+RETURNING tenant_id, schedule_id, scheduled_at, state, source, run_id, run_status, created_at, updated_at, error
 `
 
 type ScheduleActionInsertParams struct {
@@ -69,8 +69,32 @@ func (q *Queries) ScheduleActionInsert(ctx context.Context, arg ScheduleActionIn
 		&i.RunStatus,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Error,
 	)
 	return i, err
+}
+
+const scheduleActionNotStarted = `-- name: ScheduleActionNotStarted :exec
+UPDATE schedule_action SET state = 'done', run_status = 'not_started', error = $1, updated_at = now()
+WHERE tenant_id = $2 AND schedule_id = $3 AND scheduled_at = $4
+`
+
+type ScheduleActionNotStartedParams struct {
+	Error       string
+	TenantID    uuid.UUID
+	ScheduleID  string
+	ScheduledAt time.Time
+}
+
+// An action that could not start its run, and why.
+func (q *Queries) ScheduleActionNotStarted(ctx context.Context, arg ScheduleActionNotStartedParams) error {
+	_, err := q.db.Exec(ctx, scheduleActionNotStarted,
+		arg.Error,
+		arg.TenantID,
+		arg.ScheduleID,
+		arg.ScheduledAt,
+	)
+	return err
 }
 
 const scheduleActionStarted = `-- name: ScheduleActionStarted :exec
@@ -167,7 +191,8 @@ func (q *Queries) ScheduleActionsPrune(ctx context.Context, arg ScheduleActionsP
 
 const scheduleActionsRecent = `-- name: ScheduleActionsRecent :many
 SELECT a.scheduled_at, a.state, a.source, a.run_id,
-       CASE WHEN a.state = 'done' THEN a.run_status ELSE coalesce(r.status, '') END::text AS status
+       CASE WHEN a.state = 'done' THEN a.run_status ELSE coalesce(r.status, '') END::text AS status,
+       a.error
 FROM schedule_action a
 LEFT JOIN run r ON r.tenant_id = a.tenant_id AND r.id = a.run_id
 WHERE a.tenant_id = $1 AND a.schedule_id = $2
@@ -187,6 +212,7 @@ type ScheduleActionsRecentRow struct {
 	Source      string
 	RunID       uuid.NullUUID
 	Status      string
+	Error       string
 }
 
 func (q *Queries) ScheduleActionsRecent(ctx context.Context, arg ScheduleActionsRecentParams) ([]ScheduleActionsRecentRow, error) {
@@ -204,6 +230,7 @@ func (q *Queries) ScheduleActionsRecent(ctx context.Context, arg ScheduleActions
 			&i.Source,
 			&i.RunID,
 			&i.Status,
+			&i.Error,
 		); err != nil {
 			return nil, err
 		}

@@ -15,8 +15,10 @@ WHERE s.token_hash = @token_hash AND s.expires_at > now();
 -- name: WebSessionDelete :one
 DELETE FROM web_session WHERE token_hash = @token_hash RETURNING *;
 
--- name: WebSessionDeleteExpired :exec
-DELETE FROM web_session WHERE expires_at <= now();
+-- name: WebSessionDeleteExpired :execrows
+-- Deletes up to max_rows expired sessions, by the database's clock.
+DELETE FROM web_session WHERE token_hash IN (
+    SELECT e.token_hash FROM web_session e WHERE e.expires_at <= now() LIMIT @max_rows);
 
 -- name: LoginAttemptCreate :exec
 INSERT INTO login_attempt (token_hash, state, nonce, verifier, return_to, expires_at)
@@ -28,5 +30,7 @@ DELETE FROM login_attempt
 WHERE token_hash = @token_hash
 RETURNING *, (expires_at > now())::boolean AS live;
 
--- name: LoginAttemptDeleteExpired :exec
-DELETE FROM login_attempt WHERE expires_at <= now();
+-- name: LoginAttemptDeleteExpired :execrows
+-- Deletes up to max_rows expired login attempts, by the database's clock.
+DELETE FROM login_attempt WHERE token_hash IN (
+    SELECT e.token_hash FROM login_attempt e WHERE e.expires_at <= now() LIMIT @max_rows);

@@ -38,13 +38,18 @@ func (q *Queries) LoginAttemptCreate(ctx context.Context, arg LoginAttemptCreate
 	return err
 }
 
-const loginAttemptDeleteExpired = `-- name: LoginAttemptDeleteExpired :exec
-DELETE FROM login_attempt WHERE expires_at <= now()
+const loginAttemptDeleteExpired = `-- name: LoginAttemptDeleteExpired :execrows
+DELETE FROM login_attempt WHERE token_hash IN (
+    SELECT e.token_hash FROM login_attempt e WHERE e.expires_at <= now() LIMIT $1)
 `
 
-func (q *Queries) LoginAttemptDeleteExpired(ctx context.Context) error {
-	_, err := q.db.Exec(ctx, loginAttemptDeleteExpired)
-	return err
+// Deletes up to max_rows expired login attempts, by the database's clock.
+func (q *Queries) LoginAttemptDeleteExpired(ctx context.Context, maxRows int32) (int64, error) {
+	result, err := q.db.Exec(ctx, loginAttemptDeleteExpired, maxRows)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const loginAttemptTake = `-- name: LoginAttemptTake :one
@@ -133,13 +138,18 @@ func (q *Queries) WebSessionDelete(ctx context.Context, tokenHash []byte) (WebSe
 	return i, err
 }
 
-const webSessionDeleteExpired = `-- name: WebSessionDeleteExpired :exec
-DELETE FROM web_session WHERE expires_at <= now()
+const webSessionDeleteExpired = `-- name: WebSessionDeleteExpired :execrows
+DELETE FROM web_session WHERE token_hash IN (
+    SELECT e.token_hash FROM web_session e WHERE e.expires_at <= now() LIMIT $1)
 `
 
-func (q *Queries) WebSessionDeleteExpired(ctx context.Context) error {
-	_, err := q.db.Exec(ctx, webSessionDeleteExpired)
-	return err
+// Deletes up to max_rows expired sessions, by the database's clock.
+func (q *Queries) WebSessionDeleteExpired(ctx context.Context, maxRows int32) (int64, error) {
+	result, err := q.db.Exec(ctx, webSessionDeleteExpired, maxRows)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const webSessionGet = `-- name: WebSessionGet :one

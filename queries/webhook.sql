@@ -24,7 +24,9 @@ RETURNING *;
 DELETE FROM webhook WHERE tenant_id = @tenant_id AND id = @id;
 
 -- name: WebhookRecordDelivery :exec
+-- Records the last delivery; count is how many deliveries this write
+-- stands for (failures not written each time are counted with the next).
 UPDATE webhook SET
-    deliveries = deliveries + 1, last_delivery_at = now(), last_outcome = @outcome,
+    deliveries = deliveries + @count::bigint, last_delivery_at = now(), last_outcome = @outcome,
     last_status = @status, last_event_id = coalesce(sqlc.narg(event_id), last_event_id)
 WHERE tenant_id = @tenant_id AND id = @id;

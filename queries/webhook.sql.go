@@ -156,12 +156,13 @@ func (q *Queries) WebhookList(ctx context.Context, arg WebhookListParams) ([]Web
 
 const webhookRecordDelivery = `-- name: WebhookRecordDelivery :exec
 UPDATE webhook SET
-    deliveries = deliveries + 1, last_delivery_at = now(), last_outcome = $1,
-    last_status = $2, last_event_id = coalesce($3, last_event_id)
-WHERE tenant_id = $4 AND id = $5
+    deliveries = deliveries + $1::bigint, last_delivery_at = now(), last_outcome = $2,
+    last_status = $3, last_event_id = coalesce($4, last_event_id)
+WHERE tenant_id = $5 AND id = $6
 `
 
 type WebhookRecordDeliveryParams struct {
+	Count    int64
 	Outcome  string
 	Status   int32
 	EventID  uuid.NullUUID
@@ -169,8 +170,11 @@ type WebhookRecordDeliveryParams struct {
 	ID       string
 }
 
+// Records the last delivery; count is how many deliveries this write
+// stands for (failures not written each time are counted with the next).
 func (q *Queries) WebhookRecordDelivery(ctx context.Context, arg WebhookRecordDeliveryParams) error {
 	_, err := q.db.Exec(ctx, webhookRecordDelivery,
+		arg.Count,
 		arg.Outcome,
 		arg.Status,
 		arg.EventID,

@@ -290,7 +290,8 @@ func (c *Client) DecideApproval(ctx context.Context, id string, approve bool, co
 	return out, err
 }
 
-// Case is a human-loop case.
+// Case is a human-loop case. In ListCases its Data is left out (see
+// ListCasesWithData); GetCase has it whole.
 type Case struct {
 	ID             string          `json:"id"`
 	RunID          string          `json:"run_id"`
@@ -303,15 +304,41 @@ type Case struct {
 	Data           json.RawMessage `json:"data"`
 	CreatedAt      time.Time       `json:"created_at"`
 	UpdatedAt      time.Time       `json:"updated_at"`
+	// Truncated names what a list asked for but left out for its size
+	// ("data").
+	Truncated []string `json:"truncated,omitempty"`
 }
 
-// ListCases lists the tenant's cases with the status ("" for all).
+// ListCases lists the tenant's cases with the status ("" for all), as
+// summaries: without their data.
 func (c *Client) ListCases(ctx context.Context, status string, limit int) ([]Case, error) {
+	return c.listCases(ctx, statusQuery(status, limit))
+}
+
+// ListCasesWithData lists the tenant's cases with their data, each up to
+// 64 KiB: a larger one is left out and its Truncated says "data" (GetCase
+// has it).
+func (c *Client) ListCasesWithData(ctx context.Context, status string, limit int) ([]Case, error) {
+	q := statusQuery(status, limit)
+	if q != "" {
+		q += "&"
+	}
+	return c.listCases(ctx, q+"include=data")
+}
+
+func (c *Client) listCases(ctx context.Context, query string) ([]Case, error) {
 	var out struct {
 		Cases []Case `json:"cases"`
 	}
-	_, err := c.do(ctx, http.MethodGet, "/cases?"+statusQuery(status, limit), nil, &out)
+	_, err := c.do(ctx, http.MethodGet, "/cases?"+query, nil, &out)
 	return out.Cases, err
+}
+
+// GetCase reads one case whole, with its data.
+func (c *Client) GetCase(ctx context.Context, id string) (Case, error) {
+	var out Case
+	_, err := c.do(ctx, http.MethodGet, "/cases/"+url.PathEscape(id), nil, &out)
+	return out, err
 }
 
 // CaseUpdate changes a case; empty fields stay as they are.

@@ -317,7 +317,19 @@ func TestClientCoversTheAPI(t *testing.T) {
 		case <-time.After(10 * time.Millisecond): // poll interval
 		}
 	}
-	if updated, err := c.UpdateCase(ctx, cases[0].ID, sdk.CaseUpdate{Status: "resolved", Data: map[string]string{"done": "yes"}}); err != nil || updated.Status != "resolved" {
+	if updated, err := c.UpdateCase(ctx, cases[0].ID, sdk.CaseUpdate{Status: "working", Data: map[string]string{"done": "yes"}}); err != nil || updated.Status != "working" {
+		t.Fatalf("UpdateCase = %+v, %v", updated, err)
+	}
+	if got, err := c.GetCase(ctx, cases[0].ID); err != nil || string(got.Data) != `{"done":"yes"}` {
+		t.Fatalf("GetCase = %+v, %v", got, err)
+	}
+	if listed, err := c.ListCasesWithData(ctx, "working", 0); err != nil || len(listed) != 1 || string(listed[0].Data) != `{"done":"yes"}` {
+		t.Fatalf("ListCasesWithData = %+v, %v", listed, err)
+	}
+	if listed, err := c.ListCases(ctx, "working", 0); err != nil || len(listed) != 1 || listed[0].Data != nil {
+		t.Fatalf("ListCases = %+v, %v; want no data", listed, err)
+	}
+	if updated, err := c.UpdateCase(ctx, cases[0].ID, sdk.CaseUpdate{Status: "resolved"}); err != nil || updated.Status != "resolved" {
 		t.Fatalf("UpdateCase = %+v, %v", updated, err)
 	}
 	done := waitFor(t, ctx, c, inbox.ID, isStatus("succeeded"))

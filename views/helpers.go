@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ductor/ductor/app/auth"
+	"github.com/ductor/ductor/app/store"
 )
 
 func queryEscape(s string) string { return url.QueryEscape(s) }
@@ -23,6 +24,15 @@ func when(t *time.Time) string {
 }
 
 func at(t time.Time) string { return when(&t) }
+
+// nextRun is when a schedule acts next: none while it is paused (it
+// plans afresh from the time it is unpaused).
+func nextRun(sc store.Schedule) string {
+	if sc.Paused {
+		return "none while paused"
+	}
+	return when(sc.DueAt)
+}
 
 func join(s []string) string { return strings.Join(s, ", ") }
 

@@ -836,7 +836,7 @@ func caseCard(s ShellData, d InboxData, k InboxCase) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = jsonBlock("", k.Data, "").Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = jsonBlock("", k.Data, caseJSONURL(s.Tenant.Slug, k.ID)).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -247,7 +247,7 @@ func InspectorPage(s ShellData, d InspectorData) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = signalList(d).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = signalList(s, d).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -1820,7 +1820,7 @@ func nodeDetail(s ShellData, d InspectorData, n *NodeDetail) templ.Component {
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					templ_7745c5c3_Err = jsonBlock("", a.Output, "").Render(ctx, templ_7745c5c3_Buffer)
+					templ_7745c5c3_Err = jsonBlock("", a.Output, attemptJSONURL(s.Tenant.Slug, d.Run.ID, a.Attempt)).Render(ctx, templ_7745c5c3_Buffer)
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
@@ -2928,7 +2928,7 @@ func lineage(s ShellData, d InspectorData) templ.Component {
 	})
 }
 
-func signalList(d InspectorData) templ.Component {
+func signalList(s ShellData, d InspectorData) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -3029,7 +3029,7 @@ func signalList(d InspectorData) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = jsonBlock("", sg.Payload, "").Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = jsonBlock("", sg.Payload, signalJSONURL(s.Tenant.Slug, d.Run.ID, sg.RequestID)).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/jsonvalue"
 )
 
@@ -175,6 +176,21 @@ func runJSONURL(slug string, id uuid.UUID, part string) string {
 // nodeJSONURL is where a node's output downloads whole.
 func nodeJSONURL(slug string, id uuid.UUID, node string) string {
 	return runURL(slug, id) + "/json/nodes/" + url.PathEscape(node)
+}
+
+// attemptJSONURL is where an attempt's output downloads whole.
+func attemptJSONURL(slug string, id uuid.UUID, a engine.Attempt) string {
+	return nodeJSONURL(slug, id, a.Node) + "/attempts/" + strconv.Itoa(a.Generation) + "/" + strconv.Itoa(a.Attempt)
+}
+
+// signalJSONURL is where a signal's payload downloads whole.
+func signalJSONURL(slug string, id uuid.UUID, requestID string) string {
+	return runURL(slug, id) + "/json/signals?request_id=" + url.QueryEscape(requestID)
+}
+
+// caseJSONURL is where a case's data downloads whole.
+func caseJSONURL(slug string, id uuid.UUID) string {
+	return tenantURL(slug, "/inbox/cases/"+id.String()+"/data")
 }
 
 // previewDouble writes a double as the API does, with its fraction (2.0),

@@ -29,6 +29,8 @@ type Coordinator struct {
 	log       *slog.Logger
 	client    atomic.Pointer[river.Client[pgx.Tx]]
 	manifests sync.Map // manifest hash → *definition.Manifest
+	schemas   sync.Map // manifest hash → *definition.InputValidator
+	unserved  unservedGate
 	tenants   tenantCache
 	// Conflicts counts ticks that lost the record_version race.
 	Conflicts   atomic.Int64

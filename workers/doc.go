@@ -50,6 +50,14 @@
 // step jobs whose result was recorded but whose River completion was lost.
 // Every deadline is compared with the database's clock.
 //
+// A task nobody takes fails as no_worker after its schedule_to_start: a
+// bridge task no worker claimed (failUnstarted), or a task of the
+// server's own handlers whose step job is still available while no
+// process with the steps role has been seen alive working its queue
+// (failUnserved; those processes record themselves in step_worker every
+// few seconds, HeartbeatSteps), so a backlog behind live workers never
+// fails a task.
+//
 // River's defaults hand a job from one worker to the next in ~100 ms to
 // 1 s (a 100 ms fetch cooldown that also rate-limits insert notifications,
 // and a 1 s poll). Every queue here fetches with a 2 ms cooldown and polls

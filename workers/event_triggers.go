@@ -8,7 +8,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/expr"
 	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/app/store"
@@ -62,15 +61,6 @@ func (c *Coordinator) startOneTriggered(ctx context.Context, tx pgx.Tx, s *store
 }
 
 func (c *Coordinator) startFromEvent(ctx context.Context, tx pgx.Tx, s *store.Store, t store.EventTrigger, e store.Event, input any) error {
-	v, err := c.version(ctx, s, e.TenantID, t.Definition, 0)
-	if err != nil {
-		return err
-	}
-	if len(v.Manifest.InputSchema) > 0 {
-		if err := definition.ValidateInput(v.Manifest, input); err != nil {
-			return &expr.Error{Message: err.Error()}
-		}
-	}
 	_, created, err := c.startTx(ctx, tx, Trigger{
 		TenantID: e.TenantID, Definition: t.Definition, Input: input,
 		SearchAttributes: map[string]any{"event_id": e.ID.String(), "event": e.Name},

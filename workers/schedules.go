@@ -35,7 +35,8 @@ const (
 )
 
 // statusNotStarted is an action whose run could not be started (its
-// definition is not published, say); the schedule's last error says why.
+// definition is not published, or its input does not fit the input
+// schema); the action's error and the schedule's last error say why.
 const statusNotStarted = "not_started"
 
 // stateDuplicate answers an action at a time already acted on.
@@ -122,6 +123,9 @@ func (c *Coordinator) fire(ctx context.Context, tx pgx.Tx, sc store.Schedule, no
 	due := plan.Due(sc.ID, *sc.NextAt, now, sc.CatchupWindow, actionsPerPass)
 	p.adv.Missed = due.Missed
 	for _, t := range due.Act {
+		if p.sc.Paused {
+			break // paused by a failure of this pass
+		}
 		if _, err := c.act(ctx, p, t, SourceSchedule, sc.Overlap); err != nil {
 			return err
 		}
@@ -277,9 +281,7 @@ func (c *Coordinator) startAction(ctx context.Context, p *schedulePass, t time.T
 	}
 	run, _, err := c.startTx(ctx, p.tx, scheduledTrigger(sc, t))
 	if notStartable(err) {
-		p.adv.LastError = err.Error()
-		a.State, a.Status = store.ActionDone, statusNotStarted
-		return a, p.s.ScheduleActionDone(ctx, sc.TenantID, sc.ID, t, statusNotStarted)
+		return c.notStarted(ctx, p, a, err)
 	}
 	if err != nil {
 		return a, err
@@ -289,6 +291,25 @@ func (c *Coordinator) startAction(ctx context.Context, p *schedulePass, t time.T
 	p.adv.Actions++
 	p.adv.LastError = ""
 	return a, p.s.ScheduleActionStarted(ctx, sc.TenantID, sc.ID, t, run.ID)
+}
+
+// notStarted records an action whose run could not be started (its
+// definition or version is gone, or its input does not fit the input
+// schema): a failed action, with why, that pauses a pause_on_failure
+// schedule.
+func (c *Coordinator) notStarted(ctx context.Context, p *schedulePass, a store.ScheduleAction, why error) (store.ScheduleAction, error) {
+	sc := p.sc
+	p.adv.LastError = why.Error()
+	a.State, a.Status, a.Error = store.ActionDone, statusNotStarted, why.Error()
+	if err := p.s.ScheduleActionNotStarted(ctx, sc.TenantID, sc.ID, a.ScheduledAt, a.Error); err != nil {
+		return a, err
+	}
+	if !sc.PauseOnFailure || sc.Paused {
+		return a, nil
+	}
+	p.sc.Paused = true
+	note := fmt.Sprintf("paused: the action of %s started no run: %s", a.ScheduledAt.UTC().Format(time.RFC3339), a.Error)
+	return a, p.s.SchedulePause(ctx, sc.TenantID, sc.ID, note)
 }
 
 // scheduledTrigger is the run of a schedule's action at t: keyed by

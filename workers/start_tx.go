@@ -11,15 +11,19 @@ import (
 
 // startTx creates a run inside tx and wakes its first tick when tx
 // commits: what a schedule's action or an event trigger starts, in the
-// transaction that records why. A repeated idempotency key returns the
-// run it made, with created false. The run begins a trace of its own
-// (or joins t.Parent's). Under flow control, a run held back is not
-// woken, and one a cancel_newest rule refuses is created and cancelled
-// rather than refused.
+// transaction that records why. The input is checked against the
+// version's input_schema here, when the run starts. A repeated
+// idempotency key returns the run it made, with created false. The run
+// begins a trace of its own (or joins t.Parent's). Under flow control, a
+// run held back is not woken, and one a cancel_newest rule refuses is
+// created and cancelled rather than refused.
 func (c *Coordinator) startTx(ctx context.Context, tx pgx.Tx, t Trigger) (store.Run, bool, error) {
 	s := store.New(tx)
 	v, err := c.version(ctx, s, t.TenantID, t.Definition, t.Version)
 	if err != nil {
+		return store.Run{}, false, err
+	}
+	if err := c.checkInput(v, t.Input); err != nil {
 		return store.Run{}, false, err
 	}
 	c.manifests.Store(v.ManifestHash, v.Manifest)

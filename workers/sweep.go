@@ -89,11 +89,15 @@ func (c *Coordinator) SweepOnce(ctx context.Context) (int, error) {
 		if err != nil {
 			return err
 		}
+		unserved, err := c.failUnserved(ctx, tx, s)
+		if err != nil {
+			return err
+		}
 		var retagged int
 		if !c.PlainFIFO {
 			retagged, err = s.StepJobsRetag(ctx, stepQueues(), sweepBatch)
 		}
-		claimed = max(timers, lost, rescued, completed, due, expired, unstarted, retagged)
+		claimed = max(timers, lost, rescued, completed, due, expired, unstarted, unserved, retagged)
 		return err
 	})
 	return claimed, err

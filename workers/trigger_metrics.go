@@ -26,7 +26,7 @@ func newTriggerMetrics() *triggerMetrics {
 		}, []string{"outcome"}),
 		webhooks: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ductor_webhook_deliveries_total",
-			Help: "Inbound webhook deliveries by outcome: accepted, duplicate, bad_signature, stale_timestamp, invalid_body, not_found.",
+			Help: "Inbound webhook deliveries by outcome: accepted, duplicate, bad_signature, stale_timestamp, invalid_body, not_found, rate_limited (an address past its budget of failures).",
 		}, []string{"outcome"}),
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -49,9 +50,10 @@ func startCoordinator(t *testing.T, pool *pgxpool.Pool, handlers ...map[string]s
 
 // roles chooses what a test coordinator runs.
 type roles struct {
-	steps    bool
-	http     steps.HTTPOptions
-	handlers []map[string]steps.Handler
+	steps      bool
+	maxWorkers int // 0: the default
+	http       steps.HTTPOptions
+	handlers   []map[string]steps.Handler
 }
 
 func startWith(t *testing.T, pool *pgxpool.Pool, r roles) *workers.Coordinator {
@@ -75,7 +77,7 @@ func startWith(t *testing.T, pool *pgxpool.Pool, r roles) *workers.Coordinator {
 		}
 	}
 	client, err := workers.NewClient(pool, workers.Options{
-		Coordinator: true, Steps: r.steps, Logger: log, C: coord,
+		Coordinator: true, Steps: r.steps, MaxWorkers: r.maxWorkers, Logger: log, C: coord,
 		Executor: steps.NewExecutor(reg, r.http),
 	})
 	if err != nil {
@@ -88,7 +90,12 @@ func startWith(t *testing.T, pool *pgxpool.Pool, r roles) *workers.Coordinator {
 	swept := make(chan struct{})
 	go func() {
 		defer close(swept)
+		var beat sync.WaitGroup
+		if r.steps {
+			beat.Go(func() { workers.HeartbeatSteps(sweepCtx, pool, log) })
+		}
 		coord.Sweep(sweepCtx)
+		beat.Wait()
 	}()
 	t.Cleanup(func() {
 		stopSweep()

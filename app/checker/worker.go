@@ -103,11 +103,13 @@ func runWorker(raw string) error {
 	if err := client.Start(ctx); err != nil {
 		return err
 	}
-	swept := make(chan struct{})
+	swept, beat := make(chan struct{}), make(chan struct{})
 	go func() { defer close(swept); coord.Sweep(ctx) }()
+	go func() { defer close(beat); workers.HeartbeatSteps(ctx, pool, slog.New(slog.DiscardHandler)) }()
 	fmt.Println("ready")
 	<-ctx.Done()
 	<-swept
+	<-beat
 	stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_ = client.Stop(stopCtx)

@@ -60,7 +60,8 @@ func runApprovalDecide(ctx context.Context, env Env, args []string) error {
 
 func caseSubcommands() []subcommand {
 	return []subcommand{
-		{"list", "case list [--status S] [--limit N] [--output json|table]", "the tenant's human-loop cases", runCaseList},
+		{"list", "case list [--status S] [--limit N] [--include data] [--output json|table]", "the tenant's human-loop cases (their data only with --include data, each up to 64 KiB)", runCaseList},
+		{"get", "case get ID [--output json|table]", "one case whole, with its data", runCaseGet},
 		{"update", "case update ID [--status S] [--data JSON]", "set a case's status and data; the awaited status resumes its run", runCaseUpdate},
 	}
 }
@@ -71,8 +72,9 @@ func runCase(ctx context.Context, env Env, args []string) error {
 }
 
 func runCaseList(ctx context.Context, env Env, args []string) error {
-	fs := newFlags("case list [--status S] [--limit N] [--output json|table]", env)
-	q := queryFlags(fs, "status", "only cases with this status", "limit", "cases at most")
+	fs := newFlags("case list [--status S] [--limit N] [--include data] [--output json|table]", env)
+	q := queryFlags(fs, "status", "only cases with this status", "limit", "cases at most",
+		"include", "data: each case's data too (a larger one than 64 KiB is left out and named in truncated)")
 	out := outputFlag(fs, env)
 	if _, err := fs.parseArgs(args); err != nil {
 		return err
@@ -82,6 +84,17 @@ func runCaseList(ctx context.Context, env Env, args []string) error {
 		for _, c := range asObj(v).list("cases") {
 			t.add(c["id"], c["run_id"], c["node"], c["title"], c["status"], c["awaiting_status"], c["updated_at"])
 		}
+		return t
+	})
+}
+
+func runCaseGet(ctx context.Context, env Env, args []string) error {
+	return getOne(ctx, env, args, "case get ID [--output json|table]", func(id string) string {
+		return "/api/v1/cases/" + url.PathEscape(id)
+	}, func(v any) *table {
+		c := asObj(v)
+		t := &table{header: []string{"ID", "RUN", "NODE", "TITLE", "STATUS", "AWAITING", "DATA"}}
+		t.add(c["id"], c["run_id"], c["node"], c["title"], c["status"], c["awaiting_status"], c["data"])
 		return t
 	})
 }

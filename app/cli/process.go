@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -121,31 +122,21 @@ func (p process) startWorkers(ctx context.Context, coord *workers.Coordinator, p
 		return nil, fmt.Errorf("start workers: %w", err)
 	}
 	sweepCtx, stopSweep := context.WithCancel(context.WithoutCancel(ctx))
-	swept, scheduled := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(swept)
-		if p.cfg.Roles.Has(config.RoleCoordinator) {
-			coord.Sweep(sweepCtx)
-		}
-	}()
-	go func() {
-		defer close(scheduled)
-		if p.cfg.Roles.Has(config.RoleCoordinator) {
-			coord.RunSchedules(sweepCtx)
-		}
-	}()
-	pruned := make(chan struct{})
-	go func() {
-		defer close(pruned)
-		if pruner != nil {
-			pruner.Run(sweepCtx)
-		}
-	}()
+	var loops sync.WaitGroup
+	if p.cfg.Roles.Has(config.RoleCoordinator) {
+		loops.Go(func() { coord.Sweep(sweepCtx) })
+		loops.Go(func() { coord.RunSchedules(sweepCtx) })
+		loops.Go(func() { workers.DeleteExpiredLogins(sweepCtx, p.pool, p.log) })
+	}
+	if p.cfg.Roles.Has(config.RoleSteps) {
+		loops.Go(func() { workers.HeartbeatSteps(sweepCtx, p.pool, p.log) })
+	}
+	if pruner != nil {
+		loops.Go(func() { pruner.Run(sweepCtx) })
+	}
 	return func() {
 		stopSweep()
-		<-swept
-		<-scheduled
-		<-pruned
+		loops.Wait()
 		stopCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		defer cancel()
 		if err := client.Stop(stopCtx); err != nil && !errors.Is(err, context.Canceled) {

@@ -260,6 +260,14 @@ func TestVerbs(t *testing.T) {
 		b.waitFor(t, id, status("waiting"))
 		kase := find(t, b.json(t, "case", "list"), "cases", id)
 		b.ductor(t, "case", "update", kase, "--status", "working", "--data", `{"note": "on it"}`)
+		if got := b.json(t, "case", "get", kase); got["data"].(map[string]any)["note"] != "on it" {
+			t.Fatalf("case get = %v", got)
+		}
+		for _, c := range b.json(t, "case", "list", "--include", "data")["cases"].([]any) {
+			if c := c.(map[string]any); c["id"] == kase && c["data"].(map[string]any)["note"] != "on it" {
+				t.Fatalf("case list --include data = %v", c)
+			}
+		}
 		if run := b.json(t, "run", "get", id); run["status"] != "waiting" {
 			t.Fatalf("a case set to working resumed its run: %v", run)
 		}

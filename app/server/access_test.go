@@ -109,6 +109,7 @@ type routeCase struct {
 	public bool              // outside any tenant: nothing to isolate
 	signed bool              // called by other systems, cross-site by design, with a signature for credential
 	params map[string]string // path parameters besides :tenant
+	query  string            // ?query of the request, if any
 	form   url.Values
 }
 
@@ -141,6 +142,10 @@ func (f twoTenants) routeCases() map[string]routeCase {
 		"GET /t/:tenant/runs/:id/live":             {params: runA},
 		"GET /t/:tenant/runs/:id/json/:part":       {params: map[string]string{"id": f.runA.ID.String(), "part": "input"}},
 		"GET /t/:tenant/runs/:id/json/nodes/:node": {params: map[string]string{"id": f.runA.ID.String(), "node": "a"}},
+		"GET /t/:tenant/runs/:id/json/nodes/:node/attempts/:generation/:attempt": {
+			params: map[string]string{"id": f.runA.ID.String(), "node": "a", "generation": "0", "attempt": "1"}},
+		"GET /t/:tenant/runs/:id/json/signals":     {params: runA, query: "?request_id=sig-a"},
+		"GET /t/:tenant/inbox/cases/:id/data":      {params: map[string]string{"id": f.caseA.String()}},
 		"POST /t/:tenant/runs/:id/cancel":          {params: runA, form: url.Values{"reason": {"stolen"}}},
 		"POST /t/:tenant/runs/:id/signal":          {params: runA, form: url.Values{"name": {"stolen"}}},
 		"POST /t/:tenant/runs/:id/continue-as-new": {params: runA},
@@ -166,6 +171,7 @@ func (f twoTenants) routeCases() map[string]routeCase {
 		"GET /t/:tenant/schedules/:id":             {params: map[string]string{"id": "sched-a"}},
 		"POST /t/:tenant/schedules/:id/pause":      {params: map[string]string{"id": "sched-a"}, form: url.Values{"paused": {"true"}}},
 		"POST /t/:tenant/schedules/:id/trigger":    {params: map[string]string{"id": "sched-a"}},
+		"POST /t/:tenant/schedules/:id/delete":     {params: map[string]string{"id": "sched-del"}},
 		"GET /t/:tenant/webhooks":                  {},
 		"POST /t/:tenant/webhooks":                 {form: url.Values{"id": {"stolen"}, "event": {"x"}}},
 		"POST /t/:tenant/webhooks/:id/rotate":      {params: map[string]string{"id": "hook-a"}},
@@ -191,7 +197,7 @@ func (f twoTenants) pathFor(r *echo.Route, tenant string, c routeCase) string {
 	for k, v := range c.params {
 		p = strings.Replace(p, ":"+k, v, 1)
 	}
-	return p
+	return p + c.query
 }
 
 // Tenant B's owner gets 404 and none of A's data on every tenant route

@@ -40,7 +40,7 @@ type apiBundle struct {
 	pool       *pgxpool.Pool
 }
 
-func setupAPI(t *testing.T) *apiBundle {
+func setupAPI(t *testing.T, opts ...func(*Deps)) *apiBundle {
 	t.Helper()
 	pool := testdb.Schema(t)
 	log := slog.New(slog.DiscardHandler)
@@ -48,7 +48,11 @@ func setupAPI(t *testing.T) *apiBundle {
 	s := store.New(pool)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(coord.Collectors()...)
-	server := New(Deps{Pool: pool, Store: s, Logger: log, Registry: reg, API: true, Runs: coord, ValidateInput: NewInputValidator(), Secrets: testBox(t)})
+	d := Deps{Pool: pool, Store: s, Logger: log, Registry: reg, API: true, Runs: coord, ValidateInput: NewInputValidator(), Secrets: testBox(t)}
+	for _, o := range opts {
+		o(&d)
+	}
+	server := New(d)
 	srv := httptest.NewServer(server)
 	t.Cleanup(srv.Close)
 	b := &apiBundle{srv: srv, store: s, runs: coord, pool: pool}
@@ -385,7 +389,12 @@ func startWorkers(t *testing.T, pool *pgxpool.Pool, log *slog.Logger) *workers.C
 	if err := client.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	beatCtx, stopBeat := context.WithCancel(context.Background())
+	beat := make(chan struct{})
+	go func() { defer close(beat); workers.HeartbeatSteps(beatCtx, pool, log) }()
 	t.Cleanup(func() {
+		stopBeat()
+		<-beat
 		stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		_ = client.StopAndCancel(stopCtx)

@@ -189,8 +189,10 @@ func TestWebhookDeliveryStartsARun(t *testing.T) {
 	if err != nil || len(runs) != 1 || runs[0].State.Input.(map[string]any)["id"] != "o-1" {
 		t.Fatalf("runs = %+v, %v; want one with the delivery's body", runs, err)
 	}
+	// The first failure after a success is written; the two after it are
+	// counted with the next write.
 	_, got := b.call(t, "GET", "/api/v1/webhooks/shop", b.keyA, "")
-	if last, _ := got["last_delivery"].(map[string]any); last["outcome"] != "stale_timestamp" || got["deliveries"] != 5.0 || got["secret"] != nil {
+	if last, _ := got["last_delivery"].(map[string]any); last["outcome"] != "bad_signature" || got["deliveries"] != 3.0 || got["secret"] != nil {
 		t.Errorf("webhook after deliveries = %v", got)
 	}
 	_, rotated := b.call(t, "POST", "/api/v1/webhooks/shop/rotate", b.keyA, "")
@@ -202,6 +204,9 @@ func TestWebhookDeliveryStartsARun(t *testing.T) {
 		if code, out := deliver(t, url, body, signed(s, fmt.Sprintf("msg_r%d", i), now, body)); code != 202 {
 			t.Errorf("delivery signed with secret %d after rotation = %d %s", i, code, out)
 		}
+	}
+	if _, got := b.call(t, "GET", "/api/v1/webhooks/shop", b.keyA, ""); got["deliveries"] != 7.0 {
+		t.Errorf("deliveries after two more = %v, want 7 (every one counted)", got["deliveries"])
 	}
 }
 
@@ -219,5 +224,59 @@ func TestGitHubWebhook(t *testing.T) {
 	h["X-Hub-Signature-256"] = webhook.SignGitHub("wrong", []byte(body))
 	if code, _ := deliver(t, url, body, h); code != 401 {
 		t.Errorf("wrong GitHub signature = %d", code)
+	}
+}
+
+// A schedule's input is checked again when it fires: after the definition
+// is republished with a schema its input no longer fits, each action is a
+// failed action naming why, starts no run and, with pause_on_failure,
+// pauses the schedule.
+func TestScheduleInputCheckedWhenItFires(t *testing.T) {
+	t.Parallel()
+	b := setupAPI(t)
+	const v1 = "key: greet\ninput_schema: {type: object, properties: {n: {type: integer}}}\nsteps:\n  - {ref: a, type: transform, with: {expr: 'input'}}\n"
+	const v2 = "key: greet\ninput_schema: {type: object, required: [name], properties: {name: {type: string}}}\nsteps:\n  - {ref: a, type: transform, with: {expr: 'input.name'}}\n"
+	testdb.Definition(t, b.store, b.tenantA.ID, v1)
+	for _, sc := range []string{
+		`{"id": "greet-now", "definition": "greet", "spec": {"interval": "1h"}, "input": {"n": 1}}`,
+		`{"id": "greet-often", "definition": "greet", "spec": {"interval": "1s"}, "input": {"n": 1}, "pause_on_failure": true}`,
+	} {
+		if code, body := b.call(t, "POST", "/api/v1/schedules", b.keyA, sc); code != 201 {
+			t.Fatalf("create = %d %v", code, body)
+		}
+	}
+	testdb.Definition(t, b.store, b.tenantA.ID, v2)
+
+	code, trig := b.call(t, "POST", "/api/v1/schedules/greet-now/trigger", b.keyA, "")
+	action, _ := trig["action"].(map[string]any)
+	if code != 200 || action["status"] != "not_started" || action["run_id"] != nil || !strings.Contains(fmt.Sprint(action["error"]), "missing property 'name'") {
+		t.Fatalf("trigger = %d %v, want a not_started action naming the missing property", code, trig)
+	}
+
+	deadline := time.Now().Add(20 * time.Second)
+	var got map[string]any
+	for {
+		if _, err := b.runs.SchedulesOnce(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		_, got = b.call(t, "GET", "/api/v1/schedules/greet-often", b.keyA, "")
+		if got["paused"] == true || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond) // poll interval
+	}
+	last, _ := got["last_action"].(map[string]any)
+	if got["paused"] != true || !strings.Contains(fmt.Sprint(got["note"]), "input_schema") {
+		t.Fatalf("schedule = %v, want paused with a note naming the input_schema", got)
+	}
+	if last["status"] != "not_started" || last["source"] != "schedule" || !strings.Contains(fmt.Sprint(last["error"]), "input_schema") {
+		t.Errorf("last action = %v, want not_started with the validation message", last)
+	}
+	if recent, _ := got["recent_actions"].([]any); len(recent) != 1 {
+		t.Errorf("recent actions = %v, want the one that paused it", recent)
+	}
+	runs, err := b.store.RunList(context.Background(), b.tenantA.ID, store.RunFilter{Definition: "greet", Limit: 10})
+	if err != nil || len(runs) != 0 {
+		t.Errorf("runs = %d (%v), want none", len(runs), err)
 	}
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -41,7 +42,8 @@ func waitingIsolationCases(t *testing.T, b *apiBundle, runID string) (map[string
 		"POST /api/v1/events":                 {"/api/v1/events", `{"name": "go"}`, 202},
 		"GET /api/v1/approvals":               {"/api/v1/approvals", "", 200},
 		"POST /api/v1/approvals/:id/decision": {"/api/v1/approvals/" + approval.String() + "/decision", `{"decision": "approve"}`, 404},
-		"GET /api/v1/cases":                   {"/api/v1/cases", "", 200},
+		"GET /api/v1/cases":                   {"/api/v1/cases?include=data", "", 200},
+		"GET /api/v1/cases/:id":               {"/api/v1/cases/" + kase.String(), "", 404},
 		"PATCH /api/v1/cases/:id":             {"/api/v1/cases/" + kase.String(), `{"status": "resolved"}`, 404},
 	}, []string{approval.String(), kase.String(), "secret approval", "secret case"}
 }
@@ -265,5 +267,61 @@ steps:
 	run := b.waitStatus(t, id)
 	if run["status"] != "succeeded" || run["output"].(map[string]any)["review"].(map[string]any)["note"] != "all" {
 		t.Errorf("run %v", run)
+	}
+}
+
+// The case list shows summaries: no data unless ?include=data, and then
+// none larger than the cap (named in truncated); GET on one case has it
+// whole.
+func TestCaseListShowsSummaries(t *testing.T) {
+	t.Parallel()
+	b := setupAPI(t)
+	b.publish(t, noopManifest("hl", "only"))
+	run, err := uuid.Parse(b.startRun(t, "hl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	big := strings.Repeat("x", MaxIncludedBytes)
+	for name, note := range map[string]string{"small": "short", "big": big} {
+		id := store.CaseID(run.String() + ":" + name)
+		if err := b.store.CaseCreate(ctx, store.Case{TenantID: b.tenantA.ID, ID: id, RunID: run, Node: "only", Title: name, AwaitingStatus: "done"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.store.CaseUpdate(ctx, b.tenantA.ID, id, store.CaseChange{Data: map[string]any{"note": note}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	byTitle := func(path string) map[string]map[string]any {
+		t.Helper()
+		code, list := b.call(t, "GET", path, b.keyA, "")
+		cases, _ := list["cases"].([]any)
+		if code != 200 || len(cases) != 2 {
+			t.Fatalf("GET %s = %d %v", path, code, list)
+		}
+		out := map[string]map[string]any{}
+		for _, c := range cases {
+			out[c.(map[string]any)["title"].(string)] = c.(map[string]any)
+		}
+		return out
+	}
+	for title, c := range byTitle("/api/v1/cases") {
+		if _, ok := c["data"]; ok || c["truncated"] != nil || c["status"] != "open" {
+			t.Errorf("%s in the list = %v, want no data", title, c)
+		}
+	}
+	with := byTitle("/api/v1/cases?include=data")
+	if d, _ := with["small"]["data"].(map[string]any); d["note"] != "short" || with["small"]["truncated"] != nil {
+		t.Errorf("small with include=data = %v", with["small"])
+	}
+	if _, ok := with["big"]["data"]; ok || fmt.Sprint(with["big"]["truncated"]) != "[data]" {
+		t.Errorf("big with include=data = data %v, truncated %v; want it left out and named", ok, with["big"]["truncated"])
+	}
+	code, whole := b.call(t, "GET", "/api/v1/cases/"+with["big"]["id"].(string), b.keyA, "")
+	if d, _ := whole["data"].(map[string]any); code != 200 || d["note"] != big {
+		t.Errorf("GET the big case = %d, data of %d characters", code, len(fmt.Sprint(d["note"])))
+	}
+	if code, _ := b.call(t, "GET", "/api/v1/cases?include=input", b.keyA, ""); code != 400 {
+		t.Errorf("include=input = %d, want 400", code)
 	}
 }

@@ -9,18 +9,57 @@ import (
 	"github.com/ductor/ductor/workers"
 )
 
-// handleCaseList lists the tenant's human-loop cases; ?status= filters.
+// CaseSummaryJSON is a case as lists show it: without its data unless
+// ?include=data asks for it, and then only up to MaxIncludedBytes (a
+// larger one is left out and named in truncated, for GET /cases/{id} to
+// fetch whole).
+type CaseSummaryJSON struct {
+	store.Case
+	Data      any      `json:"data,omitempty"`
+	Truncated []string `json:"truncated,omitempty"`
+}
+
+// handleCaseList lists the tenant's human-loop cases as summaries;
+// ?status= filters, ?include=data adds each case's data.
 func handleCaseList(s *store.Store) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		limit, err := limitParam(c)
 		if err != nil {
 			return err
 		}
-		list, err := s.CaseList(c.Request().Context(), tenantOf(c), store.CaseFilter{Status: c.QueryParam("status"), Limit: limit})
+		include, err := includeOf(c, []string{"data"})
 		if err != nil {
 			return err
 		}
-		return c.JSON(http.StatusOK, map[string]any{"cases": list})
+		list, err := s.CaseSummaries(c.Request().Context(), tenantOf(c), store.CaseSummaryFilter{
+			Status: c.QueryParam("status"), Limit: limit, WithData: include["data"], MaxDataBytes: MaxIncludedBytes,
+		})
+		if err != nil {
+			return err
+		}
+		out := make([]CaseSummaryJSON, len(list))
+		for i, k := range list {
+			out[i] = CaseSummaryJSON{Case: k.Case, Data: k.Data}
+			if k.DataLeftOut {
+				out[i].Truncated = []string{"data"}
+			}
+		}
+		return c.JSON(http.StatusOK, map[string]any{"cases": out})
+	}
+}
+
+// handleCaseGet shows one case whole, its data included.
+func handleCaseGet(s *store.Store) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id, err := pathUUID(c, "id", "case")
+		if err != nil {
+			return err
+		}
+		k, err := s.CaseGet(c.Request().Context(), tenantOf(c), id)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, k)
 	}
 }
 

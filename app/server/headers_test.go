@@ -19,7 +19,7 @@ func TestSecurityHeadersOnEveryPage(t *testing.T) {
 	b.publish(t, "key: hdr\nsteps:\n  - {ref: a, type: task, with: {handler: builtin.noop}}\n")
 	run := b.start(t, workers.Trigger{Definition: "hdr", Input: map[string]any{}})
 	b.waitStatus(t, run, engine.RunSucceeded)
-	fill := strings.NewReplacer(":tenant", b.tenant.Slug, ":id", run.String(), ":key", "hdr", ":part", "input", ":node", "a")
+	fill := strings.NewReplacer(":tenant", b.tenant.Slug, ":id", run.String(), ":key", "hdr", ":part", "input", ":node", "a", ":generation", "0", ":attempt", "1")
 
 	var paths []string
 	for _, r := range New(Deps{API: true, Web: true}).echo.Routes() {

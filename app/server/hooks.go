@@ -8,8 +8,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"time"
 
-	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/ductor/ductor/app/apperr"
@@ -27,25 +27,49 @@ const (
 	deliveryBadSignature = "bad_signature"
 	deliveryStale        = "stale_timestamp"
 	deliveryInvalidBody  = "invalid_body"
+	deliveryNotFound     = "not_found"
+	deliveryRateLimited  = "rate_limited"
 )
 
 // hooks receives webhook deliveries: no API key, the signature is the
-// credential.
+// credential. Failed deliveries (unknown webhook, bad, missing or stale
+// signature) are counted per client address as failed authentications
+// are: past the budget the address gets 429 with Retry-After before any
+// lookup. Failed results are written to their webhook sparingly (see
+// deliveryRecorder).
 type hooks struct {
-	store *store.Store
-	runs  *workers.Coordinator
-	box   *secrets.Box
-	log   *slog.Logger
+	store    *store.Store
+	runs     *workers.Coordinator
+	box      *secrets.Box
+	log      *slog.Logger
+	failures *failureLimiter
+	recorder *deliveryRecorder
+}
+
+func newHooks(d Deps) hooks {
+	return hooks{
+		store: d.Store, runs: d.Runs, box: d.Secrets, log: d.Logger,
+		failures: newFailureLimiter(d.AuthFailuresPerMinute, d.AuthFailureBurst),
+		recorder: newDeliveryRecorder(failedRecordEvery),
+	}
 }
 
 // handleHookDelivery verifies a delivery to /hooks/{tenant slug}/{id} and
 // turns it into an event of the webhook's name: 202 {"event_id"}; a
 // repeated delivery id answers 200 with the first event and makes no
 // other; a bad, missing or stale signature is 401; a body that is not
-// JSON is 400.
+// JSON is 400; an address past its budget of failures is 429.
 func (h hooks) handleHookDelivery(c echo.Context) error {
-	ctx := c.Request().Context()
+	ctx, addr := c.Request().Context(), clientAddr(c.Request())
+	if err := h.failures.check(c, addr); err != nil {
+		h.runs.WebhookDelivered(deliveryRateLimited)
+		return err
+	}
 	w, err := h.find(ctx, c.Param("tenant"), c.Param("id"))
+	if apperr.Is(err, apperr.NotFound) {
+		h.failures.fail(addr)
+		h.runs.WebhookDelivered(deliveryNotFound)
+	}
 	if err != nil {
 		return err
 	}
@@ -62,12 +86,13 @@ func (h hooks) handleHookDelivery(c echo.Context) error {
 		if errors.Is(err, webhook.ErrStale) {
 			outcome = deliveryStale
 		}
-		h.record(ctx, w, outcome, http.StatusUnauthorized, nil)
+		h.failures.fail(addr)
+		h.recordFailure(ctx, w, outcome, http.StatusUnauthorized)
 		return apperr.New(apperr.Unauthorized, "webhook signature: %v", err)
 	}
 	data, err := jsonvalue.Decode(body)
 	if err != nil {
-		h.record(ctx, w, deliveryInvalidBody, http.StatusBadRequest, nil)
+		h.recordFailure(ctx, w, deliveryInvalidBody, http.StatusBadRequest)
 		return apperr.New(apperr.Invalid, "the delivery's body is not JSON")
 	}
 	return h.publish(c, w, id, body, data)
@@ -130,15 +155,25 @@ func (h hooks) publish(c echo.Context, w store.Webhook, id string, body []byte, 
 	if !created {
 		outcome, status = deliveryDuplicate, http.StatusOK
 	}
-	h.record(ctx, w, outcome, status, &e.ID)
+	h.runs.WebhookDelivered(outcome)
+	n := h.recorder.succeeded(hookKey{w.TenantID, w.ID}, time.Now())
+	h.write(ctx, w, store.Delivery{Outcome: outcome, Status: status, EventID: &e.ID, Count: n})
 	return c.JSON(status, map[string]any{"event_id": e.ID, "duplicate": !created})
 }
 
-// record keeps a delivery's result on the webhook and counts it; failing
-// to record it is logged, not answered.
-func (h hooks) record(ctx context.Context, w store.Webhook, outcome string, status int, eventID *uuid.UUID) {
+// recordFailure counts a failed delivery and writes it to the webhook
+// when the recorder says so.
+func (h hooks) recordFailure(ctx context.Context, w store.Webhook, outcome string, status int) {
 	h.runs.WebhookDelivered(outcome)
-	if err := h.store.WebhookDelivered(ctx, w.TenantID, w.ID, outcome, status, eventID); err != nil {
+	if ok, n := h.recorder.failed(hookKey{w.TenantID, w.ID}, time.Now()); ok {
+		h.write(ctx, w, store.Delivery{Outcome: outcome, Status: status, Count: n})
+	}
+}
+
+// write keeps a delivery's result on the webhook; failing to is logged,
+// not answered.
+func (h hooks) write(ctx context.Context, w store.Webhook, d store.Delivery) {
+	if err := h.store.WebhookDelivered(ctx, w.TenantID, w.ID, d); err != nil {
 		h.log.WarnContext(ctx, "record a webhook delivery", "webhook_id", w.ID, "err", err)
 	}
 }

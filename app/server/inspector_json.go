@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -46,6 +49,78 @@ func handleRunJSON(s *store.Store) echo.HandlerFunc {
 		}
 		return sendJSONFile(c, fmt.Sprintf("run-%s-%s.json", run.ID, name), value)
 	}
+}
+
+// handleAttemptJSON downloads one attempt's output whole
+// (/json/nodes/:node/attempts/:generation/:attempt).
+func handleAttemptJSON(s *store.Store) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ctx, v := c.Request().Context(), viewerOf(c)
+		id, err := pathUUID(c, "id", "run")
+		if err != nil {
+			return err
+		}
+		gen, err1 := strconv.Atoi(c.Param("generation"))
+		n, err2 := strconv.Atoi(c.Param("attempt"))
+		if err1 != nil || err2 != nil {
+			return apperr.New(apperr.NotFound, "attempt not found")
+		}
+		node := c.Param("node")
+		value, err := s.AttemptOutput(ctx, v.Tenant.ID, id, node, gen, n)
+		if err != nil {
+			return err
+		}
+		return sendJSONFile(c, fmt.Sprintf("run-%s-%s-%d-%d-output.json", id, fileSafe(node), gen, n), value)
+	}
+}
+
+// handleSignalJSON downloads the payload of a signal the run holds
+// (/json/signals?request_id=).
+func handleSignalJSON(s *store.Store) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ctx, v := c.Request().Context(), viewerOf(c)
+		id, err := pathUUID(c, "id", "run")
+		if err != nil {
+			return err
+		}
+		value, err := s.SignalPayload(ctx, v.Tenant.ID, id, c.QueryParam("request_id"))
+		if err != nil {
+			return err
+		}
+		return sendJSONFile(c, fmt.Sprintf("run-%s-signal-payload.json", id), value)
+	}
+}
+
+// handleCaseJSON downloads a case's data whole, for whom the inbox shows
+// the case: its assignees.
+func handleCaseJSON(s *store.Store) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ctx, v := c.Request().Context(), viewerOf(c)
+		id, err := pathUUID(c, "id", "case")
+		if err != nil {
+			return err
+		}
+		k, err := s.CaseGet(ctx, v.Tenant.ID, id)
+		if err != nil {
+			return err
+		}
+		who := store.Audience(v.User.Email, string(v.Role))
+		if !slices.ContainsFunc(k.Assignees, func(a string) bool { return slices.Contains(who, a) }) {
+			return apperr.New(apperr.Forbidden, "this case is not assigned to you")
+		}
+		return sendJSONFile(c, fmt.Sprintf("case-%s-data.json", k.ID), k.Data)
+	}
+}
+
+// fileSafe keeps a name's letters, digits, dots, dashes and underscores
+// for a file name.
+func fileSafe(name string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '.' || r == '-' || r == '_' || ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z') || ('0' <= r && r <= '9') {
+			return r
+		}
+		return '_'
+	}, name)
 }
 
 // sendJSONFile answers value as a JSON attachment.

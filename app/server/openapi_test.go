@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -354,6 +355,10 @@ func TestOpenAPIDescribesTheAnswers(t *testing.T) {
 		{route: "POST /api/v1/approvals/{id}/decision", path: "/api/v1/approvals/" + approval + "/decision", body: `{"decision": "approve"}`},
 		{route: "POST /api/v1/approvals/{id}/decision", path: "/api/v1/approvals/" + approval + "/decision", body: `{"decision": "maybe"}`},
 		{route: "GET /api/v1/cases", path: "/api/v1/cases"},
+		{route: "GET /api/v1/cases", path: "/api/v1/cases?include=data"},
+		{route: "GET /api/v1/cases", path: "/api/v1/cases?include=input"},
+		{route: "GET /api/v1/cases/{id}", path: "/api/v1/cases/" + kase},
+		{route: "GET /api/v1/cases/{id}", path: "/api/v1/cases/" + uuid.NewString()},
 		{route: "PATCH /api/v1/cases/{id}", path: "/api/v1/cases/" + kase, body: `{"status": "working", "data": {"note": "n"}}`},
 		{route: "POST /api/v1/compile", path: "/api/v1/compile", body: ordersJSON},
 		{route: "POST /api/v1/compile", path: "/api/v1/compile", contentType: "application/yaml", body: ordersYAML},

@@ -26,7 +26,7 @@ func routes(e *echo.Echo, d Deps) {
 		e.GET("/api/v1/openapi.json", handleOpenAPI()) // documentation: no key needed
 		e.GET(definition.SchemaPath, handleDefinitionSchema())
 		apiRoutes(e.Group("/api/v1", bodyLimit(MaxBodyBytes), apiKeyAuth(d.Store, newFailureLimiter(d.AuthFailuresPerMinute, d.AuthFailureBurst)), rateLimit(d.APIRate)), d)
-		h := hooks{store: d.Store, runs: d.Runs, box: d.Secrets, log: d.Logger}
+		h := newHooks(d)
 		e.POST("/hooks/:tenant/:id", h.handleHookDelivery, bodyLimit(MaxBodyBytes)) // signed: no API key
 	}
 	if d.Web {

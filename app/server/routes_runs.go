@@ -15,6 +15,8 @@ func runPages(t *echo.Group, d Deps) {
 	t.GET("/runs/:id/live", handleInspectorLive(d.Store), need(auth.PermView))
 	t.GET("/runs/:id/json/:part", handleRunJSON(d.Store), need(auth.PermView))
 	t.GET("/runs/:id/json/nodes/:node", handleRunJSON(d.Store), need(auth.PermView))
+	t.GET("/runs/:id/json/nodes/:node/attempts/:generation/:attempt", handleAttemptJSON(d.Store), need(auth.PermView))
+	t.GET("/runs/:id/json/signals", handleSignalJSON(d.Store), need(auth.PermView))
 	t.POST("/runs/:id/cancel", handleRunCancelForm(d.Store, d.Runs), operate)
 	t.POST("/runs/:id/signal", handleRunSignalForm(d.Store, d.Runs), operate)
 	t.POST("/runs/:id/continue-as-new", handleRunContinueForm(d.Store, d.Runs), operate)
@@ -23,4 +25,5 @@ func runPages(t *echo.Group, d Deps) {
 	t.GET("/inbox", handleInbox(d.Store, d.Runs), need(auth.PermView))
 	t.POST("/inbox/approvals/:id", handleApprovalDecide(d.Store, d.Runs), approve)
 	t.POST("/inbox/cases/:id", handleCaseSave(d.Store, d.Runs), approve)
+	t.GET("/inbox/cases/:id/data", handleCaseJSON(d.Store), need(auth.PermView))
 }

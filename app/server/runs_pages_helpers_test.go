@@ -186,6 +186,15 @@ func runPagesFixture(t *testing.T, s *store.Store, tenant store.Tenant, run stor
 	if err := s.RunNodesUpsert(ctx, tenant.ID, run.ID, []*engine.Node{failed}); err != nil {
 		t.Fatal(err)
 	}
+	// An attempt of a with an output, and a signal with a payload, to
+	// download.
+	if _, err := s.DB().Exec(ctx, `INSERT INTO run_attempt (tenant_id, run_id, node, generation, attempt, started_at, finished_at, output)
+		VALUES ($1, $2, 'a', 0, 1, now(), now(), '{"secret": "attempt output"}')`, tenant.ID, run.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SignalAdd(ctx, tenant.ID, run.ID, run.ID, engine.Signal{RequestID: "sig-a", Name: "go", Payload: map[string]any{"secret": "payload"}}); err != nil {
+		t.Fatal(err)
+	}
 	approval, kase = store.ApprovalID(run.ID.String()+":a"), store.CaseID(run.ID.String()+":a")
 	if err := s.ApprovalOpen(ctx, store.Approval{TenantID: tenant.ID, ID: approval, RunID: run.ID, Node: "a",
 		Title: "secret approval", Approvers: []string{email}}); err != nil {

@@ -29,8 +29,13 @@ type RunSummaryJSON struct {
 	Truncated []string `json:"truncated,omitempty"`
 }
 
-// includeParam reads ?include=a,b.
+// includeParam reads a run list's ?include=a,b.
 func includeParam(c echo.Context) (map[string]bool, error) {
+	return includeOf(c, includable)
+}
+
+// includeOf reads ?include=a,b, each among allowed.
+func includeOf(c echo.Context, includable []string) (map[string]bool, error) {
 	out := map[string]bool{}
 	for _, v := range strings.Split(c.QueryParam("include"), ",") {
 		if v = strings.TrimSpace(v); v == "" {

@@ -1,12 +1,14 @@
 package server
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
 	"net/http"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/ductor/ductor/app/apperr"
@@ -181,17 +183,23 @@ func handleScheduleGet(s *store.Store) echo.HandlerFunc {
 // definition declares is removed from the document instead.
 func handleScheduleDelete(s *store.Store) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		ctx := c.Request().Context()
-		sc, err := s.ScheduleGet(ctx, tenantOf(c), c.Param("id"))
-		if err != nil {
+		id := c.Param("id")
+		if err := deleteSchedule(c.Request().Context(), s, tenantOf(c), id); err != nil {
 			return err
 		}
-		if sc.Owned {
-			return apperr.New(apperr.Conflict, "schedule %s is declared by definition %s: remove it from the document's triggers", sc.ID, sc.Definition)
-		}
-		if err := s.ScheduleDelete(ctx, sc.TenantID, sc.ID); err != nil {
-			return err
-		}
-		return c.JSON(http.StatusOK, map[string]any{"id": sc.ID, "deleted": true})
+		return c.JSON(http.StatusOK, map[string]any{"id": id, "deleted": true})
 	}
+}
+
+// deleteSchedule deletes a schedule made through the API or the
+// dashboard; one its definition declares is refused.
+func deleteSchedule(ctx context.Context, s *store.Store, tenantID uuid.UUID, id string) error {
+	sc, err := s.ScheduleGet(ctx, tenantID, id)
+	if err != nil {
+		return err
+	}
+	if sc.Owned {
+		return apperr.New(apperr.Conflict, "schedule %s is declared by definition %s: remove it from the document's triggers", sc.ID, sc.Definition)
+	}
+	return s.ScheduleDelete(ctx, sc.TenantID, sc.ID)
 }

@@ -24,6 +24,7 @@ func triggerPages(t *echo.Group, d Deps) {
 	t.GET("/schedules/:id", handleSchedulePage(d.Store), need(auth.PermView))
 	t.POST("/schedules/:id/pause", handleSchedulePauseForm(d.Runs), write)
 	t.POST("/schedules/:id/trigger", handleScheduleTriggerForm(d.Store, d.Runs), write)
+	t.POST("/schedules/:id/delete", handleScheduleDeleteForm(d.Store), write)
 	manage := need(auth.PermWebhooksManage)
 	t.GET("/webhooks", handleWebhooksPage(d), need(auth.PermView))
 	t.POST("/webhooks", handleWebhookCreateForm(d), manage)
@@ -125,5 +126,15 @@ func handleScheduleTriggerForm(s *store.Store, runs *workers.Coordinator) echo.H
 			msg += ", run " + a.RunID.String()
 		}
 		return renderSchedule(c, s, http.StatusOK, msg)
+	}
+}
+
+// handleScheduleDeleteForm deletes a schedule and goes back to the list.
+func handleScheduleDeleteForm(s *store.Store) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if err := deleteSchedule(c.Request().Context(), s, viewerOf(c).Tenant.ID, c.Param("id")); err != nil {
+			return err
+		}
+		return seeOther(c, "/schedules")
 	}
 }

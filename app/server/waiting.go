@@ -21,6 +21,7 @@ func waitingRoutes(api *echo.Group, d Deps) {
 	api.GET("/approvals", handleApprovalList(d.Store), approvals)
 	api.POST("/approvals/:id/decision", handleApprovalDecision(d.Runs), approvals)
 	api.GET("/cases", handleCaseList(d.Store), approvals)
+	api.GET("/cases/:id", handleCaseGet(d.Store), approvals)
 	api.PATCH("/cases/:id", handleCaseUpdate(d.Runs), approvals)
 }
 

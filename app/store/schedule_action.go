@@ -27,8 +27,9 @@ type ScheduleAction struct {
 	Source      string     `json:"source"`
 	RunID       *uuid.UUID `json:"run_id"`
 	// Status is the run's status ("" while buffered; not_started when the
-	// run could not be started).
+	// run could not be started, Error saying why).
 	Status string `json:"status"`
+	Error  string `json:"error,omitempty"`
 }
 
 // ScheduleActionAdd records an action at a scheduled time in state; a
@@ -64,6 +65,16 @@ func (s *Store) ScheduleActionDone(ctx context.Context, tenantID uuid.UUID, id s
 	return nil
 }
 
+// ScheduleActionNotStarted records an action that could not start its
+// run, and why.
+func (s *Store) ScheduleActionNotStarted(ctx context.Context, tenantID uuid.UUID, id string, at time.Time, why string) error {
+	err := s.q.ScheduleActionNotStarted(ctx, queries.ScheduleActionNotStartedParams{TenantID: tenantID, ScheduleID: id, ScheduledAt: at, Error: why})
+	if err != nil {
+		return fmt.Errorf("end action of %s at %s: %w", id, at, err)
+	}
+	return nil
+}
+
 // ScheduleActionsOpen lists a schedule's buffered and running actions,
 // oldest first, each with its run's current status.
 func (s *Store) ScheduleActionsOpen(ctx context.Context, tenantID uuid.UUID, id string) ([]ScheduleAction, error) {
@@ -86,7 +97,7 @@ func (s *Store) ScheduleActionsRecent(ctx context.Context, tenantID uuid.UUID, i
 	}
 	out := make([]ScheduleAction, len(rows))
 	for i, r := range rows {
-		out[i] = ScheduleAction{ScheduledAt: r.ScheduledAt, State: r.State, Source: r.Source, RunID: uuidPtr(r.RunID), Status: r.Status}
+		out[i] = ScheduleAction{ScheduledAt: r.ScheduledAt, State: r.State, Source: r.Source, RunID: uuidPtr(r.RunID), Status: r.Status, Error: r.Error}
 	}
 	return out, nil
 }

@@ -28,11 +28,9 @@ type Session struct {
 }
 
 // SessionCreate starts a session for the user and returns its token, the
-// cookie's only copy. Expired sessions are swept on the way.
+// cookie's only copy. It lasts SessionTTL by the database's clock;
+// ExpiredLoginsDelete removes it after that.
 func (s *Store) SessionCreate(ctx context.Context, userID uuid.UUID, idToken string) (string, error) {
-	if err := s.q.WebSessionDeleteExpired(ctx); err != nil {
-		return "", fmt.Errorf("sweep sessions: %w", err)
-	}
 	token := auth.NewToken()
 	_, err := s.q.WebSessionCreate(ctx, queries.WebSessionCreateParams{
 		TokenHash: auth.HashToken(token), UserID: userID, CsrfToken: auth.NewToken(),
@@ -76,11 +74,9 @@ type LoginAttempt struct {
 }
 
 // LoginAttemptCreate stores an attempt under the hash of the browser's
-// login token; expired attempts are swept on the way.
+// login token, for LoginTTL by the database's clock; ExpiredLoginsDelete
+// removes it after that.
 func (s *Store) LoginAttemptCreate(ctx context.Context, token string, a LoginAttempt) error {
-	if err := s.q.LoginAttemptDeleteExpired(ctx); err != nil {
-		return fmt.Errorf("sweep login attempts: %w", err)
-	}
 	err := s.q.LoginAttemptCreate(ctx, queries.LoginAttemptCreateParams{
 		TokenHash: auth.HashToken(token), State: a.State, Nonce: a.Nonce,
 		Verifier: a.Verifier, ReturnTo: a.ReturnTo, TtlSeconds: LoginTTL.Seconds(),
@@ -105,4 +101,19 @@ func (s *Store) LoginAttemptTake(ctx context.Context, token string) (LoginAttemp
 		return LoginAttempt{}, apperr.New(apperr.Unauthorized, "the login took too long: start again")
 	}
 	return LoginAttempt{State: row.State, Nonce: row.Nonce, Verifier: row.Verifier, ReturnTo: row.ReturnTo}, nil
+}
+
+// ExpiredLoginsDelete deletes up to limit expired sessions and up to
+// limit expired login attempts, by the database's clock, and returns how
+// many of each it deleted.
+func (s *Store) ExpiredLoginsDelete(ctx context.Context, limit int) (sessions, attempts int, err error) {
+	n, err := s.q.WebSessionDeleteExpired(ctx, int32(limit))
+	if err != nil {
+		return 0, 0, fmt.Errorf("delete expired sessions: %w", err)
+	}
+	m, err := s.q.LoginAttemptDeleteExpired(ctx, int32(limit))
+	if err != nil {
+		return int(n), 0, fmt.Errorf("delete expired login attempts: %w", err)
+	}
+	return int(n), int(m), nil
 }

@@ -103,11 +103,22 @@ func (s *Store) WebhookDelete(ctx context.Context, tenantID uuid.UUID, id string
 	return nil
 }
 
-// WebhookDelivered records a delivery's outcome, the status answered and
-// the event it made (nil: none).
-func (s *Store) WebhookDelivered(ctx context.Context, tenantID uuid.UUID, id, outcome string, status int, eventID *uuid.UUID) error {
+// Delivery is a webhook delivery's result: its outcome, the status
+// answered, the event it made (nil: none), and how many deliveries the
+// record stands for (at least 1: failures not recorded each time are
+// counted with the next record).
+type Delivery struct {
+	Outcome string
+	Status  int
+	EventID *uuid.UUID
+	Count   int64
+}
+
+// WebhookDelivered records a delivery's result as the webhook's last.
+func (s *Store) WebhookDelivered(ctx context.Context, tenantID uuid.UUID, id string, d Delivery) error {
 	err := s.q.WebhookRecordDelivery(ctx, queries.WebhookRecordDeliveryParams{
-		TenantID: tenantID, ID: id, Outcome: outcome, Status: int32(status), EventID: nullUUID(eventID),
+		TenantID: tenantID, ID: id, Outcome: d.Outcome, Status: int32(d.Status), EventID: nullUUID(d.EventID),
+		Count: max(d.Count, 1),
 	})
 	if err != nil {
 		return fmt.Errorf("record a delivery of %s: %w", id, err)

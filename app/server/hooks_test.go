@@ -1,0 +1,135 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ductor/ductor/app/testdb"
+)
+
+// clientFrom is an HTTP client whose connections come from a loopback
+// address of its own (127.0.0.0/8 is all loopback), so a test can play
+// several senders.
+func clientFrom(ip string) *http.Client {
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 10 * time.Second}
+	return &http.Client{Transport: &http.Transport{DialContext: d.DialContext}, Timeout: 30 * time.Second}
+}
+
+// post sends a delivery with the client and returns the status and the
+// Retry-After header.
+func post(t *testing.T, client *http.Client, url, body string, headers map[string]string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	res, err := client.Do(req)
+	if err != nil {
+		t.Error(err)
+		return 0, ""
+	}
+	defer res.Body.Close()
+	_, _ = io.Copy(io.Discard, res.Body)
+	return res.StatusCode, res.Header.Get("Retry-After")
+}
+
+// hookRowVersion is the transaction that last wrote the webhook's row.
+func hookRowVersion(t *testing.T, b *apiBundle, id string) string {
+	t.Helper()
+	var xmin string
+	err := b.pool.QueryRow(context.Background(), `SELECT xmin::text FROM webhook WHERE tenant_id = $1 AND id = $2`, b.tenantA.ID, id).Scan(&xmin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return xmin
+}
+
+// Forged deliveries write nothing past the first, are limited per client
+// address (429 with Retry-After, before any lookup), and a sender with the
+// secret keeps being served while a flood of forgeries goes on.
+func TestForgedWebhookDeliveriesAreCheapAndLimited(t *testing.T) {
+	t.Parallel()
+	b := setupAPI(t, func(d *Deps) { d.AuthFailureBurst, d.AuthFailuresPerMinute = 4, 6 })
+	testdb.Definition(t, b.store, b.tenantA.ID, "key: on-hook\nsteps:\n  - {ref: a, type: task, with: {handler: builtin.noop}}\ntriggers:\n  - {event: order.placed}\n")
+	_, hook := b.call(t, "POST", "/api/v1/webhooks", b.keyA, `{"id": "shop", "event": "order.placed"}`)
+	secret := hook["secret"].(string)
+	url := b.srv.URL + "/hooks/" + b.tenantA.Slug + "/shop"
+	now, err := b.store.Now(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := `{"id": "o-1"}`
+	forged := signed("whsec_"+strings.Repeat("A", 43)+"=", "msg_forged", now, body)
+
+	// Four forgers, four failures each: the first is written, no other.
+	if code, _ := post(t, clientFrom("127.0.0.2"), url, body, forged); code != 401 {
+		t.Fatalf("first forged delivery = %d, want 401", code)
+	}
+	after := hookRowVersion(t, b, "shop")
+	for _, ip := range []string{"127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5"} {
+		c := clientFrom(ip)
+		for i := 0; i < 4; i++ {
+			if ip == "127.0.0.2" && i == 0 {
+				continue // sent above
+			}
+			if code, _ := post(t, c, url, body, forged); code != 401 {
+				t.Fatalf("forged delivery %d from %s = %d, want 401", i, ip, code)
+			}
+		}
+		code, retry := post(t, c, url, body, forged)
+		if secs, _ := strconv.Atoi(retry); code != 429 || secs < 1 || secs > 10 {
+			t.Fatalf("fifth forged delivery from %s = %d Retry-After %q, want 429 and about 10 s", ip, code, retry)
+		}
+	}
+	if got := hookRowVersion(t, b, "shop"); got != after {
+		t.Errorf("forged deliveries after the first wrote the webhook's row (xmin %s, then %s)", after, got)
+	}
+	// An unknown webhook spends the budget too.
+	if code, _ := post(t, clientFrom("127.0.0.6"), b.srv.URL+"/hooks/"+b.tenantA.Slug+"/nope", body, forged); code != 404 {
+		t.Errorf("unknown webhook = %d, want 404", code)
+	}
+
+	// The flood goes on from the limited addresses while the sender
+	// delivers from its own.
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for _, ip := range []string{"127.0.0.2", "127.0.0.3"} {
+		wg.Add(1)
+		go func(c *http.Client) {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if code, _ := post(t, c, url, body, forged); code != 429 {
+					t.Errorf("flood delivery = %d, want 429", code)
+					return
+				}
+			}
+		}(clientFrom(ip))
+	}
+	sender := clientFrom("127.0.0.1")
+	for i := range 10 {
+		d := fmt.Sprintf(`{"id": "o-%d"}`, i)
+		if code, _ := post(t, sender, url, d, signed(secret, fmt.Sprintf("msg_%d", i), now, d)); code != 202 {
+			t.Errorf("signed delivery %d under the flood = %d, want 202", i, code)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	_, got := b.call(t, "GET", "/api/v1/webhooks/shop", b.keyA, "")
+	last, _ := got["last_delivery"].(map[string]any)
+	if last["outcome"] != "accepted" || got["deliveries"] != 26.0 {
+		t.Errorf("webhook = %v, want the last delivery accepted and 16 failures + 10 deliveries counted", got)
+	}
+}

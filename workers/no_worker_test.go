@@ -1,0 +1,87 @@
+package workers_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/app/testdb"
+	"github.com/ductor/ductor/workers"
+)
+
+// A task of a built-in handler in a deployment where no process has the
+// steps role is never fetched: past its schedule_to_start it fails as
+// no_worker, naming the handler and the queue, and is retried by its
+// policy; its job is cancelled, so nothing runs it later.
+func TestLocalTaskWithoutAStepsWorkerFailsNoWorker(t *testing.T) {
+	t.Parallel()
+	pool := testdb.Schema(t)
+	b := testBundle{ctx: t.Context(), pool: pool, store: store.New(pool)}
+	b.coord = startWith(t, pool, roles{steps: false})
+	b.tenant = testdb.Tenant(t, b.store, nil)
+	testdb.Definition(t, b.store, b.tenant.ID, `key: lonely
+steps:
+  - ref: t
+    type: task
+    with: {handler: builtin.noop, schedule_to_start: 2s}
+    retry: {max_attempts: 2, initial_interval: 10ms}
+`)
+	started := time.Now()
+	id := b.start(t, "lonely", map[string]any{})
+	run := b.waitTerminal(t, id)
+	nodes := b.nodes(t, id)
+	n := nodes["t"]
+	if run.Status != engine.RunFailed || n == nil || n.Error == nil || n.Error.Code != workers.CodeNoWorker {
+		t.Fatalf("run %s, node %+v: want failed with no_worker", run.Status, n)
+	}
+	if msg := n.Error.Message; !strings.Contains(msg, `"builtin.noop"`) || !strings.Contains(msg, `"`+workers.QueueStepsStandard+`"`) {
+		t.Errorf("message %q names neither the handler nor the queue", msg)
+	}
+	if n.Attempt != 2 {
+		t.Errorf("attempts = %d, want 2 (no_worker is retried)", n.Attempt)
+	}
+	if took := time.Since(started); took < 4*time.Second {
+		t.Errorf("failed after %v, before two attempts' schedule_to_start", took)
+	}
+	var live int
+	if err := pool.QueryRow(b.ctx, `SELECT count(*) FROM river_job WHERE kind = 'ductor.step' AND state NOT IN ('cancelled', 'completed')`).Scan(&live); err != nil || live != 0 {
+		t.Errorf("%d step jobs left to run (%v), want none", live, err)
+	}
+}
+
+// A steps worker that is alive but busy, with a backlog longer than the
+// tasks' schedule_to_start, fails none of them: they wait their turn.
+func TestBusyStepsWorkerFailsNoTaskAsNoWorker(t *testing.T) {
+	t.Parallel()
+	pool := testdb.Schema(t)
+	b := testBundle{ctx: t.Context(), pool: pool, store: store.New(pool)}
+	b.coord = startWith(t, pool, roles{steps: true, maxWorkers: 1}) // 4 workers on the tier's queue
+	b.tenant = testdb.Tenant(t, b.store, nil)
+	testdb.Definition(t, b.store, b.tenant.ID, `key: busy
+steps:
+  - ref: t
+    type: task
+    with: {handler: builtin.sleep, schedule_to_start: 1s, input_expr: '{"ms": 1000}'}
+    retry: {max_attempts: 1}
+`)
+	ids := make([]uuid.UUID, 16)
+	for i := range ids {
+		ids[i] = b.start(t, "busy", map[string]any{"i": i})
+	}
+	var longest time.Duration // from start to end of a run: a second of sleep, the rest waiting
+	for _, id := range ids {
+		run := b.waitTerminal(t, id)
+		if run.Status != engine.RunSucceeded {
+			t.Errorf("run %s %s: %+v", id, run.Status, run.State.Error)
+			continue
+		}
+		longest = max(longest, b.nodes(t, id)["t"].FinishedAt.Sub(run.CreatedAt))
+	}
+	if longest < 3*time.Second {
+		t.Errorf("the longest run took %v: no task waited past its schedule_to_start", longest)
+	}
+}
