@@ -25,6 +25,13 @@ func fieldTables() map[string][]definition.Field {
 		"edge":     definition.EdgeFields,
 		"choice":   definition.ChoiceFields,
 	}
+	for prefix, fs := range map[string][]definition.Field{"document": definition.DocumentFields, "step": definition.StepFields} {
+		for _, f := range fs {
+			if f.Kind == definition.KindObject && len(f.Fields) > 0 || f.Kind == definition.KindList && f.Name == "concurrency" {
+				out[prefix+"."+f.Name] = f.Fields
+			}
+		}
+	}
 	for _, s := range definition.WithSpecs {
 		out[string(s.Type)] = s.Fields
 		for _, f := range s.Fields {
@@ -104,6 +111,7 @@ var kindNames = map[definition.FieldKind]string{
 	definition.KindList:    "list of objects",
 	definition.KindCron:    "cron (5 fields)",
 	definition.KindAny:     "any JSON",
+	definition.KindLimit:   "integer or expression (int)",
 }
 
 func kindOf(f definition.Field) string {

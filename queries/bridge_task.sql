@@ -1,19 +1,21 @@
 -- name: BridgeTaskInsertMany :exec
 -- A re-executed tick or sweep inserts nothing twice. start_by is the
 -- database's clock plus schedule_to_start (none when 0); an empty
--- traceparent or tracestate is stored as none.
+-- traceparent or tracestate is stored as none. flow_key is the step's
+-- concurrency pool ('' when none).
 INSERT INTO bridge_task (tenant_id, run_id, node, generation, attempt, queue, handler, input, idempotency_key, timeout_ms,
-                         schedule_to_start_ms, start_by, traceparent, tracestate)
+                         schedule_to_start_ms, start_by, traceparent, tracestate, flow_key)
 SELECT t.tenant_id, t.run_id, t.node, t.generation, t.attempt, t.queue, t.handler, t.input, t.idempotency_key, t.timeout_ms,
        t.schedule_to_start_ms,
        CASE WHEN t.schedule_to_start_ms > 0 THEN ductor_now() + make_interval(secs => t.schedule_to_start_ms / 1000.0) END,
-       NULLIF(t.traceparent, ''), NULLIF(t.tracestate, '')
+       NULLIF(t.traceparent, ''), NULLIF(t.tracestate, ''), NULLIF(t.flow_key, '')
 FROM (SELECT unnest(@tenant_ids::uuid[]) AS tenant_id, unnest(@run_ids::uuid[]) AS run_id, unnest(@nodes::text[]) AS node,
              unnest(@generations::integer[]) AS generation, unnest(@attempts::integer[]) AS attempt,
              unnest(@queues::text[]) AS queue, unnest(@handlers::text[]) AS handler, unnest(@inputs::jsonb[]) AS input,
              unnest(@idempotency_keys::text[]) AS idempotency_key, unnest(@timeout_ms::bigint[]) AS timeout_ms,
              unnest(@schedule_to_start_ms::bigint[]) AS schedule_to_start_ms,
-             unnest(@traceparents::text[]) AS traceparent, unnest(@tracestates::text[]) AS tracestate) t
+             unnest(@traceparents::text[]) AS traceparent, unnest(@tracestates::text[]) AS tracestate,
+             unnest(@flow_keys::text[]) AS flow_key) t
 ON CONFLICT DO NOTHING;
 
 -- name: BridgeTaskClaim :many
@@ -77,6 +79,11 @@ WHERE (tenant_id, id) IN (
 -- A tenant's bridge tasks not yet finished, claimed or not: they count
 -- against its concurrency cap like its step jobs.
 SELECT count(*) FROM bridge_task WHERE tenant_id = @tenant_id;
+
+-- name: BridgeTaskCountFlow :one
+-- A tenant's bridge tasks of one concurrency pool's key, not yet
+-- finished: they count against the pool like its step jobs.
+SELECT count(*) FROM bridge_task WHERE tenant_id = @tenant_id AND flow_key = @flow_key;
 
 -- name: BridgeTaskClaimUnstarted :many
 -- Removes up to max_rows tasks that no worker claimed by their start_by,

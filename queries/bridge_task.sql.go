@@ -30,7 +30,7 @@ WHERE (t.tenant_id, t.id) IN (
     ORDER BY w.created_at
     LIMIT $7
     FOR UPDATE SKIP LOCKED)
-RETURNING tenant_id, run_id, node, generation, attempt, id, queue, handler, input, idempotency_key, timeout_ms, created_at, worker_id, token, claimed_at, deadline, lease_until, schedule_to_start_ms, start_by, traceparent, tracestate
+RETURNING tenant_id, run_id, node, generation, attempt, id, queue, handler, input, idempotency_key, timeout_ms, created_at, worker_id, token, claimed_at, deadline, lease_until, schedule_to_start_ms, start_by, traceparent, tracestate, flow_key
 `
 
 type BridgeTaskClaimParams struct {
@@ -85,6 +85,7 @@ func (q *Queries) BridgeTaskClaim(ctx context.Context, arg BridgeTaskClaimParams
 			&i.StartBy,
 			&i.Traceparent,
 			&i.Tracestate,
+			&i.FlowKey,
 		); err != nil {
 			return nil, err
 		}
@@ -147,6 +148,24 @@ func (q *Queries) BridgeTaskClaimUnstarted(ctx context.Context, maxRows int32) (
 		return nil, err
 	}
 	return items, nil
+}
+
+const bridgeTaskCountFlow = `-- name: BridgeTaskCountFlow :one
+SELECT count(*) FROM bridge_task WHERE tenant_id = $1 AND flow_key = $2
+`
+
+type BridgeTaskCountFlowParams struct {
+	TenantID uuid.UUID
+	FlowKey  pgtype.Text
+}
+
+// A tenant's bridge tasks of one concurrency pool's key, not yet
+// finished: they count against the pool like its step jobs.
+func (q *Queries) BridgeTaskCountFlow(ctx context.Context, arg BridgeTaskCountFlowParams) (int64, error) {
+	row := q.db.QueryRow(ctx, bridgeTaskCountFlow, arg.TenantID, arg.FlowKey)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
 }
 
 const bridgeTaskCountTenant = `-- name: BridgeTaskCountTenant :one
@@ -256,7 +275,7 @@ func (q *Queries) BridgeTaskExtend(ctx context.Context, arg BridgeTaskExtendPara
 }
 
 const bridgeTaskGetForUpdate = `-- name: BridgeTaskGetForUpdate :one
-SELECT bridge_task.tenant_id, bridge_task.run_id, bridge_task.node, bridge_task.generation, bridge_task.attempt, bridge_task.id, bridge_task.queue, bridge_task.handler, bridge_task.input, bridge_task.idempotency_key, bridge_task.timeout_ms, bridge_task.created_at, bridge_task.worker_id, bridge_task.token, bridge_task.claimed_at, bridge_task.deadline, bridge_task.lease_until, bridge_task.schedule_to_start_ms, bridge_task.start_by, bridge_task.traceparent, bridge_task.tracestate, coalesce(lease_until > now(), false)::bool AS live
+SELECT bridge_task.tenant_id, bridge_task.run_id, bridge_task.node, bridge_task.generation, bridge_task.attempt, bridge_task.id, bridge_task.queue, bridge_task.handler, bridge_task.input, bridge_task.idempotency_key, bridge_task.timeout_ms, bridge_task.created_at, bridge_task.worker_id, bridge_task.token, bridge_task.claimed_at, bridge_task.deadline, bridge_task.lease_until, bridge_task.schedule_to_start_ms, bridge_task.start_by, bridge_task.traceparent, bridge_task.tracestate, bridge_task.flow_key, coalesce(lease_until > now(), false)::bool AS live
 FROM bridge_task
 WHERE tenant_id = $1 AND id = $2
 FOR UPDATE
@@ -298,6 +317,7 @@ func (q *Queries) BridgeTaskGetForUpdate(ctx context.Context, arg BridgeTaskGetF
 		&i.BridgeTask.StartBy,
 		&i.BridgeTask.Traceparent,
 		&i.BridgeTask.Tracestate,
+		&i.BridgeTask.FlowKey,
 		&i.Live,
 	)
 	return i, err
@@ -305,17 +325,18 @@ func (q *Queries) BridgeTaskGetForUpdate(ctx context.Context, arg BridgeTaskGetF
 
 const bridgeTaskInsertMany = `-- name: BridgeTaskInsertMany :exec
 INSERT INTO bridge_task (tenant_id, run_id, node, generation, attempt, queue, handler, input, idempotency_key, timeout_ms,
-                         schedule_to_start_ms, start_by, traceparent, tracestate)
+                         schedule_to_start_ms, start_by, traceparent, tracestate, flow_key)
 SELECT t.tenant_id, t.run_id, t.node, t.generation, t.attempt, t.queue, t.handler, t.input, t.idempotency_key, t.timeout_ms,
        t.schedule_to_start_ms,
        CASE WHEN t.schedule_to_start_ms > 0 THEN ductor_now() + make_interval(secs => t.schedule_to_start_ms / 1000.0) END,
-       NULLIF(t.traceparent, ''), NULLIF(t.tracestate, '')
+       NULLIF(t.traceparent, ''), NULLIF(t.tracestate, ''), NULLIF(t.flow_key, '')
 FROM (SELECT unnest($1::uuid[]) AS tenant_id, unnest($2::uuid[]) AS run_id, unnest($3::text[]) AS node,
              unnest($4::integer[]) AS generation, unnest($5::integer[]) AS attempt,
              unnest($6::text[]) AS queue, unnest($7::text[]) AS handler, unnest($8::jsonb[]) AS input,
              unnest($9::text[]) AS idempotency_key, unnest($10::bigint[]) AS timeout_ms,
              unnest($11::bigint[]) AS schedule_to_start_ms,
-             unnest($12::text[]) AS traceparent, unnest($13::text[]) AS tracestate) t
+             unnest($12::text[]) AS traceparent, unnest($13::text[]) AS tracestate,
+             unnest($14::text[]) AS flow_key) t
 ON CONFLICT DO NOTHING
 `
 
@@ -333,11 +354,13 @@ type BridgeTaskInsertManyParams struct {
 	ScheduleToStartMs []int64
 	Traceparents      []string
 	Tracestates       []string
+	FlowKeys          []string
 }
 
 // A re-executed tick or sweep inserts nothing twice. start_by is the
 // database's clock plus schedule_to_start (none when 0); an empty
-// traceparent or tracestate is stored as none.
+// traceparent or tracestate is stored as none. flow_key is the step's
+// concurrency pool (” when none).
 func (q *Queries) BridgeTaskInsertMany(ctx context.Context, arg BridgeTaskInsertManyParams) error {
 	_, err := q.db.Exec(ctx, bridgeTaskInsertMany,
 		arg.TenantIds,
@@ -353,6 +376,7 @@ func (q *Queries) BridgeTaskInsertMany(ctx context.Context, arg BridgeTaskInsert
 		arg.ScheduleToStartMs,
 		arg.Traceparents,
 		arg.Tracestates,
+		arg.FlowKeys,
 	)
 	return err
 }

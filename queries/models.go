@@ -96,6 +96,7 @@ type BridgeTask struct {
 	StartBy           *time.Time
 	Traceparent       pgtype.Text
 	Tracestate        pgtype.Text
+	FlowKey           pgtype.Text
 }
 
 type ClockShift struct {
@@ -170,6 +171,48 @@ type FairClock struct {
 	TenantID  uuid.UUID
 	Queue     string
 	FinishTag time.Time
+}
+
+type FlowDebounce struct {
+	TenantID uuid.UUID
+	Pool     string
+	Key      string
+	RunID    uuid.UUID
+	MaxAt    *time.Time
+	Starts   int32
+}
+
+type FlowHold struct {
+	TenantID  uuid.UUID
+	RunID     uuid.UUID
+	Stage     string
+	DueAt     *time.Time
+	Detail    []byte
+	CreatedAt time.Time
+}
+
+type FlowSlot struct {
+	TenantID      uuid.UUID
+	RunID         uuid.UUID
+	Pool          string
+	Key           string
+	Seq           pgtype.Int8
+	Limit         int32
+	Strategy      string
+	Held          bool
+	Cancelling    bool
+	DefinitionKey string
+	Rule          int32
+	CreatedAt     time.Time
+}
+
+type FlowStart struct {
+	TenantID  uuid.UUID
+	Pool      string
+	Key       string
+	At        time.Time
+	RunID     uuid.UUID
+	ExpiresAt time.Time
 }
 
 type LoginAttempt struct {

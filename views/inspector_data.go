@@ -39,6 +39,8 @@ type InspectorData struct {
 	// Here is the page's selection (node, children filter and page,
 	// history page, layout) as a query, which actions return to.
 	Here url.Values
+	// Flow says what a run flow control holds back waits for.
+	Flow *store.FlowWait
 }
 
 // InspectorStep is one manifest step and its node.
@@ -47,6 +49,9 @@ type InspectorStep struct {
 	Node      *engine.Node
 	// Worker is set while the node's task waits for a worker to claim it.
 	Worker *store.WorkerWait
+	// Slot is set while the node's attempt waits for a slot of its step's
+	// concurrency pool.
+	Slot *store.PoolWait
 }
 
 // ActionForm is what an operator typed, shown again after an error.
@@ -70,8 +75,10 @@ type NodeDetail struct {
 	Attempts []store.AttemptRecord
 	// History is the node's own transitions, oldest first (a child's).
 	History []engine.Transition
-	// Worker is set while the node's task waits for a worker to claim it.
+	// Worker is set while the node's task waits for a worker to claim it;
+	// Slot while its attempt waits for a slot of its concurrency pool.
 	Worker   *store.WorkerWait
+	Slot     *store.PoolWait
 	Approval *store.Approval
 	Case     *store.Case
 	// ChildRun is the run a subworkflow node (or child_workflow scatter
@@ -216,6 +223,45 @@ func waitsFor(w *engine.Waiting) string {
 		s += fmt.Sprintf(" (iteration %d)", w.Iteration)
 	}
 	return s
+}
+
+// slotText says what an attempt its concurrency pool holds back waits for.
+func slotText(w *store.PoolWait) string {
+	return fmt.Sprintf("a slot of concurrency pool %q (%d at once across the tenant)", w.Key, w.Limit)
+}
+
+// flowText says what a held run waits for.
+func flowText(w *store.FlowWait) string {
+	var s string
+	switch w.Stage {
+	case store.StageDebounce:
+		s = "its debounce key to be quiet"
+	case store.StageThrottle:
+		s = "its throttle's turn"
+	default:
+		s = "a concurrency slot"
+	}
+	for i, r := range w.Rules {
+		sep := ": "
+		if i > 0 {
+			sep = "; "
+		}
+		s += sep + r.Rule
+		if r.Key != "" {
+			s += fmt.Sprintf(" key %q", r.Key)
+		}
+		if r.Limit > 0 {
+			s += fmt.Sprintf(" (limit %d", r.Limit)
+			if r.Ahead != nil {
+				s += fmt.Sprintf(", %d ahead", *r.Ahead)
+			}
+			s += ")"
+		}
+	}
+	if w.Until != nil {
+		s += ", until " + runStamp(*w.Until)
+	}
+	return s + ", since " + runStamp(w.Since)
 }
 
 // workerText says what a task waiting for a worker needs, and until when.

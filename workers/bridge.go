@@ -123,6 +123,7 @@ func bridgeTask(a StepArgs) (store.BridgeTask, error) {
 		Queue: queue, Handler: handler, Input: input, IdempotencyKey: a.IdempotencyKey,
 		Timeout:         time.Duration(a.TimeoutMS) * time.Millisecond,
 		ScheduleToStart: time.Duration(a.ScheduleToStartMS) * time.Millisecond,
+		FlowKey:         a.FlowKey,
 		Trace:           a.Trace,
 	}, nil
 }

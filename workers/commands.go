@@ -99,7 +99,7 @@ func (b *commandBatch) stepJob(ctx context.Context, d engine.DispatchAttempt) (*
 	args := StepArgs{
 		TenantID: b.run.TenantID, RunID: b.run.ID, Node: d.Node, Ref: d.Ref, Type: d.Type,
 		Generation: d.Generation, Attempt: d.Attempt, IdempotencyKey: d.IdempotencyKey,
-		Params: d.Params, TimeoutMS: d.TimeoutMS, Trace: b.run.State.Trace,
+		Params: d.Params, TimeoutMS: d.TimeoutMS, FlowKey: d.FlowKey, FlowLimit: d.FlowLimit, Trace: b.run.State.Trace,
 	}
 	if d.Type == string(definition.TypeTask) {
 		args.ScheduleToStartMS = scheduleToStart(d.Params, tenant).Milliseconds()
@@ -153,9 +153,15 @@ func (c *Coordinator) insertSteps(ctx context.Context, tx pgx.Tx, jobs []river.I
 	if len(jobs) == 0 {
 		return nil
 	}
-	// Admission first, so that a tenant's limits hold for the steps its
-	// own workers take through the bridge too.
-	jobs, err := c.admit(ctx, store.New(tx), jobs)
+	// Admission first, so that the steps' concurrency pools and a
+	// tenant's limits hold for the steps its own workers take through the
+	// bridge too. A step its pool holds back takes nothing of its
+	// tenant's rate.
+	jobs, err := c.admitFlow(ctx, store.New(tx), jobs)
+	if err != nil || len(jobs) == 0 {
+		return err
+	}
+	jobs, err = c.admit(ctx, store.New(tx), jobs)
 	if err != nil || len(jobs) == 0 {
 		return err
 	}

@@ -33,18 +33,19 @@ type Coordinator struct {
 	unserved  unservedGate
 	tenants   tenantCache
 	// Conflicts counts ticks that lost the record_version race.
-	Conflicts atomic.Int64
-	metrics   *metrics
-	triggers  *triggerMetrics
-	inputs    *inputCache
-	runs      *runCache
-	bridge    *bridge
-	clock     *fairClock
-	gate      *yieldGate
-	busy      busyTenants
-	results   *resultGroup
-	starts    *attemptStarts
-	tracing   *telemetry.Tracing
+	Conflicts   atomic.Int64
+	metrics     *metrics
+	triggers    *triggerMetrics
+	flowMetrics *flowMetrics
+	inputs      *inputCache
+	runs        *runCache
+	bridge      *bridge
+	clock       *fairClock
+	gate        *yieldGate
+	busy        busyTenants
+	results     *resultGroup
+	starts      *attemptStarts
+	tracing     *telemetry.Tracing
 	// workerID names this process in the attempts its step workers take.
 	workerID string
 	// RescueWindow is added to a step's timeout to lease its attempt.
@@ -104,7 +105,7 @@ func NewCoordinator(pool *pgxpool.Pool, log *slog.Logger) (*Coordinator, error) 
 	eval := engine.NewCELEvaluator(expr.NewCache(env, 4096))
 	c := &Coordinator{
 		pool: pool, log: log, engine: &engine.Engine{Eval: eval},
-		tenants: tenantCache{ttl: 5 * time.Second}, RescueWindow: 30 * time.Second, InlineTicks: true, InlineBudget: defaultInlineBudget, metrics: newMetrics(), triggers: newTriggerMetrics(), inputs: newInputCache(4096), runs: newRunCache(4096),
+		tenants: tenantCache{ttl: 5 * time.Second}, RescueWindow: 30 * time.Second, InlineTicks: true, InlineBudget: defaultInlineBudget, metrics: newMetrics(), triggers: newTriggerMetrics(), flowMetrics: newFlowMetrics(), inputs: newInputCache(4096), runs: newRunCache(4096),
 		bridge: newBridge(), clock: clock, gate: newYieldGate(maxYield), tracing: telemetry.Disabled(), workerID: processID(),
 	}
 	c.results = newResultGroup(c)

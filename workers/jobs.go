@@ -46,6 +46,13 @@ type StepArgs struct {
 	// and its start is recorded on its own, ahead of bulk work (see
 	// yieldGate).
 	Sparse bool `json:"sparse,omitempty"`
+	// FlowKey is the key of the step's concurrency pool, FlowLimit how
+	// many attempts of that key may be in flight at once (admitFlow).
+	FlowKey   string `json:"flow_key,omitempty"`
+	FlowLimit int    `json:"flow_limit,omitempty"`
+	// PoolWait marks a step its pool held back, waiting in run_dispatch
+	// for a slot (rather than for a retry's backoff).
+	PoolWait bool `json:"pool_wait,omitempty"`
 	// Trace is the run's span: the attempt's span is its child.
 	Trace *engine.TraceContext `json:"trace,omitempty"`
 }

@@ -67,7 +67,7 @@ func (c *Coordinator) Collectors() []prometheus.Collector {
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "ductor_bulk_yield_seconds_total", Help: "Time grouped starts, group ticks and tick jobs waited for an idle tenant's urgent work.",
 		}, func() float64 { return time.Duration(c.gate.yielded.Load()).Seconds() }),
-		&queueCollector{c: c},
+		&queueCollector{c: c}, c.flowMetrics.decisions, &flowCollector{c: c},
 	), c.triggers.collectors()...)
 }
 

@@ -279,8 +279,10 @@ func equalCounts(a, b map[string]int) bool {
 // in store.RunOwned or here. A schedule_action belongs to its schedule: it
 // keeps the status its run ended with after the run is pruned (and the
 // schedule keeps only its newest actions); the prune waits for the
-// schedule to settle an action before its run goes.
-var notRunOwned = []string{"run", "schedule_action"}
+// schedule to settle an action before its run goes. A flow_start is a
+// start a throttle or rate limit counts until its period is over, whether
+// or not its run is still kept.
+var notRunOwned = []string{"run", "schedule_action", "flow_start"}
 
 // A run a schedule started goes once the schedule has settled its action,
 // never before: until then the action would lose the run's status (and a

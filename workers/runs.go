@@ -88,9 +88,9 @@ func (c *Coordinator) Start(ctx context.Context, t Trigger, validate InputValida
 	var created bool
 	create := func(inline bool) error {
 		return pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
-			s := store.New(tx)
-			run, created, err = s.RunCreate(ctx, n)
-			if err != nil || !created {
+			var startNow bool
+			run, created, startNow, err = c.createRun(ctx, tx, v.Manifest, n, false)
+			if err != nil || !startNow {
 				return err
 			}
 			if inline {

@@ -324,10 +324,11 @@ func scheduledTrigger(sc store.Schedule, t time.Time) Trigger {
 }
 
 // notStartable reports an error that no retry fixes: the definition or
-// its version is gone, or the input does not fit.
+// its version is gone, the input does not fit (or its flow control
+// cannot key it), or a rate limit dropped the start.
 func notStartable(err error) bool {
 	switch apperr.CodeOf(err) {
-	case apperr.NotFound, apperr.Invalid, apperr.Unprocessable:
+	case apperr.NotFound, apperr.Invalid, apperr.Unprocessable, apperr.RateLimited:
 		return err != nil
 	}
 	return false

@@ -14,7 +14,9 @@ import (
 // transaction that records why. The input is checked against the
 // version's input_schema here, when the run starts. A repeated
 // idempotency key returns the run it made, with created false. The run
-// begins a trace of its own (or joins t.Parent's).
+// begins a trace of its own (or joins t.Parent's). Under flow control, a
+// run held back is not woken, and one a cancel_newest rule refuses is
+// created and cancelled rather than refused.
 func (c *Coordinator) startTx(ctx context.Context, tx pgx.Tx, t Trigger) (store.Run, bool, error) {
 	s := store.New(tx)
 	v, err := c.version(ctx, s, t.TenantID, t.Definition, t.Version)
@@ -29,10 +31,13 @@ func (c *Coordinator) startTx(ctx context.Context, tx pgx.Tx, t Trigger) (store.
 	n := newRun(v, id, lineage{root: id}, t.Input, t.Subject, t.Context, t.SearchAttributes)
 	n.TenantID, n.IdempotencyKey = t.TenantID, t.IdempotencyKey
 	n.State.Trace = c.tracing.NewRun(ctx, t.Parent)
-	run, created, err := s.RunCreate(ctx, n)
+	run, created, startNow, err := c.createRun(ctx, tx, v.Manifest, n, true)
 	if err != nil || !created {
 		return run, created, err
 	}
 	c.runStarted(ctx, run)
+	if !startNow {
+		return run, true, nil
+	}
 	return run, true, c.Wake(ctx, tx, t.TenantID, run.ID)
 }

@@ -16,7 +16,8 @@ import (
 // published version of the run's definition, carrying its input (or the
 // new one), subject, lineage, context and search attributes. Its id is
 // derived from (run id, request id), so a repeated request creates nothing
-// twice. A definition with no published version cannot continue: the run
+// twice. It inherits the concurrency slots the run holds, and is not held
+// back by flow control itself. A definition with no published version cannot continue: the run
 // is then force-stopped with reason transition_limit instead.
 func (b *commandBatch) startSuccessor(ctx context.Context, cmd engine.StartSuccessor) error {
 	v, err := b.c.version(ctx, b.s, b.run.TenantID, b.run.DefinitionKey, 0)
@@ -46,6 +47,11 @@ func (b *commandBatch) startSuccessor(ctx context.Context, cmd engine.StartSucce
 		if err := b.c.enqueueTick(ctx, b.tx, b.run.TenantID, id); err != nil {
 			return err
 		}
+	}
+	// The successor goes on in the run's concurrency slots: it takes
+	// them over in the commit that ends the run.
+	if err := b.s.FlowSlotsInherit(ctx, b.run.TenantID, b.run.ID, id); err != nil {
+		return err
 	}
 	// Buffered signals follow the run; the dedup set is keyed by the chain,
 	// so a signal retried after the switch is still a duplicate.

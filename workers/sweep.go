@@ -28,9 +28,10 @@ const (
 // ticks again the runs of tick jobs that died mid-tick, completes step
 // jobs whose result was recorded but whose River completion was lost,
 // forgets long-expired bridge task claims, works a chunk of a bulk
-// operation (BatchOnce), and puts step jobs that River
+// operation (BatchOnce), puts step jobs that River
 // snoozed, retried or rescued back at the head of their queue (they lost
-// their fair tag), until ctx ends. Every coordinator process runs it;
+// their fair tag), and lets go the runs flow control held back whose
+// time has come (flowOnce), until ctx ends. Every coordinator process runs it;
 // SKIP LOCKED lets replicas share the work, and the database's clock
 // decides what is due.
 func (c *Coordinator) Sweep(ctx context.Context) {
@@ -49,6 +50,7 @@ func (c *Coordinator) Sweep(ctx context.Context) {
 		if _, err := c.BatchOnce(ctx); err != nil && ctx.Err() == nil {
 			c.log.ErrorContext(ctx, "batch", "err", err)
 		}
+		c.flowSweep(ctx)
 		select {
 		case <-ctx.Done():
 			return

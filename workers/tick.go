@@ -155,7 +155,9 @@ func (c *Coordinator) load(ctx context.Context, s *store.Store, keys []store.Run
 			l.Run.State.Input = in
 		} else if l.Input != nil {
 			l.Run.State.Input = l.Input
-			c.inputs.put(k.ID, l.Input)
+			if !l.Run.State.Held { // a debounce may still replace a held run's input
+				c.inputs.put(k.ID, l.Input)
+			}
 		}
 		loads[k] = l
 	}

@@ -7,6 +7,7 @@ package apperr
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Code classifies an error. The string is what API clients see.
@@ -21,6 +22,7 @@ const (
 	NotFound            Code = "not_found"            // 404
 	Conflict            Code = "conflict"             // 409: duplicate or already decided
 	IdempotencyMismatch Code = "idempotency_mismatch" // 409: a key reused with another request
+	ConcurrencyLimit    Code = "concurrency_limit"    // 409: a concurrency rule refuses the run
 	TooLarge            Code = "too_large"            // 413
 	RateLimited         Code = "rate_limited"         // 429: rate or bound reached
 	Unavailable         Code = "unavailable"          // 503
@@ -33,6 +35,9 @@ type Error struct {
 	Message string
 	Details any
 	Err     error // the cause, for logs; never shown to callers
+	// RetryAfter, when set, is how long the caller should wait before
+	// trying again (a 429's Retry-After).
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string {

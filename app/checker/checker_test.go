@@ -118,8 +118,8 @@ func TestConcurrencyCheckerFindsTheLostUpdateOfTheOldLoad(t *testing.T) {
 }
 
 // drive runs rounds of the workload, parallel at a time, until rounds
-// are done or stop says so, looking at the scatter counters (which hold
-// at every commit) meanwhile; it stops early when they break, and returns
+// are done or stop says so, looking at the scatter counters and the flow
+// limits (which hold at every commit) meanwhile; it stops early when they break, and returns
 // what broke.
 func (b bundle) drive(t *testing.T, rounds, parallel int, stop func() bool) []string {
 	t.Helper()
@@ -135,6 +135,11 @@ func (b bundle) drive(t *testing.T, rounds, parallel int, stop func() bool) []st
 			if err != nil && ctx.Err() == nil {
 				t.Error(err)
 			}
+			limits, err := FlowLimits(ctx, b.pool)
+			if err != nil && ctx.Err() == nil {
+				t.Error(err)
+			}
+			v = append(v, limits...)
 			mu.Lock()
 			found = append(found, v...)
 			broke := len(found) > 0

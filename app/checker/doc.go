@@ -33,7 +33,9 @@
 // the scatter by turns), a child_workflow scatter, a chain, a step that
 // fails once and is retried, a run sent its three signals at once (each
 // twice, with one request id), a scatter cancelled mid-flight, and a run
-// continued as new while a signal for it is in flight.
+// continued as new while a signal for it is in flight, and runs of a
+// definition allowing one run per key at a time whose steps share a
+// concurrency pool of one.
 //
 // # The invariants
 //
@@ -49,7 +51,13 @@
 //   - every input is consumed, and never twice (the consumption is
 //     guarded);
 //   - no River job of Ductor's is left waiting or running;
-//   - every acknowledged signal is consumed by the chain that goes on.
+//   - every acknowledged signal is consumed by the chain that goes on;
+//   - no key of a definition under a concurrency rule ever has more runs
+//     going than its limit (watched while the workload runs, and checked
+//     afterwards from every run's start and end), no pooled step key
+//     more executions at once than its pool's limit, and once every run
+//     has ended flow control holds nothing (no slot, no held run, no
+//     step held back and forgotten).
 //
 // # Proving it can fail
 //

@@ -14,7 +14,8 @@ import (
 )
 
 // StepHandler is the task handler the workloads run: it records its
-// execution in checker_execution before anything else (in a statement of
+// execution in checker_execution before anything else (and, for a step
+// whose input names its concurrency pool as flow_key, when it ended) (in a statement of
 // its own, so the row survives whatever becomes of the attempt; retried
 // while the database is unavailable, under an id of its own so that a
 // retry of an insert whose commit was not acknowledged records nothing
@@ -40,22 +41,27 @@ const executionTable = `CREATE TABLE IF NOT EXISTS checker_execution (
     attempt         integer     NOT NULL,
     idempotency_key text        NOT NULL,
     pid             integer     NOT NULL,
-    started_at      timestamptz NOT NULL DEFAULT clock_timestamp()
+    started_at      timestamptz NOT NULL DEFAULT clock_timestamp(),
+    finished_at     timestamptz,
+    flow_key        text
 )`
 
 // stepHandler records into pool's checker_execution.
 func stepHandler(pool *pgxpool.Pool) steps.Handler {
 	return func(ctx context.Context, call steps.Call) (any, error) {
+		in, _ := call.Input.(map[string]any)
 		execution := uuid.New()
-		if err := record(ctx, pool, call, execution); err != nil {
+		if err := record(ctx, pool, call, execution, in); err != nil {
 			// Nothing is executed that is not recorded.
 			return nil, steps.Fail("checker_unrecorded", "could not record the execution: "+err.Error(), true)
 		}
-		in, _ := call.Input.(map[string]any)
 		if call.Attempt <= int(number(in["outage_attempts"])) {
-			if err := recordAcrossOutage(ctx, pool, call, execution); err != nil {
+			if err := recordAcrossOutage(ctx, pool, call, execution, in); err != nil {
 				return nil, steps.Fail("checker_unrecorded", "could not hear back from the database: "+err.Error(), true)
 			}
+		}
+		if key, _ := in["flow_key"].(string); key != "" {
+			defer finished(pool, execution)
 		}
 		if ms := number(in["ms"]); ms > 0 {
 			t := time.NewTimer(time.Duration(ms) * time.Millisecond)
@@ -74,12 +80,14 @@ func stepHandler(pool *pgxpool.Pool) steps.Handler {
 }
 
 // record inserts the execution's row, trying again while the database is
-// unavailable, as an idempotent handler would.
-func record(ctx context.Context, pool *pgxpool.Pool, call steps.Call, execution uuid.UUID) error {
+// unavailable, as an idempotent handler would. An input's flow_key names
+// the concurrency pool the step is in, for the flow checks.
+func record(ctx context.Context, pool *pgxpool.Pool, call steps.Call, execution uuid.UUID, in map[string]any) error {
+	key, _ := in["flow_key"].(string)
 	for {
-		_, err := pool.Exec(ctx, `INSERT INTO checker_execution (execution, run_id, node, attempt, idempotency_key, pid)
-			VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (execution) DO NOTHING`,
-			execution, call.RunID, call.Node, call.Attempt, call.IdempotencyKey, os.Getpid())
+		_, err := pool.Exec(ctx, `INSERT INTO checker_execution (execution, run_id, node, attempt, idempotency_key, pid, flow_key)
+			VALUES ($1, $2, $3, $4, $5, $6, nullif($7, '')) ON CONFLICT (execution) DO NOTHING`,
+			execution, call.RunID, call.Node, call.Attempt, call.IdempotencyKey, os.Getpid(), key)
 		if err == nil || !store.Unavailable(err) {
 			return err
 		}
@@ -93,14 +101,22 @@ func record(ctx context.Context, pool *pgxpool.Pool, call steps.Call, execution 
 	}
 }
 
+// finished records when a pooled step's execution ended, before its
+// result is handed over (and so before its pool's slot frees).
+func finished(pool *pgxpool.Pool, execution uuid.UUID) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, _ = pool.Exec(ctx, `UPDATE checker_execution SET finished_at = clock_timestamp() WHERE execution = $1`, execution)
+}
+
 // recordAcrossOutage waits until the database stops answering, then
 // records the execution again (the same row: nothing twice), until the
 // database answers or ctx ends.
-func recordAcrossOutage(ctx context.Context, pool *pgxpool.Pool, call steps.Call, execution uuid.UUID) error {
+func recordAcrossOutage(ctx context.Context, pool *pgxpool.Pool, call steps.Call, execution uuid.UUID, in map[string]any) error {
 	for {
 		_, err := pool.Exec(ctx, `SELECT 1`)
 		if store.Unavailable(err) {
-			return record(ctx, pool, call, execution)
+			return record(ctx, pool, call, execution, in)
 		}
 		if err != nil {
 			return err

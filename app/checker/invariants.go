@@ -156,7 +156,7 @@ func Signals(ctx context.Context, db *pgxpool.Pool) ([]string, error) {
 func Check(ctx context.Context, db *pgxpool.Pool) ([]string, error) {
 	var out []string
 	for _, check := range []func(context.Context, *pgxpool.Pool) ([]string, error){
-		Unfinished, ScatterCounters, History, Executions, Inputs, Jobs, Signals,
+		Unfinished, ScatterCounters, History, Executions, Inputs, Jobs, Signals, FlowLimits, FlowOverlaps, FlowLeaks,
 	} {
 		found, err := check(ctx, db)
 		if err != nil {

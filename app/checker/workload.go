@@ -71,6 +71,15 @@ steps:
     type: scatter
     with: {items_expr: input.items, do: {type: task, timeout: 60s, with: {handler: checker.step, input_expr: '{"ms": 3000}'}}}
 `, `
+key: chk-flow
+concurrency: [{key_expr: input.key, limit: 1}]
+steps:
+  - ref: call
+    type: task
+    timeout: 60s
+    concurrency: {key_expr: '"chk-pool"', limit: 1}
+    with: {handler: checker.step, input_expr: '{"ms": 15, "flow_key": "chk-pool"}'}
+`, `
 key: chk-can
 steps:
   - {ref: slow, type: task, timeout: 60s, with: {handler: checker.step, input_expr: '{"ms": 1500}'}}
@@ -123,7 +132,7 @@ func (w *Workload) Round(ctx context.Context, round int) {
 	from := len(w.runs)
 	w.mu.Unlock()
 	var wg sync.WaitGroup
-	for _, f := range []func(context.Context, int){w.scatter, w.fanout, w.chain, w.retry, w.signals, w.cancel, w.continueAsNew} {
+	for _, f := range []func(context.Context, int){w.scatter, w.fanout, w.chain, w.retry, w.signals, w.cancel, w.continueAsNew, w.flow} {
 		wg.Go(func() { f(ctx, round) })
 	}
 	wg.Wait()
@@ -175,6 +184,17 @@ func (w *Workload) fanout(ctx context.Context, _ int) {
 }
 
 func (w *Workload) chain(ctx context.Context, _ int) { w.start(ctx, "chk-chain", nil) }
+
+// flow starts four runs at once of a definition allowing one run per key
+// at a time, on two keys shared with the other rounds, whose steps share
+// a pool of one: some wait for their key's slot, some for the pool's.
+func (w *Workload) flow(ctx context.Context, round int) {
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Go(func() { w.start(ctx, "chk-flow", map[string]any{"key": fmt.Sprintf("k%d", (round+i)%2)}) })
+	}
+	wg.Wait()
+}
 
 func (w *Workload) retry(ctx context.Context, _ int) { w.start(ctx, "chk-retry", nil) }
 

@@ -49,6 +49,7 @@ func (c *checker) document(v any) {
 	c.edgeList(o)
 	c.graph()
 	c.triggers(o)
+	c.flowRules(o)
 }
 
 // inputSchema checks the schema compiles as JSON Schema 2020-12 and keeps

@@ -59,7 +59,7 @@
 //	transform    expr
 //	condition    expr
 //	scatter      items_expr, [key_expr], mode, concurrency, interval_ms, [complete_when], and
-//	             inline: max_inline_children, do {type, with, timeout_ms, retry}
+//	             inline: max_inline_children, do {type, with, timeout_ms, retry, [concurrency]}
 //	             child_workflow: workflow, version, [input_expr]
 //	gather       scatter_ref, strategy
 //	subworkflow  workflow, version, mode, wait_for, [input_expr], timeout_ms, on_timeout,
@@ -88,6 +88,18 @@
 //     max_items 0 (no cap), n 0 (not a quorum policy).
 //   - Wait times given as `until` are normalised to UTC; a cron's timezone
 //     defaults to UTC.
+//
+// # Flow control (flow_rules.go)
+//
+// The document's concurrency rules ({key_expr?, limit, strategy}),
+// debounce ({key_expr?, period, max_wait?}), throttle and rate_limit
+// ({key_expr?, limit, period}) become Manifest.Concurrency, Debounce,
+// Throttle and RateLimit, durations in milliseconds; a task or http
+// step's concurrency ({key_expr, limit}) becomes Step.Concurrency, and a
+// scatter template's is kept in its `do` as {key_expr, limit | limit_expr}.
+// A limit is an integer or an expression of type int: in the manifest,
+// Limit or LimitExpr. Without key_expr a rule has one key for the whole
+// definition; two concurrency rules with one key are an error.
 //
 // # Control flow beyond edges (control.go)
 //

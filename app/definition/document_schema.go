@@ -135,6 +135,8 @@ func kindSchema(f Field) schema {
 		return listSchema(f)
 	case KindJoin:
 		return schema{"anyOf": []any{schema{"type": "string", "enum": f.Enum}, objectSchema(f.Fields, nil)}}
+	case KindLimit:
+		return schema{"anyOf": []any{schema{"type": "integer", "minimum": f.Min, "maximum": f.Max}, schema{"type": "string", "minLength": 1}}}
 	case KindEdge:
 		values := []any{}
 		for _, e := range f.Enum {
@@ -406,6 +408,7 @@ func templateSchema() schema {
 		if !t.usesRetry() {
 			then["properties"].(schema)["retry"] = never()
 			then["properties"].(schema)["timeout"] = never()
+			then["properties"].(schema)["concurrency"] = never()
 		}
 		cases = append(cases, schema{
 			"if":   schema{"properties": schema{"type": schema{"const": string(t)}}, "required": []string{"type"}},

@@ -35,6 +35,7 @@ const (
 	KindList     FieldKind = "list"    // a list of objects of Fields
 	KindEdge     FieldKind = "outcome" // an edge's outcome
 	KindJoin     FieldKind = "join"    // an enum, or a partial join's object
+	KindLimit    FieldKind = "limit"   // a positive integer, or an expression of type int
 )
 
 // Field describes one field of a document object.
@@ -155,6 +156,14 @@ var DocumentFields = []Field{
 		Doc: "What runs after what. A step without incoming edges is an entrypoint."},
 	{Name: "triggers", Kind: KindList, Fields: TriggerFields, MaxItems: MaxTriggers,
 		Doc: "What starts runs without a caller: `{schedule: {…}}` or `{event: NAME, filter_expr?, input_expr?}`."},
+	{Name: "concurrency", Kind: KindList, Fields: ConcurrencyFields, MaxItems: MaxConcurrencyRules,
+		Doc: "How many runs run at once per key, each rule with its own key and limit; a run starts once every rule has a slot for it."},
+	{Name: "debounce", Kind: KindObject, Fields: DebounceFields,
+		Doc: "Coalesces a burst of starts of a key into one run, which starts with the last input once the key is quiet."},
+	{Name: "throttle", Kind: KindObject, Fields: RateFields,
+		Doc: "At most `limit` starts of a key per `period`; the others wait their turn, none is dropped."},
+	{Name: "rate_limit", Kind: KindObject, Fields: RateFields,
+		Doc: "At most `limit` starts of a key per `period`; the others are refused (429 `rate_limited` with Retry-After)."},
 }
 
 // TriggerFields are a trigger's: a schedule, or an event.
@@ -219,6 +228,8 @@ var StepFields = []Field{
 		Doc: "How failed attempts are retried."},
 	{Name: "timeout", Kind: KindDuration, Default: "60s", Types: retryTypes,
 		Doc: "How long one attempt may take."},
+	{Name: "concurrency", Kind: KindObject, Fields: StepConcurrencyFields, Types: retryTypes,
+		Doc: "How many attempts run at once for a key, across every run and definition of the tenant whose steps name that key: a shared pool, for one vendor's API say."},
 }
 
 // joinFields are a partial join's.

@@ -28,6 +28,12 @@ type Manifest struct {
 	Order []string `json:"order"`
 	// Triggers are the schedules and event triggers that start runs.
 	Triggers []Trigger `json:"triggers,omitempty"`
+	// Concurrency, Debounce, Throttle and RateLimit control how runs
+	// start, per key (flow_rules.go).
+	Concurrency []ConcurrencyRule `json:"concurrency,omitempty"`
+	Debounce    *Debounce         `json:"debounce,omitempty"`
+	Throttle    *Rate             `json:"throttle,omitempty"`
+	RateLimit   *Rate             `json:"rate_limit,omitempty"`
 }
 
 // Limits are per-definition limits, each already clamped to the server
@@ -61,6 +67,9 @@ type Step struct {
 	Retry   RetryPolicy `json:"retry"`
 	// TimeoutMS is the per-attempt timeout (task, http); 0 means none.
 	TimeoutMS int64 `json:"timeout_ms,omitempty"`
+	// Concurrency bounds the step's attempts running at once per key,
+	// across the tenant (task, http).
+	Concurrency *StepConcurrency `json:"concurrency,omitempty"`
 }
 
 // Step returns the step with the given ref.

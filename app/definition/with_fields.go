@@ -107,6 +107,7 @@ var templateFields = []Field{
 	{Name: "with", Kind: KindObject, Doc: "The type's settings, as on a step of that type."},
 	{Name: "timeout", Kind: KindDuration, Default: "60s", Doc: "task and http: how long one attempt may take."},
 	{Name: "retry", Kind: KindObject, Fields: RetryFields, Doc: "task and http: the retry policy."},
+	{Name: "concurrency", Kind: KindObject, Fields: StepConcurrencyFields, Doc: "task and http: how many children's attempts run at once for a key, shared across the tenant."},
 }
 
 var subworkflowFields = []Field{

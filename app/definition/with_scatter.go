@@ -60,12 +60,16 @@ func (c *checker) template(parent object) map[string]any {
 		return nil
 	}
 	retry, timeout := c.attempts(o, t)
-	return map[string]any{
+	out := map[string]any{
 		"type":       string(t),
 		"with":       c.with(o, t),
 		"timeout_ms": timeout,
 		"retry":      retryMap(retry),
 	}
+	if sc := c.stepConcurrency(o, t); sc != nil {
+		out["concurrency"] = stepConcurrencyMap(sc)
+	}
+	return out
 }
 
 func retryMap(r RetryPolicy) map[string]any {

@@ -13,7 +13,7 @@ import (
 // parseManifest builds a manifest from the small line format the tests
 // and transcripts use (app/definition's compiler is not needed):
 //
-//	step REF TYPE [key=value]...   join, at_least, cancel_rest, end_run, on_error, run_if, for_each, retry, timeout_ms; the rest goes to with
+//	step REF TYPE [key=value]...   join, at_least, cancel_rest, end_run, on_error, run_if, for_each, retry, timeout_ms, concurrency; the rest goes to with
 //	edge FROM TO [on=OUTCOME]
 //	choice FROM TO INDEX (when=`CEL` | default)
 //	output_expr `CEL`
@@ -101,6 +101,16 @@ func buildStep(ref string, t definition.StepType, opts map[string]any) definitio
 			s.Retry.MaxAttempts = int(floatOf(v))
 		case "jitter":
 			s.Retry.Jitter = v == true
+		case "concurrency":
+			c, isPool := v.(map[string]any)
+			if !isPool {
+				s.With[k] = v // a scatter's children in flight
+				continue
+			}
+			s.Concurrency = &definition.StepConcurrency{KeyExpr: fmt.Sprint(c["key_expr"]), Limit: int(floatOf(c["limit"]))}
+			if e, ok := c["limit_expr"].(string); ok {
+				s.Concurrency.LimitExpr = e
+			}
 		case "timeout_ms":
 			if t != definition.TypeTask && t != definition.TypeHTTP {
 				s.With[k] = v // the parking types' own timeout

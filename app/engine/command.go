@@ -23,6 +23,11 @@ type DispatchAttempt struct {
 	// input, url_expr → url, body_expr → body).
 	Params    map[string]any
 	TimeoutMS int64
+	// FlowKey is the key of the step's concurrency pool, FlowLimit the
+	// most attempts of that key that may run at once (the step's or its
+	// template's concurrency); empty when it has none.
+	FlowKey   string `json:",omitempty"`
+	FlowLimit int    `json:",omitempty"`
 }
 
 // CancelAttempt asks the worker of a running attempt to stop.

@@ -110,7 +110,7 @@ func (d *decider) check() error {
 		if _, ok := stepKinds[s.Type]; !ok {
 			return fmt.Errorf("%w: step %q has unknown type %q", ErrInvalidState, ref, s.Type)
 		}
-		if d.runRow.Status != RunPending && d.st.Nodes[ref] == nil {
+		if d.runRow.Status != RunPending && !d.runRow.StartedAt.IsZero() && d.st.Nodes[ref] == nil {
 			return fmt.Errorf("%w: node %q not loaded", ErrInvalidState, ref)
 		}
 	}
@@ -118,6 +118,9 @@ func (d *decider) check() error {
 }
 
 func (d *decider) run() {
+	if d.runRow.Held && d.holdOn() || d.neverStarted() {
+		return
+	}
 	if d.runRow.Status == RunPending {
 		d.start()
 	}

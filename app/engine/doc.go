@@ -166,6 +166,20 @@
 // counted and keyed in the output by its key, and one event satisfies at
 // most one member of a node, the first open one in order that matches.
 //
+// # Flow control
+//
+// A run that flow control holds back (a concurrency slot, a throttle's
+// turn, a debounce's quiet: the shell decides, in Postgres) is created
+// pending with Run.Held set: Decide does not start it. It starts on an
+// [Admit] input, and until then it can be cancelled or terminated (it
+// ends without nodes, and every later input is discarded) and buffers
+// the signals sent to it; anything else is discarded. A task or http
+// step with a concurrency pool dispatches with its key and limit
+// (DispatchAttempt.FlowKey, FlowLimit), evaluated for each node (each
+// scatter child with its item); a key that is not a string, an integer
+// or a boolean, or a limit out of range, fails the node as an
+// expression_error. The shell's admission counts the pool's attempts.
+//
 // # Values
 //
 // Every value is in the JSON value model of package jsonvalue (an

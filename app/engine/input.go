@@ -131,6 +131,9 @@ type Terminate struct {
 	Reason TerminateReason
 }
 
+// Admit lets a run that flow control held back start.
+type Admit struct{}
+
 func (StepResult) inputKind() string        { return "result" }
 func (TimerFired) inputKind() string        { return "timer" }
 func (SignalReceived) inputKind() string    { return "signal" }
@@ -143,3 +146,4 @@ func (RetryNode) inputKind() string         { return "retry" }
 func (CancelNode) inputKind() string        { return "cancel_node" }
 func (ContinueAsNew) inputKind() string     { return "continue_as_new" }
 func (Terminate) inputKind() string         { return "terminate" }
+func (Admit) inputKind() string             { return "admit" }

@@ -43,6 +43,10 @@ func (d *decider) apply(in Input) {
 		d.continueAsNew(x)
 	case Terminate:
 		d.terminate(x.Reason)
+	case Admit:
+		if !d.st.Run.Held { // else it is what let the run start, this tick
+			d.discard(in, "run is not held")
+		}
 	default:
 		d.discard(in, "unknown input")
 	}

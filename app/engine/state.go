@@ -176,6 +176,10 @@ type Run struct {
 	// MaxKeptDiscards; DiscardedTotal counts all of them.
 	Discarded      []Discard `json:"discarded,omitempty"`
 	DiscardedTotal int64     `json:"discarded_total,omitempty"`
+	// Held marks a pending run that flow control holds back (a
+	// concurrency slot, a throttle's turn, a debounce's quiet): it starts
+	// on Admit, not on its first tick.
+	Held bool `json:"held,omitempty"`
 	// Trace is the run's place in a distributed trace; the shell sets it
 	// and the engine carries it along untouched.
 	Trace *TraceContext `json:"trace,omitempty"`

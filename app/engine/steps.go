@@ -41,12 +41,14 @@ type spec struct {
 	with    with
 	policy  definition.RetryPolicy
 	timeout int64
+	// flow is the step's (or template's) concurrency pool.
+	flow *definition.StepConcurrency
 }
 
 func (d *decider) specOf(n *Node) spec {
 	s := d.g.steps[n.Ref]
 	if n.Child == nil || s.ForEach != "" {
-		return spec{typ: s.Type, with: s.With, policy: retryPolicy(s), timeout: s.TimeoutMS}
+		return spec{typ: s.Type, with: s.With, policy: retryPolicy(s), timeout: s.TimeoutMS, flow: s.Concurrency}
 	}
 	w := with(s.With)
 	if w.str("mode") == "child_workflow" {
@@ -58,7 +60,7 @@ func (d *decider) specOf(n *Node) spec {
 	}
 	do := w.sub("do")
 	t := definition.StepType(do.str("type"))
-	return spec{typ: t, with: do.sub("with"), policy: templatePolicy(t, do), timeout: do.num("timeout_ms")}
+	return spec{typ: t, with: do.sub("with"), policy: templatePolicy(t, do), timeout: do.num("timeout_ms"), flow: templateFlow(do.sub("concurrency"))}
 }
 
 // vars adds a scatter child's item, index and key to the variables.
@@ -130,9 +132,15 @@ func (d *decider) dispatch(n *Node, sp spec, runAt time.Time) {
 			params["input"] = n.Child.Item
 		}
 	}
+	key, limit, ferr := d.flowKey(sp.flow, vars(n))
+	if ferr != nil {
+		d.fail(n, ferr)
+		return
+	}
 	d.emit(DispatchAttempt{
 		Node: n.ID, Ref: n.Ref, Type: string(sp.typ), Generation: n.Generation, Attempt: n.Attempt,
 		RunAt: runAt, IdempotencyKey: d.idempotencyKey(n), Params: params, TimeoutMS: sp.timeout,
+		FlowKey: key, FlowLimit: limit,
 	})
 }
 

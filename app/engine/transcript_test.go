@@ -106,6 +106,7 @@ func (r *replay) do(cmd []string) string {
 	case "start":
 		opts := kv(f[1:])
 		r.sim.run.Input = opts["input"]
+		r.sim.run.Held = opts["held"] == true
 		if p, ok := opts["parent"].(string); ok {
 			run, node, _ := strings.Cut(p, "/")
 			r.sim.run.Parent = &ParentLink{RunID: run, Node: node, Sync: true}
@@ -208,6 +209,8 @@ func parseInput(f []string) (Input, error) {
 		return ContinueAsNew{RequestID: arg(1), Input: jsonOrNil(arg(2))}, nil
 	case "terminate":
 		return Terminate{Reason: TerminateReason(arg(1))}, nil
+	case "admit":
+		return Admit{}, nil
 	}
 	return nil, fmt.Errorf("unknown input %q", f[0])
 }
@@ -301,7 +304,11 @@ func ended(d *Decision) bool {
 func formatCommand(c Command) string {
 	switch x := c.(type) {
 	case DispatchAttempt:
-		return fmt.Sprintf("dispatch %s #%d key=%s at=%s params=%s", x.Node, x.Attempt, x.IdempotencyKey, rel(x.RunAt), js(x.Params))
+		out := fmt.Sprintf("dispatch %s #%d key=%s at=%s params=%s", x.Node, x.Attempt, x.IdempotencyKey, rel(x.RunAt), js(x.Params))
+		if x.FlowKey != "" {
+			out += fmt.Sprintf(" flow=%s/%d", x.FlowKey, x.FlowLimit)
+		}
+		return out
 	case ScheduleTimer:
 		return fmt.Sprintf("timer %s at=%s", x.TimerID, rel(x.FireAt))
 	case CancelTimer:

@@ -26,6 +26,7 @@ func TestCompileErrors(t *testing.T) {
 		{"timestamp wanted, map given", "{}", KindTimestamp, "must evaluate to timestamp"},
 		{"string wanted, bool given", "true", KindString, "must evaluate to string"},
 		{"map wanted, list given", "[1]", KindMap, "must evaluate to map"},
+		{"int wanted, double given", "1.5", KindInt, "must evaluate to int, not double"},
 		{"too long", strings.Repeat("1+", 150) + "1", KindAny, "size"},
 		{"too deep", strings.Repeat("[", 30) + "1" + strings.Repeat("]", 30), KindAny, "recursion"},
 		{"comprehensions too nested", "[1].all(a, [1].all(b, [1].all(c, [1].all(d, true))))", KindBool, "nesting"},
@@ -60,7 +61,7 @@ func TestCompileErrors(t *testing.T) {
 func TestCompileAcceptsDynForEveryKind(t *testing.T) {
 	t.Parallel()
 	env := newTestEnv(t)
-	for _, k := range []Kind{KindAny, KindBool, KindList, KindTimestamp, KindString, KindMap} {
+	for _, k := range []Kind{KindAny, KindBool, KindList, KindTimestamp, KindString, KindMap, KindInt} {
 		if _, err := env.Compile("input.x", k); err != nil {
 			t.Errorf("Compile(input.x, %v): %v", k, err)
 		}
@@ -84,6 +85,7 @@ func TestEvalErrors(t *testing.T) {
 		{"dyn result not bool", "input.tier", KindBool, ErrResultType, "must evaluate to bool, got string"},
 		{"dyn result not list", "input.amount", KindList, ErrResultType, "got int"},
 		{"dyn result not timestamp", "input.tier", KindTimestamp, ErrResultType, "got string"},
+		{"dyn result not int", "input.tier", KindInt, ErrResultType, "must evaluate to int, got string"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

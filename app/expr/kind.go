@@ -20,6 +20,7 @@ const (
 	KindTimestamp
 	KindString
 	KindMap
+	KindInt
 )
 
 func (k Kind) String() string {
@@ -36,6 +37,8 @@ func (k Kind) String() string {
 		return "string"
 	case KindMap:
 		return "map"
+	case KindInt:
+		return "int"
 	}
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
@@ -53,11 +56,13 @@ func (k Kind) celKind() types.Kind {
 		return types.StringKind
 	case KindMap:
 		return types.MapKind
+	case KindInt:
+		return types.IntKind
 	}
 	return types.DynKind
 }
 
-func (k Kind) valid() bool { return k >= KindAny && k <= KindMap }
+func (k Kind) valid() bool { return k >= KindAny && k <= KindInt }
 
 // admitsStatic reports whether a static type can produce this Kind. Dyn
 // can produce anything and is checked again at evaluation.

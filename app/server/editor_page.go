@@ -71,10 +71,14 @@ func renderEditor(c echo.Context, s *store.Store, status int, def store.Definiti
 		return err
 	}
 	check := checkDocument(def.Key, []byte(src))
+	rules, err := flowRules(ctx, s, v.Tenant.ID, def.Key, versions)
+	if err != nil {
+		return err
+	}
 	d := views.EditorData{
 		Key: def.Key, Name: def.Name, Source: src, Problems: check.Problems, Hash: check.Hash, Check: check,
 		CanWrite: v.Can(auth.PermDefinitionsWrite), CanRun: canTestRun(v),
-		Draft: def.Draft, Versions: versions, Notice: notice,
+		Draft: def.Draft, Versions: versions, Notice: notice, Flow: rules,
 	}
 	return render(c, status, views.EditorPage(shellFor(c, def.Key+" · Editor", "definitions"), d))
 }

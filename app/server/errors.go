@@ -3,8 +3,11 @@ package server
 import (
 	"errors"
 	"log/slog"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -24,6 +27,7 @@ var statusOf = map[apperr.Code]int{
 	apperr.NotFound:            http.StatusNotFound,
 	apperr.Conflict:            http.StatusConflict,
 	apperr.IdempotencyMismatch: http.StatusConflict,
+	apperr.ConcurrencyLimit:    http.StatusConflict,
 	apperr.TooLarge:            http.StatusRequestEntityTooLarge,
 	apperr.RateLimited:         http.StatusTooManyRequests,
 	apperr.Unavailable:         http.StatusServiceUnavailable,
@@ -65,6 +69,9 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 		if status == http.StatusServiceUnavailable {
 			c.Response().Header().Set("Retry-After", retryAfter)
 		}
+		if wait := retryAfterOf(err); wait > 0 {
+			c.Response().Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+		}
 		if status >= 500 {
 			log.ErrorContext(c.Request().Context(), "request failed",
 				"err", err, "path", c.Path(), "request_id", requestID(c))
@@ -79,6 +86,15 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 		}
 		_ = c.JSON(status, body)
 	}
+}
+
+// retryAfterOf is how long an error asks its caller to wait, if it says.
+func retryAfterOf(err error) time.Duration {
+	var ae *apperr.Error
+	if errors.As(err, &ae) {
+		return ae.RetryAfter
+	}
+	return 0
 }
 
 // retryAfter is the Retry-After of a 503, in seconds: a database restart

@@ -100,13 +100,20 @@ func loadInspector(c echo.Context, s *store.Store, runs *workers.Coordinator) (v
 	if err != nil {
 		return d, err
 	}
-	d.Graph, d.Steps = views.LayoutRun(m, byRef, c.QueryParam("layout")), inspectorSteps(m, byRef, waits)
+	slots, err := slotWaits(ctx, s, run, nodes)
+	if err != nil {
+		return d, err
+	}
+	if d.Flow, err = flowWait(ctx, s, run); err != nil {
+		return d, err
+	}
+	d.Graph, d.Steps = views.LayoutRun(m, byRef, c.QueryParam("layout")), inspectorSteps(m, byRef, waits, slots)
 	d.StepRuns = stepRuns(ctx, s, run, m, byRef)
 	if ref := c.QueryParam("node"); ref != "" {
 		if d.Selected, err = loadNodeDetail(c, s, run, m, byRef, ref); err != nil {
 			return d, err
 		}
-		d.Selected.Worker = waits[ref]
+		d.Selected.Worker, d.Selected.Slot = waits[ref], slots[ref]
 	}
 	if err := loadHistory(c, s, &d); err != nil {
 		return d, err
@@ -114,11 +121,11 @@ func loadInspector(c echo.Context, s *store.Store, runs *workers.Coordinator) (v
 	return d, loadRunSide(ctx, s, &d)
 }
 
-func inspectorSteps(m *definition.Manifest, byRef map[string]*engine.Node, waits map[string]*store.WorkerWait) []views.InspectorStep {
+func inspectorSteps(m *definition.Manifest, byRef map[string]*engine.Node, waits map[string]*store.WorkerWait, slots map[string]*store.PoolWait) []views.InspectorStep {
 	out := make([]views.InspectorStep, 0, len(m.Order))
 	for _, ref := range m.Order {
 		st, _ := m.Step(ref)
-		out = append(out, views.InspectorStep{Ref: ref, Type: string(st.Type), Node: byRef[ref], Worker: waits[ref]})
+		out = append(out, views.InspectorStep{Ref: ref, Type: string(st.Type), Node: byRef[ref], Worker: waits[ref], Slot: slots[ref]})
 	}
 	return out
 }
@@ -179,6 +186,38 @@ func workerWaits(ctx context.Context, s *store.Store, run store.Run, nodes []*en
 		}
 	}
 	return out, nil
+}
+
+// slotWaits are the running nodes' attempts that their steps'
+// concurrency pools hold back, by node, for their current attempt only.
+func slotWaits(ctx context.Context, s *store.Store, run store.Run, nodes []*engine.Node) (map[string]*store.PoolWait, error) {
+	out := map[string]*store.PoolWait{}
+	if run.Status.Terminal() {
+		return out, nil
+	}
+	waits, err := s.PoolWaits(ctx, run.TenantID, run.ID)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range nodes {
+		if w, ok := waits[n.ID]; ok && n.State == engine.NodeRunning && w.Generation == n.Generation && w.Attempt == n.Attempt {
+			out[n.ID] = &w
+		}
+	}
+	return out, nil
+}
+
+// flowWait says what a run flow control holds back waits for; nil for
+// any other run.
+func flowWait(ctx context.Context, s *store.Store, run store.Run) (*store.FlowWait, error) {
+	if run.Status != engine.RunPending || !run.State.Held {
+		return nil, nil
+	}
+	w, found, err := s.FlowWaitOf(ctx, run.TenantID, run.ID)
+	if err != nil || !found {
+		return nil, err
+	}
+	return &w, nil
 }
 
 // loadHistory reads one page of transitions after ?history=SEQ.

@@ -52,6 +52,9 @@ type RunJSON struct {
 	// DiscardedTotal counts all of them.
 	Discarded      []engine.Discard `json:"discarded,omitempty"`
 	DiscardedTotal int64            `json:"discarded_total,omitempty"`
+	// WaitingFor says what a pending run flow control holds back waits
+	// for: a debounce's quiet, a throttle's turn or concurrency slots.
+	WaitingFor *store.FlowWait `json:"waiting_for,omitempty"`
 }
 
 // NodeJSON is one node of a run.
@@ -79,6 +82,16 @@ type NodeJSON struct {
 	// WaitingForWorker is set while a task's attempt waits for a worker
 	// to claim it.
 	WaitingForWorker *WorkerWaitJSON `json:"waiting_for_worker,omitempty"`
+	// WaitingForSlot is set while the attempt waits for a slot of its
+	// step's concurrency pool.
+	WaitingForSlot *SlotWaitJSON `json:"waiting_for_slot,omitempty"`
+}
+
+// SlotWaitJSON is a step attempt waiting for a slot of its concurrency
+// pool: the pool's key and how many may run at once.
+type SlotWaitJSON struct {
+	Key   string `json:"key"`
+	Limit int    `json:"limit"`
 }
 
 // WorkerWaitJSON says what a task waits for: a worker polling queue for
@@ -224,14 +237,24 @@ func runWithNodes(ctx context.Context, s *store.Store, runs *workers.Coordinator
 	if err != nil {
 		return out, err
 	}
+	slots, err := slotWaits(ctx, s, run, nodes)
+	if err != nil {
+		return out, err
+	}
 	for _, ref := range m.Order {
 		if n := byID[ref]; n != nil {
 			nj := withInteraction(run.ID.String(), nodeJSON(n, types), n)
 			nj.WaitingForWorker = workerWaitJSON(waits[n.ID])
+			if w := slots[n.ID]; w != nil {
+				nj.WaitingForSlot = &SlotWaitJSON{Key: w.Key, Limit: w.Limit}
+			}
 			out.Nodes = append(out.Nodes, nj)
 		}
 	}
 	if out.Nodes, err = withAttempts(ctx, s, run.TenantID, run.ID, out.Nodes); err != nil {
+		return out, err
+	}
+	if out.WaitingFor, err = flowWait(ctx, s, run); err != nil {
 		return out, err
 	}
 	if out.Children, err = s.RunChildCounts(ctx, run.TenantID, run.ID); err != nil {

@@ -59,10 +59,17 @@ func handleScatterChildren(s *store.Store, runs *workers.Coordinator) echo.Handl
 		if err != nil {
 			return err
 		}
+		slots, err := slotWaits(ctx, s, run, nodes)
+		if err != nil {
+			return err
+		}
 		out := make([]NodeJSON, len(nodes))
 		for i, n := range nodes {
 			out[i] = nodeJSON(n, types)
 			out[i].WaitingForWorker = workerWaitJSON(waits[n.ID])
+			if w := slots[n.ID]; w != nil {
+				out[i].WaitingForSlot = &SlotWaitJSON{Key: w.Key, Limit: w.Limit}
+			}
 		}
 		if out, err = withAttempts(ctx, s, run.TenantID, run.ID, out); err != nil {
 			return err

@@ -32,6 +32,8 @@ type BridgeTask struct {
 	// (0: forever); StartBy is that instant by the database's clock.
 	ScheduleToStart time.Duration
 	StartBy         *time.Time
+	// FlowKey is the key of the step's concurrency pool, if any.
+	FlowKey string
 	// Set once a worker claimed it.
 	WorkerID, Token string
 	ClaimedAt       *time.Time
@@ -75,6 +77,7 @@ func (s *Store) BridgeTasksInsert(ctx context.Context, tasks []BridgeTask) error
 		p.Traceparents = append(p.Traceparents, tc.Parent)
 		p.Tracestates = append(p.Tracestates, tc.State)
 		p.ScheduleToStartMs = append(p.ScheduleToStartMs, t.ScheduleToStart.Milliseconds())
+		p.FlowKeys = append(p.FlowKeys, t.FlowKey)
 	}
 	if err := s.q.BridgeTaskInsertMany(ctx, p); err != nil {
 		return fmt.Errorf("insert %d bridge tasks: %w", len(tasks), err)

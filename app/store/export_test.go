@@ -12,5 +12,7 @@ var StepJobLookups = map[string]struct {
 	"StepJobsInFlight": {stepJobsInFlight, []any{[]string{"q"}, "t"}, "river_job_ductor_step_idx"},
 	"StepJobsDiscardLost": {stepJobsDiscardLost, []any{
 		[]string{"t"}, []string{"r"}, []string{"n"}, []int32{0}, []int32{1}}, "river_job_ductor_step_idx"},
-	"pruneRiverJobs": {pruneRiverJobs, []any{[]string{"r"}, "t"}, "river_job_ductor_run_idx"},
+	"pruneRiverJobs":   {pruneRiverJobs, []any{[]string{"r"}, "t"}, "river_job_ductor_run_idx"},
+	"stepFlowInFlight": {stepFlowInFlight, []any{"t", "k"}, "river_job_ductor_flow_idx"},
+	"stepFlowJobs":     {stepFlowJobs, nil, "river_job_ductor_flow_idx"},
 }

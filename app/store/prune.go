@@ -42,6 +42,9 @@ var RunOwned = []RunRows{
 	{"approval", ofRuns},
 	{"run_case", ofRuns},
 	{"bridge_task", ofRuns},
+	{"flow_hold", ofRuns},
+	{"flow_slot", ofRuns},
+	{"flow_debounce", ofRuns},
 }
 
 func (r RunRows) deleteSQL() string {

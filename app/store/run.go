@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/queries"
@@ -96,6 +97,20 @@ func (s *Store) RunCreate(ctx context.Context, n NewRun) (Run, bool, error) {
 	}
 	r, err := runFromRow(row)
 	return r, true, err
+}
+
+// RunOfIdempotencyKey returns the run n's idempotency key already made,
+// found false when it made none (or n has no key); a different request
+// under the key is an IdempotencyMismatch, as RunCreate's.
+func (s *Store) RunOfIdempotencyKey(ctx context.Context, n NewRun) (Run, bool, error) {
+	if n.IdempotencyKey == "" {
+		return Run{}, false, nil
+	}
+	r, _, err := s.runAfterConflict(ctx, n)
+	if apperr.Is(err, apperr.NotFound) {
+		return Run{}, false, nil
+	}
+	return r, err == nil, err
 }
 
 func (s *Store) runAfterConflict(ctx context.Context, n NewRun) (Run, bool, error) {

@@ -25,8 +25,9 @@ const (
 	InputApproval       = "approval"
 	InputCaseStatus     = "case"
 	InputCancelNode     = "cancel_node"
+	InputAdmit          = "admit"
 	maxInputsPerTick    = 500
-	inputKindsSupported = "result, timer, cancel, retry, continue_as_new, terminate, signal, event, child, approval, case, cancel_node"
+	inputKindsSupported = "result, timer, cancel, retry, continue_as_new, terminate, signal, event, child, approval, case, cancel_node, admit"
 )
 
 // PendingInputs are a run's undrained inputs, oldest first.
@@ -102,6 +103,8 @@ func inputKey(in engine.Input) (kind, dedup string) {
 		return InputCaseStatus, fmt.Sprintf("case:%s:%s", v.Node, v.Status)
 	case engine.CancelNode:
 		return InputCancelNode, "cancel_node:" + v.RequestID
+	case engine.Admit:
+		return InputAdmit, "admit" // a run is let go once
 	}
 	panic(fmt.Sprintf("store: unknown input %T", in))
 }
@@ -145,6 +148,8 @@ func decodeInput(kind string, payload []byte) (engine.Input, error) {
 		target, err = decodeAs[engine.CaseStatusChanged](payload)
 	case InputCancelNode:
 		target, err = decodeAs[engine.CancelNode](payload)
+	case InputAdmit:
+		target, err = decodeAs[engine.Admit](payload)
 	default:
 		return nil, fmt.Errorf("unknown input kind %q (known: %s)", kind, inputKindsSupported)
 	}

@@ -20,3 +20,10 @@ CREATE INDEX river_job_ductor_step_idx ON river_job ((args->>'tenant_id'), (args
 -- version, where the GIN index made dozens).
 CREATE INDEX river_job_ductor_run_idx ON river_job ((args->>'run_id'))
     WHERE kind IN ('ductor.tick', 'ductor.step');
+
+-- Step pools count a key's step jobs that hold a slot (queued, running,
+-- snoozed or retried), and the pool gauges every tenant's: only the jobs
+-- of a pool are in this index, so a step outside any pool adds nothing
+-- to it.
+CREATE INDEX river_job_ductor_flow_idx ON river_job ((args->>'tenant_id'), (args->>'flow_key'))
+    WHERE kind = 'ductor.step' AND state IN ('available', 'running', 'scheduled', 'retryable') AND args ? 'flow_key';

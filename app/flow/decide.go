@@ -1,0 +1,104 @@
+package flow
+
+import (
+	"time"
+
+	"github.com/ductor/ductor/app/definition"
+)
+
+// NextStart is when a start of a window's key may go: at once while the
+// key had fewer than Limit starts, else a period after the Limit-th
+// latest (latest are the key's latest starts, newest first; a throttle's
+// include the turns it gave runs still waiting for them). Taking every
+// start at NextStart keeps at most Limit starts in any window of Period.
+func NextStart(now time.Time, latest []time.Time, w Window) time.Time {
+	if len(latest) < w.Limit {
+		return now
+	}
+	next := latest[w.Limit-1].Add(w.Period)
+	if next.Before(now) {
+		return now
+	}
+	return next
+}
+
+// RetryAfter is how long a start over a rate limit must wait, 0 when it
+// may go now.
+func RetryAfter(now time.Time, latest []time.Time, w Window) time.Duration {
+	return NextStart(now, latest, w).Sub(now)
+}
+
+// QuietAt is when a debounce whose latest start was at last lets its run
+// go: a period later, but no later than maxAt (zero: no bound).
+func QuietAt(last time.Time, q Quiet, maxAt time.Time) time.Time {
+	at := last.Add(q.Period)
+	if !maxAt.IsZero() && maxAt.Before(at) {
+		return maxAt
+	}
+	return at
+}
+
+// KeyState is what a key's slots are, among runs that have not ended.
+type KeyState struct {
+	Held, Waiting int
+	// Oldest are the runs of the key that no one is cancelling yet,
+	// holding a slot or waiting, oldest first (enough of them for
+	// cancel_in_progress).
+	Oldest []string
+}
+
+// Free reports whether a new run fits a key at once: a slot is free and
+// no earlier run waits for one (arrival order).
+func Free(st KeyState, limit int) bool { return st.Waiting == 0 && st.Held < limit }
+
+// Verdict is what a start does under its concurrency rules.
+type Verdict int
+
+const (
+	// Start: every rule has a slot; the run starts now.
+	Start Verdict = iota
+	// Queue: the run waits (pending) for a slot of every rule.
+	Queue
+	// Refuse: a cancel_newest rule is full; the run is refused (or,
+	// started by a trigger, cancelled).
+	Refuse
+)
+
+// Plan is a start's verdict, the runs cancel_in_progress cancels for it,
+// and the rule that refused it.
+type Plan struct {
+	Verdict Verdict
+	Cancel  []string
+	Refused *Slot
+}
+
+// Decide plans a start under its slots, given each key's state.
+func Decide(slots []Slot, states []KeyState) Plan {
+	var p Plan
+	for i, s := range slots {
+		if Free(states[i], s.Limit) {
+			continue
+		}
+		switch s.Strategy {
+		case definition.StrategyCancelNewest:
+			return Plan{Verdict: Refuse, Refused: &slots[i]}
+		case definition.StrategyCancelInProgress:
+			p.Cancel = append(p.Cancel, Victims(states[i], s.Limit)...)
+		}
+		p.Verdict = Queue
+	}
+	if p.Verdict == Start {
+		p.Cancel = nil
+	}
+	return p
+}
+
+// Victims are the runs cancel_in_progress cancels so that the key's
+// runs, the new one included, fit its limit: the oldest.
+func Victims(st KeyState, limit int) []string {
+	n := len(st.Oldest) + 1 - limit
+	if n <= 0 {
+		return nil
+	}
+	return st.Oldest[:n]
+}

@@ -1,0 +1,91 @@
+package workers
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/flow"
+	"github.com/ductor/ductor/app/store"
+)
+
+// afterGate finishes a held run's pass through its gate: an admitted run
+// is let go, a refused one forgets its hold (it is being cancelled).
+func (c *Coordinator) afterGate(ctx context.Context, tx pgx.Tx, s *store.Store, run store.Run, p passed) error {
+	switch p {
+	case passAdmitted:
+		return c.admitHeld(ctx, tx, s, run)
+	case passRefused:
+		return s.FlowHoldRelease(ctx, run.TenantID, run.ID)
+	}
+	return nil
+}
+
+// admitHeld lets a held run start: its hold is forgotten and its next
+// tick starts it.
+func (c *Coordinator) admitHeld(ctx context.Context, tx pgx.Tx, s *store.Store, run store.Run) error {
+	if err := s.FlowHoldRelease(ctx, run.TenantID, run.ID); err != nil {
+		return err
+	}
+	c.flowMetrics.decided(flow.KindConcurrency, "admitted")
+	return c.Deliver(ctx, tx, run.TenantID, run.ID, engine.Admit{})
+}
+
+// refuseHeld cancels a held run that its rules cannot let go (a key
+// expression fails on the input a debounce left it).
+func (c *Coordinator) refuseHeld(ctx context.Context, tx pgx.Tx, s *store.Store, run store.Run, reason string) error {
+	if err := s.FlowHoldRelease(ctx, run.TenantID, run.ID); err != nil {
+		return err
+	}
+	if err := s.FlowDebounceClose(ctx, run.TenantID, run.ID); err != nil {
+		return err
+	}
+	return c.Deliver(ctx, tx, run.TenantID, run.ID, engine.Cancel{RequestID: "flow_control", Reason: reason})
+}
+
+// admitWaiting lets the first run waiting for a slot take its slots when
+// every one of its keys has one free and no run waits before it there.
+// It decides on what it reads once the keys are locked.
+func (c *Coordinator) admitWaiting(ctx context.Context, tx pgx.Tx, k store.RunKey) error {
+	s := store.New(tx)
+	slots, err := s.FlowSlotsOf(ctx, k.TenantID, k.ID)
+	if err != nil || len(slots) == 0 {
+		return err
+	}
+	keys := make([]store.FlowKey, len(slots))
+	for i, sl := range slots {
+		keys[i] = store.FlowKey{Pool: sl.Pool, Key: sl.Key}
+	}
+	h, run, ok, err := c.heldRun(ctx, s, k)
+	if err != nil || !ok || h.Stage != store.StageConcurrency {
+		return err
+	}
+	if err := c.lockHeld(ctx, s, run, keys); err != nil {
+		return ignoreBusy(err)
+	}
+	if h, run, ok, err = c.heldRun(ctx, s, k); err != nil || !ok || h.Stage != store.StageConcurrency {
+		return err
+	}
+	for _, sl := range slots {
+		if free, err := c.firstWithSlot(ctx, s, run, sl); err != nil || !free {
+			return err
+		}
+	}
+	if err := s.FlowSlotsTake(ctx, run.TenantID, run.ID); err != nil {
+		return err
+	}
+	return c.admitHeld(ctx, tx, s, run)
+}
+
+// firstWithSlot reports whether run is the first waiting for a slot of
+// sl's key and one is free by its limit.
+func (c *Coordinator) firstWithSlot(ctx context.Context, s *store.Store, run store.Run, sl store.FlowSlot) (bool, error) {
+	k := store.FlowKey{Pool: sl.Pool, Key: sl.Key}
+	head, found, err := s.FlowKeyHead(ctx, run.TenantID, k)
+	if err != nil || !found || head != run.ID {
+		return false, err
+	}
+	st, err := s.FlowKeyCount(ctx, run.TenantID, k)
+	return st.Held < sl.Limit, err
+}

@@ -1,0 +1,166 @@
+package workers_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/steps"
+)
+
+// Flow control's gauges count, by tenant, definition and rule (never by
+// key), the runs holding a concurrency slot and those held back, and by
+// tenant the step attempts of concurrency pools running and held back;
+// its decisions are counted by rule and outcome. Once every run has
+// ended, nothing counts.
+func TestFlowMetrics(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	b := setup(t, map[string]steps.Handler{"test.hold": func(ctx context.Context, _ steps.Call) (any, error) {
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return map[string]any{}, nil
+	}})
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(b.coord.Collectors()...)
+	b.publishYAML(t, `
+key: metered-keys
+concurrency: [{key_expr: input.user, limit: 1}]
+steps:
+  - {ref: gate, type: signal, with: {name: go}}
+`)
+	b.publishYAML(t, `
+key: metered-burst
+debounce: {key_expr: input.user, period: 1h}
+steps:
+  - {ref: out, type: transform, with: {expr: input.user}}
+`)
+	b.publishYAML(t, `
+key: metered-pool
+steps:
+  - {ref: call, type: task, with: {handler: test.hold}, concurrency: {key_expr: '"vendor"', limit: 1}}
+`)
+	a1 := b.start(t, "metered-keys", map[string]any{"user": "a"})
+	b.waitRunStatus(t, a1, engine.RunWaiting)
+	a2, a3 := b.start(t, "metered-keys", map[string]any{"user": "a"}), b.start(t, "metered-keys", map[string]any{"user": "a"})
+	other := b.start(t, "metered-keys", map[string]any{"user": "b"})
+	burst := b.start(t, "metered-burst", map[string]any{"user": "a"})
+	p1, p2 := b.start(t, "metered-pool", nil), b.start(t, "metered-pool", nil)
+	tenant := b.tenant.ID.String()
+	want := map[string]float64{
+		`ductor_flow_runs{definition="metered-keys",rule="concurrency[0]",state="running"}`: 2,
+		`ductor_flow_runs{definition="metered-keys",rule="concurrency[0]",state="queued"}`:  2,
+		`ductor_flow_runs{definition="metered-burst",rule="debounce",state="queued"}`:       1,
+		`ductor_flow_step_attempts{state="running"}`:                                        1,
+		`ductor_flow_step_attempts{state="queued"}`:                                         1,
+	}
+	awaitFlowSeries(t, reg, tenant, want)
+	got := flowSeries(t, reg, tenant)
+	for name, v := range map[string]float64{
+		`ductor_flow_decisions_total{outcome="queued",rule="concurrency"}`: 2,
+	} {
+		if got[name] < v {
+			t.Errorf("%s = %v, want at least %v (have %v)", name, got[name], v, got)
+		}
+	}
+	for name := range got {
+		if containsAny(name, `"a"`, `"b"`, `"vendor"`) {
+			t.Errorf("a key became a label: %s", name)
+		}
+	}
+
+	close(release)
+	for i, id := range []uuid.UUID{a1, other, a2, a3} {
+		b.waitRunStatus(t, id, engine.RunWaiting)
+		if err := b.signal(t, id, fmt.Sprint("go", i), "go", nil); err != nil {
+			t.Fatal(err)
+		}
+		b.finish(t, id, engine.RunSucceeded)
+	}
+	b.finish(t, p1, engine.RunSucceeded)
+	b.finish(t, p2, engine.RunSucceeded)
+	b.shift(t, time.Hour)
+	b.finish(t, burst, engine.RunSucceeded)
+	for name := range want {
+		want[name] = 0
+	}
+	awaitFlowSeries(t, reg, tenant, want)
+}
+
+// awaitFlowSeries polls the registry until the tenant's series have the
+// values wanted (a missing series counts as 0).
+func awaitFlowSeries(t *testing.T, reg *prometheus.Registry, tenant string, want map[string]float64) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		got := flowSeries(t, reg, tenant)
+		ok := true
+		for name, v := range want {
+			ok = ok && got[name] == v
+		}
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("flow series %v, want %v", got, want)
+		}
+		<-time.After(25 * time.Millisecond)
+	}
+}
+
+// flowSeries are the flow control series of one tenant (and the
+// decisions, which have no tenant), named by their other labels in
+// order.
+func flowSeries(t *testing.T, reg *prometheus.Registry, tenant string) map[string]float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, f := range families {
+		if !strings.HasPrefix(f.GetName(), "ductor_flow_") {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			var labels []string
+			mine := true
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "tenant_id" {
+					mine = l.GetValue() == tenant
+					continue
+				}
+				labels = append(labels, fmt.Sprintf("%s=%q", l.GetName(), l.GetValue()))
+			}
+			if mine {
+				out[f.GetName()+"{"+strings.Join(labels, ",")+"}"] = value(m)
+			}
+		}
+	}
+	return out
+}
+
+func value(m *dto.Metric) float64 {
+	if g := m.GetGauge(); g != nil {
+		return g.GetValue()
+	}
+	return m.GetCounter().GetValue()
+}
+
+func containsAny(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}

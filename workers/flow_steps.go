@@ -1,0 +1,97 @@
+package workers
+
+import (
+	"context"
+	"sort"
+
+	"github.com/google/uuid"
+	"github.com/riverqueue/river"
+
+	"github.com/ductor/ductor/app/flow"
+	"github.com/ductor/ductor/app/store"
+)
+
+// admitFlow applies the steps' concurrency pools to a batch of step jobs
+// before the tenants' own limits: a job whose pool's key has as many
+// attempts in flight as the job's limit waits in run_dispatch, and the
+// sweep offers it again after a short recheck, like a step over its
+// tenant's cap. The keys are locked (after one another, in the order of
+// their locks) and their attempts in flight counted after the locks:
+// step jobs queued or running and bridge tasks unfinished, across every
+// run and definition of the tenant. An attempt leaves its pool when its
+// job or task finishes, however it ends, so nothing has to release it.
+func (c *Coordinator) admitFlow(ctx context.Context, s *store.Store, jobs []river.InsertManyParams) ([]river.InsertManyParams, error) {
+	type poolKey struct {
+		tenant uuid.UUID
+		key    string
+	}
+	byKey := map[poolKey][]int{}
+	var keys []poolKey
+	for i, j := range jobs {
+		a := j.Args.(StepArgs)
+		if a.FlowKey == "" {
+			continue
+		}
+		k := poolKey{a.TenantID, a.FlowKey}
+		if byKey[k] == nil {
+			keys = append(keys, k)
+		}
+		byKey[k] = append(byKey[k], i)
+	}
+	if len(keys) == 0 {
+		return jobs, nil
+	}
+	locks := make([]store.FlowLockKey, len(keys))
+	for i, k := range keys {
+		locks[i] = store.FlowLockKey{TenantID: k.tenant, FlowKey: store.FlowKey{Pool: flow.StepPool, Key: k.key}}
+	}
+	if err := s.FlowLockAll(ctx, locks); err != nil {
+		return nil, err
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i].key < keys[j].key })
+	held := map[int]bool{}
+	for _, k := range keys {
+		inFlight, err := s.StepFlowInFlight(ctx, k.tenant, k.key)
+		if err != nil {
+			return nil, err
+		}
+		for _, i := range byKey[k] {
+			if a := jobs[i].Args.(StepArgs); inFlight < a.FlowLimit {
+				inFlight++
+				if a.PoolWait {
+					a.PoolWait = false
+					jobs[i].Args = a
+				}
+				continue
+			}
+			held[i] = true
+		}
+	}
+	return c.holdSteps(ctx, s, jobs, held)
+}
+
+// holdSteps stores the held jobs for the sweep to offer again and
+// returns the others.
+func (c *Coordinator) holdSteps(ctx context.Context, s *store.Store, jobs []river.InsertManyParams, held map[int]bool) ([]river.InsertManyParams, error) {
+	if len(held) == 0 {
+		return jobs, nil
+	}
+	now, err := s.Now(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := jobs[:0:0]
+	for i, j := range jobs {
+		if !held[i] {
+			out = append(out, j)
+			continue
+		}
+		c.flowMetrics.decided(flow.KindStep, "delayed")
+		a := j.Args.(StepArgs)
+		a.PoolWait = true
+		if err := delayStep(ctx, s, a, j.InsertOpts.Queue, now.Add(capRecheck)); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
