@@ -143,7 +143,9 @@
 //     version); Ductor finds step jobs by attempt or tenant through one
 //     btree on live step jobs only (river_job_ductor_step_idx), with the
 //     same predicate in each lookup; the retention prune finds a run's
-//     jobs by run id through another (river_job_ductor_run_idx).
+//     jobs by run id through another (river_job_ductor_run_idx), and step
+//     pools a key's jobs through a third that holds only pool jobs
+//     (river_job_ductor_flow_idx).
 //   - A group tick or a tick job that commits remembers the state and
 //     step nodes it wrote, keyed by the record version it wrote
 //     (runCache); the next tick of the run reads its row's columns and
