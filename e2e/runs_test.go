@@ -182,7 +182,10 @@ edges:
 	if n := count(t, ctx, "article.approval"); n != 0 {
 		t.Errorf("the decided approval is still pending in the inbox")
 	}
-	run(t, ctx, "see it decided", chromedp.Click(chromedp.CSS("#tab-decided")),
+	// Clicked from script: the element is looked up when the click happens,
+	// so a page still settling after the redirect cannot hand the click a
+	// node it has since replaced.
+	run(t, ctx, "see it decided", chromedp.Evaluate[chromedp.Void](`document.getElementById("tab-decided").click()`),
 		chromedp.WaitVisible(chromedp.CSS("article.approval .decision")))
 	if got := text(t, ctx, "article.approval .decision"); !strings.Contains(got, "dev@localhost approved") {
 		t.Errorf("decision shown as %q", got)
