@@ -257,10 +257,8 @@ steps:
   - {ref: out, type: transform, with: {expr: '1'}}
 `)
 	sc := b.newSchedule(t, "minutely", "limited-tick", time.Minute, schedule.OverlapAllowAll)
-	now, _ := b.store.Now(b.ctx)
-	until := sc.NextAt.Sub(now)
-	b.passAt(t, b.coord, until+50*time.Millisecond)
-	b.passAt(t, b.coord, until+time.Minute+50*time.Millisecond)
+	b.passAt(t, b.coord, sc.NextAt.Add(50*time.Millisecond))
+	b.passAt(t, b.coord, sc.NextAt.Add(time.Minute+50*time.Millisecond))
 	if runs := b.runsOf(t, "minutely"); len(runs) != 1 {
 		t.Fatalf("%d runs, want the first action's alone", len(runs))
 	}
@@ -272,7 +270,7 @@ steps:
 	if !strings.Contains(got.LastError, "rate") || len(actions) != 2 || actions[0].Status != "not_started" {
 		t.Fatalf("last error %q, actions %+v: want the second not_started for the rate limit", got.LastError, actions)
 	}
-	b.passAt(t, b.coord, until+2*time.Minute+50*time.Millisecond) // 120 s after the first: past its period
+	b.passAt(t, b.coord, sc.NextAt.Add(2*time.Minute+50*time.Millisecond)) // 120 s after the first: past its period
 	if runs := b.runsOf(t, "minutely"); len(runs) != 2 {
 		t.Fatalf("%d runs, want a second once the period is over", len(runs))
 	}

@@ -44,11 +44,17 @@ func (b testBundle) runsOf(t *testing.T, id string) []store.Run {
 	return runs
 }
 
-// passAt moves the database clock to d past the test's start and runs one
-// schedule pass.
-func (b testBundle) passAt(t *testing.T, c *workers.Coordinator, d time.Duration) {
+// passAt sets the database clock to read at and runs one schedule pass.
+// The shift is taken from the database's own unshifted clock the moment
+// before, so the pass sees at (plus the few milliseconds it takes to
+// begin) however long the test took to get there.
+func (b testBundle) passAt(t *testing.T, c *workers.Coordinator, at time.Time) {
 	t.Helper()
-	b.shift(t, d)
+	var real time.Time
+	if err := b.pool.QueryRow(b.ctx, `SELECT clock_timestamp()`).Scan(&real); err != nil {
+		t.Fatal(err)
+	}
+	b.shift(t, at.Sub(real))
 	if _, err := c.SchedulesOnce(b.ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +116,8 @@ func TestIntervalScheduleFiresOnTimeAndStopsWhenPaused(t *testing.T) {
 		t.Fatal(paused, err)
 	}
 	n := len(b.runsOf(t, "every-second"))
-	b.passAt(t, b.coord, 10*time.Second)
+	now, _ := b.store.Now(b.ctx)
+	b.passAt(t, b.coord, now.Add(10*time.Second))
 	if got := len(b.runsOf(t, "every-second")); got > n+1 { // one pass may have been under way
 		t.Errorf("a paused schedule started %d more runs", got-n)
 	}
@@ -122,13 +129,11 @@ func TestScheduleActsAtItsTimeByTheDatabaseClock(t *testing.T) {
 	b := setup(t)
 	testdb.Definition(t, b.store, b.tenant.ID, noopDef)
 	sc := b.newSchedule(t, "minutely", "tick", time.Minute, schedule.OverlapAllowAll)
-	now, _ := b.store.Now(b.ctx)
-	until := sc.NextAt.Sub(now)
-	b.passAt(t, b.coord, until-50*time.Millisecond)
+	b.passAt(t, b.coord, sc.NextAt.Add(-50*time.Millisecond))
 	if got := b.runsOf(t, "minutely"); len(got) != 0 {
 		t.Fatalf("acted %d times before its time", len(got))
 	}
-	b.passAt(t, b.coord, until+50*time.Millisecond)
+	b.passAt(t, b.coord, sc.NextAt.Add(50*time.Millisecond))
 	runs := b.runsOf(t, "minutely")
 	if len(runs) != 1 || runs[0].SearchAttributes["scheduled_at"] != sc.NextAt.UTC().Format(time.RFC3339Nano) {
 		t.Fatalf("runs = %+v, want one at %v", runs, sc.NextAt)
@@ -146,10 +151,9 @@ func TestSkipNeverOverlapsWhileBufferOneQueuesOne(t *testing.T) {
 	testdb.Definition(t, b.store, b.tenant.ID, slowDef)
 	skip := b.newSchedule(t, "skip", "slow", time.Second, schedule.OverlapSkip)
 	b.newSchedule(t, "buffer", "slow", time.Second, schedule.OverlapBufferOne)
-	now, _ := b.store.Now(b.ctx)
-	first := skip.NextAt.Sub(now)
+	first := skip.NextAt
 	for i := range 4 {
-		b.passAt(t, b.coord, first+time.Duration(i)*time.Second+10*time.Millisecond)
+		b.passAt(t, b.coord, first.Add(time.Duration(i)*time.Second+10*time.Millisecond))
 	}
 	if n := len(b.runsOf(t, "skip")); n != 1 {
 		t.Fatalf("skip started %d runs over 4 s of a slow run, want 1", n)
@@ -170,7 +174,7 @@ func TestSkipNeverOverlapsWhileBufferOneQueuesOne(t *testing.T) {
 		}
 		b.finish(t, r.ID, engine.RunSucceeded)
 	}
-	b.passAt(t, b.coord, first+3*time.Second+20*time.Millisecond) // no new time is due: only settling
+	b.passAt(t, b.coord, first.Add(3*time.Second+20*time.Millisecond)) // no new time is due: only settling
 	if n := len(b.runsOf(t, "buffer")); n != 2 {
 		t.Errorf("buffer_one started %d runs after the first ended, want 2", n)
 	}
@@ -235,8 +239,7 @@ func TestCatchupAfterAnOutage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	now, _ := b.store.Now(b.ctx)
-	b.passAt(t, b.coord, sc.NextAt.Sub(now)+30*time.Minute+time.Second) // down for half an hour
+	b.passAt(t, b.coord, sc.NextAt.Add(30*time.Minute+time.Second)) // down for half an hour
 	got := b.schedule(t, "catchup")
 	runs := b.runsOf(t, "catchup")
 	if len(runs) != 5 || got.Actions != 5 || got.Missed != 26 {
