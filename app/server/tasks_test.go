@@ -192,7 +192,10 @@ func (b *apiBundle) attemptLease(t *testing.T, runID string) time.Time {
 func TestTaskLeaseExpiryRetries(t *testing.T) {
 	t.Parallel()
 	b := setupTasks(t)
-	b.runs.SetTaskLease(300*time.Millisecond, time.Second)
+	// Two seconds: the first lease runs out while the test waits for it,
+	// and the second attempt is answered well inside its own, even on a
+	// loaded machine.
+	b.runs.SetTaskLease(2*time.Second, time.Second)
 	b.publishDoc(t, fmt.Sprintf(remoteDoc, "lost", "lost.op", "default", 2))
 	id := b.startTaskRun(t, "lost", `{}`)
 	first := b.pollOne(t, "default", "lost.op")
