@@ -54,7 +54,10 @@
 //   - every acknowledged signal is consumed by the chain that goes on;
 //   - no key of a definition under a concurrency rule ever has more runs
 //     going than its limit (watched while the workload runs, and checked
-//     afterwards from every run's start and end), no pooled step key
+//     afterwards from the commits that started and ended every run, which
+//     a trigger records: the runs' own started_at and finished_at are
+//     their ticks' transaction starts, which do not follow the slot's
+//     handover), no pooled step key
 //     more executions at once than its pool's limit, and once every run
 //     has ended flow control holds nothing (no slot, no held run, no
 //     step held back and forgotten).

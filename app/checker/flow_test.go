@@ -193,8 +193,7 @@ func TestFlowKeysAcrossProcesses(t *testing.T) {
 		t.Errorf("%d of 16 runs of two keys allowing two at a time were held back, want at least 12", held)
 	}
 	b.settleFlow(t)
-	spans, err := intervals(b.ctx, b.pool, `SELECT input->>'key', (state->>'started_at')::timestamptz, finished_at
-		FROM run WHERE definition_key = $1 AND input->>'key' LIKE 'hot-%'`, "chk-flow-keys")
+	spans, err := runSpans(b.ctx, b.pool, "chk-flow-keys")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -406,5 +405,125 @@ func (b bundle) cancel(t *testing.T, id uuid.UUID) {
 	t.Helper()
 	if err := b.w.C.Control(b.ctx, b.w.Tenant, id, engine.Cancel{RequestID: uuid.NewString(), Reason: "checker"}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A slot released while its run still runs (its flow_slot row deleted, as
+// a release at a cancel request would) lets the next run of the key start
+// beside it, and FlowOverlaps names both: the check fails when the
+// guarantee breaks.
+func TestFlowOverlapsSeeASlotReleasedEarly(t *testing.T) {
+	b := flowSetup(t, WorkerOptions{})
+	in := map[string]any{"key": "early"}
+	first := b.startFlow(t, "chk-flow-leak", in).ID
+	b.awaitStatus(t, first, engine.RunWaiting)
+	second := b.startFlow(t, "chk-flow-leak", in)
+	if !second.State.Held {
+		t.Fatal("the second run of the key was not held back while the first holds its slot")
+	}
+	if _, err := b.pool.Exec(b.ctx, `DELETE FROM flow_slot WHERE run_id = $1`, first); err != nil {
+		t.Fatal(err)
+	}
+	b.awaitStatus(t, second.ID, engine.RunWaiting)
+	for _, id := range []uuid.UUID{first, second.ID} {
+		b.signalGo(t, id)
+		b.awaitStatus(t, id, engine.RunFailed)
+	}
+	found, err := FlowOverlaps(b.ctx, b.pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `chk-flow-leak runs of key "early": 2 at once, limit 1`
+	if len(found) != 1 || !strings.HasPrefix(found[0], want) ||
+		!strings.Contains(found[0], first.String()) || !strings.Contains(found[0], second.ID.String()) {
+		t.Fatalf("FlowOverlaps found %q, want %s naming runs %s and %s", found, want, first, second.ID)
+	}
+	t.Log(found[0])
+}
+
+// A start whose transaction began before the end of the run holding its
+// key's slot, and waited on the key's lock meanwhile, takes the slot once
+// that end has committed and starts the run in that transaction: the
+// run's started_at, its transaction's now(), comes before the other's
+// finished_at, though the two never held the slot together. FlowOverlaps
+// orders them by their commits and finds nothing.
+func TestFlowOverlapsOrderRunsByTheirCommits(t *testing.T) {
+	b := flowSetup(t, WorkerOptions{})
+	in := map[string]any{"key": "handover"}
+	first := b.startFlow(t, "chk-flow-leak", in).ID
+	b.awaitStatus(t, first, engine.RunWaiting)
+	var k store.FlowKey
+	if err := b.pool.QueryRow(b.ctx, `SELECT pool, key FROM flow_slot WHERE run_id = $1`, first).Scan(&k.Pool, &k.Key); err != nil {
+		t.Fatal(err)
+	}
+	lock, err := b.pool.Begin(b.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = lock.Rollback(b.ctx) }()
+	var holder int
+	if err := lock.QueryRow(b.ctx, `SELECT pg_backend_pid()`).Scan(&holder); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.New(lock).FlowLock(b.ctx, b.w.Tenant, []store.FlowKey{k}); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		run store.Run
+		err error
+	}
+	started := make(chan result, 1)
+	go func() {
+		run, _, err := b.w.C.Start(b.ctx, workers.Trigger{TenantID: b.w.Tenant, Definition: "chk-flow-leak", Input: in}, nil)
+		started <- result{run, err}
+	}()
+	b.awaitBlockedBy(t, holder)
+	b.signalGo(t, first)
+	ended := b.awaitStatus(t, first, engine.RunFailed)
+	if err := lock.Rollback(b.ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := <-started
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	second := r.run
+	if second.State.Held {
+		t.Fatal("the second run was held back though the first had ended")
+	}
+	b.awaitStatus(t, second.ID, engine.RunWaiting)
+	b.signalGo(t, second.ID)
+	second = b.awaitStatus(t, second.ID, engine.RunFailed)
+	if !second.State.StartedAt.Before(*ended.FinishedAt) {
+		t.Fatalf("the second run's started_at %s is not before the first's finished_at %s", second.State.StartedAt, *ended.FinishedAt)
+	}
+	found, err := FlowOverlaps(b.ctx, b.pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(found) > 0 {
+		t.Fatalf("FlowOverlaps found %d violations:\n%s", len(found), strings.Join(found, "\n"))
+	}
+	b.settleFlow(t)
+}
+
+// awaitBlockedBy waits until a session waits for a lock the backend
+// holder holds.
+func (b bundle) awaitBlockedBy(t *testing.T, holder int) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var waiting bool
+		err := b.pool.QueryRow(b.ctx, `SELECT EXISTS (SELECT FROM pg_stat_activity WHERE $1::int = ANY (pg_blocking_pids(pid)))`, holder).Scan(&waiting)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if waiting {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no start waited for the key's lock within a minute")
+		}
+		pollPause(b.ctx)
 	}
 }

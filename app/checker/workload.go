@@ -95,10 +95,15 @@ func Publish(t testing.TB, s *store.Store, tenantID uuid.UUID) {
 	}
 }
 
-// Prepare makes a schema ready for workers: StepHandler's table.
+// Prepare makes a schema ready for workers: StepHandler's table, and the
+// trigger recording runs' spans (spans.go).
 func Prepare(ctx context.Context, db *pgxpool.Pool) error {
-	_, err := db.Exec(ctx, executionTable)
-	return err
+	for _, ddl := range []string{executionTable, spanTable} {
+		if _, err := db.Exec(ctx, ddl); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Workload drives runs of the definitions through a coordinator that
