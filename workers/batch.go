@@ -135,6 +135,9 @@ func (c *Coordinator) batchAct(ctx context.Context, tx pgx.Tx, b store.Batch, r 
 		}
 		return c.Deliver(ctx, tx, r.TenantID, r.ID, engine.Cancel{RequestID: req, Reason: b.Reason, By: b.Actor})
 	case store.BatchRetry:
+		if err := c.refuseReopenUnderConcurrency(ctx, store.New(tx), r); err != nil {
+			return err
+		}
 		node, err := c.retryTarget(ctx, store.New(tx), r)
 		if err != nil {
 			return err

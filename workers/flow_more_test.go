@@ -2,6 +2,7 @@ package workers_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/schedule"
 	"github.com/ductor/ductor/app/steps"
@@ -299,5 +301,34 @@ steps:
 	trs, err := b.store.EventTriggersOf(b.ctx, b.tenant.ID, "on-signup")
 	if err != nil || len(trs) != 1 || trs[0].Started != 1 || !strings.Contains(trs[0].LastError, "rate") {
 		t.Fatalf("triggers = %+v, %v: want one run started and the rate limit as the last error", trs, err)
+	}
+}
+
+// A run that ended under a concurrency rule freed its slot; retrying it
+// would reopen it past admission, so the retry is refused (409) and the
+// run stays as it ended.
+func TestFlowRetryOfAnEndedRunUnderConcurrencyIsRefused(t *testing.T) {
+	t.Parallel()
+	b := setup(t, map[string]steps.Handler{
+		"test.fail": func(context.Context, steps.Call) (any, error) {
+			return nil, steps.Permanent(errors.New("no"))
+		},
+	})
+	b.publishYAML(t, `
+key: limited-fail
+concurrency: [{key_expr: input.user, limit: 1}]
+steps:
+  - {ref: f, type: task, with: {handler: test.fail}}
+`)
+	id := b.start(t, "limited-fail", map[string]any{"user": "ada"})
+	if run := b.waitTerminal(t, id); run.Status != engine.RunFailed {
+		t.Fatalf("run %s, want failed", run.Status)
+	}
+	err := b.coord.RetryNode(b.ctx, b.tenant.ID, id, "f")
+	if apperr.CodeOf(err) != apperr.Conflict || !strings.Contains(err.Error(), "concurrency") {
+		t.Fatalf("retry of an ended run under a concurrency rule: %v, want a conflict naming concurrency", err)
+	}
+	if run := b.waitTerminal(t, id); run.Status != engine.RunFailed {
+		t.Fatalf("after the refused retry the run is %s, want still failed", run.Status)
 	}
 }

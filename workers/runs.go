@@ -189,7 +189,15 @@ func (c *Coordinator) Control(ctx context.Context, tenantID, runID uuid.UUID, in
 
 // RetryNode asks a run to retry a failed (or cancelled) node.
 func (c *Coordinator) RetryNode(ctx context.Context, tenantID, runID uuid.UUID, node string) error {
-	nodes, err := store.New(c.pool).RunNodesByName(ctx, tenantID, runID, []string{node})
+	s := store.New(c.pool)
+	run, err := s.RunGet(ctx, tenantID, runID)
+	if err != nil {
+		return err
+	}
+	if err := c.refuseReopenUnderConcurrency(ctx, s, run); err != nil {
+		return err
+	}
+	nodes, err := s.RunNodesByName(ctx, tenantID, runID, []string{node})
 	if err != nil {
 		return err
 	}
@@ -200,6 +208,25 @@ func (c *Coordinator) RetryNode(ctx context.Context, tenantID, runID uuid.UUID, 
 		return apperr.New(apperr.Conflict, "node %q is %s: only a failed or cancelled node can be retried", node, st)
 	}
 	return c.Control(ctx, tenantID, runID, engine.RetryNode{RequestID: uuid.NewString(), Node: node})
+}
+
+// refuseReopenUnderConcurrency refuses to reopen a run that has ended
+// when its definition limits runs per key: its slot was freed when it
+// ended, and a retry does not pass admission again, so reopening it could
+// put its key over the limit. A run still going holds its slot, and a
+// node of it may be retried.
+func (c *Coordinator) refuseReopenUnderConcurrency(ctx context.Context, s *store.Store, r store.Run) error {
+	if !r.Status.Terminal() {
+		return nil
+	}
+	m, err := c.manifest(ctx, s, r)
+	if err != nil {
+		return err
+	}
+	if len(m.Concurrency) == 0 {
+		return nil
+	}
+	return apperr.New(apperr.Conflict, "run %s ended %s and its definition limits runs per key (concurrency): a retry would reopen it without a slot; start a new run instead", r.ID, r.Status)
 }
 
 func orEmpty(m map[string]any) map[string]any {
