@@ -129,7 +129,7 @@ func TestScheduleActsAtItsTimeByTheDatabaseClock(t *testing.T) {
 	b := setup(t)
 	testdb.Definition(t, b.store, b.tenant.ID, noopDef)
 	sc := b.newSchedule(t, "minutely", "tick", time.Minute, schedule.OverlapAllowAll)
-	b.passAt(t, b.coord, sc.NextAt.Add(-50*time.Millisecond))
+	b.passAt(t, b.coord, sc.NextAt.Add(-5*time.Second))
 	if got := b.runsOf(t, "minutely"); len(got) != 0 {
 		t.Fatalf("acted %d times before its time", len(got))
 	}
@@ -144,19 +144,20 @@ func TestScheduleActsAtItsTimeByTheDatabaseClock(t *testing.T) {
 }
 
 // skip never starts a second run while one runs; buffer_one keeps one
-// action and starts it when the run ends.
+// action and starts it when the run ends. Minutely, so that a pass that
+// begins late on a loaded machine is still far from the next time.
 func TestSkipNeverOverlapsWhileBufferOneQueuesOne(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	testdb.Definition(t, b.store, b.tenant.ID, slowDef)
-	skip := b.newSchedule(t, "skip", "slow", time.Second, schedule.OverlapSkip)
-	b.newSchedule(t, "buffer", "slow", time.Second, schedule.OverlapBufferOne)
+	skip := b.newSchedule(t, "skip", "slow", time.Minute, schedule.OverlapSkip)
+	b.newSchedule(t, "buffer", "slow", time.Minute, schedule.OverlapBufferOne)
 	first := skip.NextAt
 	for i := range 4 {
-		b.passAt(t, b.coord, first.Add(time.Duration(i)*time.Second+10*time.Millisecond))
+		b.passAt(t, b.coord, first.Add(time.Duration(i)*time.Minute+10*time.Millisecond))
 	}
 	if n := len(b.runsOf(t, "skip")); n != 1 {
-		t.Fatalf("skip started %d runs over 4 s of a slow run, want 1", n)
+		t.Fatalf("skip started %d runs over 4 min of a slow run, want 1", n)
 	}
 	if n := len(b.runsOf(t, "buffer")); n != 1 {
 		t.Fatalf("buffer_one started %d runs while one ran, want 1", n)
@@ -174,7 +175,7 @@ func TestSkipNeverOverlapsWhileBufferOneQueuesOne(t *testing.T) {
 		}
 		b.finish(t, r.ID, engine.RunSucceeded)
 	}
-	b.passAt(t, b.coord, first.Add(3*time.Second+20*time.Millisecond)) // no new time is due: only settling
+	b.passAt(t, b.coord, first.Add(3*time.Minute+20*time.Millisecond)) // no new time is due: only settling
 	if n := len(b.runsOf(t, "buffer")); n != 2 {
 		t.Errorf("buffer_one started %d runs after the first ended, want 2", n)
 	}
