@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/ductor/ductor/app/jsonvalue"
 )
 
 // readJSON reads exactly one JSON value into a tree of map[string]any,
@@ -18,7 +19,8 @@ func readJSON(raw []byte) (any, error) {
 	dec := jsontext.NewDecoder(bytes.NewReader(raw))
 	v, err := readValue(dec)
 	if err != nil {
-		return nil, errors.New(strings.TrimPrefix(err.Error(), "jsontext: "))
+		msg := strings.TrimPrefix(strings.TrimPrefix(err.Error(), "jsontext: "), "jsonvalue: ")
+		return nil, errors.New(msg)
 	}
 	if _, err := dec.ReadToken(); !errors.Is(err, io.EOF) {
 		return nil, errors.New("unexpected data after the value")
@@ -26,55 +28,7 @@ func readJSON(raw []byte) (any, error) {
 	return v, nil
 }
 
+// readValue reads the next value, keeping each number's literal text.
 func readValue(dec *jsontext.Decoder) (any, error) {
-	tok, err := dec.ReadToken()
-	if err != nil {
-		return nil, err
-	}
-	switch tok.Kind() {
-	case 'n':
-		return nil, nil
-	case 't', 'f':
-		return tok.Bool(), nil
-	case '"':
-		return tok.String(), nil
-	case '0':
-		return json.Number(tok.String()), nil
-	case '{':
-		return readObject(dec)
-	case '[':
-		return readArray(dec)
-	}
-	return nil, fmt.Errorf("unexpected token %v", tok)
-}
-
-func readObject(dec *jsontext.Decoder) (map[string]any, error) {
-	m := map[string]any{}
-	for dec.PeekKind() != '}' {
-		tok, err := dec.ReadToken()
-		if err != nil {
-			return nil, err
-		}
-		name := tok.String() // tok is void after the next read
-		v, err := readValue(dec)
-		if err != nil {
-			return nil, err
-		}
-		m[name] = v
-	}
-	_, err := dec.ReadToken()
-	return m, err
-}
-
-func readArray(dec *jsontext.Decoder) ([]any, error) {
-	l := []any{}
-	for dec.PeekKind() != ']' {
-		v, err := readValue(dec)
-		if err != nil {
-			return nil, err
-		}
-		l = append(l, v)
-	}
-	_, err := dec.ReadToken()
-	return l, err
+	return jsonvalue.ReadTree(dec, func(literal string) (any, error) { return json.Number(literal), nil })
 }

@@ -72,6 +72,14 @@ func UnmarshalStrict(raw []byte, dst any) error {
 }
 
 func readValue(dec *jsontext.Decoder) (any, error) {
+	return ReadTree(dec, Number)
+}
+
+// ReadTree reads the decoder's next JSON value into a tree of
+// map[string]any, []any, string, bool and nil, with each number literal
+// made by number: Number for the model, or a reader keeping the
+// literal's text.
+func ReadTree(dec *jsontext.Decoder, number func(literal string) (any, error)) (any, error) {
 	tok, err := dec.ReadToken()
 	if err != nil {
 		return nil, err
@@ -84,44 +92,36 @@ func readValue(dec *jsontext.Decoder) (any, error) {
 	case '"':
 		return tok.String(), nil
 	case '0':
-		return Number(tok.String())
+		return number(tok.String())
 	case '{':
-		return readObject(dec)
+		m := map[string]any{}
+		for dec.PeekKind() != '}' {
+			tok, err := dec.ReadToken()
+			if err != nil {
+				return nil, err
+			}
+			name := tok.String() // before the next read voids tok
+			v, err := ReadTree(dec, number)
+			if err != nil {
+				return nil, err
+			}
+			m[name] = v
+		}
+		_, err := dec.ReadToken()
+		return m, err
 	case '[':
-		return readArray(dec)
+		l := []any{}
+		for dec.PeekKind() != ']' {
+			v, err := ReadTree(dec, number)
+			if err != nil {
+				return nil, err
+			}
+			l = append(l, v)
+		}
+		_, err := dec.ReadToken()
+		return l, err
 	}
 	return nil, fmt.Errorf("jsonvalue: unexpected %v", tok)
-}
-
-func readObject(dec *jsontext.Decoder) (map[string]any, error) {
-	m := map[string]any{}
-	for dec.PeekKind() != '}' {
-		tok, err := dec.ReadToken()
-		if err != nil {
-			return nil, err
-		}
-		name := tok.String() // before the next read voids tok
-		v, err := readValue(dec)
-		if err != nil {
-			return nil, err
-		}
-		m[name] = v
-	}
-	_, err := dec.ReadToken()
-	return m, err
-}
-
-func readArray(dec *jsontext.Decoder) ([]any, error) {
-	l := []any{}
-	for dec.PeekKind() != ']' {
-		v, err := readValue(dec)
-		if err != nil {
-			return nil, err
-		}
-		l = append(l, v)
-	}
-	_, err := dec.ReadToken()
-	return l, err
 }
 
 // Number reads a JSON number literal by the model: an integral literal
