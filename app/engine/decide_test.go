@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ductor/ductor/app/definition"
 )
 
 // graphCase drives a manifest through ticks of inputs and checks where
@@ -274,5 +276,24 @@ func TestIdempotencyKeyGenerations(t *testing.T) {
 	want := "run1:a#1 run1:a#2 run1:a:g1#1"
 	if strings.Join(got, " ") != want {
 		t.Fatalf("keys = %v, want %s", got, want)
+	}
+}
+
+// A run under concurrency rules freed its slots when it ended, so the
+// engine discards a retry that would reopen it (no admission would count
+// it); a retry delivered while it still runs is not affected.
+func TestRetryOfAnEndedRunUnderConcurrencyIsDiscarded(t *testing.T) {
+	t.Parallel()
+	m, _ := parseManifest("step a task")
+	m.Concurrency = []definition.ConcurrencyRule{{Limit: 1, Strategy: definition.StrategyQueue}}
+	s := newSim(t, m, nil)
+	s.tick(t0, 1)
+	s.tick(t0, 1, failed("a", 1, "boom", false))
+	if s.run.Status != RunFailed {
+		t.Fatalf("run %s, want failed", s.run.Status)
+	}
+	s.tick(t0, 1, RetryNode{Node: "a"})
+	if s.run.Status != RunFailed || s.nodes["a"].State != NodeFailed {
+		t.Fatalf("after the retry: run %s, node %s; want both still failed", s.run.Status, s.nodes["a"].State)
 	}
 }

@@ -11,7 +11,12 @@ import (
 // apply validates one input against the state and acts on it.
 func (d *decider) apply(in Input) {
 	if d.runRow.Status.Terminal() {
-		if r, ok := in.(RetryNode); ok {
+		if r, ok := in.(RetryNode); ok && len(d.g.m.Concurrency) > 0 {
+			// Its slots were freed when it ended; a retry passes no
+			// admission, so it would reopen the run past its key's limit.
+			d.discard(r, "run ended under concurrency rules")
+			return
+		} else if ok {
 			d.retryNode(r)
 			return
 		}
