@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -49,7 +50,13 @@ func run(t *testing.T, ctx context.Context, what string, steps ...chromedp.Actio
 
 func text(t *testing.T, ctx context.Context, css string) string {
 	t.Helper()
-	s, err := chromedp.Run(ctx, chromedp.TextContent(chromedp.CSS(css)))
+	// Waited for, then read in one script: a live region the page
+	// replaces between a query and a read would leave the read a node id
+	// that is gone.
+	if _, err := chromedp.Run(ctx, chromedp.WaitReady(chromedp.CSS(css))); err != nil {
+		t.Fatalf("read %s: %v", css, err)
+	}
+	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(`document.querySelector(%q).textContent`, css)))
 	if err != nil {
 		t.Fatalf("read %s: %v", css, err)
 	}
