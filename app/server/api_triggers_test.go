@@ -210,6 +210,41 @@ func TestWebhookDeliveryStartsARun(t *testing.T) {
 	}
 }
 
+// A delivery id already accepted is a duplicate only with the same body
+// (the same JSON, however it is spaced); with another body it is refused
+// with 409 and starts nothing.
+func TestWebhookDeliveryIDReusedWithAnotherBodyIsRefused(t *testing.T) {
+	t.Parallel()
+	b := setupAPI(t)
+	testdb.Definition(t, b.store, b.tenantA.ID, "key: on-reuse\nsteps:\n  - {ref: a, type: task, with: {handler: builtin.noop}}\ntriggers:\n  - {event: order.reused}\n")
+	_, hook := b.call(t, "POST", "/api/v1/webhooks", b.keyA, `{"id": "reuse", "event": "order.reused"}`)
+	secret, _ := hook["secret"].(string)
+	url := b.srv.URL + "/hooks/" + b.tenantA.Slug + "/reuse"
+	now, err := b.store.Now(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, respaced, other := `{"id": "o-1", "total": 3}`, `{"total":3,"id":"o-1"}`, `{"id": "o-2", "total": 3}`
+	if code, out := deliver(t, url, first, signed(secret, "msg_1", now, first)); code != 202 {
+		t.Fatalf("first delivery = %d %s", code, out)
+	}
+	if code, out := deliver(t, url, respaced, signed(secret, "msg_1", now, respaced)); code != 200 || !strings.Contains(out, `"duplicate":true`) {
+		t.Errorf("the same body respaced = %d %s, want 200 duplicate", code, out)
+	}
+	code, out := deliver(t, url, other, signed(secret, "msg_1", now, other))
+	if code != 409 || !strings.Contains(out, `"idempotency_mismatch"`) {
+		t.Errorf("another body under the same id = %d %s, want 409 idempotency_mismatch", code, out)
+	}
+	_, got := b.call(t, "GET", "/api/v1/webhooks/reuse", b.keyA, "")
+	if last, _ := got["last_delivery"].(map[string]any); last["outcome"] != "id_reused" || last["status"] != 409.0 {
+		t.Errorf("last delivery = %v, want id_reused 409", got["last_delivery"])
+	}
+	runs, err := b.store.RunList(context.Background(), b.tenantA.ID, store.RunFilter{Definition: "on-reuse", Limit: 10})
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs = %d, %v; want only the first delivery's", len(runs), err)
+	}
+}
+
 func TestGitHubWebhook(t *testing.T) {
 	t.Parallel()
 	b := setupAPI(t)

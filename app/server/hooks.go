@@ -24,6 +24,7 @@ import (
 const (
 	deliveryAccepted     = "accepted"
 	deliveryDuplicate    = "duplicate"
+	deliveryIDReused     = "id_reused"
 	deliveryBadSignature = "bad_signature"
 	deliveryStale        = "stale_timestamp"
 	deliveryInvalidBody  = "invalid_body"
@@ -57,7 +58,7 @@ func newHooks(d Deps) hooks {
 // handleHookDelivery verifies a delivery to /hooks/{tenant slug}/{id} and
 // turns it into an event of the webhook's name: 202 {"event_id"}; a
 // repeated delivery id answers 200 with the first event and makes no
-// other; a bad, missing or stale signature is 401; a body that is not
+// other, and 409 when its body differs from the first's; a bad, missing or stale signature is 401; a body that is not
 // JSON is 400; an address past its budget of failures is 429.
 func (h hooks) handleHookDelivery(c echo.Context) error {
 	ctx, addr := c.Request().Context(), clientAddr(c.Request())
@@ -138,7 +139,10 @@ func (h hooks) verify(ctx context.Context, w store.Webhook, hdr http.Header, bod
 }
 
 // publish stores the delivery as an event, keyed by its delivery id (the
-// body's hash when the sender gives none).
+// body's hash when the sender gives none). A delivery id already used for
+// a different body is refused: a sender retries a delivery with the same
+// body, so another body under the same id is a bug or a forgery, and
+// answering it as a duplicate would drop it without a word.
 func (h hooks) publish(c echo.Context, w store.Webhook, id string, body []byte, data any) error {
 	ctx := c.Request().Context()
 	if id == "" {
@@ -146,8 +150,14 @@ func (h hooks) publish(c echo.Context, w store.Webhook, id string, body []byte, 
 		id = hex.EncodeToString(sum[:])
 	}
 	e, created, err := h.runs.Publish(ctx, store.Event{
-		TenantID: w.TenantID, Name: w.Event, Data: data, IdempotencyKey: "webhook:" + w.ID + ":" + id,
+		TenantID: w.TenantID, Name: w.Event, Data: data, IdempotencyKey: "webhook:" + w.ID + ":" + id, MatchRequest: true,
 	})
+	if apperr.Is(err, apperr.IdempotencyMismatch) {
+		h.runs.WebhookDelivered(deliveryIDReused)
+		h.write(ctx, w, store.Delivery{Outcome: deliveryIDReused, Status: http.StatusConflict,
+			Count: h.recorder.succeeded(hookKey{w.TenantID, w.ID}, time.Now())})
+		return apperr.New(apperr.IdempotencyMismatch, "delivery id %q was already used for a different body", id)
+	}
 	if err != nil {
 		return err
 	}
