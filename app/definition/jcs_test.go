@@ -2,6 +2,7 @@ package definition
 
 import (
 	"math"
+	"strconv"
 	"testing"
 )
 
@@ -45,7 +46,7 @@ func TestCanonicalizeSortsByUTF16(t *testing.T) {
 	}
 }
 
-func TestFormatNumberRFC8785(t *testing.T) {
+func TestCanonicalNumbersRFC8785(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		bits uint64
@@ -77,8 +78,10 @@ func TestFormatNumberRFC8785(t *testing.T) {
 		{0x43143ff3c1cb0959, "1424953923781206.2"},
 	}
 	for _, tt := range tests {
-		if got := FormatNumber(math.Float64frombits(tt.bits)); got != tt.want {
-			t.Errorf("%#016x: got %s, want %s", tt.bits, got, tt.want)
+		in := "[" + strconv.FormatFloat(math.Float64frombits(tt.bits), 'g', -1, 64) + "]"
+		got, err := Canonicalize([]byte(in))
+		if err != nil || string(got) != "["+tt.want+"]" {
+			t.Errorf("%#016x: got %s (%v), want [%s]", tt.bits, got, err, tt.want)
 		}
 	}
 }
