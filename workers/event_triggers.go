@@ -3,6 +3,7 @@ package workers
 import (
 	"context"
 	"errors"
+	"go.opentelemetry.io/otel/trace"
 	"strconv"
 	"sync"
 
@@ -65,6 +66,7 @@ func (c *Coordinator) startFromEvent(ctx context.Context, tx pgx.Tx, s *store.St
 		TenantID: e.TenantID, Definition: t.Definition, Input: input,
 		SearchAttributes: map[string]any{"event_id": e.ID.String(), "event": e.Name},
 		IdempotencyKey:   "event:" + e.ID.String() + ":" + strconv.Itoa(t.Position),
+		Parent:           trace.SpanContextFromContext(ctx),
 	})
 	if err != nil || !created {
 		return err

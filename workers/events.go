@@ -2,6 +2,7 @@ package workers
 
 import (
 	"context"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -19,6 +20,10 @@ import (
 // with a different name or data, it is an IdempotencyMismatch when
 // e.MatchRequest says the key names the request (the API's). The event
 // also starts the runs its event triggers ask for (see startTriggered).
+//
+// The runs its triggers start join the trace of the span in ctx, when it
+// carries one (WithCaller), as a run started through the API joins its
+// caller's.
 func (c *Coordinator) Publish(ctx context.Context, e store.Event) (_ store.Event, created bool, err error) {
 	defer func() { c.published(created, err) }()
 	if e.Name == "" {
@@ -65,4 +70,13 @@ func (c *Coordinator) deliverEvent(ctx context.Context, tx pgx.Tx, e store.Event
 		}
 	}
 	return nil
+}
+
+// WithCaller returns ctx carrying the caller's span (an inbound
+// traceparent), for Publish; an invalid span leaves ctx as it is.
+func WithCaller(ctx context.Context, caller trace.SpanContext) context.Context {
+	if !caller.IsValid() {
+		return ctx
+	}
+	return trace.ContextWithRemoteSpanContext(ctx, caller)
 }

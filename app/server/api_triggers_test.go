@@ -315,3 +315,42 @@ func TestScheduleInputCheckedWhenItFires(t *testing.T) {
 		t.Errorf("runs = %d (%v), want none", len(runs), err)
 	}
 }
+
+// Runs an event's triggers start join the trace of the request that
+// published it, through POST /events or a webhook delivery, as a run
+// started with POST /runs joins its caller's.
+func TestTriggeredRunsJoinThePublishersTrace(t *testing.T) {
+	t.Parallel()
+	b := setupAPI(t)
+	testdb.Definition(t, b.store, b.tenantA.ID, "key: on-traced\nsteps:\n  - {ref: a, type: task, with: {handler: builtin.noop}}\ntriggers:\n  - {event: traced.event}\n")
+	const caller = "4bf92f3577b34da6a3ce929d0e0e4736"
+	parent := map[string]string{"traceparent": "00-" + caller + "-00f067aa0ba902b7-01"}
+	if code, out := b.callWith(t, "POST", "/api/v1/events", b.keyA, `{"name": "traced.event", "data": {"via": "api"}}`, parent); code != 202 {
+		t.Fatalf("POST /events = %d %v", code, out)
+	}
+	_, hook := b.call(t, "POST", "/api/v1/webhooks", b.keyA, `{"id": "traced", "event": "traced.event"}`)
+	now, err := b.store.Now(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := `{"via": "hook"}`
+	headers := signed(hook["secret"].(string), "msg_t", now, body)
+	headers["traceparent"] = parent["traceparent"]
+	if code, out := deliver(t, b.srv.URL+"/hooks/"+b.tenantA.Slug+"/traced", body, headers); code != 202 {
+		t.Fatalf("delivery = %d %s", code, out)
+	}
+	if code, out := b.call(t, "POST", "/api/v1/events", b.keyA, `{"name": "traced.event", "data": {"via": "untraced"}}`); code != 202 {
+		t.Fatalf("POST /events = %d %v", code, out)
+	}
+	runs, err := b.store.RunList(context.Background(), b.tenantA.ID, store.RunFilter{Definition: "on-traced", Limit: 10})
+	if err != nil || len(runs) != 3 {
+		t.Fatalf("runs = %d, %v; want 3", len(runs), err)
+	}
+	for _, r := range runs {
+		_, got := b.call(t, "GET", "/api/v1/runs/"+r.ID.String(), b.keyA, "")
+		via := r.State.Input.(map[string]any)["via"]
+		if joined := got["trace_id"] == caller; joined != (via != "untraced") {
+			t.Errorf("run started by the %v event has trace_id %v (caller's %s)", via, got["trace_id"], caller)
+		}
+	}
+}

@@ -144,7 +144,7 @@ func (h hooks) verify(ctx context.Context, w store.Webhook, hdr http.Header, bod
 // body, so another body under the same id is a bug or a forgery, and
 // answering it as a duplicate would drop it without a word.
 func (h hooks) publish(c echo.Context, w store.Webhook, id string, body []byte, data any) error {
-	ctx := c.Request().Context()
+	ctx := workers.WithCaller(c.Request().Context(), callerSpan(c))
 	if id == "" {
 		sum := sha256.Sum256(body)
 		id = hex.EncodeToString(sum[:])

@@ -75,7 +75,7 @@ func handleEvent(runs *workers.Coordinator) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		e, _, err := runs.Publish(c.Request().Context(), store.Event{
+		e, _, err := runs.Publish(workers.WithCaller(c.Request().Context(), callerSpan(c)), store.Event{
 			TenantID: tenantOf(c), Name: req.Name, Data: req.Data, IdempotencyKey: key, MatchRequest: true,
 		})
 		if err != nil {

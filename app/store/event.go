@@ -26,7 +26,8 @@ type Event struct {
 	// (RequestHash); the same key with another request is refused.
 	RequestHash string `json:"-"`
 	// MatchRequest asks Publish to set RequestHash: the key names this
-	// very request (the API's). A webhook's delivery id names a delivery.
+	// very request (the API's, and a webhook's: a delivery id names one
+	// delivery, whose retries carry the same body).
 	MatchRequest bool `json:"-"`
 }
 
