@@ -108,7 +108,7 @@ func (c *Coordinator) rateLimit(ctx context.Context, s *store.Store, n store.New
 	if wait <= 0 {
 		return nil
 	}
-	c.flowMetrics.decided(flow.KindRateLimit, "refused")
+	c.flowMetrics.decided(ctx, flow.KindRateLimit, "refused")
 	e := apperr.New(apperr.RateLimited, "rate_limit: at most %d runs of %s%s per %s; try again in %s",
 		w.Limit, n.DefinitionKey, keyText(w.Key), w.Period, wait.Round(time.Millisecond))
 	e.RetryAfter = wait
@@ -149,7 +149,7 @@ func (c *Coordinator) debounce(ctx context.Context, s *store.Store, n store.NewR
 			if err := s.FlowHoldDue(ctx, n.TenantID, open.RunID, flow.QuietAt(now, *q, orZero(open.MaxAt))); err != nil {
 				return store.Run{}, false, false, err
 			}
-			c.flowMetrics.decided(flow.KindDebounce, "joined")
+			c.flowMetrics.decided(ctx, flow.KindDebounce, "joined")
 			run, err := s.RunGet(ctx, n.TenantID, open.RunID)
 			return run, false, false, err
 		}
@@ -171,7 +171,7 @@ func (c *Coordinator) debounce(ctx context.Context, s *store.Store, n store.NewR
 	if err := s.FlowHoldSet(ctx, n.TenantID, run.ID, store.StageDebounce, &due, []store.FlowRule{{Rule: "debounce", Key: q.Key}}); err != nil {
 		return run, true, false, err
 	}
-	c.flowMetrics.decided(flow.KindDebounce, "held")
+	c.flowMetrics.decided(ctx, flow.KindDebounce, "held")
 	return run, true, false, countStart(ctx, s, run, keys.RateLimit, now)
 }
 
@@ -188,7 +188,7 @@ func orZero(t *time.Time) time.Time {
 // or, from a trigger, created held and cancelled.
 func (c *Coordinator) createGated(ctx context.Context, tx pgx.Tx, n store.NewRun, g gateResult, trigger bool) (store.Run, bool, bool, error) {
 	if g.plan.Verdict == flow.Refuse && !g.throttled() && !trigger {
-		c.flowMetrics.decided(flow.KindConcurrency, "refused")
+		c.flowMetrics.decided(ctx, flow.KindConcurrency, "refused")
 		return store.Run{}, false, false, g.refusal(n.DefinitionKey)
 	}
 	s := store.New(tx)

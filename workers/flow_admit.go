@@ -28,7 +28,7 @@ func (c *Coordinator) admitHeld(ctx context.Context, tx pgx.Tx, s *store.Store, 
 	if err := s.FlowHoldRelease(ctx, run.TenantID, run.ID); err != nil {
 		return err
 	}
-	c.flowMetrics.decided(flow.KindConcurrency, "admitted")
+	c.flowMetrics.decided(ctx, flow.KindConcurrency, "admitted")
 	return c.Deliver(ctx, tx, run.TenantID, run.ID, engine.Admit{})
 }
 

@@ -94,18 +94,18 @@ func (c *Coordinator) passGate(ctx context.Context, tx pgx.Tx, s *store.Store, r
 			return 0, err
 		}
 		if g.throttled() {
-			c.flowMetrics.decided(flow.KindThrottle, "held")
+			c.flowMetrics.decided(ctx, flow.KindThrottle, "held")
 			return passHeld, s.FlowHoldSet(ctx, run.TenantID, run.ID, store.StageThrottle, &g.turn, []store.FlowRule{{Rule: "throttle", Key: w.Key}})
 		}
 	}
 	slots := flowSlots(run.DefinitionKey, g.keys.Slots)
 	switch g.plan.Verdict {
 	case flow.Refuse:
-		c.flowMetrics.decided(flow.KindConcurrency, "refused")
+		c.flowMetrics.decided(ctx, flow.KindConcurrency, "refused")
 		reason := g.refusal(run.DefinitionKey).Error()
 		return passRefused, c.Deliver(ctx, tx, run.TenantID, run.ID, engine.Cancel{RequestID: "concurrency_limit", Reason: reason})
 	case flow.Queue:
-		c.flowMetrics.decided(flow.KindConcurrency, "queued")
+		c.flowMetrics.decided(ctx, flow.KindConcurrency, "queued")
 		if err := s.FlowSlotsAdd(ctx, run.TenantID, run.ID, slots, false); err != nil {
 			return 0, err
 		}
@@ -115,7 +115,7 @@ func (c *Coordinator) passGate(ctx context.Context, tx pgx.Tx, s *store.Store, r
 		return passHeld, c.cancelInProgress(ctx, tx, s, run, g.plan.Cancel)
 	}
 	if len(slots) > 0 {
-		c.flowMetrics.decided(flow.KindConcurrency, "started")
+		c.flowMetrics.decided(ctx, flow.KindConcurrency, "started")
 	}
 	return passAdmitted, s.FlowSlotsAdd(ctx, run.TenantID, run.ID, slots, true)
 }
@@ -159,7 +159,7 @@ func (c *Coordinator) cancelInProgress(ctx context.Context, tx pgx.Tx, s *store.
 		if err := c.Deliver(ctx, tx, run.TenantID, id, in); err != nil {
 			return err
 		}
-		c.flowMetrics.decided(flow.KindConcurrency, "cancelled")
+		c.flowMetrics.decided(ctx, flow.KindConcurrency, "cancelled")
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package workers
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -23,8 +24,49 @@ func newFlowMetrics() *flowMetrics {
 	}, []string{"rule", "outcome"})}
 }
 
-func (m *flowMetrics) decided(k flow.Kind, outcome string) {
+// decided counts a decision, or notes it in ctx's tally (withFlowTally),
+// to be counted once the transaction that made it is done with.
+func (m *flowMetrics) decided(ctx context.Context, k flow.Kind, outcome string) {
+	if t, ok := ctx.Value(flowTallyKey{}).(*flowTally); ok {
+		t.mu.Lock()
+		t.seen = append(t.seen, [2]string{string(k), outcome})
+		t.mu.Unlock()
+		return
+	}
 	m.decisions.WithLabelValues(string(k), outcome).Inc()
+}
+
+// flowTally holds the decisions of a transaction that may be rolled back
+// and tried again (a start whose inline tick failed, a tick that lost a
+// race), so that a decision made again is counted once.
+type flowTally struct {
+	mu   sync.Mutex
+	seen [][2]string
+}
+
+type flowTallyKey struct{}
+
+// withFlowTally returns ctx noting flow decisions in a tally of its own.
+func withFlowTally(ctx context.Context) (context.Context, *flowTally) {
+	t := &flowTally{}
+	return context.WithValue(ctx, flowTallyKey{}, t), t
+}
+
+// reset forgets the decisions of an attempt that is tried again.
+func (t *flowTally) reset() {
+	t.mu.Lock()
+	t.seen = t.seen[:0]
+	t.mu.Unlock()
+}
+
+// count counts the tally's decisions and empties it.
+func (m *flowMetrics) count(t *flowTally) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, d := range t.seen {
+		m.decisions.WithLabelValues(d[0], d[1]).Inc()
+	}
+	t.seen = nil
 }
 
 var flowRunsDesc = prometheus.NewDesc("ductor_flow_runs",

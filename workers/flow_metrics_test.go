@@ -2,8 +2,10 @@ package workers_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/steps"
+	"github.com/ductor/ductor/workers"
 )
 
 // Flow control's gauges count, by tenant, definition and rule (never by
@@ -163,4 +166,35 @@ func containsAny(s string, subs ...string) bool {
 		}
 	}
 	return false
+}
+
+// A start whose inline tick fails is created again for a tick job; its
+// flow decision was made twice and is counted once.
+func TestFlowDecisionOfARetriedStartCountsOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(b.coord.Collectors()...)
+	b.publishYAML(t, `
+key: counted-once
+concurrency: [{key_expr: input.user, limit: 1}]
+steps:
+  - {ref: gate, type: signal, with: {name: go}}
+`)
+	var failed atomic.Bool
+	b.coord.Fault = func(p string) error {
+		if p == workers.FaultBeforeDecide && failed.CompareAndSwap(false, true) {
+			return errors.New("the inline tick fails once")
+		}
+		return nil
+	}
+	id := b.start(t, "counted-once", map[string]any{"user": "a"})
+	b.waitRunStatus(t, id, engine.RunWaiting)
+	if !failed.Load() {
+		t.Fatal("the inline tick never failed")
+	}
+	name := `ductor_flow_decisions_total{outcome="started",rule="concurrency"}`
+	if got := flowSeries(t, reg, b.tenant.ID.String())[name]; got != 1 {
+		t.Errorf("%s = %v, want 1", name, got)
+	}
 }

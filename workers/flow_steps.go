@@ -86,7 +86,7 @@ func (c *Coordinator) holdSteps(ctx context.Context, s *store.Store, jobs []rive
 			out = append(out, j)
 			continue
 		}
-		c.flowMetrics.decided(flow.KindStep, "delayed")
+		c.flowMetrics.decided(ctx, flow.KindStep, "delayed")
 		a := j.Args.(StepArgs)
 		a.PoolWait = true
 		if err := delayStep(ctx, s, a, j.InsertOpts.Queue, now.Add(capRecheck)); err != nil {

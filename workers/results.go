@@ -153,6 +153,7 @@ func (g *resultGroup) tickGroup(ctx context.Context, group []*resultRequest) err
 	ctx = asBulk(ctx)
 	c.gate.yield(ctx, true)
 	ctx, done := collectPersisted(ctx)
+	ctx, tally := withFlowTally(ctx)
 	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) (err error) {
 		// The engine runs here, on the group's goroutine rather than a
 		// River worker's: a panic becomes this group's error instead of
@@ -179,6 +180,7 @@ func (g *resultGroup) tickGroup(ctx context.Context, group []*resultRequest) err
 	})
 	if err == nil {
 		c.runs.committed(done.ticks)
+		c.flowMetrics.count(tally)
 	}
 	return err
 }

@@ -86,7 +86,9 @@ func (c *Coordinator) Start(ctx context.Context, t Trigger, validate InputValida
 	n.State.Trace = c.tracing.NewRun(ctx, t.Parent)
 	var run store.Run
 	var created bool
+	ctx, tally := withFlowTally(ctx)
 	create := func(inline bool) error {
+		tally.reset()
 		return pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
 			var startNow bool
 			run, created, startNow, err = c.createRun(ctx, tx, v.Manifest, n, false)
@@ -112,6 +114,9 @@ func (c *Coordinator) Start(ctx context.Context, t Trigger, validate InputValida
 	if errors.As(err, &inlineErr) {
 		c.log.WarnContext(ctx, "inline tick failed; handing over to a tick job", "run_id", run.ID, "err", inlineErr.err)
 		err = create(false)
+	}
+	if err == nil || apperr.CodeOf(err) != apperr.Internal { // committed, or refused
+		c.flowMetrics.count(tally)
 	}
 	if err == nil && created {
 		c.runStarted(ctx, run)

@@ -65,6 +65,7 @@ func (c *Coordinator) Tick(ctx context.Context, tenantID, runID uuid.UUID) error
 	}
 	for range maxTickConflicts {
 		tctx, done := collectPersisted(ctx)
+		tctx, tally := withFlowTally(tctx)
 		err := pgx.BeginFunc(tctx, c.pool, func(tx pgx.Tx) error {
 			ctx := tctx
 			s := store.New(tx)
@@ -84,6 +85,7 @@ func (c *Coordinator) Tick(ctx context.Context, tenantID, runID uuid.UUID) error
 		})
 		if err == nil {
 			c.runs.committed(done.ticks)
+			c.flowMetrics.count(tally)
 			return c.fault(FaultAfterCommit)
 		}
 		if !errors.Is(err, store.ErrConflict) {
