@@ -183,7 +183,7 @@ steps:
 `)
 	var failed atomic.Bool
 	b.coord.Fault = func(p string) error {
-		if p == workers.FaultBeforeDecide && failed.CompareAndSwap(false, true) {
+		if p == workers.FaultAfterSave && failed.CompareAndSwap(false, true) {
 			return errors.New("the inline tick fails once")
 		}
 		return nil
