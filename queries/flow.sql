@@ -232,3 +232,35 @@ GROUP BY tenant_id;
 SELECT tenant_id, count(*)::int AS attempts FROM bridge_task
 WHERE flow_key IS NOT NULL
 GROUP BY tenant_id;
+
+-- name: FlowPoolWaitKeys :many
+-- The pool keys that have attempts waiting, a page of them at a time
+-- (after the given key), through run_dispatch_pool_wait_idx.
+SELECT DISTINCT tenant_id, (args->>'flow_key')::text AS flow_key
+FROM run_dispatch
+WHERE args @> '{"pool_wait": true}'::jsonb
+  AND (tenant_id, args->>'flow_key') > (@after_tenant::uuid, @after_key::text)
+ORDER BY tenant_id, flow_key
+LIMIT @max_keys;
+
+-- name: FlowPoolWaitHeads :many
+-- The first attempts waiting for a pool key, in the order they were
+-- held, with their limits and whether they have been woken already.
+SELECT run_id, node, generation, attempt, (args->>'flow_limit')::int AS flow_limit, (fire_at <= ductor_now())::boolean AS woken
+FROM run_dispatch
+WHERE tenant_id = @tenant_id AND args @> '{"pool_wait": true}'::jsonb AND args->>'flow_key' = @flow_key::text
+ORDER BY (args->>'held_us')::bigint, run_id, node, generation, attempt
+LIMIT @max_rows;
+
+-- name: FlowPoolWake :exec
+-- Makes waiting attempts due, for the sweep to offer to their pool.
+UPDATE run_dispatch d SET fire_at = ductor_now()
+FROM (SELECT unnest(@run_ids::uuid[]) AS run_id, unnest(@nodes::text[]) AS node,
+             unnest(@generations::integer[]) AS generation, unnest(@attempts::integer[]) AS attempt) AS w
+WHERE d.tenant_id = @tenant_id AND d.run_id = w.run_id AND d.node = w.node
+  AND d.generation = w.generation AND d.attempt = w.attempt;
+
+-- name: FlowPoolHasWaiters :one
+-- Whether any attempt waits for a pool key: a new attempt queues behind them.
+SELECT EXISTS (SELECT 1 FROM run_dispatch
+    WHERE tenant_id = @tenant_id AND args @> '{"pool_wait": true}'::jsonb AND args->>'flow_key' = @flow_key::text)::boolean;

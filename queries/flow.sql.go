@@ -581,6 +581,24 @@ func (q *Queries) FlowMetricsStepQueued(ctx context.Context) ([]FlowMetricsStepQ
 	return items, nil
 }
 
+const flowPoolHasWaiters = `-- name: FlowPoolHasWaiters :one
+SELECT EXISTS (SELECT 1 FROM run_dispatch
+    WHERE tenant_id = $1 AND args @> '{"pool_wait": true}'::jsonb AND args->>'flow_key' = $2::text)::boolean
+`
+
+type FlowPoolHasWaitersParams struct {
+	TenantID uuid.UUID
+	FlowKey  string
+}
+
+// Whether any attempt waits for a pool key: a new attempt queues behind them.
+func (q *Queries) FlowPoolHasWaiters(ctx context.Context, arg FlowPoolHasWaitersParams) (bool, error) {
+	row := q.db.QueryRow(ctx, flowPoolHasWaiters, arg.TenantID, arg.FlowKey)
+	var column_1 bool
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
 const flowPoolQueued = `-- name: FlowPoolQueued :one
 SELECT count(*)::int FROM run_dispatch
 WHERE tenant_id = $1 AND args @> jsonb_build_object('pool_wait', true, 'flow_key', $2::text)
@@ -597,6 +615,100 @@ func (q *Queries) FlowPoolQueued(ctx context.Context, arg FlowPoolQueuedParams) 
 	var column_1 int32
 	err := row.Scan(&column_1)
 	return column_1, err
+}
+
+const flowPoolWaitHeads = `-- name: FlowPoolWaitHeads :many
+SELECT run_id, node, generation, attempt, (args->>'flow_limit')::int AS flow_limit, (fire_at <= ductor_now())::boolean AS woken
+FROM run_dispatch
+WHERE tenant_id = $1 AND args @> '{"pool_wait": true}'::jsonb AND args->>'flow_key' = $2::text
+ORDER BY (args->>'held_us')::bigint, run_id, node, generation, attempt
+LIMIT $3
+`
+
+type FlowPoolWaitHeadsParams struct {
+	TenantID uuid.UUID
+	FlowKey  string
+	MaxRows  int32
+}
+
+type FlowPoolWaitHeadsRow struct {
+	RunID      uuid.UUID
+	Node       string
+	Generation int32
+	Attempt    int32
+	FlowLimit  int32
+	Woken      bool
+}
+
+// The first attempts waiting for a pool key, in the order they were
+// held, with their limits and whether they have been woken already.
+func (q *Queries) FlowPoolWaitHeads(ctx context.Context, arg FlowPoolWaitHeadsParams) ([]FlowPoolWaitHeadsRow, error) {
+	rows, err := q.db.Query(ctx, flowPoolWaitHeads, arg.TenantID, arg.FlowKey, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []FlowPoolWaitHeadsRow{}
+	for rows.Next() {
+		var i FlowPoolWaitHeadsRow
+		if err := rows.Scan(
+			&i.RunID,
+			&i.Node,
+			&i.Generation,
+			&i.Attempt,
+			&i.FlowLimit,
+			&i.Woken,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const flowPoolWaitKeys = `-- name: FlowPoolWaitKeys :many
+SELECT DISTINCT tenant_id, (args->>'flow_key')::text AS flow_key
+FROM run_dispatch
+WHERE args @> '{"pool_wait": true}'::jsonb
+  AND (tenant_id, args->>'flow_key') > ($1::uuid, $2::text)
+ORDER BY tenant_id, flow_key
+LIMIT $3
+`
+
+type FlowPoolWaitKeysParams struct {
+	AfterTenant uuid.UUID
+	AfterKey    string
+	MaxKeys     int32
+}
+
+type FlowPoolWaitKeysRow struct {
+	TenantID uuid.UUID
+	FlowKey  string
+}
+
+// The pool keys that have attempts waiting, a page of them at a time
+// (after the given key), through run_dispatch_pool_wait_idx.
+func (q *Queries) FlowPoolWaitKeys(ctx context.Context, arg FlowPoolWaitKeysParams) ([]FlowPoolWaitKeysRow, error) {
+	rows, err := q.db.Query(ctx, flowPoolWaitKeys, arg.AfterTenant, arg.AfterKey, arg.MaxKeys)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []FlowPoolWaitKeysRow{}
+	for rows.Next() {
+		var i FlowPoolWaitKeysRow
+		if err := rows.Scan(&i.TenantID, &i.FlowKey); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const flowPoolWaits = `-- name: FlowPoolWaits :many
@@ -644,6 +756,34 @@ func (q *Queries) FlowPoolWaits(ctx context.Context, arg FlowPoolWaitsParams) ([
 		return nil, err
 	}
 	return items, nil
+}
+
+const flowPoolWake = `-- name: FlowPoolWake :exec
+UPDATE run_dispatch d SET fire_at = ductor_now()
+FROM (SELECT unnest($2::uuid[]) AS run_id, unnest($3::text[]) AS node,
+             unnest($4::integer[]) AS generation, unnest($5::integer[]) AS attempt) AS w
+WHERE d.tenant_id = $1 AND d.run_id = w.run_id AND d.node = w.node
+  AND d.generation = w.generation AND d.attempt = w.attempt
+`
+
+type FlowPoolWakeParams struct {
+	TenantID    uuid.UUID
+	RunIds      []uuid.UUID
+	Nodes       []string
+	Generations []int32
+	Attempts    []int32
+}
+
+// Makes waiting attempts due, for the sweep to offer to their pool.
+func (q *Queries) FlowPoolWake(ctx context.Context, arg FlowPoolWakeParams) error {
+	_, err := q.db.Exec(ctx, flowPoolWake,
+		arg.TenantID,
+		arg.RunIds,
+		arg.Nodes,
+		arg.Generations,
+		arg.Attempts,
+	)
+	return err
 }
 
 const flowRuleCounts = `-- name: FlowRuleCounts :many

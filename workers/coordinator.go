@@ -43,6 +43,7 @@ type Coordinator struct {
 	clock       *fairClock
 	gate        *yieldGate
 	busy        busyTenants
+	poolCursor  poolCursor
 	results     *resultGroup
 	starts      *attemptStarts
 	tracing     *telemetry.Tracing

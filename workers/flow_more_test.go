@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/engine"
@@ -330,5 +331,77 @@ steps:
 	}
 	if run := b.waitTerminal(t, id); run.Status != engine.RunFailed {
 		t.Fatalf("after the refused retry the run is %s, want still failed", run.Status)
+	}
+}
+
+// Attempts a pool holds back wait without being offered again on a timer
+// (their rows stay as they were while the pool is full, however long) and
+// start in the order they were held, each as soon as a slot frees; a new
+// attempt of the key queues behind them.
+func TestFlowPoolWaitersWaitInLineWithoutChurn(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var order []string
+	release := make(chan struct{})
+	b := setup(t, map[string]steps.Handler{"test.line": func(ctx context.Context, c steps.Call) (any, error) {
+		mu.Lock()
+		order = append(order, c.RunID+"/"+c.Node)
+		first := len(order) == 1
+		mu.Unlock()
+		if first {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+		}
+		return map[string]any{}, nil
+	}})
+	b.publishYAML(t, `
+key: in-line
+steps:
+  - {ref: call, type: task, for_each: input.items, with: {handler: test.line}, concurrency: {key_expr: '"line"', limit: 1}}
+`)
+	run := b.start(t, "in-line", map[string]any{"items": items(12)})
+	waiting := func() []string {
+		rows, err := b.pool.Query(b.ctx, `SELECT run_id::text || '/' || node || '@' || ctid::text FROM run_dispatch
+			WHERE args @> '{"pool_wait": true}' ORDER BY (args->>'held_us')::bigint, run_id, node, generation, attempt`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	var before []string
+	b.poll(t, func() bool { before = waiting(); return len(before) == 11 })
+	// Long past any recheck the old design made (a quarter of a second),
+	// and with the sweep run by hand besides: no waiter was rewritten.
+	b.shift(t, 2*time.Second)
+	for range 3 {
+		if _, err := b.coord.SweepOnce(b.ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if after := waiting(); strings.Join(after, " ") != strings.Join(before, " ") {
+		t.Fatalf("waiting attempts were rewritten while the pool stayed full:\nbefore %v\nafter  %v", before, after)
+	}
+	late := b.start(t, "in-line", map[string]any{"items": items(1)})
+	b.poll(t, func() bool { return len(waiting()) == 12 })
+	close(release)
+	b.finish(t, run, engine.RunSucceeded)
+	b.finish(t, late, engine.RunSucceeded)
+	mu.Lock()
+	defer mu.Unlock()
+	var want []string
+	for _, w := range before {
+		want = append(want, w[:strings.Index(w, "@")])
+	}
+	if got := order[1:12]; strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("waiters started in the order\n%v\nwant the order they were held in\n%v", got, want)
+	}
+	if last := order[12]; !strings.HasPrefix(last, late.String()) {
+		t.Errorf("the late run's attempt started at %v, want last (order %v)", last, order)
 	}
 }

@@ -3,6 +3,7 @@ package workers
 import (
 	"context"
 	"sort"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
@@ -13,9 +14,10 @@ import (
 
 // admitFlow applies the steps' concurrency pools to a batch of step jobs
 // before the tenants' own limits: a job whose pool's key has as many
-// attempts in flight as the job's limit waits in run_dispatch, and the
-// sweep offers it again after a short recheck, like a step over its
-// tenant's cap. The keys are locked (after one another, in the order of
+// attempts in flight as the job's limit waits in run_dispatch until the
+// sweep sees a slot of the key free and wakes it (wakePoolWaits), and so
+// does a new job while others wait for its key, so that a pool's
+// attempts start in the order they were held. The keys are locked (after one another, in the order of
 // their locks) and their attempts in flight counted after the locks:
 // step jobs queued or running and bridge tasks unfinished, across every
 // run and definition of the tenant. An attempt leaves its pool when its
@@ -55,11 +57,20 @@ func (c *Coordinator) admitFlow(ctx context.Context, s *store.Store, jobs []rive
 		if err != nil {
 			return nil, err
 		}
+		waiters, err := s.PoolHasWaiters(ctx, store.PoolKey{TenantID: k.tenant, Key: k.key})
+		if err != nil {
+			return nil, err
+		}
 		for _, i := range byKey[k] {
-			if a := jobs[i].Args.(StepArgs); inFlight < a.FlowLimit {
+			a := jobs[i].Args.(StepArgs)
+			if waiters && !a.PoolWait { // behind those already waiting
+				held[i] = true
+				continue
+			}
+			if inFlight < a.FlowLimit {
 				inFlight++
 				if a.PoolWait {
-					a.PoolWait = false
+					a.PoolWait, a.HeldUS = false, 0
 					jobs[i].Args = a
 				}
 				continue
@@ -70,8 +81,13 @@ func (c *Coordinator) admitFlow(ctx context.Context, s *store.Store, jobs []rive
 	return c.holdSteps(ctx, s, jobs, held)
 }
 
-// holdSteps stores the held jobs for the sweep to offer again and
-// returns the others.
+// poolWaitRecheck is when a held attempt is offered again if no wake has
+// come for it first: a backstop, since the sweep wakes a key's waiters as
+// soon as it sees a slot free.
+const poolWaitRecheck = time.Hour
+
+// holdSteps stores the held jobs, each in its place in its key's line,
+// for the sweep to wake, and returns the others.
 func (c *Coordinator) holdSteps(ctx context.Context, s *store.Store, jobs []river.InsertManyParams, held map[int]bool) ([]river.InsertManyParams, error) {
 	if len(held) == 0 {
 		return jobs, nil
@@ -89,7 +105,10 @@ func (c *Coordinator) holdSteps(ctx context.Context, s *store.Store, jobs []rive
 		c.flowMetrics.decided(ctx, flow.KindStep, "delayed")
 		a := j.Args.(StepArgs)
 		a.PoolWait = true
-		if err := delayStep(ctx, s, a, j.InsertOpts.Queue, now.Add(capRecheck)); err != nil {
+		if a.HeldUS == 0 { // keeps its place when it is held again
+			a.HeldUS = now.UnixMicro()
+		}
+		if err := delayStep(ctx, s, a, j.InsertOpts.Queue, now.Add(poolWaitRecheck)); err != nil {
 			return nil, err
 		}
 	}

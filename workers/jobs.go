@@ -53,6 +53,9 @@ type StepArgs struct {
 	// PoolWait marks a step its pool held back, waiting in run_dispatch
 	// for a slot (rather than for a retry's backoff).
 	PoolWait bool `json:"pool_wait,omitempty"`
+	// HeldUS is when its pool first held the step back (Unix
+	// microseconds, the database's clock): its place in its key's line.
+	HeldUS int64 `json:"held_us,omitempty"`
 	// Trace is the run's span: the attempt's span is its child.
 	Trace *engine.TraceContext `json:"trace,omitempty"`
 }

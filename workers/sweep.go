@@ -81,6 +81,9 @@ func (c *Coordinator) SweepOnce(ctx context.Context) (int, error) {
 		if err != nil {
 			return err
 		}
+		if _, err := c.wakePoolWaits(ctx, s); err != nil {
+			return err
+		}
 		due, err := c.enqueueDue(ctx, tx, s)
 		if err != nil {
 			return err

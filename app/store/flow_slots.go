@@ -266,16 +266,21 @@ func (s *Store) FlowStepGauges(ctx context.Context) ([]FlowStepGauge, error) {
 // key queued or running, through river_job_ductor_flow_idx (whose
 // predicate it repeats): available, running, and snoozed or retried
 // (scheduled, retryable), which run again without passing admission.
-const stepFlowInFlight = `SELECT count(*) FROM river_job
-WHERE kind = 'ductor.step' AND state IN ` + stepFlowStates + ` AND args ? 'flow_key'
-  AND args->>'tenant_id' = $1::text AND args->>'flow_key' = $2`
+const stepFlowInFlight = `SELECT count(*) FROM river_job j
+WHERE j.kind = 'ductor.step' AND j.state IN ` + stepFlowStates + ` AND j.args ? 'flow_key'
+  AND j.args->>'tenant_id' = $1::text AND j.args->>'flow_key' = $2
+  AND NOT EXISTS (SELECT 1 FROM run_attempt a
+    WHERE a.tenant_id = $1::uuid AND a.run_id = (j.args->>'run_id')::uuid AND a.node = j.args->>'node'
+      AND a.generation = (j.args->>'generation')::int AND a.attempt = (j.args->>'attempt')::int
+      AND a.finished_at IS NOT NULL)`
 
 // stepFlowStates are the states of a step job that holds its pool's slot.
 const stepFlowStates = `('available', 'running', 'scheduled', 'retryable')`
 
 // StepFlowInFlight counts the attempts of a tenant's concurrency pool key
-// admitted and not finished: its step jobs queued or running, and its
-// unfinished bridge tasks.
+// admitted and not finished: its step jobs queued or running whose
+// attempt has no result yet (River completes a job a little after its
+// worker's result is recorded), and its unfinished bridge tasks.
 func (s *Store) StepFlowInFlight(ctx context.Context, tenantID uuid.UUID, key string) (int, error) {
 	var n int
 	if err := s.db.QueryRow(ctx, stepFlowInFlight, tenantID.String(), key).Scan(&n); err != nil {
