@@ -246,7 +246,7 @@ func checkScrape(t *testing.T, o *opsProcess) {
 		`ductor_step_attempts_total{outcome="failed",type="task"} 2`, `ductor_step_retries_total{type="task"} 1`,
 		`ductor_step_schedule_to_start_seconds_bucket{handler="builtin.fail",tier="interactive",type="task"`,
 		`ductor_step_duration_seconds_bucket{handler="",outcome="success",tier="interactive",type="http",le="86400"}`,
-		`ductor_http_requests_total{method="POST",route="/api/v1/runs",status="201"} 4`,
+		`ductor_http_requests_total{method="POST",route="/api/v1/runs",status="201"} 6`,
 		`ductor_http_requests_total{method="GET",route="/api/v1/runs/:id",status="404"} 1`,
 		`ductor_db_pool_acquired_connections`, `ductor_prune_last_success_timestamp_seconds`, `ductor_tick_duration_seconds_bucket`,
 	} {
@@ -315,10 +315,22 @@ func checkTrace(t *testing.T, o *opsProcess, id string, heard http.Header) {
 
 const bridgeDoc = `{"key": "bridged", "steps": [{"ref": "work", "type": "task", "with": {"handler": "ext.work"}}]}`
 
+// heldDoc holds a concurrency slot, and its step a slot of a step pool,
+// until its bridge task is answered (never, here).
+const heldDoc = `{"key": "held", "concurrency": [{"key_expr": "'ops'", "limit": 1}],
+  "steps": [{"ref": "work", "type": "task", "with": {"handler": "ext.held"}, "concurrency": {"key_expr": "'ops-pool'", "limit": 1}}]}`
+
 // traffic makes every kind of series the deploy/ files use appear: a
-// bridge task claimed and one waiting, a signal and an event.
+// bridge task claimed and one waiting, a signal and an event, and a run
+// and a step under flow control.
 func (o *opsProcess) traffic(t *testing.T) {
 	t.Helper()
+	o.publish(t, heldDoc)
+	for range 2 { // one runs, one waits for its slot
+		if code, out := o.call(t, "POST", "/runs", `{"definition": "held"}`, nil); code != 201 {
+			t.Fatalf("start = %d %v", code, out)
+		}
+	}
 	var ids []string
 	for range 2 {
 		code, out := o.call(t, "POST", "/runs", `{"definition": "bridged"}`, nil)

@@ -18,10 +18,25 @@ type flowMetrics struct {
 }
 
 func newFlowMetrics() *flowMetrics {
-	return &flowMetrics{decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
+	m := &flowMetrics{decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "ductor_flow_decisions_total",
 		Help: "Flow control's decisions on starts and steps, by rule (concurrency, debounce, throttle, rate_limit, step) and outcome (started, queued, held, joined, admitted, refused, cancelled, delayed).",
 	}, []string{"rule", "outcome"})}
+	for k, outcomes := range flowOutcomes {
+		for _, o := range outcomes {
+			m.decisions.WithLabelValues(string(k), o) // at 0 from the start
+		}
+	}
+	return m
+}
+
+// flowOutcomes are the decisions each kind of rule makes.
+var flowOutcomes = map[flow.Kind][]string{
+	flow.KindConcurrency: {"started", "queued", "admitted", "refused", "cancelled"},
+	flow.KindDebounce:    {"held", "joined"},
+	flow.KindThrottle:    {"held"},
+	flow.KindRateLimit:   {"refused"},
+	flow.KindStep:        {"delayed"},
 }
 
 // decided counts a decision, or notes it in ctx's tally (withFlowTally),

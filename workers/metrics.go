@@ -20,7 +20,7 @@ type metrics struct {
 }
 
 func newMetrics() *metrics {
-	return &metrics{
+	m := &metrics{
 		tickSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "ductor_tick_duration_seconds", Help: "Time to decide and persist one coordinator tick.",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14),
@@ -41,6 +41,8 @@ func newMetrics() *metrics {
 		}, []string{"reason"}),
 		opsMetrics: newOpsMetrics(),
 	}
+	initSeries(m.discarded, []string{engine.DiscardMatchError, engine.DiscardNoMatch})
+	return m
 }
 
 // countDiscards counts a decision's discarded events; the reason label

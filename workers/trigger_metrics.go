@@ -15,7 +15,7 @@ type triggerMetrics struct {
 }
 
 func newTriggerMetrics() *triggerMetrics {
-	return &triggerMetrics{
+	m := &triggerMetrics{
 		actions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ductor_schedule_actions_total",
 			Help: "Schedule actions by outcome: started, buffered, skipped (overlap policy) or missed (older than the catchup window).",
@@ -26,8 +26,31 @@ func newTriggerMetrics() *triggerMetrics {
 		}, []string{"outcome"}),
 		webhooks: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ductor_webhook_deliveries_total",
-			Help: "Inbound webhook deliveries by outcome: accepted, duplicate, bad_signature, stale_timestamp, invalid_body, not_found, rate_limited (an address past its budget of failures).",
+			Help: "Inbound webhook deliveries by outcome: accepted, duplicate, id_reused (a delivery id already used for another body), bad_signature, stale_timestamp, invalid_body, not_found, rate_limited (an address past its budget of failures).",
 		}, []string{"outcome"}),
+	}
+	m.init()
+	return m
+}
+
+// Each outcome's series exists from the start, at 0, so that a rate
+// shows 0 rather than nothing and dashboards and alerts find them.
+var (
+	scheduleOutcomes     = []string{"started", "buffered", "skipped", "missed"}
+	eventTriggerOutcomes = []string{"started", "no_match", "error"}
+	webhookOutcomes      = []string{"accepted", "duplicate", "id_reused", "bad_signature", "stale_timestamp", "invalid_body", "not_found", "rate_limited"}
+)
+
+func (m *triggerMetrics) init() {
+	initSeries(m.actions, scheduleOutcomes)
+	initSeries(m.eventTriggers, eventTriggerOutcomes)
+	initSeries(m.webhooks, webhookOutcomes)
+}
+
+// initSeries creates v's series of each label value, at 0.
+func initSeries(v *prometheus.CounterVec, values []string) {
+	for _, l := range values {
+		v.WithLabelValues(l)
 	}
 }
 

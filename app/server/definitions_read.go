@@ -31,6 +31,9 @@ type DefinitionJSON struct {
 type DefinitionDetailJSON struct {
 	DefinitionJSON
 	Versions []VersionJSON `json:"versions"`
+	// EventTriggers are the newest published version's, with the runs
+	// each started and its last error.
+	EventTriggers []store.EventTrigger `json:"event_triggers"`
 }
 
 // DraftJSON is a definition's draft; Source is left out of lists.
@@ -125,7 +128,11 @@ func handleDefinitionGet(s *store.Store) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		out := DefinitionDetailJSON{DefinitionJSON: definitionJSON(d), Versions: make([]VersionJSON, len(versions))}
+		triggers, err := s.EventTriggersOf(ctx, tenantID, key)
+		if err != nil {
+			return err
+		}
+		out := DefinitionDetailJSON{DefinitionJSON: definitionJSON(d), Versions: make([]VersionJSON, len(versions)), EventTriggers: triggers}
 		for i, v := range versions {
 			out.Versions[i] = VersionJSON{
 				Version: v.Version, ManifestHash: v.ManifestHash, Format: v.SourceFormat,

@@ -75,10 +75,14 @@ func renderEditor(c echo.Context, s *store.Store, status int, def store.Definiti
 	if err != nil {
 		return err
 	}
+	triggers, err := s.EventTriggersOf(ctx, v.Tenant.ID, def.Key)
+	if err != nil {
+		return err
+	}
 	d := views.EditorData{
 		Key: def.Key, Name: def.Name, Source: src, Problems: check.Problems, Hash: check.Hash, Check: check,
 		CanWrite: v.Can(auth.PermDefinitionsWrite), CanRun: canTestRun(v),
-		Draft: def.Draft, Versions: versions, Notice: notice, Flow: rules,
+		Draft: def.Draft, Versions: versions, Notice: notice, Flow: rules, Triggers: triggers,
 	}
 	return render(c, status, views.EditorPage(shellFor(c, def.Key+" · Editor", "definitions"), d))
 }

@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"encoding/json"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -123,5 +125,47 @@ func TestSchedulePageShowsAnActionThatDidNotStart(t *testing.T) {
 	if a.status != 200 || !strings.Contains(a.body, "not_started") || !strings.Contains(a.body, `class="error small action-error"`) ||
 		!strings.Contains(a.body, "missing property &#39;name&#39;") {
 		t.Errorf("run now = %d, want the action not started with the schema's complaint:\n%s", a.status, a.body)
+	}
+}
+
+// An event trigger's runs started and its last error (a filter that
+// failed on an event, which started nothing) show in the definition's
+// API answer and on its page.
+func TestEventTriggerErrorsAreShown(t *testing.T) {
+	t.Parallel()
+	f := setupTwoTenants(t)
+	ctx := context.Background()
+	testdb.Definition(t, f.store, f.a.ID, "key: on-total\nsteps:\n  - {ref: a, type: task, with: {handler: builtin.noop}}\ntriggers:\n  - {event: order.totaled, filter_expr: 'event.total > 0.0'}\n")
+	for _, data := range []any{map[string]any{"count": 3}, map[string]any{"total": 12.5}} {
+		if _, _, err := f.runs.Publish(ctx, store.Event{TenantID: f.a.ID, Name: "order.totaled", Data: data}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, secret := testdb.APIKey(t, f.store, f.a, nil)
+	req, _ := http.NewRequest("GET", f.srv.URL+"/api/v1/definitions/on-total", nil)
+	req.Header.Set("Authorization", "Bearer "+secret)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	a := answer{status: res.StatusCode, body: string(raw)}
+	var got struct {
+		EventTriggers []struct {
+			Event     string `json:"event"`
+			LastError string `json:"last_error"`
+			Started   int    `json:"started"`
+		} `json:"event_triggers"`
+	}
+	if err := json.Unmarshal([]byte(a.body), &got); a.status != 200 || err != nil || len(got.EventTriggers) != 1 {
+		t.Fatalf("GET the definition = %d %s", a.status, a.body)
+	}
+	if tr := got.EventTriggers[0]; tr.Started != 1 || !strings.Contains(tr.LastError, "total") {
+		t.Errorf("event trigger = %+v, want 1 run started and the failed filter's error", tr)
+	}
+	page := f.request(f.alice, "GET", "/t/"+f.a.Slug+"/definitions/on-total/edit", nil, nil)
+	if page.status != 200 || !strings.Contains(page.body, `id="event-triggers"`) || !strings.Contains(page.body, "order.totaled") || !strings.Contains(page.body, "no such key") {
+		t.Errorf("the definition page = %d, want its event trigger with the last error", page.status)
 	}
 }
