@@ -195,3 +195,75 @@ edges:
 	waitFor(t, ctx, "the run to finish", `document.getElementById("run-status").textContent === "succeeded" &&
 		document.querySelector('g.gnode[data-ref="paid"]').dataset.state === "succeeded"`)
 }
+
+// TestInboxCaseInChromium works a human_loop case from the inbox: its
+// card shows the run's input and a form built from the case's fields;
+// a value the schema refuses is shown on its field and nothing is saved;
+// saved valid at the awaiting status, the case closes and the run goes on
+// with the case's data.
+func TestInboxCaseInChromium(t *testing.T) {
+	t.Parallel()
+	p := startDevOnTestDatabase(t)
+	id := publishRun(t, p, "triage", `
+key: triage
+steps:
+  - ref: look
+    type: human_loop
+    with:
+      title: Triage the report
+      assignees: ['role:owner']
+      fields:
+        type: object
+        required: [severity]
+        properties:
+          severity: {enum: [low, high]}
+          note: {type: string, maxLength: 20}
+          hours: {type: integer, minimum: 0}
+  - { ref: done, type: transform, with: { expr: 'steps.look.output.severity' } }
+edges:
+  - { from: look, to: done }
+`, map[string]any{"report": "the printer is on fire"})
+	waitAPI(t, p, "/runs/"+id, "the case to be opened", func(r map[string]any) bool { return r["status"] == "waiting" })
+	ctx := newBrowser(t)
+	devLogin(t, ctx, p)
+	run(t, ctx, "open the inbox", chromedp.Navigate(p.BaseURL+"/t/dev/inbox"),
+		chromedp.WaitVisible(chromedp.CSS("article.case form.case-form")))
+	if got := text(t, ctx, "article.case h2"); !strings.Contains(got, "Triage the report") {
+		t.Fatalf("the case card says %q", got)
+	}
+	if !strings.Contains(text(t, ctx, "article.case details pre"), "the printer is on fire") {
+		t.Errorf("the case card does not show the run's input")
+	}
+	if n := count(t, ctx, `article.case select[name="field.severity"] option`); n != 3 {
+		t.Errorf("the severity field has %d options, want the two values and none", n)
+	}
+	shoot(t, ctx, "inbox-case")
+	run(t, ctx, "save a value the schema refuses", chromedp.SetValue(chromedp.CSS(`article.case select[name="field.severity"]`), "high"),
+		chromedp.SetValue(chromedp.CSS(`article.case input[name="field.hours"]`), "-3"),
+		chromedp.SetValue(chromedp.CSS(`article.case input.case-status`), "resolved"),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector("article.case form.case-form").noValidate = true`),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector("article.case button.save-case").click()`),
+		chromedp.WaitVisible(chromedp.CSS(`article.case label[data-field="hours"] .field-error`)))
+	if got := text(t, ctx, `article.case label[data-field="hours"] .field-error`); got == "" {
+		t.Errorf("the refused field shows no error")
+	}
+	status, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("article.case input.case-status").value`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := status; got != "resolved" {
+		t.Errorf("after a refused save the status field says %q, want what was typed", got)
+	}
+	shoot(t, ctx, "inbox-case-refused")
+	if _, r := api(t, p, "GET", "/runs/"+id, "", ""); r["status"] != "waiting" {
+		t.Fatalf("after a refused save the run is %v", r["status"])
+	}
+	run(t, ctx, "save it valid", chromedp.SetValue(chromedp.CSS(`article.case input[name="field.hours"]`), "2"),
+		chromedp.SetValue(chromedp.CSS(`article.case input.case-status`), "resolved"),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector("article.case button.save-case").click()`),
+		chromedp.WaitVisible(chromedp.CSS("#notice")))
+	r := waitAPI(t, p, "/runs/"+id, "the run to go on", func(r map[string]any) bool { return r["status"] == "succeeded" })
+	if out, _ := r["output"].(map[string]any); out == nil || out["done"] != "high" {
+		t.Errorf("the run ended with output %v, want the case's severity", r["output"])
+	}
+}

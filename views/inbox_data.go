@@ -24,6 +24,7 @@ type InboxData struct {
 	// CaseForm is what was typed in case ErrorFor's form, and CaseErrors
 	// the problems of its fields by name.
 	CaseForm   map[string]string
+	CaseStatus string // the status typed in ErrorFor's form
 	CaseErrors map[string]string
 }
 
@@ -58,6 +59,17 @@ type InboxCase struct {
 	// Context is the run's input.
 	Context []ContextItem
 	Fields  []CaseField
+	// TypedStatus is the status typed in the form, after a refusal.
+	TypedStatus string
+}
+
+// FormStatus is the status the case's form shows: what was typed, after
+// a refusal, else the case's own.
+func (k InboxCase) FormStatus() string {
+	if k.TypedStatus != "" {
+		return k.TypedStatus
+	}
+	return k.Status
 }
 
 // CaseField is one top-level property of a case's fields schema.

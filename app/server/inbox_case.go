@@ -179,7 +179,7 @@ func afterInbox(c echo.Context, s *store.Store, runs *workers.Coordinator, err e
 	return formError(c, err, func(status int, msg string) error {
 		d := views.InboxData{Error: msg, ErrorFor: c.Param("id")}
 		if done == "case" {
-			d.CaseForm, d.CaseErrors = caseForm(c), caseErrors(err)
+			d.CaseForm, d.CaseErrors, d.CaseStatus = caseForm(c), caseErrors(err), c.FormValue("status")
 			if len(d.CaseErrors) > 0 {
 				d.Error = "The case was not saved: fix the fields marked below."
 			}
@@ -238,6 +238,7 @@ func (rc *runContexts) kase(ctx context.Context, k store.Case, d views.InboxData
 		}
 		f.Error = d.CaseErrors[f.Name]
 	}
+	out.TypedStatus = d.CaseStatus
 	return out
 }
 
