@@ -179,12 +179,24 @@ func createDefinition(t *testing.T, ctx context.Context, p *program, key string)
 // dragConnect drags from a step's output port onto another step.
 func dragConnect(t *testing.T, ctx context.Context, from, to string) {
 	t.Helper()
-	var pts [4]float64
-	js := fmt.Sprintf(`(() => {
+	// No check may be on its way: its answer redraws the graph.
+	waitFor(t, ctx, "the editor's checks to settle", `!document.getElementById("compile-state").textContent.startsWith("checking")`)
+	// The points are read once the graph has stood still for a few
+	// frames: a layout or a refit still under way (a compile answer, a
+	// resize) would move the nodes between the reading and the drag.
+	js := fmt.Sprintf(`new Promise((resolve) => {
 		const c = (el) => { const r = el.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; };
-		return [...c(document.querySelector('g.node[data-ref=%q] .port.out')), ...c(document.querySelector('g.node[data-ref=%q] rect'))];
-	})()`, from, to)
-	pts, err := chromedp.Run(ctx, chromedp.Evaluate[[4]float64](js))
+		const read = () => [...c(document.querySelector('g.node[data-ref=%q] .port.out')), ...c(document.querySelector('g.node[data-ref=%q] rect'))];
+		let last = "", still = 0;
+		const frame = () => {
+			const p = read(), key = p.join(",");
+			still = key === last ? still + 1 : 0;
+			last = key;
+			if (still >= 5) { resolve(p); } else { requestAnimationFrame(frame); }
+		};
+		requestAnimationFrame(frame);
+	})`, from, to)
+	pts, err := chromedp.Run(ctx, chromedp.Evaluate[[4]float64](js, chromedp.EvalAwaitPromise))
 	if err != nil {
 		t.Fatalf("find %s and %s: %v", from, to, err)
 	}

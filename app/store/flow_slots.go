@@ -270,7 +270,7 @@ const stepFlowInFlight = `SELECT count(*) FROM river_job j
 WHERE j.kind = 'ductor.step' AND j.state IN ` + stepFlowStates + ` AND j.args ? 'flow_key'
   AND j.args->>'tenant_id' = $1::text AND j.args->>'flow_key' = $2
   AND NOT EXISTS (SELECT 1 FROM run_attempt a
-    WHERE a.tenant_id = $1::uuid AND a.run_id = (j.args->>'run_id')::uuid AND a.node = j.args->>'node'
+    WHERE a.tenant_id = (j.args->>'tenant_id')::uuid AND a.run_id = (j.args->>'run_id')::uuid AND a.node = j.args->>'node'
       AND a.generation = (j.args->>'generation')::int AND a.attempt = (j.args->>'attempt')::int
       AND a.finished_at IS NOT NULL)`
 
