@@ -67,9 +67,14 @@ var nemesis = WorkerOptions{LockPauseMS: 6, DecidePauseMS: 3, PauseChance: 0.5}
 func TestConcurrencyChecker(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	for range 3 {
+	for range 2 {
 		StartWorker(t, b.url, nemesis)
 	}
+	// A third process runs one step a job, so results reach a run both
+	// ways: eight at a time from one process, and one by one from any.
+	single := nemesis
+	single.StepBatchMax = 1
+	StartWorker(t, b.url, single)
 	began := time.Now()
 	found := b.drive(t, 16, 2, nil)
 	settled, err := b.w.Settle(b.ctx, b.pool, time.Now().Add(90*time.Second))
