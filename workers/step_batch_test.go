@@ -212,3 +212,43 @@ steps:
 		}
 	}
 }
+
+// A tenant's max_concurrency counts steps, not jobs: two steps admitted
+// together share a job, and while they run no third is admitted.
+func TestTenantConcurrencyCapCountsEveryStepOfABatch(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	running, peak := 0, 0
+	b := setup(t, map[string]steps.Handler{"test.count": func(ctx context.Context, _ steps.Call) (any, error) {
+		mu.Lock()
+		running++
+		peak = max(peak, running)
+		mu.Unlock()
+		defer func() { mu.Lock(); running--; mu.Unlock() }()
+		select { // long enough for the sweep to offer the held-back steps again twice
+		case <-time.After(600 * time.Millisecond):
+		case <-ctx.Done():
+		}
+		return map[string]any{}, nil
+	}})
+	if _, err := b.store.TenantSetLimits(b.ctx, b.tenant.ID, 2, 0); err != nil {
+		t.Fatal(err)
+	}
+	b.publishYAML(t, `
+key: wide
+steps:
+  - ref: fan
+    type: scatter
+    with: {items_expr: input.items, do: {type: task, with: {handler: test.count}}}
+`)
+	id := b.start(t, "wide", map[string]any{"items": items(4)})
+	if run := b.waitTerminal(t, id); run.Status != engine.RunSucceeded {
+		t.Fatalf("run %s", run.Status)
+	}
+	if n := batchSize(t, b, id, "completed"); n != 2 {
+		t.Fatalf("the largest job carried %d steps, want the 2 admitted together", n)
+	}
+	if peak > 2 {
+		t.Fatalf("%d steps ran at once under a cap of 2", peak)
+	}
+}
