@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/steps"
@@ -250,5 +251,40 @@ steps:
 	}
 	if peak > 2 {
 		t.Fatalf("%d steps ran at once under a cap of 2", peak)
+	}
+}
+
+// The queue depth counts steps, every step a batch carries.
+func TestQueueDepthCountsEveryStepOfABatch(t *testing.T) {
+	t.Parallel()
+	count := map[string]steps.Handler{"test.count": func(context.Context, steps.Call) (any, error) { return nil, nil }}
+	pool := testdb.Schema(t)
+	b := testBundle{ctx: t.Context(), pool: pool, store: store.New(pool)}
+	b.coord = startWith(t, pool, roles{steps: false, handlers: []map[string]steps.Handler{count}})
+	b.tenant = testdb.Tenant(t, b.store, nil)
+	b.publishYAML(t, threeAtOnce)
+	id := b.start(t, "three", nil)
+	b.poll(t, func() bool { return batchSize(t, b, id, "available") == 3 })
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(b.coord.Collectors()...)
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	depth := -1.0
+	for _, f := range families {
+		if f.GetName() != "ductor_queue_depth" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "tenant_id" && l.GetValue() == b.tenant.ID.String() {
+					depth = m.GetGauge().GetValue()
+				}
+			}
+		}
+	}
+	if depth != 3 {
+		t.Fatalf("queue depth %v for the tenant, want its 3 steps", depth)
 	}
 }
