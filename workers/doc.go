@@ -169,7 +169,7 @@
 // step still cost about twelve River jobs of CPU, most of it River's job,
 // the attempt's start and the step's share of its tick's statements, per
 // step. So several ready steps of one tenant share one River job, a step
-// batch (packSteps; at most Coordinator.StepBatchMax, 8 by default, 1
+// batch (packSteps; at most Coordinator.StepBatchMax, 4 by default, 1
 // turns batches off), and every guarantee stays per step:
 //
 //   - Packing happens last, after admission, pools, routing to bridge

@@ -71,7 +71,7 @@ func TestConcurrencyChecker(t *testing.T) {
 		StartWorker(t, b.url, nemesis)
 	}
 	// A third process runs one step a job, so results reach a run both
-	// ways: eight at a time from one process, and one by one from any.
+	// ways: a batch's at a time from one process, and one by one from any.
 	single := nemesis
 	single.StepBatchMax = 1
 	StartWorker(t, b.url, single)
@@ -116,10 +116,11 @@ func TestConcurrencyCheckerFindsTheLostUpdateOfTheOldLoad(t *testing.T) {
 	old.SameStatement = true
 	StartWorker(t, b.url, old)
 	// The other process runs one step a job. With step batches alone, a
-	// scatter's results reach it eight at a time from one process, and the
+	// scatter's results reach it a batch at a time from one process, and the
 	// two processes' ticks of one run meet in the window the old load
-	// leaves open far less often: it took 19 s to more than 60 s to find,
-	// against 1.5–4.4 s with one step a job and 5–34 s with this mix.
+	// leaves open far less often: with batches of 8 it took 19 s to more
+	// than 60 s to find, against 1.5–4.4 s with one step a job and 5–34 s
+	// with this mix.
 	old.StepBatchMax = 1
 	StartWorker(t, b.url, old)
 	began := time.Now()
