@@ -119,8 +119,8 @@ func TestConcurrencyCheckerFindsTheLostUpdateOfTheOldLoad(t *testing.T) {
 	// scatter's results reach it a batch at a time from one process, and the
 	// two processes' ticks of one run meet in the window the old load
 	// leaves open far less often: with batches of 8 it took 19 s to more
-	// than 60 s to find, against 1.5–4.4 s with one step a job and 5–34 s
-	// with this mix.
+	// than 60 s to find, against 1.5–4.4 s with one step a job, and with
+	// this mix 5–34 s (batches of 8) or 7–52 s (4).
 	old.StepBatchMax = 1
 	StartWorker(t, b.url, old)
 	began := time.Now()
