@@ -50,6 +50,7 @@ func newClient(b *testing.B, pool *pgxpool.Pool) (*workers.Coordinator, *river.C
 		b.Fatal(err)
 	}
 	b.Cleanup(coord.Close)
+	coord.StepBatchMax = envInt("BENCH_STEP_BATCH", 0) // 0: the default
 	client, err := workers.NewClient(pool, workers.Options{
 		Coordinator: true, Steps: true, Logger: log, C: coord,
 		Executor: steps.NewExecutor(steps.NewRegistry(), steps.HTTPOptions{}),

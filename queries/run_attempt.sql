@@ -91,3 +91,25 @@ WHERE tenant_id = @tenant_id AND run_id = @run_id AND node = @node
 -- One attempt's output, for its download.
 SELECT output FROM run_attempt
 WHERE tenant_id = @tenant_id AND run_id = @run_id AND node = @node AND generation = @generation AND attempt = @attempt;
+
+-- name: RunAttemptCancel :exec
+-- A cancelled attempt gets its result, if it has none yet, so that no
+-- worker takes it from then on (RunAttemptStartMany takes no attempt with
+-- a result) and a worker already running it holds no lease that could
+-- report it lost.
+INSERT INTO run_attempt (tenant_id, run_id, node, generation, attempt, finished_at, error)
+VALUES (@tenant_id, @run_id, @node, @generation, @attempt, now(), @error::jsonb)
+ON CONFLICT (tenant_id, run_id, node, generation, attempt) DO UPDATE
+SET finished_at = now(), error = EXCLUDED.error, lease_until = NULL
+WHERE run_attempt.finished_at IS NULL;
+
+-- name: RunAttemptFinishedAmong :many
+-- Which of some attempts have a result.
+SELECT a.tenant_id, a.run_id, a.node, a.generation, a.attempt FROM run_attempt a
+JOIN (SELECT unnest(@tenant_ids::uuid[]) AS tenant_id,
+             unnest(@run_ids::uuid[]) AS run_id,
+             unnest(@nodes::text[]) AS node,
+             unnest(@generations::integer[]) AS generation,
+             unnest(@attempts::integer[]) AS attempt) k
+  USING (tenant_id, run_id, node, generation, attempt)
+WHERE a.finished_at IS NOT NULL;

@@ -12,6 +12,39 @@ import (
 	"github.com/google/uuid"
 )
 
+const runAttemptCancel = `-- name: RunAttemptCancel :exec
+INSERT INTO run_attempt (tenant_id, run_id, node, generation, attempt, finished_at, error)
+VALUES ($1, $2, $3, $4, $5, now(), $6::jsonb)
+ON CONFLICT (tenant_id, run_id, node, generation, attempt) DO UPDATE
+SET finished_at = now(), error = EXCLUDED.error, lease_until = NULL
+WHERE run_attempt.finished_at IS NULL
+`
+
+type RunAttemptCancelParams struct {
+	TenantID   uuid.UUID
+	RunID      uuid.UUID
+	Node       string
+	Generation int32
+	Attempt    int32
+	Error      []byte
+}
+
+// A cancelled attempt gets its result, if it has none yet, so that no
+// worker takes it from then on (RunAttemptStartMany takes no attempt with
+// a result) and a worker already running it holds no lease that could
+// report it lost.
+func (q *Queries) RunAttemptCancel(ctx context.Context, arg RunAttemptCancelParams) error {
+	_, err := q.db.Exec(ctx, runAttemptCancel,
+		arg.TenantID,
+		arg.RunID,
+		arg.Node,
+		arg.Generation,
+		arg.Attempt,
+		arg.Error,
+	)
+	return err
+}
+
 const runAttemptClaimLost = `-- name: RunAttemptClaimLost :many
 UPDATE run_attempt SET lease_until = NULL
 WHERE (tenant_id, run_id, node, generation, attempt) IN (
@@ -90,6 +123,66 @@ func (q *Queries) RunAttemptExtendLease(ctx context.Context, arg RunAttemptExten
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const runAttemptFinishedAmong = `-- name: RunAttemptFinishedAmong :many
+SELECT a.tenant_id, a.run_id, a.node, a.generation, a.attempt FROM run_attempt a
+JOIN (SELECT unnest($1::uuid[]) AS tenant_id,
+             unnest($2::uuid[]) AS run_id,
+             unnest($3::text[]) AS node,
+             unnest($4::integer[]) AS generation,
+             unnest($5::integer[]) AS attempt) k
+  USING (tenant_id, run_id, node, generation, attempt)
+WHERE a.finished_at IS NOT NULL
+`
+
+type RunAttemptFinishedAmongParams struct {
+	TenantIds   []uuid.UUID
+	RunIds      []uuid.UUID
+	Nodes       []string
+	Generations []int32
+	Attempts    []int32
+}
+
+type RunAttemptFinishedAmongRow struct {
+	TenantID   uuid.UUID
+	RunID      uuid.UUID
+	Node       string
+	Generation int32
+	Attempt    int32
+}
+
+// Which of some attempts have a result.
+func (q *Queries) RunAttemptFinishedAmong(ctx context.Context, arg RunAttemptFinishedAmongParams) ([]RunAttemptFinishedAmongRow, error) {
+	rows, err := q.db.Query(ctx, runAttemptFinishedAmong,
+		arg.TenantIds,
+		arg.RunIds,
+		arg.Nodes,
+		arg.Generations,
+		arg.Attempts,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []RunAttemptFinishedAmongRow{}
+	for rows.Next() {
+		var i RunAttemptFinishedAmongRow
+		if err := rows.Scan(
+			&i.TenantID,
+			&i.RunID,
+			&i.Node,
+			&i.Generation,
+			&i.Attempt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const runAttemptList = `-- name: RunAttemptList :many

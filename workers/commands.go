@@ -172,6 +172,7 @@ func (c *Coordinator) insertSteps(ctx context.Context, tx pgx.Tx, jobs []river.I
 	if err := c.fairTag(ctx, jobs); err != nil {
 		return err
 	}
+	jobs = packSteps(jobs, c.stepBatchMax())
 	if _, err := c.river().InsertManyTx(ctx, tx, jobs); err != nil {
 		return fmt.Errorf("enqueue %d steps: %w", len(jobs), err)
 	}
@@ -195,7 +196,10 @@ func (c *Coordinator) insertSteps(ctx context.Context, tx pgx.Tx, jobs []river.I
 // transaction commits. (A job fetched after this tick read it as waiting
 // is cancelled all the same: River cancels a job whatever its state, under
 // its row lock.) A result that still arrives is stale and the engine
-// discards it.
+// discards it. An attempt with no job of its own may be in a step batch,
+// whose job River must not cancel (every step of it would end): it is
+// given its result instead, so that no worker starts it from then on, and
+// the steps processes are told to end it if they run it (stepCancels).
 func (b *commandBatch) cancelAttempt(ctx context.Context, a engine.CancelAttempt) error {
 	err := b.s.BridgeTaskDeleteAttempt(ctx, b.run.TenantID, b.run.ID, a.Node, a.Generation, a.Attempt)
 	if err != nil {
@@ -204,14 +208,26 @@ func (b *commandBatch) cancelAttempt(ctx context.Context, a engine.CancelAttempt
 	if err := b.s.DispatchCancel(ctx, b.run.TenantID, b.run.ID, a.Node, a.Generation, a.Attempt); err != nil {
 		return err
 	}
-	ids, err := b.s.StepJobsLive(ctx, b.run.TenantID, b.run.ID, a.Node, a.Generation, a.Attempt)
+	jobs, err := b.s.StepJobsLive(ctx, b.run.TenantID, b.run.ID, a.Node, a.Generation, a.Attempt)
 	if err != nil {
 		return err
 	}
-	for _, id := range ids {
-		if _, err := b.c.river().JobCancelTx(ctx, b.tx, id); err != nil {
-			return fmt.Errorf("cancel step job %d: %w", id, err)
+	own := false
+	for _, j := range jobs {
+		if j.Batch {
+			continue
+		}
+		own = true
+		if _, err := b.c.river().JobCancelTx(ctx, b.tx, j.ID); err != nil {
+			return fmt.Errorf("cancel step job %d: %w", j.ID, err)
 		}
 	}
-	return nil
+	if own {
+		return nil
+	}
+	key := store.AttemptKey{Run: store.RunKey{TenantID: b.run.TenantID, ID: b.run.ID}, Node: a.Node, Generation: a.Generation, Attempt: a.Attempt}
+	if err := b.s.AttemptCancel(ctx, key, &engine.Error{Code: engine.CodeCancelled, Message: "the step was cancelled"}); err != nil {
+		return err
+	}
+	return notifyCancel(ctx, b.tx, key)
 }

@@ -46,6 +46,7 @@ type Coordinator struct {
 	poolCursor  poolCursor
 	results     *resultGroup
 	starts      *attemptStarts
+	cancels     *stepCancels
 	tracing     *telemetry.Tracing
 	// workerID names this process in the attempts its step workers take.
 	workerID string
@@ -61,6 +62,9 @@ type Coordinator struct {
 	// handed to the run's tick job, which decides it with no budget but
 	// the expressions' own limits, on a worker of its own.
 	InlineBudget time.Duration
+	// StepBatchMax bounds how many ready steps of one tenant one River job
+	// carries (packSteps): 0 is DefaultStepBatchMax, 1 one step a job.
+	StepBatchMax int
 	// PlainFIFO turns the fair queue's tags off: step jobs are fetched in
 	// insertion order. Only the fairness benchmark sets it, to show what
 	// the fair queue is for.
@@ -111,6 +115,7 @@ func NewCoordinator(pool *pgxpool.Pool, log *slog.Logger) (*Coordinator, error) 
 	}
 	c.results = newResultGroup(c)
 	c.starts = newAttemptStarts(c)
+	c.cancels = newStepCancels(c)
 	return c, nil
 }
 
@@ -123,6 +128,7 @@ func (c *Coordinator) Close() {
 	if err := c.results.drain(ctx); err != nil {
 		c.log.Error("step results still unrecorded at shutdown; their attempts are retried when their leases run out", "err", err)
 	}
+	c.cancels.close()
 	c.clock.close()
 }
 

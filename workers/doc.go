@@ -113,7 +113,8 @@
 // `ductor tenant set`) apply before any of that, when its steps are
 // enqueued (admit): under a lock on the tenant's token-bucket row, so two
 // replicas never admit past a limit together, and counting the tenant's
-// step jobs and unfinished bridge tasks against its cap. Steps over a
+// queued and running steps (each of a step batch) and unfinished bridge
+// tasks against its cap. Steps over a
 // limit wait in run_dispatch and the sweep offers them again, spaced at
 // the rate or after a short recheck of the cap.
 //
@@ -165,20 +166,50 @@
 //
 // Measured, these took WAL per chain step from 12 to 7.5 KiB but left
 // the chain near 0.1× and the scatter near 0.15× River's raw rate: a
-// step still costs about twelve River jobs of CPU. What is left of a
-// step's cost is River's job, the attempt's start and the step's share of
-// its tick's statements, per step. The next shape, not built, is several ready steps of one
-// tenant in one River job (a step batch), with these rules so that no
-// guarantee moves: only local task and http steps that one tick group
-// dispatches for one tenant and queue, never a sparse step, at most a few
-// per job; the batch reserves its steps' fair share at its first step's
-// tag; admission counts steps, not jobs; the worker takes every attempt
-// in one conditional start, as now, and skips those it is refused; a
-// cancelled attempt is refused at its start (it has a result) and, when
-// already running, cancelled on its own rather than through River's job
-// cancel, which would end the whole batch; leases and lost-step detection
-// stay per attempt (a batch job running past the rescue window reports
-// its attempts that never started).
+// step still cost about twelve River jobs of CPU, most of it River's job,
+// the attempt's start and the step's share of its tick's statements, per
+// step. So several ready steps of one tenant share one River job, a step
+// batch (packSteps; at most Coordinator.StepBatchMax, 4 by default, 1
+// turns batches off), and every guarantee stays per step:
+//
+//   - Packing happens last, after admission, pools, routing to bridge
+//     workers and fair tags (insertSteps): only local task and http steps
+//     of one tenant, queue, type and schedule_to_start share a job, never
+//     a sparse step, a step of a concurrency pool or one its pool held
+//     back. The first step's args stay at the top level of the job's, the
+//     others go in StepArgs.More, so every lookup of a step job by tenant,
+//     run and node finds the batch by its first step. The batch keeps its
+//     first step's fair tag; its tenant reserved the span of all of them.
+//   - The worker runs the steps side by side, each as in a job of its own:
+//     taken through the grouped conditional start, executed unless
+//     refused, its result handed over (StepWorker.workBatch). River's
+//     timeout is the longest step's plus the usual backstop. A step whose
+//     start could not be recorded offers the job again once the results of
+//     the steps that ran are recorded: delivered again, the job skips those
+//     (they have a result) and takes the others.
+//   - A step of a batch is never cancelled through River, which would end
+//     the whole job. The cancelling tick gives the attempt its result
+//     (store.AttemptCancel), so no worker starts it from then on, and
+//     notifies the steps processes, which end that attempt's own context
+//     if they run it (stepCancels, whose comment says why no cancel is
+//     missed). A step with a job of its own is cancelled through River, as
+//     before.
+//   - Leases and lost-step detection stay per attempt: the sweep reports
+//     every step of a job running past the rescue window (or discarded)
+//     that never started; a batch is completed by the sweep only once
+//     every step it carries has its result, and finalizing the jobs of
+//     lost attempts leaves batches alone.
+//   - Admission counts steps, not jobs (a batch's every step, against the
+//     tenant's max_concurrency), as do the queue-depth metrics; a batch
+//     that waited past its schedule_to_start with no worker fails each of
+//     its steps as no_worker; the retention prune keeps an unfinished
+//     batch, which may carry other runs' steps.
+//
+// A batch runs up to StepBatchMax steps in one of River's worker slots,
+// so a process may run that many times its slots at once; steps mostly
+// wait on something else (an HTTP call, a bridge), and the step's own
+// timeout still bounds each. bench/README.md ("Towards two River jobs a
+// step") has what batches changed.
 //
 // # Read, decide, write
 //
@@ -216,7 +247,9 @@
 //     drains nothing more, and lost.
 //   - Cancelling an attempt cancels its River job whatever its state, not
 //     only a running one: a job fetched after the tick read it as waiting
-//     would have run a cancelled step.
+//     would have run a cancelled step. An attempt in a step batch is given
+//     its result in the cancelling transaction instead, which the start's
+//     conditional statement sees on the newest row version.
 //   - Step starts (attemptStarts) are conditional in one statement: an
 //     attempt with a result is not taken, nor one whose job the sweep may
 //     already have reported stranded (AttemptTake.By), so a late start

@@ -23,6 +23,7 @@ func TestFairTagsInterleaveTenantsInRiverOrder(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	c, pool := coordinatorOn(t, false)
+	c.StepBatchMax = 1 // fetch positions are a job's, one step each
 	s := store.New(pool)
 	a, b := testdb.Tenant(t, s, nil), testdb.Tenant(t, s, nil)
 	insertSteps(t, c, pool, a.ID, 300)
@@ -97,6 +98,7 @@ func TestFairTagsMarkAnIdleTenantsFirstStepSparse(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	c, pool := coordinatorOn(t, false)
+	c.StepBatchMax = 1 // fetch positions are a job's, one step each
 	s := store.New(pool)
 	a, b, alone := testdb.Tenant(t, s, nil), testdb.Tenant(t, s, nil), testdb.Tenant(t, s, nil)
 
@@ -155,6 +157,7 @@ func TestSweepPutsAStepJobThatLostItsTagBackAtTheHead(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	c, pool := coordinatorOn(t, false)
+	c.StepBatchMax = 1 // fetch positions are a job's, one step each
 	s := store.New(pool)
 	a, b := testdb.Tenant(t, s, nil), testdb.Tenant(t, s, nil)
 	insertSteps(t, c, pool, a.ID, 300)

@@ -58,10 +58,24 @@ type StepArgs struct {
 	HeldUS int64 `json:"held_us,omitempty"`
 	// Trace is the run's span: the attempt's span is its child.
 	Trace *engine.TraceContext `json:"trace,omitempty"`
+	// More are the further steps of a step batch, carried by this one's
+	// job (see packSteps); this step is the batch's first.
+	More []StepArgs `json:"more,omitempty"`
 }
 
 // Kind implements river.JobArgs.
 func (StepArgs) Kind() string { return "ductor.step" }
+
+// members are the steps a step job carries: itself, then a batch's
+// further steps.
+func (a StepArgs) members() []StepArgs {
+	if len(a.More) == 0 {
+		return []StepArgs{a}
+	}
+	head := a
+	head.More = nil
+	return append([]StepArgs{head}, a.More...)
+}
 
 func (a StepArgs) attemptKey() store.AttemptKey {
 	return store.AttemptKey{Run: store.RunKey{TenantID: a.TenantID, ID: a.RunID}, Node: a.Node, Generation: a.Generation, Attempt: a.Attempt}

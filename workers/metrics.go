@@ -103,9 +103,10 @@ func (q *queueCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 // queueDepthQuery counts a tier's sparse lane with the tier's queue ($1
-// matches the lane's suffix), and bridge tasks as the queue "bridge":
-// waiting until a worker claims one, then running.
-const queueDepthQuery = `SELECT regexp_replace(queue, $1, ''), coalesce(args->>'tenant_id', ''), state::text, count(*),
+// matches the lane's suffix), every step of a step batch, and bridge tasks
+// as the queue "bridge": waiting until a worker claims one, then running.
+const queueDepthQuery = `SELECT regexp_replace(queue, $1, ''), coalesce(args->>'tenant_id', ''), state::text,
+       sum(1 + coalesce(jsonb_array_length(args->'more'), 0)),
        coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8
 FROM river_job
 WHERE kind = 'ductor.step' AND state IN ('available', 'running')

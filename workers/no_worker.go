@@ -115,17 +115,23 @@ func (c *Coordinator) failUnserved(ctx context.Context, tx pgx.Tx, s *store.Stor
 	return len(jobs), nil
 }
 
+// failNoWorker fails every step the job carries (a batch's too).
 func (c *Coordinator) failNoWorker(ctx context.Context, tx pgx.Tx, j store.UnservedJob) error {
-	var a StepArgs
-	if err := jsonvalue.Unmarshal(j.Args, &a); err != nil {
+	var args StepArgs
+	if err := jsonvalue.Unmarshal(j.Args, &args); err != nil {
 		return fmt.Errorf("decode unserved step job: %w", err)
 	}
-	handler, _ := a.Params["handler"].(string)
-	wait := time.Duration(a.ScheduleToStartMS) * time.Millisecond
-	res := engine.StepResult{Node: a.Node, Generation: a.Generation, Attempt: a.Attempt, Error: &engine.Error{
-		Code: CodeNoWorker, Retryable: true,
-		Message: fmt.Sprintf("no worker took the task within %s: no process with the steps role has worked queue %q in the last %s, for handler %q",
-			wait, j.Queue, stepAliveFor, handler),
-	}}
-	return c.Deliver(ctx, tx, a.TenantID, a.RunID, res)
+	for _, a := range args.members() {
+		handler, _ := a.Params["handler"].(string)
+		wait := time.Duration(a.ScheduleToStartMS) * time.Millisecond
+		res := engine.StepResult{Node: a.Node, Generation: a.Generation, Attempt: a.Attempt, Error: &engine.Error{
+			Code: CodeNoWorker, Retryable: true,
+			Message: fmt.Sprintf("no worker took the task within %s: no process with the steps role has worked queue %q in the last %s, for handler %q",
+				wait, j.Queue, stepAliveFor, handler),
+		}}
+		if err := c.Deliver(ctx, tx, a.TenantID, a.RunID, res); err != nil {
+			return err
+		}
+	}
+	return nil
 }

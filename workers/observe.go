@@ -184,11 +184,10 @@ func processID() string {
 	return fmt.Sprintf("%s:%d", host, os.Getpid())
 }
 
-// attemptBegins starts the span of a step attempt a worker is about to
-// execute, as a child of its run's, and records how long the job waited
-// in its queue; done ends the span and records the execution time.
-func (c *Coordinator) attemptBegins(ctx context.Context, job *river.Job[StepArgs]) (context.Context, func(*engine.Error)) {
-	a := job.Args
+// attemptBegins starts the span of step attempt a, one the job carries,
+// that a worker is about to execute, as a child of its run's, and records
+// how long the job waited in its queue; done ends the span and records the execution time.
+func (c *Coordinator) attemptBegins(ctx context.Context, job *river.Job[StepArgs], a StepArgs) (context.Context, func(*engine.Error)) {
 	tier, typ, handler := tierOf(job.Queue), stepTypeLabel(a.Type), c.handlerLabel(a.Type, a.Params)
 	started := time.Now()
 	c.metrics.queueWait.WithLabelValues(tier, typ, handler).Observe(max(started.Sub(job.CreatedAt), 0).Seconds())

@@ -69,6 +69,13 @@ type resultRequest struct {
 // when it can be, offered until until. It waits for the commit only when
 // too many results are already waiting, and then returns its error.
 func (g *resultGroup) record(key store.RunKey, result engine.StepResult, until time.Time) error {
+	_, err := g.handOver(key, result, until)
+	return err
+}
+
+// handOver is record, also returning a channel closed once the result is
+// recorded or given up on.
+func (g *resultGroup) handOver(key store.RunKey, result engine.StepResult, until time.Time) (<-chan struct{}, error) {
 	r := &resultRequest{key: key, result: result, until: until, done: make(chan struct{})}
 	g.mu.Lock()
 	g.unrecorded++
@@ -76,10 +83,10 @@ func (g *resultGroup) record(key store.RunKey, result engine.StepResult, until t
 	g.mu.Unlock()
 	g.g.submit(r)
 	if !wait {
-		return nil
+		return r.done, nil
 	}
 	<-r.done
-	return r.err
+	return r.done, r.err
 }
 
 // finish answers a request: recorded, or given up on with r.err.

@@ -3,6 +3,7 @@ package workers
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -12,9 +13,9 @@ import (
 	"github.com/ductor/ductor/app/store"
 )
 
-// StepWorker executes one attempt of a task or http step and, in one
-// transaction, records its result for the run's next tick, wakes the run
-// and completes its own job.
+// StepWorker executes one attempt of a task or http step (or of each
+// step of a step batch) and hands its result over, to be recorded for the
+// run's next tick.
 type StepWorker struct {
 	river.WorkerDefaults[StepArgs]
 	C        *Coordinator
@@ -22,12 +23,16 @@ type StepWorker struct {
 }
 
 // Timeout lets the executor enforce the step's own timeout first; River's
-// is a backstop a little later.
+// is a backstop a little later (a batch's: its longest step's).
 func (w *StepWorker) Timeout(job *river.Job[StepArgs]) time.Duration {
-	if job.Args.TimeoutMS <= 0 {
-		return -1
+	var longest int64
+	for _, a := range job.Args.members() {
+		if a.TimeoutMS <= 0 {
+			return -1
+		}
+		longest = max(longest, a.TimeoutMS)
 	}
-	return time.Duration(job.Args.TimeoutMS)*time.Millisecond + 10*time.Second
+	return time.Duration(longest)*time.Millisecond + 10*time.Second
 }
 
 // startRetry is how long a step job whose start could not be recorded
@@ -42,10 +47,11 @@ var errStartTooLate = errors.New("the step's start came after its job could be r
 
 // Work executes the attempt unless it already has a result.
 func (w *StepWorker) Work(ctx context.Context, job *river.Job[StepArgs]) error {
+	if len(job.Args.More) > 0 {
+		return w.workBatch(ctx, job)
+	}
 	a := job.Args
-	lease := time.Duration(a.TimeoutMS)*time.Millisecond + w.C.RescueWindow
-	take := store.AttemptTake{Key: a.attemptKey(), Lease: lease, By: startBy(job, w.C.RescueWindow)}
-	outcome, leased, err := w.C.starts.start(ctx, take, a.Sparse, time.Now().Add(w.C.RescueWindow))
+	outcome, until, err := w.take(ctx, job, a)
 	if err != nil {
 		// Nothing ran and nothing is recorded: offer the job again rather
 		// than let River discard its only attempt. (Snoozing costs it its
@@ -59,7 +65,85 @@ func (w *StepWorker) Work(ctx context.Context, job *river.Job[StepArgs]) error {
 	case store.TooLate:
 		return errStartTooLate
 	}
-	ctx, done := w.C.attemptBegins(ctx, job)
+	_, err = w.execute(ctx, job, a, until)
+	return err
+}
+
+// workBatch runs the steps of a step batch side by side, each as it would
+// run in a job of its own: taken through the grouped start, executed
+// unless refused, its result handed over. Each runs in a context of its
+// own that a cancel of its attempt ends (stepCancels), since River's
+// cancel would end them all. A step whose start could not be recorded
+// offers the job again, but only once the results of the steps that ran
+// are recorded: the job delivered again skips those (they have their
+// result) instead of running them twice.
+func (w *StepWorker) workBatch(ctx context.Context, job *river.Job[StepArgs]) error {
+	members := job.Args.members()
+	keys := make([]store.AttemptKey, len(members))
+	for i, a := range members {
+		keys[i] = a.attemptKey()
+	}
+	ctxs, releases, err := w.C.cancels.watch(ctx, keys)
+	if err != nil {
+		w.C.log.WarnContext(ctx, "could not watch a step batch for cancels; offering it again", "run_id", job.Args.RunID, "steps", len(members), "err", err)
+		return river.JobSnooze(startRetry)
+	}
+	var (
+		wg              sync.WaitGroup
+		mu              sync.Mutex
+		unstarted, late bool
+		recorded        []<-chan struct{}
+		errs            []error
+	)
+	for i, a := range members {
+		wg.Go(func() {
+			defer releases[i]()
+			outcome, until, err := w.take(ctx, job, a)
+			if err == nil && outcome == store.Taken {
+				done, err := w.execute(ctxs[i], job, a, until)
+				mu.Lock()
+				recorded, errs = append(recorded, done), append(errs, err)
+				mu.Unlock()
+				return
+			}
+			if err != nil {
+				w.C.log.WarnContext(ctx, "could not record a step's start; offering it again", "run_id", a.RunID, "node", a.Node, "err", err)
+			}
+			mu.Lock()
+			unstarted = unstarted || err != nil
+			late = late || (err == nil && outcome == store.TooLate)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	switch {
+	case late:
+		return errStartTooLate
+	case unstarted:
+		for _, done := range recorded {
+			select {
+			case <-done:
+			case <-ctx.Done():
+			}
+		}
+		return river.JobSnooze(startRetry)
+	}
+	return errors.Join(errs...)
+}
+
+// take records the start of attempt a, one the job carries, and returns
+// what became of it and until when its lease runs at least.
+func (w *StepWorker) take(ctx context.Context, job *river.Job[StepArgs], a StepArgs) (store.TakeOutcome, time.Time, error) {
+	lease := time.Duration(a.TimeoutMS)*time.Millisecond + w.C.RescueWindow
+	take := store.AttemptTake{Key: a.attemptKey(), Lease: lease, By: startBy(job, w.C.RescueWindow)}
+	outcome, leased, err := w.C.starts.start(ctx, take, a.Sparse, time.Now().Add(w.C.RescueWindow))
+	return outcome, leased.Add(lease), err
+}
+
+// execute runs a taken attempt and hands its result over, to be offered
+// until until; the channel closes once it is recorded or given up on.
+func (w *StepWorker) execute(ctx context.Context, job *river.Job[StepArgs], a StepArgs, until time.Time) (<-chan struct{}, error) {
+	ctx, done := w.C.attemptBegins(ctx, job, a)
 	out, stepErr := w.Executor.Execute(ctx, steps.Request{
 		TenantID: a.TenantID.String(), RunID: a.RunID.String(), Node: a.Node, Ref: a.Ref, Type: a.Type,
 		Generation: a.Generation, Attempt: a.Attempt, IdempotencyKey: a.IdempotencyKey,
@@ -67,7 +151,7 @@ func (w *StepWorker) Work(ctx context.Context, job *river.Job[StepArgs]) error {
 	})
 	done(stepErr)
 	result := engine.StepResult{Node: a.Node, Generation: a.Generation, Attempt: a.Attempt, Output: out, Error: stepErr}
-	return w.C.results.record(store.RunKey{TenantID: a.TenantID, ID: a.RunID}, result, leased.Add(lease))
+	return w.C.results.handOver(store.RunKey{TenantID: a.TenantID, ID: a.RunID}, result, until)
 }
 
 // startBy is when the sweep may report the job stranded if its attempt

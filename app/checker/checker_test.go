@@ -67,9 +67,14 @@ var nemesis = WorkerOptions{LockPauseMS: 6, DecidePauseMS: 3, PauseChance: 0.5}
 func TestConcurrencyChecker(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	for range 3 {
+	for range 2 {
 		StartWorker(t, b.url, nemesis)
 	}
+	// A third process runs one step a job, so results reach a run both
+	// ways: a batch's at a time from one process, and one by one from any.
+	single := nemesis
+	single.StepBatchMax = 1
+	StartWorker(t, b.url, single)
 	began := time.Now()
 	found := b.drive(t, 16, 2, nil)
 	settled, err := b.w.Settle(b.ctx, b.pool, time.Now().Add(90*time.Second))
@@ -84,8 +89,19 @@ func TestConcurrencyChecker(t *testing.T) {
 	if err := b.pool.QueryRow(b.ctx, `SELECT count(*) FROM checker_execution`).Scan(&executions); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%d runs acknowledged (%d with children and successors), %d step executions, no violation, in %s",
-		b.w.Runs(), b.runs(t), executions, time.Since(began).Round(time.Millisecond))
+	// Steps dispatched together (a scatter's children above all) ran in
+	// step batches, so every invariant held for them too. River keeps
+	// completed jobs for an hour.
+	var batches, batched int
+	if err := b.pool.QueryRow(b.ctx, `SELECT count(*), coalesce(sum(1 + jsonb_array_length(args->'more')), 0)
+		FROM river_job WHERE kind = 'ductor.step' AND args ? 'more'`).Scan(&batches, &batched); err != nil {
+		t.Fatal(err)
+	}
+	if batches == 0 {
+		t.Fatal("the workload ran no step batch")
+	}
+	t.Logf("%d runs acknowledged (%d with children and successors), %d step executions (%d in %d step batches), no violation, in %s",
+		b.w.Runs(), b.runs(t), executions, batched, batches, time.Since(began).Round(time.Millisecond))
 }
 
 // With the old load (lock and read in one statement) the checker finds the
@@ -98,11 +114,17 @@ func TestConcurrencyCheckerFindsTheLostUpdateOfTheOldLoad(t *testing.T) {
 	b := setup(t)
 	old := nemesis
 	old.SameStatement = true
-	for range 2 {
-		StartWorker(t, b.url, old)
-	}
+	StartWorker(t, b.url, old)
+	// The other process runs one step a job. With step batches alone, a
+	// scatter's results reach it a batch at a time from one process, and the
+	// two processes' ticks of one run meet in the window the old load
+	// leaves open far less often: with batches of 8 it took 19 s to more
+	// than 60 s to find, against 1.5–4.4 s with one step a job, and with
+	// this mix 5–34 s (batches of 8) or 7–52 s (4).
+	old.StepBatchMax = 1
+	StartWorker(t, b.url, old)
 	began := time.Now()
-	found := b.drive(t, 100, 2, func() bool { return time.Since(began) > 60*time.Second })
+	found := b.drive(t, 100, 2, func() bool { return time.Since(began) > 90*time.Second })
 	if len(found) == 0 {
 		settled, err := b.w.Settle(b.ctx, b.pool, time.Now().Add(20*time.Second))
 		if err != nil {

@@ -44,6 +44,9 @@ type WorkerOptions struct {
 	// HoldTicks makes every tick block before deciding, holding its run
 	// and its River job, until the process is killed.
 	HoldTicks bool `json:"hold_ticks,omitempty"`
+	// StepBatchMax is the coordinator's (0: the default; 1: one step a
+	// job).
+	StepBatchMax int `json:"step_batch_max,omitempty"`
 }
 
 // workerEnv carries a worker's options, as JSON, to the process
@@ -139,6 +142,7 @@ func workerCoordinator(pool *pgxpool.Pool, log *slog.Logger, o WorkerOptions) (*
 	}
 	coord.RescueWindow = cmp.Or(o.RescueWindow, time.Second)
 	coord.InlineTicks = !o.NoInlineTicks
+	coord.StepBatchMax = o.StepBatchMax
 	coord.Fault = o.fault()
 	reg := steps.NewRegistry()
 	if err := reg.Register(StepHandler, stepHandler(pool)); err != nil {

@@ -41,11 +41,13 @@ func (b *apiBundle) waitNodeState(t *testing.T, id, node, state string) {
 	t.Fatalf("node %s of run %s never became %s", node, id, state)
 }
 
-// stepJobStates lists the River states of the step jobs of a run's node.
+// stepJobStates lists the River states of the step jobs that carry a
+// run's node (on its own or in a step batch).
 func (b *apiBundle) stepJobStates(t *testing.T, runID, node string) []string {
 	t.Helper()
-	rows, err := b.pool.Query(context.Background(),
-		`SELECT state::text FROM river_job WHERE args->>'run_id' = $1 AND args->>'node' = $2`, runID, node)
+	rows, err := b.pool.Query(context.Background(), `SELECT state::text FROM river_job j WHERE kind = 'ductor.step'
+		AND EXISTS (SELECT 1 FROM jsonb_array_elements(jsonb_build_array(j.args) || coalesce(j.args->'more', '[]'::jsonb)) AS m(a)
+			WHERE m.a->>'run_id' = $1 AND m.a->>'node' = $2)`, runID, node)
 	if err != nil {
 		t.Fatal(err)
 	}

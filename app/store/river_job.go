@@ -11,31 +11,49 @@ import (
 
 // stepJobsLive finds the River jobs of one attempt that have not
 // finished, fetched or not, through river_job_ductor_step_idx (whose
-// predicate the query repeats). River's tables are not in sqlc's schema,
-// so this query is written by hand.
-const stepJobsLive = `SELECT id FROM river_job
+// predicate the query repeats), and whether each is a step batch. It finds
+// a batch by its first step only (the one its args name at the top
+// level). River's tables are not in sqlc's schema, so this query is
+// written by hand.
+const stepJobsLive = `SELECT id, args ? 'more' FROM river_job
 WHERE kind = 'ductor.step' AND state NOT IN ('completed', 'cancelled', 'discarded')
   AND args->>'tenant_id' = $1::text AND args->>'run_id' = $2::text AND args->>'node' = $3
   AND (args->>'generation')::int = $4 AND (args->>'attempt')::int = $5`
 
-// StepJobsLive returns the ids of the step jobs of one attempt that have
-// not finished: those waiting to be fetched as well as those running,
-// since a job fetched after a cancelling tick read it would run.
-func (s *Store) StepJobsLive(ctx context.Context, tenantID, runID uuid.UUID, node string, generation, attempt int) ([]int64, error) {
+// LiveStepJob is an unfinished step job; Batch tells that it carries
+// other steps besides the one it was found by.
+type LiveStepJob struct {
+	ID    int64
+	Batch bool
+}
+
+// StepJobsLive returns the step jobs of one attempt that have not
+// finished: those waiting to be fetched as well as those running, since a
+// job fetched after a cancelling tick read it would run.
+func (s *Store) StepJobsLive(ctx context.Context, tenantID, runID uuid.UUID, node string, generation, attempt int) ([]LiveStepJob, error) {
 	rows, err := s.db.Query(ctx, stepJobsLive, tenantID.String(), runID.String(), node, generation, attempt)
 	if err != nil {
 		return nil, fmt.Errorf("find step jobs: %w", err)
 	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	jobs, err := pgx.CollectRows(rows, pgx.RowToStructByPos[LiveStepJob])
 	if err != nil {
 		return nil, fmt.Errorf("find step jobs: %w", err)
 	}
-	return ids, nil
+	return jobs, nil
 }
 
-// stepJobsInFlight counts a tenant's step jobs queued or running on some
-// queues, through river_job_ductor_step_idx.
-const stepJobsInFlight = `SELECT count(*) FROM river_job
+// stepMembers are the steps a step job j carries, each as m.a: its own
+// args, then those of the further steps of a batch (args->'more').
+const stepMembers = `jsonb_array_elements(jsonb_build_array(j.args) || coalesce(j.args->'more', '[]'::jsonb)) AS m(a)`
+
+// memberAttempt matches run_attempt a with the attempt of step m.a.
+const memberAttempt = `a.tenant_id = (m.a->>'tenant_id')::uuid AND a.run_id = (m.a->>'run_id')::uuid
+           AND a.node = m.a->>'node' AND a.generation = (m.a->>'generation')::int
+           AND a.attempt = (m.a->>'attempt')::int`
+
+// stepJobsInFlight counts a tenant's steps queued or running on some
+// queues, a batch's every step, through river_job_ductor_step_idx.
+const stepJobsInFlight = `SELECT coalesce(sum(1 + coalesce(jsonb_array_length(args->'more'), 0)), 0) FROM river_job
 WHERE kind = 'ductor.step' AND state NOT IN ('completed', 'cancelled', 'discarded')
   AND args->>'tenant_id' = $2::text AND queue = ANY($1::text[]) AND state IN ('available', 'running')`
 
@@ -175,34 +193,44 @@ func (s *Store) FairClockAdvanceMany(ctx context.Context, keys []FairClockKey, s
 // own rescuer gave up on them).
 // No lease will ever run out for such an attempt. Each job is claimed once
 // (a mark in its metadata) and finalized (a running one is discarded, as
-// River's own rescuer would an hour later); its attempt is returned. A
+// River's own rescuer would an hour later); its attempt is returned, and
+// for a step batch every attempt of it that never started (the others,
+// started, have their leases; their worker finds the job finalized when it
+// completes, which River then leaves as it is). A
 // worker that records the start after this is refused (AttemptTake.By).
 const stepJobsStranded = `WITH running AS (
     SELECT j.id FROM river_job j
     WHERE j.state = 'running' AND j.kind = 'ductor.step'
       AND j.attempted_at < now() - $1 * interval '1 millisecond'
-      AND ` + neverStarted + `
+      AND ` + someNeverStarted + `
     ORDER BY j.id LIMIT $2 FOR UPDATE OF j SKIP LOCKED),
 discarded AS (
     SELECT j.id FROM river_job j
     WHERE j.state = 'discarded' AND j.finalized_at > now() - interval '1 hour' AND j.kind = 'ductor.step'
-      AND ` + neverStarted + `
+      AND ` + someNeverStarted + `
     ORDER BY j.id LIMIT $2 FOR UPDATE OF j SKIP LOCKED),
-stranded AS (SELECT id FROM running UNION ALL SELECT id FROM discarded)
-UPDATE river_job SET metadata = river_job.metadata || '{"ductor_stranded": true}',
-    state = 'discarded', finalized_at = coalesce(river_job.finalized_at, now()),
-    errors = CASE WHEN river_job.state = 'running' THEN array_append(river_job.errors, jsonb_build_object(
-        'at', now(), 'attempt', river_job.attempt, 'error', 'stranded: running past the rescue window without its attempt started')) ELSE river_job.errors END
-FROM stranded WHERE river_job.id = stranded.id
-RETURNING (args->>'tenant_id')::uuid, (args->>'run_id')::uuid, args->>'node', (args->>'generation')::int, (args->>'attempt')::int`
+stranded AS (SELECT id FROM running UNION ALL SELECT id FROM discarded),
+claimed AS (
+    UPDATE river_job SET metadata = river_job.metadata || '{"ductor_stranded": true}',
+        state = 'discarded', finalized_at = coalesce(river_job.finalized_at, now()),
+        errors = CASE WHEN river_job.state = 'running' THEN array_append(river_job.errors, jsonb_build_object(
+            'at', now(), 'attempt', river_job.attempt, 'error', 'stranded: running past the rescue window without its attempt started')) ELSE river_job.errors END
+    FROM stranded WHERE river_job.id = stranded.id
+    RETURNING river_job.args)
+SELECT (m.a->>'tenant_id')::uuid, (m.a->>'run_id')::uuid, m.a->>'node', (m.a->>'generation')::int, (m.a->>'attempt')::int
+FROM claimed j, ` + stepMembers + `
+WHERE ` + memberNeverStarted
 
-// neverStarted holds for a step job j not yet claimed as stranded whose
-// attempt has neither started nor finished.
-const neverStarted = `NOT j.metadata ? 'ductor_stranded'
-       AND NOT EXISTS (SELECT 1 FROM run_attempt a
-         WHERE a.tenant_id = (j.args->>'tenant_id')::uuid AND a.run_id = (j.args->>'run_id')::uuid
-           AND a.node = j.args->>'node' AND a.generation = (j.args->>'generation')::int
-           AND a.attempt = (j.args->>'attempt')::int
+// someNeverStarted holds for a step job j not yet claimed as stranded
+// that carries a step whose attempt has neither started nor finished
+// (every step of a batch is looked at).
+const someNeverStarted = `NOT j.metadata ? 'ductor_stranded'
+       AND EXISTS (SELECT 1 FROM ` + stepMembers + ` WHERE ` + memberNeverStarted + `)`
+
+// memberNeverStarted holds for a step m.a whose attempt has neither
+// started nor finished.
+const memberNeverStarted = `NOT EXISTS (SELECT 1 FROM run_attempt a
+         WHERE ` + memberAttempt + `
            AND (a.started_at IS NOT NULL OR a.finished_at IS NOT NULL))`
 
 // StepJobsClaimStranded claims up to limit step jobs whose attempt was
@@ -230,7 +258,10 @@ func (s *Store) StepJobsClaimStranded(ctx context.Context, window time.Duration,
 // them running for an hour, counted against their tenant's concurrency
 // cap meanwhile. A worker that is still alive finds its job finalized
 // when it completes, which River then leaves as it is. One index lookup
-// per attempt (river_job_ductor_step_idx).
+// per attempt (river_job_ductor_step_idx). A step batch is left alone:
+// its other steps may still run; once each has its result (a lost one's
+// is recorded when its run applies the loss), stepJobsCompleteFinished
+// completes it.
 const stepJobsDiscardLost = `UPDATE river_job j SET state = 'discarded', finalized_at = now(),
     errors = array_append(j.errors, jsonb_build_object('at', now(), 'attempt', j.attempt,
         'error', 'the attempt''s lease ran out without a result: reported lost and retried'))
@@ -239,6 +270,7 @@ WHERE j.id IN (
         AS m(tenant_id, run_id, node, generation, attempt),
     LATERAL (SELECT id FROM river_job
         WHERE kind = 'ductor.step' AND state NOT IN ('completed', 'cancelled', 'discarded') AND state = 'running'
+          AND NOT args ? 'more'
           AND args->>'tenant_id' = m.tenant_id AND args->>'run_id' = m.run_id AND args->>'node' = m.node
           AND (args->>'generation')::int = m.generation AND (args->>'attempt')::int = m.attempt) x)`
 
@@ -295,10 +327,10 @@ func (s *Store) TickJobsRescue(ctx context.Context, window time.Duration, limit 
 }
 
 // stepJobsCompleteFinished completes step jobs that River shows running
-// for longer than the rescue window although their attempt has its result:
-// the worker recorded the result, but River's completion of the job was
-// lost (its process died, or the database was down when River tried and
-// River gave up). Nothing will run them again; River's rescuer would
+// for longer than the rescue window although their attempt has its result
+// (a batch: every step it carries): the worker recorded the result, but
+// River's completion of the job was lost (its process died, or the
+// database was down when River tried and River gave up). Nothing will run them again; River's rescuer would
 // discard them an hour later, counted against their tenant's concurrency
 // cap meanwhile.
 const stepJobsCompleteFinished = `UPDATE river_job SET state = 'completed', finalized_at = now()
@@ -306,10 +338,8 @@ WHERE id IN (
     SELECT j.id FROM river_job j
     WHERE j.state = 'running' AND j.kind = 'ductor.step'
       AND j.attempted_at < now() - $1 * interval '1 millisecond'
-      AND EXISTS (SELECT 1 FROM run_attempt a
-         WHERE a.tenant_id = (j.args->>'tenant_id')::uuid AND a.run_id = (j.args->>'run_id')::uuid
-           AND a.node = j.args->>'node' AND a.generation = (j.args->>'generation')::int
-           AND a.attempt = (j.args->>'attempt')::int AND a.finished_at IS NOT NULL)
+      AND NOT EXISTS (SELECT 1 FROM ` + stepMembers + `
+         WHERE NOT EXISTS (SELECT 1 FROM run_attempt a WHERE ` + memberAttempt + ` AND a.finished_at IS NOT NULL))
     ORDER BY j.id LIMIT $2 FOR UPDATE OF j SKIP LOCKED)`
 
 // StepJobsCompleteFinished completes up to limit step jobs left running
