@@ -6,11 +6,11 @@ import (
 )
 
 // DefaultStepBatchMax is how many steps one River job carries at most
-// unless Coordinator.StepBatchMax says otherwise. The scatter ran about as
-// fast with 4 as with 8 (32 and 128 were no faster), and batches of 8 put
-// an idle tenant's p95 behind a flood past its goal of 3× its idle one
-// (bench/README.md).
-const DefaultStepBatchMax = 4
+// unless Coordinator.StepBatchMax says otherwise (DUCTOR_STEP_BATCH). The
+// scatter ran fastest with 4 to 8 (32 and 128 were no faster), but
+// batches of 4 and 8 put an idle tenant's p95 behind a flood past its goal
+// of 3× its idle one in some rounds, and 2 kept it within (bench/README.md).
+const DefaultStepBatchMax = 2
 
 // batchKey is what the steps of one batch share.
 type batchKey struct {

@@ -53,6 +53,7 @@ func TestBatchedStepsCancelledWhileQueuedNeverRun(t *testing.T) {
 	pool := testdb.Schema(t)
 	b := testBundle{ctx: t.Context(), pool: pool, store: store.New(pool)}
 	b.coord = startWith(t, pool, roles{steps: false, handlers: []map[string]steps.Handler{count}})
+	b.coord.StepBatchMax = 4 // three steps in one job
 	b.tenant = testdb.Tenant(t, b.store, nil)
 	b.publishYAML(t, threeAtOnce)
 	id := b.start(t, "three", nil)
@@ -157,6 +158,7 @@ func TestBatchLostWithItsWorkerIsRetriedStepByStep(t *testing.T) {
 	pool := testdb.Schema(t)
 	b := testBundle{ctx: t.Context(), pool: pool, store: store.New(pool)}
 	b.coord = startWith(t, pool, roles{steps: false, handlers: []map[string]steps.Handler{count}})
+	b.coord.StepBatchMax = 4 // three steps in one job
 	b.coord.RescueWindow = 200 * time.Millisecond
 	b.tenant = testdb.Tenant(t, b.store, nil)
 	b.publishYAML(t, threeAtOnce)
@@ -197,6 +199,7 @@ func TestBatchWithoutAStepsWorkerFailsEachStepNoWorker(t *testing.T) {
 	pool := testdb.Schema(t)
 	b := testBundle{ctx: t.Context(), pool: pool, store: store.New(pool)}
 	b.coord = startWith(t, pool, roles{steps: false})
+	b.coord.StepBatchMax = 4 // three steps in one job
 	b.tenant = testdb.Tenant(t, b.store, nil)
 	b.publishYAML(t, `
 key: lonely-pair
@@ -261,6 +264,7 @@ func TestQueueDepthCountsEveryStepOfABatch(t *testing.T) {
 	pool := testdb.Schema(t)
 	b := testBundle{ctx: t.Context(), pool: pool, store: store.New(pool)}
 	b.coord = startWith(t, pool, roles{steps: false, handlers: []map[string]steps.Handler{count}})
+	b.coord.StepBatchMax = 4 // three steps in one job
 	b.tenant = testdb.Tenant(t, b.store, nil)
 	b.publishYAML(t, threeAtOnce)
 	id := b.start(t, "three", nil)

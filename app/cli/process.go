@@ -54,6 +54,7 @@ func (p process) run(ctx context.Context) error {
 	}
 	defer coord.Close()
 	coord.SetTracing(tracing)
+	coord.StepBatchMax = p.cfg.StepBatch
 	if p.cfg.RescueWindow > 0 {
 		coord.RescueWindow = p.cfg.RescueWindow
 	}

@@ -42,6 +42,9 @@ type Config struct {
 	// PruneInterval is how often a coordinator deletes the finished runs
 	// past their tenant's retention; 0 turns pruning off.
 	PruneInterval time.Duration
+	// StepBatch is how many ready steps of one tenant one River job may
+	// carry (1: one step a job).
+	StepBatch int
 }
 
 // Role is a part of Ductor a process runs.
@@ -100,6 +103,7 @@ func Load(fs *flag.FlagSet, args []string, getenv func(string) string, defaultAd
 		{env: "DUCTOR_RESCUE_WINDOW", flag: "rescue-window", usage: "how long past its timeout a step may go without a result before it is retried", def: "30s"},
 		{env: "DUCTOR_LOG_FORMAT", flag: "log-format", usage: "json or text (default: json for serve, text for dev)"},
 		{env: "DUCTOR_PRUNE_INTERVAL", flag: "prune-interval", usage: "how often finished runs past their tenant's retention are deleted (0: never)", def: "1m"},
+		{env: "DUCTOR_STEP_BATCH", flag: "step-batch", usage: "most ready steps of one tenant one job carries, 1 to 16 (1: one step a job)", def: "2"},
 	}
 	for _, s := range settings {
 		s.value = s.def
@@ -158,6 +162,8 @@ func build(get func(string) string) (Config, error) {
 	cfg.LogFormat, err = parseLogFormat(get("DUCTOR_LOG_FORMAT"))
 	check(err)
 	cfg.PruneInterval, err = parseInterval(get("DUCTOR_PRUNE_INTERVAL"))
+	check(err)
+	cfg.StepBatch, err = parseStepBatch(get("DUCTOR_STEP_BATCH"))
 	check(err)
 	if len(errs) > 0 {
 		return cfg, errs[0]
@@ -306,4 +312,12 @@ func parseInterval(v string) (time.Duration, error) {
 		return 0, &Error{"DUCTOR_PRUNE_INTERVAL", fmt.Sprintf("%q is not a duration of at least 1s (such as 1m), or 0", v)}
 	}
 	return d, nil
+}
+
+func parseStepBatch(v string) (int, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 16 {
+		return 0, &Error{"DUCTOR_STEP_BATCH", fmt.Sprintf("%q is not a number of steps from 1 to 16", v)}
+	}
+	return n, nil
 }

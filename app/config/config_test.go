@@ -57,6 +57,7 @@ func TestBadSettingNamesIt(t *testing.T) {
 		"DUCTOR_RESCUE_WINDOW":  {"DUCTOR_RESCUE_WINDOW": "soon"},
 		"DUCTOR_LOG_FORMAT":     {"DUCTOR_LOG_FORMAT": "xml"},
 		"DUCTOR_PRUNE_INTERVAL": {"DUCTOR_PRUNE_INTERVAL": "10ms"},
+		"DUCTOR_STEP_BATCH":     {"DUCTOR_STEP_BATCH": "0"},
 	}
 	for setting, env := range cases {
 		_, err := load(t, env)
