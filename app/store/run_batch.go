@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -141,7 +142,9 @@ type BatchChunk struct {
 // BatchProgress records a chunk of a batch (in the transaction that did
 // its work, so a chunk counts once).
 func (s *Store) BatchProgress(ctx context.Context, b Batch, c BatchChunk) error {
-	keep := c.Errors[:min(len(c.Errors), max(0, MaxBatchErrors-len(b.Errors)))]
+	// A chunk with no failures appends an empty array: a nil slice would
+	// encode as null, which jsonb's || appends as one empty entry.
+	keep := append([]BatchError{}, c.Errors[:min(len(c.Errors), max(0, MaxBatchErrors-len(b.Errors)))]...)
 	raw, err := json.Marshal(keep)
 	if err != nil {
 		return fmt.Errorf("encode batch errors: %w", err)
@@ -175,6 +178,9 @@ func batchFromRow(r queries.RunBatch) (Batch, error) {
 	if err := json.Unmarshal(r.Errors, &b.Errors); err != nil {
 		return b, fmt.Errorf("decode batch %s errors: %w", r.ID, err)
 	}
+	// Batches recorded before chunks appended [] kept a null per chunk
+	// without failures.
+	b.Errors = slices.DeleteFunc(b.Errors, func(e BatchError) bool { return e == BatchError{} })
 	if r.CursorCreatedAt != nil && r.CursorID.Valid {
 		b.Cursor = &RunCursor{CreatedAt: *r.CursorCreatedAt, ID: r.CursorID.UUID}
 	}
