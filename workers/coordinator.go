@@ -72,6 +72,10 @@ type Coordinator struct {
 	// Fault, when set, is called at each named point of a tick; an error
 	// aborts the tick there, as a crash would. Tests use it.
 	Fault func(point string) error
+	// FaultTx, when set, is called inside the transaction of each named
+	// point of a write; an error aborts the write there, as a failed
+	// statement would. Tests use it to make a statement fail for real.
+	FaultTx func(ctx context.Context, tx pgx.Tx, point string) error
 }
 
 // Points of a tick where Fault can abort it.
@@ -81,6 +85,8 @@ const (
 	FaultAfterEnqueue = "after_enqueue"
 	FaultAfterUpdate  = "after_update"
 	FaultAfterCommit  = "after_commit"
+	// FaultResultWrite is each transaction that writes step results.
+	FaultResultWrite = "result_write"
 )
 
 func (c *Coordinator) fault(point string) error {
@@ -88,6 +94,13 @@ func (c *Coordinator) fault(point string) error {
 		return nil
 	}
 	return c.Fault(point)
+}
+
+func (c *Coordinator) faultTx(ctx context.Context, tx pgx.Tx, point string) error {
+	if c.FaultTx == nil {
+		return nil
+	}
+	return c.FaultTx(ctx, tx, point)
 }
 
 // NewCoordinator builds a coordinator with a process-wide CEL cache.
