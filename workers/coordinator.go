@@ -65,6 +65,9 @@ type Coordinator struct {
 	// StepBatchMax bounds how many ready steps of one tenant one River job
 	// carries (packSteps): 0 is DefaultStepBatchMax, 1 one step a job.
 	StepBatchMax int
+	// BatchQueueMax bounds the runs a tenant's running batches may have
+	// still to act on (CreateBatch): 0 is DefaultBatchQueueMax.
+	BatchQueueMax int
 	// PlainFIFO turns the fair queue's tags off: step jobs are fetched in
 	// insertion order. Only the fairness benchmark sets it, to show what
 	// the fair queue is for.
