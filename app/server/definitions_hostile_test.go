@@ -115,3 +115,21 @@ func TestYAMLAliasBombRefused(t *testing.T) {
 		t.Errorf("check an alias bomb: %+v", check.Problems)
 	}
 }
+
+// The other bodies that reach the database as JSON refuse a NUL too.
+func TestTriggerBodiesRefuseNUL(t *testing.T) {
+	t.Parallel()
+	b := setupAPI(t)
+	b.publishYAML(t, "key: nul\nsteps:\n  - {ref: a, type: transform, with: {expr: '1'}}\n")
+	for _, c := range []struct{ path, body string }{
+		{"/api/v1/runs", `{"definition": "nul", "subject": "s\u0000"}`},
+		{"/api/v1/runs", `{"definition": "nul", "context": {"k\u0000": 1}}`},
+		{"/api/v1/runs", `{"definition": "nul", "search_attributes": {"region": "e\u0000"}}`},
+		{"/api/v1/schedules", `{"id": "s1", "definition": "nul", "spec": {"interval": "1h"}, "input": {"x": "\u0000"}}`},
+		{"/api/v1/runs/batch", `{"action": "cancel", "filter": {"subject": "\u0000"}}`},
+	} {
+		if code, _, raw := b.callRaw(t, "POST", c.path, c.body); code != http.StatusUnprocessableEntity || !strings.Contains(raw, "NUL") {
+			t.Errorf("POST %s %s = %d %s, want 422", c.path, c.body, code, raw)
+		}
+	}
+}
