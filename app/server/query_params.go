@@ -68,3 +68,25 @@ func queryAllowed(name string, allowed []string) bool {
 	}
 	return false
 }
+
+// refuseNUL answers a request whose path or query holds a NUL character,
+// which no stored text can hold: in the path it names nothing (404), in
+// the query it is a 422 naming the parameter.
+func refuseNUL(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		u := c.Request().URL
+		if strings.IndexByte(u.Path, 0) >= 0 {
+			return apperr.New(apperr.NotFound, "not found")
+		}
+		if !strings.Contains(u.RawQuery, "%00") {
+			return next(c)
+		}
+		for name, values := range c.QueryParams() {
+			if strings.IndexByte(name, 0) >= 0 || slices.ContainsFunc(values, func(v string) bool { return strings.IndexByte(v, 0) >= 0 }) {
+				return apperr.New(apperr.Unprocessable, "query parameter %q must not contain a NUL character", name).
+					WithDetails([]unknownParam{{name}})
+			}
+		}
+		return next(c)
+	}
+}

@@ -50,3 +50,28 @@ func TestListsRefuseUnknownQueryParameters(t *testing.T) {
 		}
 	}
 }
+
+// A NUL in a path or a query parameter, which no query can hold, is
+// refused before it reaches the database.
+func TestNULInPathOrQueryIsRefused(t *testing.T) {
+	t.Parallel()
+	b := setupAPI(t)
+	for _, c := range []struct {
+		path   string
+		status int
+	}{
+		{"/api/v1/definitions/a%00b", http.StatusNotFound},
+		{"/api/v1/definitions/a%00b/versions/1", http.StatusNotFound},
+		{"/api/v1/runs?definition=a%00", http.StatusUnprocessableEntity},
+		{"/api/v1/runs?subject=%00", http.StatusUnprocessableEntity},
+		{"/api/v1/runs?q=%00", http.StatusUnprocessableEntity},
+		{"/api/v1/runs?attr.region=%00", http.StatusUnprocessableEntity},
+		{"/api/v1/runs?attr.a%00=1", http.StatusUnprocessableEntity},
+		{"/api/v1/approvals?status=%00", http.StatusUnprocessableEntity},
+		{"/api/v1/cases?status=%00", http.StatusUnprocessableEntity},
+	} {
+		if code, res := b.call(t, "GET", c.path, b.keyA, ""); code != c.status {
+			t.Errorf("GET %s = %d %v, want %d", c.path, code, res, c.status)
+		}
+	}
+}

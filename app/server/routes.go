@@ -17,6 +17,7 @@ func routes(e *echo.Echo, d Deps) {
 	e.Use(securityHeaders)
 	e.Use(requestLogger(d.Logger))
 	e.Use(recoverer(d.Logger))
+	e.Use(refuseNUL)
 
 	e.GET("/healthz", handleHealthz())
 	e.GET("/readyz", handleReadyz(d.Pool))
