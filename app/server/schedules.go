@@ -23,7 +23,7 @@ import (
 func scheduleRoutes(api *echo.Group, d Deps) {
 	read, write := requireScope(auth.ScopeSchedulesRead), requireScope(auth.ScopeSchedulesWrite)
 	api.POST("/schedules", handleScheduleCreate(d.Runs, d.ValidateInput), write)
-	api.GET("/schedules", handleScheduleList(d.Store), read)
+	api.GET("/schedules", handleScheduleList(d.Store), read, allowQuery(keyedListParams...))
 	api.GET("/schedules/:id", handleScheduleGet(d.Store), read)
 	api.PATCH("/schedules/:id", handleScheduleUpdate(d.Runs, d.ValidateInput), write)
 	api.DELETE("/schedules/:id", handleScheduleDelete(d.Store), write)

@@ -18,9 +18,9 @@ func waitingRoutes(api *echo.Group, d Deps) {
 	api.POST("/runs/:id/signals", handleSignal(d.Runs), requireScope(auth.ScopeSignalsWrite))
 	api.POST("/events", handleEvent(d.Runs), requireScope(auth.ScopeEventsWrite))
 	approvals := requireScope(auth.ScopeApprovalsWrite)
-	api.GET("/approvals", handleApprovalList(d.Store), approvals)
+	api.GET("/approvals", handleApprovalList(d.Store), approvals, allowQuery(approvalParams...))
 	api.POST("/approvals/:id/decision", handleApprovalDecision(d.Runs), approvals)
-	api.GET("/cases", handleCaseList(d.Store), approvals)
+	api.GET("/cases", handleCaseList(d.Store), approvals, allowQuery(caseListParams...))
 	api.GET("/cases/:id", handleCaseGet(d.Store), approvals)
 	api.PATCH("/cases/:id", handleCaseUpdate(d.Runs), approvals)
 }

@@ -21,7 +21,7 @@ import (
 func webhookRoutes(api *echo.Group, d Deps) {
 	read, write := requireScope(auth.ScopeWebhooksRead), requireScope(auth.ScopeWebhooksWrite)
 	api.POST("/webhooks", handleWebhookCreate(d.Store, d.Secrets, d.BaseURL), write)
-	api.GET("/webhooks", handleWebhookList(d.Store, d.BaseURL), read)
+	api.GET("/webhooks", handleWebhookList(d.Store, d.BaseURL), read, allowQuery(keyedListParams...))
 	api.GET("/webhooks/:id", handleWebhookGet(d.Store, d.BaseURL), read)
 	api.POST("/webhooks/:id/rotate", handleWebhookRotate(d.Store, d.Secrets, d.BaseURL), write)
 	api.DELETE("/webhooks/:id", handleWebhookDelete(d.Store), write)
