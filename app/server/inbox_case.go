@@ -196,6 +196,7 @@ type runContexts struct {
 	runs   *workers.Coordinator
 	tenant uuid.UUID
 	slug   string
+	reader caseReader // whose inbox: the outputs shown keep to the case data rule
 	cache  map[uuid.UUID]*store.Run
 }
 
@@ -264,7 +265,11 @@ func (rc *runContexts) approval(ctx context.Context, a store.Approval, actor str
 		return out, nil
 	}
 	nodes, err := rc.s.RunNodesByName(ctx, rc.tenant, a.RunID, before)
-	for _, n := range nodes {
+	if err != nil {
+		return out, err
+	}
+	g, err := loadCaseGuard(ctx, rc.s, rc.reader, *r)
+	for _, n := range g.Nodes(nodes) {
 		if n.Output != nil {
 			out.Context = append(out.Context, views.ContextItem{Label: "Output of " + n.ID, Value: n.Output, Download: runJSONPath(rc.slug, r.ID, "nodes/"+url.PathEscape(n.ID))})
 		}
