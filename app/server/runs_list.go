@@ -61,7 +61,7 @@ func handleRunList(s *store.Store) echo.HandlerFunc {
 			}
 			resp["total"], resp["total_estimated"] = n, estimated
 		}
-		if include["output"] {
+		if include["output"] || include["input"] {
 			if page.Runs, err = guardRuns(c, s, page.Runs); err != nil {
 				return err
 			}
