@@ -22,16 +22,19 @@ import (
 //   - the output of the case's node is replaced by RedactedCaseData, and
 //     so are its attempts' outputs;
 //   - so is the entry of the run's default output (the sinks' outputs by
-//     ref) under that node's ref, and any object or list in the run's
-//     output equal to the case's data (output_expr: steps.REF.output);
-//   - and any object or list equal to the data of a case of another run
-//     of the tree (a parent, a child at any depth), in any node's output
-//     or the run's input: a subworkflow step's output is its child run's,
+//     ref) under that node's ref;
+//   - and so is any object or list, at any depth of any node's output or
+//     the run's output, equal to the data of such a case of the run or of
+//     another run of its tree (a parent, a child at any depth): the run's
+//     output when output_expr is the case's data, a subworkflow step
+//     whose output is its child run's, a step that passed the data on
+//     unchanged; in the run's input (the caller's), another run's only:
 //     a child run's input may be its parent's case data.
 //
-// A value computed from case data (one field of it, a transformed copy,
-// a later step of the same run that copied it) is not recognised: what a
-// definition copies out of a case is its author's choice.
+// A value computed from case data (one field of it, a transformed copy)
+// is not recognised: what a definition derives from a case is its
+// author's choice. A value that merely equals the case's data is
+// redacted as well, which tells nothing either way.
 //
 // An API key is not a person and never an assignee: a key reads case
 // data only when it holds the scope that reads cases themselves
@@ -163,15 +166,12 @@ func composite(v any) bool {
 	return false
 }
 
-// Node is the output v of node id as the reader may see it: the other
-// runs' case data is looked for in it (a subworkflow's output is its
-// child run's), not the run's own (a step's output equal to it came from
-// elsewhere, the run's input say).
+// Node is the output v of node id as the reader may see it.
 func (g caseGuard) Node(id string, v any) any {
 	if v != nil && g.nodes[id] {
 		return RedactedCaseData
 	}
-	return redactIn(v, g.tree)
+	return redactIn(v, slices.Concat(g.own, g.tree))
 }
 
 // RunOutput is the run's output v as the reader may see it.
@@ -220,7 +220,7 @@ func redactIn(v any, hidden []any) any {
 // Nodes is the nodes with their outputs as the reader may see them,
 // copied where they change.
 func (g caseGuard) Nodes(list []*engine.Node) []*engine.Node {
-	if len(g.nodes) == 0 && len(g.tree) == 0 {
+	if len(g.nodes) == 0 && len(g.own) == 0 && len(g.tree) == 0 {
 		return list
 	}
 	out := make([]*engine.Node, len(list))
@@ -244,8 +244,9 @@ func (g caseGuard) Attempts(list []store.AttemptRecord) []store.AttemptRecord {
 	return out
 }
 
-// Run is the run with its input and output as the reader may see them
-// (a child run's input may be its parent's case data).
+// Run is the run with its input and output as the reader may see them:
+// the input is the caller's, only another run's case data is looked for
+// in it (a child run's input may be its parent's case data).
 func (g caseGuard) Run(r store.Run) store.Run {
 	r.State.Input, r.State.Output = redactIn(r.State.Input, g.tree), g.RunOutput(r.State.Output)
 	return r

@@ -21,7 +21,8 @@ import (
 
 // caseDataDefs: a parent run with a case of its own, a sync child run and
 // a child_workflow scatter whose children each open a case, and a run
-// whose approval follows its case and whose output is the case's data.
+// whose approval follows its case, whose output is the case's data and
+// which passes the data to a child run as its input.
 const caseDataDefs = `
 key: cd-child
 steps:
@@ -35,13 +36,19 @@ steps:
     type: scatter
     with: {items_expr: '["a"]', key_expr: item, mode: child_workflow, workflow: cd-child, input_expr: '{}'}
 ---
+key: cd-echo
+steps:
+  - {ref: echo, type: transform, with: {expr: input}}
+---
 key: cd-wait
 output_expr: steps.triage.output
 steps:
   - {ref: triage, type: human_loop, with: {title: Wait triage, assignees: ["abe@t.example"]}}
   - {ref: check, type: approval, with: {title: Check, approvers: ["vera@t.example", "abe@t.example"]}}
+  - {ref: pass, type: subworkflow, with: {workflow: cd-echo, input_expr: steps.triage.output}}
 edges:
   - {from: triage, to: check}
+  - {from: triage, to: pass}
 `
 
 // caseRoute is one GET route that may show a run's values; shows says
@@ -81,6 +88,7 @@ func TestRestrictedCaseDataRedactedEverywhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.waitStatus(t, wait, engine.RunSucceeded)
+	echo := b.childOf(t, wait)
 
 	var web, api []caseRoute
 	for _, id := range []uuid.UUID{parent, wait, children[0].ID, children[1].ID} {
@@ -89,12 +97,15 @@ func TestRestrictedCaseDataRedactedEverywhere(t *testing.T) {
 	}
 	web = append(web, caseRoute{"/runs/" + parent.String() + "?node=fan", true}, caseRoute{"/runs/" + parent.String() + "?node=" + url.QueryEscape("fan[a]"), true},
 		caseRoute{"/runs/" + parent.String() + "/json/nodes/" + url.PathEscape("fan[a]"), true}, caseRoute{"/runs/" + parent.String() + "/json/nodes/sub", true},
-		caseRoute{"/runs/" + parent.String() + "/json/nodes/fan", true}, caseRoute{"/runs/" + parent.String() + "?node=sub", true})
+		caseRoute{"/runs/" + parent.String() + "/json/nodes/fan", true}, caseRoute{"/runs/" + parent.String() + "?node=sub", true},
+		caseRoute{"/runs/" + echo.String(), true}, caseRoute{"/runs/" + echo.String() + "/json/input", true},
+		caseRoute{"/runs/" + echo.String() + "/json/output", true}, caseRoute{"/runs/" + echo.String() + "/json/nodes/echo", true})
 	web = append(web, b.attemptRoutes(t, parent, wait, children[0].ID, children[1].ID)...)
 	web = append(web, caseRoute{"/runs", false}, caseRoute{"/runs?parent_run_id=" + parent.String(), false})
 	api = append(api, caseRoute{"/api/v1/runs?include=input,output,context", true},
 		caseRoute{"/api/v1/runs?include=output&parent_run_id=" + parent.String(), true},
-		caseRoute{"/api/v1/runs/" + parent.String() + "/nodes/fan/children", true})
+		caseRoute{"/api/v1/runs/" + parent.String() + "/nodes/fan/children", true},
+		caseRoute{"/api/v1/runs/" + echo.String(), true}, caseRoute{"/api/v1/runs?include=input&parent_run_id=" + wait.String(), true})
 	b.checkCaseRoutes(t, "dashboard", web, cases)
 	b.checkCaseRoutes(t, "api", api, cases)
 }
@@ -157,6 +168,17 @@ func (b *dashBundle) resolveCases(t *testing.T, n int) []store.Case {
 		}
 	}
 	return open
+}
+
+// childOf is the one child run of run.
+func (b *dashBundle) childOf(t *testing.T, run uuid.UUID) uuid.UUID {
+	t.Helper()
+	list, err := b.store.RunList(context.Background(), b.tenant.ID, store.RunFilter{ParentID: &run, Limit: 2})
+	if err != nil || len(list) != 1 {
+		t.Fatalf("children of %s = %v, %v", run, list, err)
+	}
+	b.waitStatus(t, list[0].ID, engine.RunSucceeded)
+	return list[0].ID
 }
 
 func (b *dashBundle) approvalOf(t *testing.T, run uuid.UUID) uuid.UUID {
