@@ -22,7 +22,8 @@ import (
 // caseDataDefs: a parent run with a case of its own, a sync child run and
 // a child_workflow scatter whose children each open a case, and a run
 // whose approval follows its case, whose output is the case's data and
-// which passes the data to a child run as its input.
+// which passes the data to a child run as its input (whose approval the
+// inbox shows with that input).
 const caseDataDefs = `
 key: cd-child
 steps:
@@ -39,6 +40,7 @@ steps:
 key: cd-echo
 steps:
   - {ref: echo, type: transform, with: {expr: input}}
+  - {ref: ok, type: approval, with: {title: Echo check, approvers: ["vera@t.example", "abe@t.example"]}}
 ---
 key: cd-wait
 output_expr: steps.triage.output
@@ -73,6 +75,8 @@ func TestRestrictedCaseDataRedactedEverywhere(t *testing.T) {
 	cases := b.resolveCases(t, 4)
 	b.waitStatus(t, parent, engine.RunSucceeded)
 	b.waitNode(t, wait, "check", engine.NodeWaiting)
+	echo := b.childOf(t, wait)
+	b.waitNode(t, echo, "ok", engine.NodeWaiting)
 	children, err := b.store.RunList(context.Background(), b.tenant.ID, store.RunFilter{ParentID: &parent, Limit: 10})
 	if err != nil || len(children) != 2 {
 		t.Fatalf("children = %v, %v", children, err)
@@ -82,13 +86,14 @@ func TestRestrictedCaseDataRedactedEverywhere(t *testing.T) {
 	inbox := []caseRoute{{"/inbox", true}}
 	b.checkCaseRoutes(t, "inbox", inbox, cases)
 
-	if _, err := b.runs.DecideApproval(context.Background(), b.tenant.ID, b.approvalOf(t, wait), store.Decision{
-		By: "user:" + dApprover, Approved: true, Who: store.Audience(dApprover),
-	}); err != nil {
-		t.Fatal(err)
+	for _, id := range []uuid.UUID{wait, echo} {
+		if _, err := b.runs.DecideApproval(context.Background(), b.tenant.ID, b.approvalOf(t, id), store.Decision{
+			By: "user:" + dApprover, Approved: true, Who: store.Audience(dApprover),
+		}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	b.waitStatus(t, wait, engine.RunSucceeded)
-	echo := b.childOf(t, wait)
 
 	var web, api []caseRoute
 	for _, id := range []uuid.UUID{parent, wait, children[0].ID, children[1].ID} {
@@ -170,15 +175,19 @@ func (b *dashBundle) resolveCases(t *testing.T, n int) []store.Case {
 	return open
 }
 
-// childOf is the one child run of run.
+// childOf waits for the one child run of run.
 func (b *dashBundle) childOf(t *testing.T, run uuid.UUID) uuid.UUID {
 	t.Helper()
-	list, err := b.store.RunList(context.Background(), b.tenant.ID, store.RunFilter{ParentID: &run, Limit: 2})
-	if err != nil || len(list) != 1 {
-		t.Fatalf("children of %s = %v, %v", run, list, err)
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		list, err := b.store.RunList(context.Background(), b.tenant.ID, store.RunFilter{ParentID: &run, Limit: 2})
+		if err == nil && len(list) == 1 {
+			return list[0].ID
+		}
+		time.Sleep(5 * time.Millisecond) // poll interval
 	}
-	b.waitStatus(t, list[0].ID, engine.RunSucceeded)
-	return list[0].ID
+	t.Fatalf("run %s never had a child", run)
+	return uuid.Nil
 }
 
 func (b *dashBundle) approvalOf(t *testing.T, run uuid.UUID) uuid.UUID {

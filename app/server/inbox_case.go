@@ -213,10 +213,15 @@ func (rc *runContexts) run(ctx context.Context, id uuid.UUID) *store.Run {
 		return r
 	}
 	r, err := rc.s.RunGet(ctx, rc.tenant, id)
+	var g caseGuard
+	if err == nil {
+		g, err = loadCaseGuard(ctx, rc.s, rc.reader, r)
+	}
 	if err != nil {
 		rc.cache[id] = nil
 		return nil
 	}
+	r = g.Run(r) // its input may be a parent's case data
 	rc.cache[id] = &r
 	return &r
 }
