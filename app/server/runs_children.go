@@ -57,6 +57,11 @@ func handleScatterChildren(s *store.Store, runs *workers.Coordinator) echo.Handl
 		if err != nil {
 			return err
 		}
+		g, err := guardFor(c, s, run)
+		if err != nil {
+			return err
+		}
+		nodes = g.Nodes(nodes)
 		waits, err := workerWaits(ctx, s, run, nodes)
 		if err != nil {
 			return err
