@@ -53,7 +53,7 @@ func hookRowVersion(t *testing.T, b *apiBundle, id string) string {
 }
 
 // Forged deliveries write nothing past the first, are limited per client
-// address (429 with Retry-After, before any lookup), and a sender with the
+// address and webhook (429 with Retry-After), and a sender with the
 // secret keeps being served while a flood of forgeries goes on.
 func TestForgedWebhookDeliveriesAreCheapAndLimited(t *testing.T) {
 	t.Parallel()
@@ -132,4 +132,105 @@ func TestForgedWebhookDeliveriesAreCheapAndLimited(t *testing.T) {
 	if last["outcome"] != "accepted" || got["deliveries"] != 26.0 {
 		t.Errorf("webhook = %v, want the last delivery accepted and 16 failures + 10 deliveries counted", got)
 	}
+}
+
+// A flood of failed deliveries from one address (forged and unsigned ones
+// to a webhook, ones to webhooks that do not exist) turns none of the
+// correctly signed deliveries from the same address into 429, to that
+// webhook or another tenant's; the flood itself gets 429 once its budget
+// is spent.
+func TestSignedDeliveriesSurviveAFloodFromTheirAddress(t *testing.T) {
+	t.Parallel()
+	b := setupAPI(t, func(d *Deps) { d.AuthFailureBurst, d.AuthFailuresPerMinute = 3, 6 })
+	testdb.Definition(t, b.store, b.tenantA.ID, "key: on-flood\nsteps:\n  - {ref: a, type: task, with: {handler: builtin.noop}}\ntriggers:\n  - {event: order.flood}\n")
+	_, hook := b.call(t, "POST", "/api/v1/webhooks", b.keyA, `{"id": "shop", "event": "order.flood"}`)
+	secretA := hook["secret"].(string)
+	_, hook = b.call(t, "POST", "/api/v1/webhooks", b.keyB, `{"id": "shop", "event": "order.flood"}`)
+	secretB := hook["secret"].(string)
+	_, pathB, _ := strings.Cut(hook["url"].(string), "/hooks/")
+	urlA, urlB := b.srv.URL+"/hooks/"+b.tenantA.Slug+"/shop", b.srv.URL+"/hooks/"+pathB
+	now, err := b.store.Now(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := clientFrom("127.0.0.1")
+	body := `{"id": "o-0"}`
+	forged := signed("whsec_"+strings.Repeat("A", 43)+"=", "msg_forged", now, body)
+	spent := 0 // failures at urlA, whose budget forged and unsigned share
+	for i := range 6 {
+		for name, h := range map[string]map[string]string{"forged": forged, "unsigned": nil} {
+			want := 401
+			if spent++; spent > 3 {
+				want = 429
+			}
+			if code, _ := post(t, c, urlA, body, h); code != want {
+				t.Fatalf("%s delivery (failure %d) = %d, want %d", name, spent, code, want)
+			}
+		}
+		want := 404
+		if i >= 3 {
+			want = 429
+		}
+		if code, _ := post(t, c, b.srv.URL+"/hooks/"+b.tenantA.Slug+fmt.Sprintf("/nope-%d", i), body, forged); code != want {
+			t.Fatalf("delivery %d to an unknown webhook = %d, want %d", i+1, code, want)
+		}
+		for name, h := range map[string]struct{ url, secret string }{"tenant A's": {urlA, secretA}, "tenant B's": {urlB, secretB}} {
+			d := fmt.Sprintf(`{"id": "o-%d"}`, i+1)
+			if code, _ := post(t, c, h.url, d, signed(h.secret, fmt.Sprintf("msg_%d", i), now, d)); code != 202 {
+				t.Fatalf("%s signed delivery %d during the flood = %d, want 202", name, i+1, code)
+			}
+		}
+	}
+}
+
+// A delivery with no signature is refused before its body is read, and
+// counted: a body of any size, sent without a length, gets 401, not 413,
+// and 429 once the budget is spent. A body that says it is too large is
+// counted as well.
+func TestOversizedUnsignedDeliveriesAreCounted(t *testing.T) {
+	t.Parallel()
+	b := setupAPI(t, func(d *Deps) { d.AuthFailureBurst, d.AuthFailuresPerMinute = 2, 6 })
+	b.call(t, "POST", "/api/v1/webhooks", b.keyA, `{"id": "big", "event": "order.big"}`)
+	url := b.srv.URL + "/hooks/" + b.tenantA.Slug + "/big"
+	send := func(c *http.Client, headers map[string]string, length int64) int {
+		t.Helper()
+		big := io.LimitReader(neverEnding('x'), MaxBodyBytes+1<<20)
+		req, _ := http.NewRequest("POST", url, io.NopCloser(big)) // no length: chunked
+		req.ContentLength = length
+		for k, v := range headers {
+			req.Header.Set(k, v)
+		}
+		res, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	unsigned := clientFrom("127.0.0.2")
+	for i, want := range []int{401, 401, 429, 429} {
+		if code := send(unsigned, nil, -1); code != want {
+			t.Fatalf("oversized unsigned delivery %d = %d, want %d", i+1, code, want)
+		}
+	}
+	said := clientFrom("127.0.0.3")
+	now, _ := b.store.Now(context.Background())
+	for i, want := range []int{413, 413, 429} {
+		if code := send(said, signed("whsec_x", "msg_big", now, ""), MaxBodyBytes+1<<20); code != want {
+			t.Fatalf("delivery %d saying it is too large = %d, want %d", i+1, code, want)
+		}
+	}
+	_, got := b.call(t, "GET", "/api/v1/webhooks/big", b.keyA, "")
+	if last, _ := got["last_delivery"].(map[string]any); last["outcome"] != "bad_signature" && last["outcome"] != "too_large" {
+		t.Errorf("last delivery = %v, want the refusals recorded", got["last_delivery"])
+	}
+}
+
+type neverEnding byte
+
+func (b neverEnding) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = byte(b)
+	}
+	return len(p), nil
 }

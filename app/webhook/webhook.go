@@ -74,6 +74,15 @@ func key(s Scheme, secret string) []byte {
 	return []byte(secret)
 }
 
+// Signed reports whether a delivery carries the headers its scheme signs
+// with, which can be told before its body is read.
+func Signed(s Scheme, h http.Header) bool {
+	if s == SchemeGitHub {
+		return h.Get("X-Hub-Signature-256") != ""
+	}
+	return h.Get("webhook-id") != "" && h.Get("webhook-timestamp") != "" && h.Get("webhook-signature") != ""
+}
+
 // Verify checks a delivery against any of the secrets (the current one
 // and, after a rotation, the previous) and returns its delivery id: the
 // webhook-id, or GitHub's X-GitHub-Delivery (empty when absent).
