@@ -188,8 +188,10 @@ func (h hooks) verify(ctx context.Context, w store.Webhook, hdr http.Header, bod
 	return webhook.Verify(webhook.Scheme(w.Scheme), keys, hdr, body, now)
 }
 
-// publish stores the delivery as an event, keyed by its delivery id (the
-// body's hash when the sender gives none). A delivery id already used for
+// publish stores the delivery as an event, keyed by its delivery id, or
+// by the body's SHA-256 when it has none (GitHub's is not signed): a
+// GitHub delivery resent, under whatever X-GitHub-Delivery, is a
+// duplicate for as long as its event is kept. A delivery id already used for
 // a different body is refused: a sender retries a delivery with the same
 // body, so another body under the same id is a bug or a forgery, and
 // answering it as a duplicate would drop it without a word.

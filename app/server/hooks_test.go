@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -12,7 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
+	"github.com/ductor/ductor/app/webhook"
 )
 
 // clientFrom is an HTTP client whose connections come from a loopback
@@ -233,4 +236,47 @@ func (b neverEnding) Read(p []byte) (int, error) {
 		p[i] = byte(b)
 	}
 	return len(p), nil
+}
+
+// GitHub signs only the body, with no timestamp, and X-GitHub-Delivery is
+// not signed: a captured delivery sent again under a new delivery id is a
+// duplicate of the first (200, the same event), not a new event.
+func TestGitHubDeliveryReplayedUnderANewIDIsADuplicate(t *testing.T) {
+	t.Parallel()
+	b := setupAPI(t)
+	testdb.Definition(t, b.store, b.tenantA.ID, "key: on-push\nsteps:\n  - {ref: a, type: task, with: {handler: builtin.noop}}\ntriggers:\n  - {event: github.push}\n")
+	_, hook := b.call(t, "POST", "/api/v1/webhooks", b.keyA, `{"id": "gh", "event": "github.push", "scheme": "github"}`)
+	secret := hook["secret"].(string)
+	url := b.srv.URL + "/hooks/" + b.tenantA.Slug + "/gh"
+	body := `{"ref": "refs/heads/main", "after": "abc"}`
+	sig := webhook.SignGitHub(secret, []byte(body))
+	code, first := deliver(t, url, body, map[string]string{"X-Hub-Signature-256": sig, "X-GitHub-Delivery": "d-1"})
+	if code != 202 {
+		t.Fatalf("GitHub delivery = %d %s", code, first)
+	}
+	for _, id := range []string{"d-1", "d-2", ""} {
+		code, out := deliver(t, url, body, map[string]string{"X-Hub-Signature-256": sig, "X-GitHub-Delivery": id})
+		if code != 200 || !strings.Contains(out, `"duplicate":true`) || eventID(t, out) != eventID(t, first) {
+			t.Errorf("the delivery again under X-GitHub-Delivery %q = %d %s, want 200, a duplicate of %s", id, code, out, first)
+		}
+	}
+	next := `{"ref": "refs/heads/main", "after": "def"}`
+	if code, out := deliver(t, url, next, map[string]string{"X-Hub-Signature-256": webhook.SignGitHub(secret, []byte(next)), "X-GitHub-Delivery": "d-3"}); code != 202 {
+		t.Errorf("another body = %d %s, want 202", code, out)
+	}
+	runs, err := b.store.RunList(context.Background(), b.tenantA.ID, store.RunFilter{Definition: "on-push", Limit: 10})
+	if err != nil || len(runs) != 2 {
+		t.Fatalf("runs = %d, %v; want one a body", len(runs), err)
+	}
+}
+
+func eventID(t *testing.T, out string) string {
+	t.Helper()
+	var v struct {
+		EventID string `json:"event_id"`
+	}
+	if err := json.Unmarshal([]byte(out), &v); err != nil || v.EventID == "" {
+		t.Fatalf("answer %s has no event_id: %v", out, err)
+	}
+	return v.EventID
 }
