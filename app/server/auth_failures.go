@@ -50,20 +50,26 @@ func newFailureLimiter(perMinute float64, burst int) *failureLimiter {
 
 // check refuses a budget that is spent, with Retry-After.
 func (f *failureLimiter) check(c echo.Context, key string) error {
-	now := time.Now()
+	tokens := f.tokens(key)
+	if tokens >= 1 {
+		return nil
+	}
+	secs := max(int(math.Ceil((1-tokens)/float64(f.per))), 1)
+	c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
+	return apperr.New(apperr.RateLimited, "too many failed authentications from this address; retry in %d s", secs)
+}
+
+// spent reports whether a budget is spent.
+func (f *failureLimiter) spent(key string) bool { return f.tokens(key) < 1 }
+
+func (f *failureLimiter) tokens(key string) float64 {
 	f.mu.Lock()
 	l := f.addrs[key]
 	f.mu.Unlock()
 	if l == nil {
-		return nil
+		return float64(f.burst)
 	}
-	tokens := l.TokensAt(now)
-	if tokens >= 1 {
-		return nil
-	}
-	secs := int(math.Ceil((1 - tokens) / float64(f.per)))
-	c.Response().Header().Set("Retry-After", strconv.Itoa(max(secs, 1)))
-	return apperr.New(apperr.RateLimited, "too many failed authentications from this address; retry in %d s", max(secs, 1))
+	return l.TokensAt(time.Now())
 }
 
 // fail spends one of the budget.
