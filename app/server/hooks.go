@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -147,6 +148,12 @@ func (h hooks) refuse(c echo.Context, w store.Webhook, budget, outcome string, e
 	return err
 }
 
+// The shapes of tenant slugs and webhook ids (as the schema checks them).
+var (
+	hookSlug = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+	hookID   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+)
+
 // find looks the webhook up: 404 when its tenant or it does not exist,
 // and the store's error otherwise (503 while the database is
 // unreachable).
@@ -155,6 +162,9 @@ func (h hooks) find(ctx context.Context, slug, id string) (store.Webhook, error)
 		return store.Webhook{}, apperr.New(apperr.Unavailable, "webhooks need DUCTOR_SECRET_KEY")
 	}
 	notFound := apperr.New(apperr.NotFound, "webhook not found")
+	if !hookSlug.MatchString(slug) || !hookID.MatchString(id) {
+		return store.Webhook{}, notFound // no such path can exist: no lookup
+	}
 	t, err := h.store.TenantGetBySlug(ctx, slug)
 	if apperr.Is(err, apperr.NotFound) {
 		return store.Webhook{}, notFound

@@ -166,6 +166,12 @@ func TestSignedDeliveriesSurviveAFloodFromTheirAddress(t *testing.T) {
 			t.Fatalf("delivery %d to an unknown webhook = %d, want %d", i+1, code, want)
 		}
 	}
+	// Paths no webhook can have (bytes the database refuses) are as unknown.
+	for _, path := range []string{"%FF%FE/shop", b.tenantA.Slug + "/%00", b.tenantA.Slug + "/" + strings.Repeat("x", 200)} {
+		if code, _ := post(t, clientFrom("127.0.0.9"), b.srv.URL+"/hooks/"+path, body, forged); code != 404 {
+			t.Errorf("delivery to /hooks/%s = %d, want 404", path, code)
+		}
+	}
 	spent := 0 // failures at urlA, whose budget forged and unsigned share
 	for i := range 6 {
 		for name, h := range map[string]map[string]string{"forged": forged, "unsigned": nil} {
