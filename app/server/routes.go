@@ -26,9 +26,10 @@ func routes(e *echo.Echo, d Deps) {
 	if d.API {
 		e.GET("/api/v1/openapi.json", handleOpenAPI()) // documentation: no key needed
 		e.GET(definition.SchemaPath, handleDefinitionSchema())
-		apiRoutes(e.Group("/api/v1", bodyLimit(MaxBodyBytes), apiKeyAuth(d.Store, newFailureLimiter(d.AuthFailuresPerMinute, d.AuthFailureBurst)), rateLimit(d.APIRate)), d)
+		failures := newFailureLimiter(d.AuthFailuresPerMinute, d.AuthFailureBurst)
+		apiRoutes(e.Group("/api/v1", bodyLimit(MaxBodyBytes), apiKeyAuth(d.Store, failures, d.TrustedProxies), rateLimit(d.APIRate)), d)
 		h := newHooks(d)
-		e.POST("/hooks/:tenant/:id", h.handleHookDelivery, bodyLimit(MaxBodyBytes)) // signed: no API key
+		e.POST("/hooks/:tenant/:id", h.handleHookDelivery) // signed: no API key; bounds its body itself
 	}
 	if d.Web {
 		e.Pre(trailingSlash)
