@@ -56,8 +56,9 @@ var boundFuncs = map[string]outputBound{
 	// format walks its arguments several times over and builds a string
 	// several times their size; the string is charged once built.
 	"format": formatBound,
-	// sort compares n log n times.
-	"sort": sortBound,
+	// sort and sortBy compare n log n times.
+	"sort":                  sortBound,
+	"@sortByAssociatedKeys": sortBound,
 	// strings.quote builds its output rune by rune.
 	"strings.quote": quoteBound,
 	// The strings extension's functions copy their receiver into runes,
