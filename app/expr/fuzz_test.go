@@ -18,7 +18,8 @@ func FuzzEvalBounded(f *testing.F) {
 	}
 	f.Add(`input.big.size()`)
 	f.Fuzz(func(t *testing.T, src string) {
-		_, err, alloc, took := measure(t, env, src)
+		m := measure(t, env, src)
+		err, alloc, took := m.err, m.alloc, m.took
 		var e *Error
 		if err != nil && !errors.As(err, &e) {
 			t.Fatalf("%q: error %v is not an *Error", src, err)
