@@ -13,7 +13,7 @@ import (
 
 // Schedule, webhook and case changes made through the API appear in the
 // tenant's audit log with the key that made them; a case answers with
-// the actor of its last change.
+// the actor of its last change, and so does the inbox.
 func TestChangesAreAuditedWithTheirActor(t *testing.T) {
 	t.Parallel()
 	b := setupAPI(t, func(d *Deps) { d.Web = true })
@@ -21,7 +21,7 @@ func TestChangesAreAuditedWithTheirActor(t *testing.T) {
 	b.publishYAML(t, `
 key: hl
 steps:
-  - { ref: review, type: human_loop, with: { title: Review, assignees: [ "role:ops" ], awaiting_status: done } }
+  - { ref: review, type: human_loop, with: { title: Review, assignees: [ "role:owner" ], awaiting_status: done } }
 `)
 	k, key := testdb.APIKey(t, b.store, b.tenantA, nil)
 	actor := store.ActorKey(k)
@@ -83,5 +83,8 @@ steps:
 		if page.status != http.StatusOK || !strings.Contains(page.body, want) {
 			t.Errorf("audit page = %d, without %q", page.status, want)
 		}
+	}
+	if inbox := br.get(b.srv.URL + "/t/" + b.tenantA.Slug + "/inbox"); !strings.Contains(inbox.body, "Last changed by "+actor) {
+		t.Errorf("the inbox does not show who changed the case last: %d", inbox.status)
 	}
 }

@@ -9,7 +9,11 @@ ALTER TABLE api_key ADD COLUMN created_by uuid;
 -- principal is who decided: user:ID for a person (and for a key a person
 -- made), key:ID for a key an operator made. One decision per principal.
 ALTER TABLE approval_decision ADD COLUMN principal text;
-UPDATE approval_decision SET principal = decided_by;
+-- Decisions taken before: a person's by their user id, a key's by its
+-- name, as it was counted then.
+UPDATE approval_decision d SET principal = coalesce(
+    (SELECT 'user:' || u.id FROM app_user u WHERE d.decided_by = 'user:' || u.email),
+    d.decided_by);
 ALTER TABLE approval_decision ALTER COLUMN principal SET NOT NULL;
 CREATE UNIQUE INDEX approval_decision_principal_idx ON approval_decision (tenant_id, approval_id, principal);
 
