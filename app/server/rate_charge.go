@@ -57,7 +57,7 @@ func chargeBackfill(c echo.Context, s *store.Store, from, to time.Time) error {
 	}
 	plan, err := sc.Compiled()
 	if err != nil {
-		return err
+		return apperr.Wrap(err, apperr.Unprocessable, "spec."+err.Error())
 	}
 	times, _ := plan.Between(from, to, workers.MaxBackfill)
 	return chargeRate(c, len(times)-1, "a backfill of "+strconv.Itoa(len(times))+" times")
