@@ -294,6 +294,7 @@ type RunBatch struct {
 	CreatedAt       time.Time
 	UpdatedAt       time.Time
 	FinishedAt      *time.Time
+	ServedAt        time.Time
 }
 
 type RunCase struct {

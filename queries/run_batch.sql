@@ -1,7 +1,10 @@
 -- name: RunBatchInsert :one
-INSERT INTO run_batch (tenant_id, id, action, filter, run_ids, reason, actor, total, status, finished_at)
+-- A new batch takes its tenant's turn (served_at) if the tenant has
+-- running batches, else it joins the round now.
+INSERT INTO run_batch (tenant_id, id, action, filter, run_ids, reason, actor, total, status, finished_at, served_at)
 VALUES (@tenant_id, @id, @action, sqlc.narg(filter), sqlc.narg(run_ids)::uuid[], @reason, @actor, @total, @status,
-        CASE WHEN sqlc.arg(finished)::boolean THEN now() END)
+        CASE WHEN sqlc.arg(finished)::boolean THEN now() END,
+        coalesce((SELECT max(o.served_at) FROM run_batch o WHERE o.tenant_id = sqlc.arg(tenant_id) AND o.status = 'running'), now()))
 RETURNING *;
 
 -- name: RunBatchGet :one
@@ -13,13 +16,30 @@ ORDER BY created_at DESC, id DESC
 LIMIT @max_rows;
 
 -- name: RunBatchClaim :one
--- The oldest running batch that no other process is working on, locked
--- until the caller's transaction ends.
+-- The running batch of the tenant served longest ago (its oldest batch)
+-- that no other process is working on, locked until the caller's
+-- transaction ends: tenants take turns, a chunk each.
 SELECT * FROM run_batch
 WHERE status = 'running'
-ORDER BY created_at
+ORDER BY served_at, created_at, id
 LIMIT 1
 FOR UPDATE SKIP LOCKED;
+
+-- name: RunBatchServed :exec
+-- A chunk of one of the tenant's batches was worked: the tenant's running
+-- batches go to the back of the round.
+UPDATE run_batch SET served_at = now()
+WHERE tenant_id = @tenant_id AND status = 'running';
+
+-- name: RunBatchQueued :one
+-- The runs the tenant's running batches have still to act on.
+SELECT coalesce(sum(greatest(total - done - failed, 0)), 0)::bigint AS queued
+FROM run_batch WHERE tenant_id = @tenant_id AND status = 'running';
+
+-- name: RunBatchLockTenant :exec
+-- Serializes the creation of a tenant's batches, so that its bound on
+-- queued runs holds, until the caller's transaction ends.
+SELECT pg_advisory_xact_lock(hashtextextended('run_batch:' || sqlc.arg(tenant_id)::uuid::text, 0));
 
 -- name: RunBatchProgress :exec
 -- Records a chunk: the counts, the failures kept, where the next chunk

@@ -13,15 +13,16 @@ import (
 )
 
 const runBatchClaim = `-- name: RunBatchClaim :one
-SELECT tenant_id, id, action, filter, run_ids, reason, actor, status, total, done, failed, errors, cursor_created_at, cursor_id, cursor_index, created_at, updated_at, finished_at FROM run_batch
+SELECT tenant_id, id, action, filter, run_ids, reason, actor, status, total, done, failed, errors, cursor_created_at, cursor_id, cursor_index, created_at, updated_at, finished_at, served_at FROM run_batch
 WHERE status = 'running'
-ORDER BY created_at
+ORDER BY served_at, created_at, id
 LIMIT 1
 FOR UPDATE SKIP LOCKED
 `
 
-// The oldest running batch that no other process is working on, locked
-// until the caller's transaction ends.
+// The running batch of the tenant served longest ago (its oldest batch)
+// that no other process is working on, locked until the caller's
+// transaction ends: tenants take turns, a chunk each.
 func (q *Queries) RunBatchClaim(ctx context.Context) (RunBatch, error) {
 	row := q.db.QueryRow(ctx, runBatchClaim)
 	var i RunBatch
@@ -44,12 +45,13 @@ func (q *Queries) RunBatchClaim(ctx context.Context) (RunBatch, error) {
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.FinishedAt,
+		&i.ServedAt,
 	)
 	return i, err
 }
 
 const runBatchGet = `-- name: RunBatchGet :one
-SELECT tenant_id, id, action, filter, run_ids, reason, actor, status, total, done, failed, errors, cursor_created_at, cursor_id, cursor_index, created_at, updated_at, finished_at FROM run_batch WHERE tenant_id = $1 AND id = $2
+SELECT tenant_id, id, action, filter, run_ids, reason, actor, status, total, done, failed, errors, cursor_created_at, cursor_id, cursor_index, created_at, updated_at, finished_at, served_at FROM run_batch WHERE tenant_id = $1 AND id = $2
 `
 
 type RunBatchGetParams struct {
@@ -79,15 +81,17 @@ func (q *Queries) RunBatchGet(ctx context.Context, arg RunBatchGetParams) (RunBa
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.FinishedAt,
+		&i.ServedAt,
 	)
 	return i, err
 }
 
 const runBatchInsert = `-- name: RunBatchInsert :one
-INSERT INTO run_batch (tenant_id, id, action, filter, run_ids, reason, actor, total, status, finished_at)
+INSERT INTO run_batch (tenant_id, id, action, filter, run_ids, reason, actor, total, status, finished_at, served_at)
 VALUES ($1, $2, $3, $4, $5::uuid[], $6, $7, $8, $9,
-        CASE WHEN $10::boolean THEN now() END)
-RETURNING tenant_id, id, action, filter, run_ids, reason, actor, status, total, done, failed, errors, cursor_created_at, cursor_id, cursor_index, created_at, updated_at, finished_at
+        CASE WHEN $10::boolean THEN now() END,
+        coalesce((SELECT max(o.served_at) FROM run_batch o WHERE o.tenant_id = $1 AND o.status = 'running'), now()))
+RETURNING tenant_id, id, action, filter, run_ids, reason, actor, status, total, done, failed, errors, cursor_created_at, cursor_id, cursor_index, created_at, updated_at, finished_at, served_at
 `
 
 type RunBatchInsertParams struct {
@@ -103,6 +107,8 @@ type RunBatchInsertParams struct {
 	Finished bool
 }
 
+// A new batch takes its tenant's turn (served_at) if the tenant has
+// running batches, else it joins the round now.
 func (q *Queries) RunBatchInsert(ctx context.Context, arg RunBatchInsertParams) (RunBatch, error) {
 	row := q.db.QueryRow(ctx, runBatchInsert,
 		arg.TenantID,
@@ -136,12 +142,13 @@ func (q *Queries) RunBatchInsert(ctx context.Context, arg RunBatchInsertParams) 
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.FinishedAt,
+		&i.ServedAt,
 	)
 	return i, err
 }
 
 const runBatchList = `-- name: RunBatchList :many
-SELECT tenant_id, id, action, filter, run_ids, reason, actor, status, total, done, failed, errors, cursor_created_at, cursor_id, cursor_index, created_at, updated_at, finished_at FROM run_batch WHERE tenant_id = $1
+SELECT tenant_id, id, action, filter, run_ids, reason, actor, status, total, done, failed, errors, cursor_created_at, cursor_id, cursor_index, created_at, updated_at, finished_at, served_at FROM run_batch WHERE tenant_id = $1
 ORDER BY created_at DESC, id DESC
 LIMIT $2
 `
@@ -179,6 +186,7 @@ func (q *Queries) RunBatchList(ctx context.Context, arg RunBatchListParams) ([]R
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.FinishedAt,
+			&i.ServedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -188,6 +196,17 @@ func (q *Queries) RunBatchList(ctx context.Context, arg RunBatchListParams) ([]R
 		return nil, err
 	}
 	return items, nil
+}
+
+const runBatchLockTenant = `-- name: RunBatchLockTenant :exec
+SELECT pg_advisory_xact_lock(hashtextextended('run_batch:' || $1::uuid::text, 0))
+`
+
+// Serializes the creation of a tenant's batches, so that its bound on
+// queued runs holds, until the caller's transaction ends.
+func (q *Queries) RunBatchLockTenant(ctx context.Context, tenantID uuid.UUID) error {
+	_, err := q.db.Exec(ctx, runBatchLockTenant, tenantID)
+	return err
 }
 
 const runBatchNow = `-- name: RunBatchNow :one
@@ -244,5 +263,30 @@ func (q *Queries) RunBatchProgress(ctx context.Context, arg RunBatchProgressPara
 		arg.TenantID,
 		arg.ID,
 	)
+	return err
+}
+
+const runBatchQueued = `-- name: RunBatchQueued :one
+SELECT coalesce(sum(greatest(total - done - failed, 0)), 0)::bigint AS queued
+FROM run_batch WHERE tenant_id = $1 AND status = 'running'
+`
+
+// The runs the tenant's running batches have still to act on.
+func (q *Queries) RunBatchQueued(ctx context.Context, tenantID uuid.UUID) (int64, error) {
+	row := q.db.QueryRow(ctx, runBatchQueued, tenantID)
+	var queued int64
+	err := row.Scan(&queued)
+	return queued, err
+}
+
+const runBatchServed = `-- name: RunBatchServed :exec
+UPDATE run_batch SET served_at = now()
+WHERE tenant_id = $1 AND status = 'running'
+`
+
+// A chunk of one of the tenant's batches was worked: the tenant's running
+// batches go to the back of the round.
+func (q *Queries) RunBatchServed(ctx context.Context, tenantID uuid.UUID) error {
+	_, err := q.db.Exec(ctx, runBatchServed, tenantID)
 	return err
 }

@@ -45,3 +45,11 @@ RETURNING *;
 -- name: RunCaseClose :exec
 UPDATE run_case SET closed_at = now(), updated_at = now()
 WHERE tenant_id = @tenant_id AND id = @id AND closed_at IS NULL;
+
+-- name: RunCaseListByRoots :many
+-- The cases of every run of the trees rooted at root_ids (the roots, their
+-- descendants and continuations), for the views that redact case data.
+SELECT sqlc.embed(c), r.root_run_id
+FROM run_case c JOIN run r ON r.tenant_id = c.tenant_id AND r.id = c.run_id
+WHERE c.tenant_id = @tenant_id AND r.root_run_id = ANY(@root_ids::uuid[])
+ORDER BY c.created_at;

@@ -179,6 +179,61 @@ func (q *Queries) RunCaseList(ctx context.Context, arg RunCaseListParams) ([]Run
 	return items, nil
 }
 
+const runCaseListByRoots = `-- name: RunCaseListByRoots :many
+SELECT c.tenant_id, c.id, c.run_id, c.node, c.title, c.assignees, c.fields, c.awaiting_status, c.status, c.data, c.created_at, c.updated_at, c.closed_at, c.updated_by, r.root_run_id
+FROM run_case c JOIN run r ON r.tenant_id = c.tenant_id AND r.id = c.run_id
+WHERE c.tenant_id = $1 AND r.root_run_id = ANY($2::uuid[])
+ORDER BY c.created_at
+`
+
+type RunCaseListByRootsParams struct {
+	TenantID uuid.UUID
+	RootIds  []uuid.UUID
+}
+
+type RunCaseListByRootsRow struct {
+	RunCase   RunCase
+	RootRunID uuid.UUID
+}
+
+// The cases of every run of the trees rooted at root_ids (the roots, their
+// descendants and continuations), for the views that redact case data.
+func (q *Queries) RunCaseListByRoots(ctx context.Context, arg RunCaseListByRootsParams) ([]RunCaseListByRootsRow, error) {
+	rows, err := q.db.Query(ctx, runCaseListByRoots, arg.TenantID, arg.RootIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []RunCaseListByRootsRow{}
+	for rows.Next() {
+		var i RunCaseListByRootsRow
+		if err := rows.Scan(
+			&i.RunCase.TenantID,
+			&i.RunCase.ID,
+			&i.RunCase.RunID,
+			&i.RunCase.Node,
+			&i.RunCase.Title,
+			&i.RunCase.Assignees,
+			&i.RunCase.Fields,
+			&i.RunCase.AwaitingStatus,
+			&i.RunCase.Status,
+			&i.RunCase.Data,
+			&i.RunCase.CreatedAt,
+			&i.RunCase.UpdatedAt,
+			&i.RunCase.ClosedAt,
+			&i.RunCase.UpdatedBy,
+			&i.RootRunID,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const runCaseListByRun = `-- name: RunCaseListByRun :many
 SELECT tenant_id, id, run_id, node, title, assignees, fields, awaiting_status, status, data, created_at, updated_at, closed_at, updated_by FROM run_case WHERE tenant_id = $1 AND run_id = $2 ORDER BY created_at
 `

@@ -7,7 +7,7 @@
 -- pattern (NULL: any).
 SELECT * FROM run_node
 WHERE tenant_id = @tenant_id AND run_id = @run_id AND scatter = @scatter
-  AND child_index > @after_index
+  AND child_index > sqlc.arg(after_index)::bigint
   AND (sqlc.narg(state)::text IS NULL OR state = sqlc.narg(state))
   AND (sqlc.narg(key_like)::text IS NULL OR node ILIKE sqlc.narg(key_like))
 ORDER BY child_index

@@ -106,7 +106,7 @@ const runNodeListChildrenFiltered = `-- name: RunNodeListChildrenFiltered :many
 
 SELECT tenant_id, run_id, node, ref, state, scatter, child_index, data, updated_at FROM run_node
 WHERE tenant_id = $1 AND run_id = $2 AND scatter = $3
-  AND child_index > $4
+  AND child_index > $4::bigint
   AND ($5::text IS NULL OR state = $5)
   AND ($6::text IS NULL OR node ILIKE $6)
 ORDER BY child_index
@@ -117,7 +117,7 @@ type RunNodeListChildrenFilteredParams struct {
 	TenantID   uuid.UUID
 	RunID      uuid.UUID
 	Scatter    pgtype.Text
-	AfterIndex pgtype.Int4
+	AfterIndex int64
 	State      pgtype.Text
 	KeyLike    pgtype.Text
 	MaxRows    int32

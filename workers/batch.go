@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -16,13 +17,17 @@ import (
 
 // Bulk operations (run_batch) are worked by the sweep, one bounded chunk
 // at a time, so a batch over a hundred thousand runs never crowds the
-// engine out: each sweep round takes one chunk of the oldest batch no
+// engine out: each sweep round takes one chunk of a running batch no
 // other process holds, delivers a cancel or a retry to each of its runs
 // (each in a savepoint: a run that cannot be acted on is a failure of the
 // batch, not of the chunk) and records the chunk's progress in the same
-// transaction, so every run is acted on once. While the coordinator queue
-// has a backlog of tick jobs (the wakes the batch caused among them),
-// batches wait.
+// transaction, so every run is acted on once. Tenants take turns, a chunk
+// each (store.BatchClaim): a tenant's one-run cancel waits for one chunk
+// of every other busy tenant, not for their whole batches; a tenant's own
+// batches go oldest first. Each tenant's running batches have at most
+// BatchQueueMax runs left to act on between them. While the coordinator
+// queue has a backlog of tick jobs (the wakes the batch caused among
+// them), batches wait.
 const (
 	// BatchChunk is how many runs one chunk acts on.
 	BatchChunk = 50
@@ -31,8 +36,8 @@ const (
 	batchBacklog = 500
 )
 
-// BatchOnce works one chunk of the oldest running batch and reports
-// whether there was one to work.
+// BatchOnce works one chunk of the running batch whose tenant's turn it
+// is and reports whether there was one to work.
 func (c *Coordinator) BatchOnce(ctx context.Context) (bool, error) {
 	if n, err := store.New(c.pool).TickBacklog(ctx, batchBacklog); err != nil || n >= batchBacklog {
 		return false, err
@@ -187,6 +192,35 @@ func batchMessage(err error) string {
 // matches more.
 const MaxBatchRuns = 100_000
 
+// DefaultBatchQueueMax is the default bound on the runs a tenant's
+// running batches have left to act on: two of the largest batches.
+const DefaultBatchQueueMax = 2 * MaxBatchRuns
+
+func (c *Coordinator) batchQueueMax() int {
+	if c.BatchQueueMax > 0 {
+		return c.BatchQueueMax
+	}
+	return DefaultBatchQueueMax
+}
+
+// batchRoom refuses a batch its tenant's queue has no room for: 422 for
+// one larger than the whole bound (it never fits), 429 with how long the
+// sweep of one process takes to work through the excess otherwise.
+func (c *Coordinator) batchRoom(ctx context.Context, s *store.Store, b store.Batch) error {
+	limit := c.batchQueueMax()
+	if b.Total > limit {
+		return apperr.New(apperr.Unprocessable, "a batch covers at most %d runs in this installation; this one covers %d", limit, b.Total)
+	}
+	queued, err := s.BatchQueued(ctx, b.TenantID)
+	if err != nil || queued+b.Total <= limit {
+		return err
+	}
+	wait := time.Duration((queued+b.Total-limit+BatchChunk-1)/BatchChunk) * SweepEvery
+	e := apperr.New(apperr.RateLimited, "the tenant's bulk operations have %d runs left to act on; at most %d may wait: try again later", queued, limit)
+	e.RetryAfter = min(max(wait, time.Second), 5*time.Minute)
+	return e
+}
+
 // CreateBatch stores a bulk operation for the sweep to work, with its
 // audit row, and returns it: over the runs of b.RunIDs (each once), or
 // over those matching b.Filter that were created before the batch. Total
@@ -199,6 +233,9 @@ func (c *Coordinator) CreateBatch(ctx context.Context, b store.Batch) (store.Bat
 	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
 		s := store.New(tx)
 		if err := batchScope(ctx, s, &b); err != nil {
+			return err
+		}
+		if err := c.batchRoom(ctx, s, b); err != nil {
 			return err
 		}
 		var err error

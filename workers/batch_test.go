@@ -13,6 +13,7 @@ import (
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/app/testdb"
 	"github.com/ductor/ductor/workers"
 )
 
@@ -126,6 +127,45 @@ func TestBatchRetriesFailedRunsByID(t *testing.T) {
 	for _, id := range failed {
 		if r := b.waitRun(t, id, "succeed after the retry", func(r store.Run) bool { return r.Status == engine.RunSucceeded }); r.State.Error != nil {
 			t.Errorf("run %s succeeded with error %+v", id, r.State.Error)
+		}
+	}
+}
+
+// Tenants take turns at bulk operations: a tenant's one-run cancel,
+// created behind another tenant's large batches, finishes before any of
+// them does.
+func TestBatchesTakeTurnsAcrossTenants(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	other := testdb.Tenant(t, b.store, nil)
+	var big []uuid.UUID
+	for range 3 {
+		ids := make([]uuid.UUID, 20*workers.BatchChunk)
+		for i := range ids {
+			ids[i] = uuid.New()
+		}
+		created, err := b.coord.CreateBatch(b.ctx, store.Batch{TenantID: other.ID, ID: uuid.New(), Action: store.BatchCancel, Actor: "key:a", RunIDs: ids})
+		if err != nil {
+			t.Fatal(err)
+		}
+		big = append(big, created.ID)
+	}
+	b.publish(t, chain("parked", step("wait", definition.TypeSignal, map[string]any{"name": "never"})))
+	run := b.start(t, "parked", nil)
+	small, err := b.coord.CreateBatch(b.ctx, store.Batch{TenantID: b.tenant.ID, ID: uuid.New(), Action: store.BatchCancel, Actor: "key:b", RunIDs: []uuid.UUID{run}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done := b.waitBatch(t, small.ID); done.Done != 1 {
+		t.Fatalf("the one-run cancel ended %+v", done)
+	}
+	for _, id := range big {
+		got, err := b.store.BatchGet(b.ctx, other.ID, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Finished() {
+			t.Errorf("tenant A's batch %s of %d runs finished before tenant B's one-run cancel", id, got.Total)
 		}
 	}
 }

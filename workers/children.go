@@ -57,26 +57,69 @@ func (b *commandBatch) childFailed(ctx context.Context, node, code, msg string) 
 	})
 }
 
-// notifyParent tells a sync parent that its child ended or reached a
-// checkpoint.
+// notifyParent tells a sync parent that its child ended, reached a
+// checkpoint or continued as new (then the parent waits for the
+// successor). A child that could not continue, for want of a published
+// version, is reported terminated instead.
 func (b *commandBatch) notifyParent(ctx context.Context, cmd engine.NotifyParent) error {
 	parent, err := uuid.Parse(cmd.Parent.RunID)
 	if err != nil {
 		return fmt.Errorf("parent run id %q: %w", cmd.Parent.RunID, err)
 	}
-	return b.c.Deliver(ctx, b.tx, b.run.TenantID, parent, engine.ChildRunUpdate{
+	u := engine.ChildRunUpdate{
 		Node: cmd.Parent.Node, Status: cmd.Status, Checkpoint: cmd.Checkpoint, Output: cmd.Output, Error: cmd.Error,
-		ChildRunID: b.run.ID.String(),
-	})
+		ChildRunID: b.run.ID.String(), Successor: cmd.Successor,
+	}
+	if cmd.Successor != "" && b.cannotContinue {
+		u.Successor = ""
+		u.Error = &engine.Error{Code: string(engine.ReasonTransitionLimit), Message: "could not continue as new: the definition has no published version"}
+	}
+	return b.c.Deliver(ctx, b.tx, b.run.TenantID, parent, u)
 }
 
-// cancelChild cancels a sync child run, if it was created.
+// maxChainFollow bounds how far cancelChild follows a ContinueAsNew
+// chain past the run the parent last heard of.
+const maxChainFollow = 1000
+
+// cancelChild cancels a sync child run, if it was created, saying why.
+// A child that continued as new is followed to its latest successor:
+// each run is locked before it is read, so a successor created meanwhile
+// is found rather than left running.
 func (b *commandBatch) cancelChild(ctx context.Context, cmd engine.CancelChildRun) error {
-	id := uuid.MustParse(engine.ChildRunID(cmd.Key))
-	if _, err := b.s.RunGet(ctx, b.run.TenantID, id); apperr.Is(err, apperr.NotFound) {
-		return nil
-	} else if err != nil {
+	id, err := waitedChildID(cmd)
+	if err != nil {
 		return err
 	}
-	return b.c.Deliver(ctx, b.tx, b.run.TenantID, id, engine.Cancel{RequestID: "parent:" + b.run.ID.String(), Reason: "parent cancelled"})
+	for range maxChainFollow {
+		if err := b.s.RunLock(ctx, b.run.TenantID, id); apperr.Is(err, apperr.NotFound) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		child, err := b.s.RunGet(ctx, b.run.TenantID, id)
+		if err != nil {
+			return err
+		}
+		if child.Status.Terminal() && child.Reason == string(engine.ReasonContinuedAsNew) && child.ContinuedToRunID != nil {
+			id = *child.ContinuedToRunID
+			continue
+		}
+		break
+	}
+	reason := cmd.Reason
+	if reason == "" {
+		reason = "parent cancelled"
+	}
+	return b.c.Deliver(ctx, b.tx, b.run.TenantID, id, engine.Cancel{RequestID: "parent:" + b.run.ID.String(), Reason: reason})
+}
+
+func waitedChildID(cmd engine.CancelChildRun) (uuid.UUID, error) {
+	if cmd.RunID == "" {
+		return uuid.MustParse(engine.ChildRunID(cmd.Key)), nil
+	}
+	id, err := uuid.Parse(cmd.RunID)
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("child run id %q: %w", cmd.RunID, err)
+	}
+	return id, nil
 }

@@ -191,15 +191,17 @@ func (c *Coordinator) insertSteps(ctx context.Context, tx pgx.Tx, jobs []river.I
 }
 
 // cancelAttempt drops the attempt's dispatch if it still waits for its
-// backoff and asks River to cancel the attempt's job: a job not fetched
-// yet never runs, and a running one's worker context ends when the
-// transaction commits. (A job fetched after this tick read it as waiting
-// is cancelled all the same: River cancels a job whatever its state, under
+// backoff, gives the attempt its result (store.AttemptCancel), so that no
+// worker starts it from then on and its row is closed whatever becomes of
+// its worker, and tells the steps processes to end it if they run it
+// (stepCancels): the attempt's context ends as soon as the notification
+// arrives, before an http step sends its request. The attempt's own job,
+// if it has one, is cancelled through River too: a job not fetched yet
+// never runs. (A job fetched after this tick read it as waiting is
+// cancelled all the same: River cancels a job whatever its state, under
 // its row lock.) A result that still arrives is stale and the engine
-// discards it. An attempt with no job of its own may be in a step batch,
-// whose job River must not cancel (every step of it would end): it is
-// given its result instead, so that no worker starts it from then on, and
-// the steps processes are told to end it if they run it (stepCancels).
+// discards it. An attempt in a step batch shares its job, which River
+// must not cancel (every step of it would end).
 func (b *commandBatch) cancelAttempt(ctx context.Context, a engine.CancelAttempt) error {
 	err := b.s.BridgeTaskDeleteAttempt(ctx, b.run.TenantID, b.run.ID, a.Node, a.Generation, a.Attempt)
 	if err != nil {
@@ -212,18 +214,13 @@ func (b *commandBatch) cancelAttempt(ctx context.Context, a engine.CancelAttempt
 	if err != nil {
 		return err
 	}
-	own := false
 	for _, j := range jobs {
 		if j.Batch {
 			continue
 		}
-		own = true
 		if _, err := b.c.river().JobCancelTx(ctx, b.tx, j.ID); err != nil {
 			return fmt.Errorf("cancel step job %d: %w", j.ID, err)
 		}
-	}
-	if own {
-		return nil
 	}
 	key := store.AttemptKey{Run: store.RunKey{TenantID: b.run.TenantID, ID: b.run.ID}, Node: a.Node, Generation: a.Generation, Attempt: a.Attempt}
 	if err := b.s.AttemptCancel(ctx, key, &engine.Error{Code: engine.CodeCancelled, Message: "the step was cancelled"}); err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/steps"
+	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
 	"github.com/ductor/ductor/workers"
 )
@@ -205,5 +206,50 @@ edges:
 	// The buffered "later" moved with the run and completes it.
 	if run := b.waitTerminal(t, next); run.Status != engine.RunSucceeded {
 		t.Fatalf("successor %s", run.Status)
+	}
+}
+
+// A sync child whose hard tier cannot continue it (its definition was
+// unpublished) is force-stopped, and its parent hears of it: the parent's
+// step fails rather than waiting for a successor that never comes.
+func TestSyncChildThatCannotContinueFailsItsParent(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.publishYAML(t, `
+key: stuck
+limits: {transitions_soft: 15, transitions_hard: 15, transitions_terminate: 1000}
+steps:
+  - {ref: go, type: signal, with: {name: go}}
+  - {ref: p1, type: transform, with: {expr: '1'}}
+  - {ref: p2, type: transform, with: {expr: '2'}}
+  - {ref: p3, type: transform, with: {expr: '3'}}
+  - {ref: hold, type: signal, with: {name: never}}
+edges:
+  - {from: go, to: p1}
+  - {from: p1, to: p2}
+  - {from: p2, to: p3}
+  - {from: p3, to: hold}
+`)
+	b.publishYAML(t, `
+key: waits-for-stuck
+steps:
+  - {ref: sub, type: subworkflow, with: {workflow: stuck}}
+`)
+	parent := b.start(t, "waits-for-stuck", nil)
+	var kids []store.Run
+	b.poll(t, func() bool { kids = b.children(t, parent); return len(kids) == 1 })
+	b.waitNode(t, kids[0].ID, "go", engine.NodeWaiting)
+	if _, err := b.pool.Exec(b.ctx, "UPDATE definition_version SET unpublished_at = now() WHERE key = 'stuck'"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.coord.Signal(b.ctx, b.tenant.ID, kids[0].ID, engine.Signal{RequestID: "go", Name: "go"}); err != nil {
+		t.Fatal(err)
+	}
+	if kid := b.waitTerminal(t, kids[0].ID); kid.Reason != string(engine.ReasonTransitionLimit) {
+		t.Fatalf("child %s %s, want terminated transition_limit", kid.Status, kid.Reason)
+	}
+	run := b.waitTerminal(t, parent)
+	if run.Status != engine.RunFailed || run.State.Error == nil || !strings.Contains(run.State.Error.Message, "transition_limit") {
+		t.Fatalf("parent %s %+v, want failed by its child's transition_limit", run.Status, run.State.Error)
 	}
 }

@@ -65,6 +65,9 @@ type Coordinator struct {
 	// StepBatchMax bounds how many ready steps of one tenant one River job
 	// carries (packSteps): 0 is DefaultStepBatchMax, 1 one step a job.
 	StepBatchMax int
+	// BatchQueueMax bounds the runs a tenant's running batches may have
+	// still to act on (CreateBatch): 0 is DefaultBatchQueueMax.
+	BatchQueueMax int
 	// PlainFIFO turns the fair queue's tags off: step jobs are fetched in
 	// insertion order. Only the fairness benchmark sets it, to show what
 	// the fair queue is for.
@@ -72,6 +75,10 @@ type Coordinator struct {
 	// Fault, when set, is called at each named point of a tick; an error
 	// aborts the tick there, as a crash would. Tests use it.
 	Fault func(point string) error
+	// FaultTx, when set, is called inside the transaction of each named
+	// point of a write; an error aborts the write there, as a failed
+	// statement would. Tests use it to make a statement fail for real.
+	FaultTx func(ctx context.Context, tx pgx.Tx, point string) error
 }
 
 // Points of a tick where Fault can abort it.
@@ -81,6 +88,8 @@ const (
 	FaultAfterEnqueue = "after_enqueue"
 	FaultAfterUpdate  = "after_update"
 	FaultAfterCommit  = "after_commit"
+	// FaultResultWrite is each transaction that writes step results.
+	FaultResultWrite = "result_write"
 )
 
 func (c *Coordinator) fault(point string) error {
@@ -88,6 +97,13 @@ func (c *Coordinator) fault(point string) error {
 		return nil
 	}
 	return c.Fault(point)
+}
+
+func (c *Coordinator) faultTx(ctx context.Context, tx pgx.Tx, point string) error {
+	if c.FaultTx == nil {
+		return nil
+	}
+	return c.FaultTx(ctx, tx, point)
 }
 
 // NewCoordinator builds a coordinator with a process-wide CEL cache.

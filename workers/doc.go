@@ -192,8 +192,8 @@
 //     (store.AttemptCancel), so no worker starts it from then on, and
 //     notifies the steps processes, which end that attempt's own context
 //     if they run it (stepCancels, whose comment says why no cancel is
-//     missed). A step with a job of its own is cancelled through River, as
-//     before.
+//     missed). A step with a job of its own is cancelled the same way, and
+//     its job through River too.
 //   - Leases and lost-step detection stay per attempt: the sweep reports
 //     every step of a job running past the rescue window (or discarded)
 //     that never started; a batch is completed by the sweep only once
@@ -247,9 +247,11 @@
 //     drains nothing more, and lost.
 //   - Cancelling an attempt cancels its River job whatever its state, not
 //     only a running one: a job fetched after the tick read it as waiting
-//     would have run a cancelled step. An attempt in a step batch is given
-//     its result in the cancelling transaction instead, which the start's
-//     conditional statement sees on the newest row version.
+//     would have run a cancelled step. Every cancelled attempt (in a step
+//     batch or not) is also given its result in the cancelling
+//     transaction, which the start's conditional statement sees on the
+//     newest row version, and which closes its row whatever becomes of its
+//     worker.
 //   - Step starts (attemptStarts) are conditional in one statement: an
 //     attempt with a result is not taken, nor one whose job the sweep may
 //     already have reported stranded (AttemptTake.By), so a late start

@@ -6,6 +6,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -24,18 +25,44 @@ var triggerExprs = sync.OnceValues(func() (*expr.Cache, error) {
 	return expr.NewCache(env, 1024), nil
 })
 
-// startTriggered starts the runs an event's triggers ask for, in the
-// transaction that stores the event: one run of the newest published
-// version per (event, trigger) whose filter passes, keyed by both so a
-// retry starts nothing twice. A filter or input that fails to evaluate is
-// no match: recorded on the trigger and counted, never an error of the
-// event.
-func (c *Coordinator) startTriggered(ctx context.Context, tx pgx.Tx, e store.Event) error {
-	s := store.New(tx)
-	triggers, err := s.EventTriggersFor(ctx, e.TenantID, e.Name)
+// evaluatedTrigger is an event trigger with the outcome of its filter and
+// input, found before the event's transaction begins.
+type evaluatedTrigger struct {
+	trigger store.EventTrigger
+	input   any
+	match   bool
+	err     error
+}
+
+// evalTriggers reads the triggers of an event's name and evaluates their
+// filter and input expressions, outside any transaction: an expression
+// runs for up to its time limit, and no database connection may wait on
+// it idle in a transaction. `now` is the time the event is published.
+func (c *Coordinator) evalTriggers(ctx context.Context, e store.Event) ([]evaluatedTrigger, error) {
+	triggers, err := store.New(c.pool).EventTriggersFor(ctx, e.TenantID, e.Name)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	now := time.Now().UTC()
+	out := make([]evaluatedTrigger, 0, len(triggers))
+	for _, t := range triggers {
+		input, match, err := evalTrigger(ctx, t, e.Data, now)
+		if err != nil && !isExprError(err) {
+			return nil, err
+		}
+		out = append(out, evaluatedTrigger{trigger: t, input: input, match: match, err: err})
+	}
+	return out, nil
+}
+
+// startTriggered starts the runs an event's triggers ask for, in the
+// transaction that stores the event, from the outcomes evalTriggers found
+// before it: one run of the newest published version per (event,
+// trigger) whose filter passes, keyed by both so a retry starts nothing
+// twice. A filter or input that fails to evaluate is no match: recorded
+// on the trigger and counted, never an error of the event.
+func (c *Coordinator) startTriggered(ctx context.Context, tx pgx.Tx, e store.Event, triggers []evaluatedTrigger) error {
+	s := store.New(tx)
 	for _, t := range triggers {
 		if err := c.startOneTriggered(ctx, tx, s, t, e); err != nil {
 			return err
@@ -44,10 +71,10 @@ func (c *Coordinator) startTriggered(ctx context.Context, tx pgx.Tx, e store.Eve
 	return nil
 }
 
-func (c *Coordinator) startOneTriggered(ctx context.Context, tx pgx.Tx, s *store.Store, t store.EventTrigger, e store.Event) error {
-	input, match, evalErr := evalTrigger(ctx, t, e)
+func (c *Coordinator) startOneTriggered(ctx context.Context, tx pgx.Tx, s *store.Store, et evaluatedTrigger, e store.Event) error {
+	t, match, evalErr := et.trigger, et.match, et.err
 	if evalErr == nil && match {
-		evalErr = c.startFromEvent(ctx, tx, s, t, e, input)
+		evalErr = c.startFromEvent(ctx, tx, s, t, e, et.input)
 	}
 	switch {
 	case evalErr != nil && !notStartable(evalErr) && !isExprError(evalErr):
@@ -76,37 +103,46 @@ func (c *Coordinator) startFromEvent(ctx context.Context, tx pgx.Tx, s *store.St
 }
 
 // evalTrigger evaluates the trigger's filter (no filter: a match) and
-// its input (default: the event's data), with `event` the event's data
-// and `now` the event's time.
-func evalTrigger(ctx context.Context, t store.EventTrigger, e store.Event) (input any, match bool, err error) {
+// its input (default: the event's data), with `event` the event's data.
+// An expression's failure names the field that holds it.
+func evalTrigger(ctx context.Context, t store.EventTrigger, data any, now time.Time) (input any, match bool, err error) {
 	cache, err := triggerExprs()
 	if err != nil {
 		return nil, false, err
 	}
-	vars := expr.Vars{Event: e.Data, Now: e.CreatedAt}
+	vars := expr.Vars{Event: data, Now: now}
 	if t.FilterExpr != "" {
 		p, err := cache.Get(t.FilterExpr, expr.KindBool)
 		if err != nil {
-			return nil, false, err
+			return nil, false, triggerExprError(err, "filter_expr")
 		}
 		if match, err = p.EvalBool(ctx, vars); err != nil || !match {
-			return nil, false, err
+			return nil, false, triggerExprError(err, "filter_expr")
 		}
 	}
 	if t.InputExpr == "" {
-		return e.Data, true, nil
+		return data, true, nil
 	}
 	p, err := cache.Get(t.InputExpr, expr.KindAny)
 	if err != nil {
-		return nil, false, err
+		return nil, false, triggerExprError(err, "input_expr")
 	}
 	if input, err = p.Eval(ctx, vars); err != nil {
-		return nil, false, err
+		return nil, false, triggerExprError(err, "input_expr")
 	}
 	if input, err = jsonvalue.Normalize(input); err != nil {
 		return nil, false, &expr.Error{Message: "input_expr: " + err.Error(), Code: expr.CodeExpressionError}
 	}
 	return input, true, nil
+}
+
+// triggerExprError names the trigger's field in an expression's error.
+func triggerExprError(err error, field string) error {
+	var e *expr.Error
+	if errors.As(err, &e) {
+		return e.WithLocation("", field)
+	}
+	return err
 }
 
 func isExprError(err error) bool {

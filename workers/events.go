@@ -19,7 +19,8 @@ import (
 // A repeated idempotency key returns the first event and delivers nothing;
 // with a different name or data, it is an IdempotencyMismatch when
 // e.MatchRequest says the key names the request (the API's). The event
-// also starts the runs its event triggers ask for (see startTriggered).
+// also starts the runs its event triggers ask for (see startTriggered),
+// whose expressions are evaluated before the transaction begins.
 //
 // The runs its triggers start join the trace of the span in ctx, when it
 // carries one (WithCaller), as a run started through the API joins its
@@ -42,6 +43,10 @@ func (c *Coordinator) Publish(ctx context.Context, e store.Event) (_ store.Event
 		}
 		e.RequestHash = hash
 	}
+	triggers, err := c.evalTriggers(ctx, e)
+	if err != nil {
+		return store.Event{}, false, err
+	}
 	var out store.Event
 	err = pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
 		var err error
@@ -52,7 +57,7 @@ func (c *Coordinator) Publish(ctx context.Context, e store.Event) (_ store.Event
 		if err := c.deliverEvent(ctx, tx, out); err != nil {
 			return err
 		}
-		return c.startTriggered(ctx, tx, out)
+		return c.startTriggered(ctx, tx, out, triggers)
 	})
 	return out, created, err
 }

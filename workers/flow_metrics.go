@@ -113,7 +113,7 @@ func (f *flowCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	seen := map[[4]string]int{}
 	for _, g := range gauges {
-		seen[[4]string{g.TenantID.String(), f.c.metrics.definitions.value(g.Definition), g.Rule, g.As}] += g.Runs
+		seen[[4]string{g.TenantID.String(), f.c.metrics.definitions.value(g.TenantID, g.Definition), g.Rule, g.As}] += g.Runs
 	}
 	for l, n := range seen {
 		ch <- prometheus.MustNewConstMetric(flowRunsDesc, prometheus.GaugeValue, float64(n), l[0], l[1], l[2], l[3])

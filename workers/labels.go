@@ -1,6 +1,10 @@
 package workers
 
 import (
+	"sync"
+
+	"github.com/google/uuid"
+
 	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/steps"
@@ -66,3 +70,51 @@ var statusLabels = setOf(
 )
 
 func statusLabel(s engine.RunStatus) string { return bounded(statusLabels, string(s)) }
+
+// maxLabelValues bounds the distinct values of a tenant-data label (a
+// definition key) in one process, and maxLabelValuesPerTenant the share
+// of them one tenant may take: a tenant with many definitions cannot
+// leave the others only "other".
+const (
+	maxLabelValues          = 100
+	maxLabelValuesPerTenant = 10
+)
+
+// labelCap hands out at most max label values, at most perTenant of them
+// to one tenant, first come first served, then "other", so tenant data
+// never makes a metric's series unbounded. A value is admitted for the
+// tenant that uses it: two tenants' definitions of the same key each
+// take a place in their own share.
+type labelCap struct {
+	mu        sync.Mutex
+	max       int
+	perTenant int
+	seen      map[tenantValue]bool
+	byTenant  map[uuid.UUID]int
+}
+
+type tenantValue struct {
+	tenant uuid.UUID
+	value  string
+}
+
+func newLabelCap(max, perTenant int) *labelCap {
+	return &labelCap{max: max, perTenant: perTenant, seen: map[tenantValue]bool{}, byTenant: map[uuid.UUID]int{}}
+}
+
+// value is v as a label of tenant's series: v once admitted, else
+// "other".
+func (l *labelCap) value(tenant uuid.UUID, v string) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	k := tenantValue{tenant, v}
+	if l.seen[k] {
+		return v
+	}
+	if len(l.seen) >= l.max || l.byTenant[tenant] >= l.perTenant {
+		return labelOther
+	}
+	l.seen[k] = true
+	l.byTenant[tenant]++
+	return v
+}

@@ -2,7 +2,6 @@ package workers
 
 import (
 	"strings"
-	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -57,7 +56,7 @@ func newOpsMetrics() *opsMetrics {
 		results:     counter("ductor_bridge_results_total", "Bridge task results, by verb (complete, fail) and outcome (accepted, or the error code).", "verb", "outcome"),
 		heartbeats:  counter("ductor_bridge_heartbeats_total", "Bridge task heartbeats, by outcome (accepted, or the error code).", "outcome"),
 		scrapeFails: counter("ductor_metrics_scrape_errors_total", "Queries a metrics scrape could not run, by collector: their series are missing from that scrape.", "collector"),
-		definitions: newLabelCap(maxLabelValues),
+		definitions: newLabelCap(maxLabelValues, maxLabelValuesPerTenant),
 	}
 }
 
@@ -73,33 +72,6 @@ func outcome(err error) string {
 		return "accepted"
 	}
 	return string(apperr.CodeOf(err))
-}
-
-// maxLabelValues bounds the distinct values of a tenant-data label in one
-// process.
-const maxLabelValues = 100
-
-// labelCap hands out at most max distinct label values, then "other", so
-// tenant data never makes a metric's series unbounded.
-type labelCap struct {
-	mu   sync.Mutex
-	max  int
-	seen map[string]bool
-}
-
-func newLabelCap(max int) *labelCap { return &labelCap{max: max, seen: map[string]bool{}} }
-
-func (l *labelCap) value(v string) string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.seen[v] {
-		return v
-	}
-	if len(l.seen) >= l.max {
-		return labelOther
-	}
-	l.seen[v] = true
-	return v
 }
 
 // tierLabels are the tiers a step queue serves.

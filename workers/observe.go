@@ -35,7 +35,7 @@ func runAttrs(r store.Run) []any {
 
 // runStarted logs and counts a run that was just created.
 func (c *Coordinator) runStarted(ctx context.Context, r store.Run) {
-	c.metrics.started.WithLabelValues(c.metrics.definitions.value(r.DefinitionKey)).Inc()
+	c.metrics.started.WithLabelValues(c.metrics.definitions.value(r.TenantID, r.DefinitionKey)).Inc()
 	attrs := append(runAttrs(r), "version", r.DefinitionVersion)
 	if r.ParentRunID != nil {
 		attrs = append(attrs, "parent_run_id", *r.ParentRunID)
@@ -74,7 +74,7 @@ func (c *Coordinator) observeTicks(ctx context.Context, ticks []*runTick, begun 
 
 // runEnded logs, counts and records the span of a run that just ended.
 func (c *Coordinator) runEnded(ctx context.Context, run store.Run, now engine.Run) {
-	c.metrics.finished.WithLabelValues(c.metrics.definitions.value(run.DefinitionKey), statusLabel(now.Status)).Inc()
+	c.metrics.finished.WithLabelValues(c.metrics.definitions.value(run.TenantID, run.DefinitionKey), statusLabel(now.Status)).Inc()
 	took := now.FinishedAt.Sub(run.CreatedAt)
 	attrs := append(runAttrs(run), "status", now.Status, "duration_ms", took.Milliseconds())
 	if now.Reason != "" {

@@ -24,11 +24,12 @@ import (
 // a worker that waited would hold the slot for a whole group, and the
 // workers of one group would free their slots together, making every other
 // tenant's step wait for the next group. A result that cannot be written
-// because the database is unavailable (restarting, say) is kept and
-// offered again with backoff until its attempt's lease runs out (see
-// retry.go); only then, or when its process dies, is it lost, and the
-// sweep retries the attempt when the lease runs out, as for a worker that
-// died. Past maxUnrecorded
+// because the database is unavailable (restarting, say) or a statement
+// failed for a reason of the moment (a statement timeout, a deadlock, a
+// serialization failure: store.Transient) is kept and offered again with
+// backoff until its attempt's lease runs out (see retry.go); only then,
+// or when its process dies, is it lost, and the sweep retries the attempt
+// when the lease runs out, as for a worker that died. Past maxUnrecorded
 // results waiting, workers wait for theirs again, so a slow database
 // slows the workers down rather than filling memory.
 type resultGroup struct {
@@ -141,9 +142,12 @@ func (g *resultGroup) write(ctx context.Context, group []*resultRequest) {
 		c.log.WarnContext(ctx, "inline tick failed; handing over to a tick job", "run_id", r.key.ID, "err", err)
 	}
 	r.err = pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+		if err := c.faultTx(ctx, tx, FaultResultWrite); err != nil {
+			return err
+		}
 		return c.Deliver(ctx, tx, r.key.TenantID, r.key.ID, r.result)
 	})
-	if store.Unavailable(r.err) && g.retryLater(r) {
+	if store.Transient(r.err) && g.retryLater(r) {
 		return
 	}
 	if r.err != nil {
@@ -166,6 +170,9 @@ func (g *resultGroup) tickGroup(ctx context.Context, group []*resultRequest) err
 		// River worker's: a panic becomes this group's error instead of
 		// taking the process down.
 		defer recoverAs(&err)
+		if err := c.faultTx(ctx, tx, FaultResultWrite); err != nil {
+			return err
+		}
 		var keys []store.RunKey
 		inputs := map[store.RunKey][]engine.Input{}
 		for _, r := range group {
@@ -193,7 +200,7 @@ func (g *resultGroup) tickGroup(ctx context.Context, group []*resultRequest) err
 }
 
 // retryLater offers a result that could not be stored (the database was
-// unavailable) again after a backoff, with whatever results gather
+// unavailable, or a statement failed transiently) again after a backoff, with whatever results gather
 // meanwhile, and reports false when the next try would come after its
 // lease may have run out.
 func (g *resultGroup) retryLater(r *resultRequest) bool {

@@ -51,6 +51,14 @@ func (w *StepWorker) Work(ctx context.Context, job *river.Job[StepArgs]) error {
 		return w.workBatch(ctx, job)
 	}
 	a := job.Args
+	// Watched before its start is recorded, as a batch's steps are, so
+	// that a cancel committed after the start ends the step's context.
+	ctxs, releases, err := w.C.cancels.watch(ctx, []store.AttemptKey{a.attemptKey()})
+	if err != nil {
+		w.C.log.WarnContext(ctx, "could not watch a step for cancels; offering it again", "run_id", a.RunID, "node", a.Node, "err", err)
+		return river.JobSnooze(startRetry)
+	}
+	defer releases[0]()
 	outcome, until, err := w.take(ctx, job, a)
 	if err != nil {
 		// Nothing ran and nothing is recorded: offer the job again rather
@@ -65,7 +73,7 @@ func (w *StepWorker) Work(ctx context.Context, job *river.Job[StepArgs]) error {
 	case store.TooLate:
 		return errStartTooLate
 	}
-	_, err = w.execute(ctx, job, a, until)
+	_, err = w.execute(ctxs[0], job, a, until)
 	return err
 }
 

@@ -15,20 +15,22 @@ import (
 	"github.com/ductor/ductor/app/store"
 )
 
-// A step that shares its River job with others (a step batch) cannot be
-// cancelled through River: River's cancel ends the whole job, every step
-// of the batch with it. A cancelling tick instead gives the attempt its
-// result (store.AttemptCancel), so that no worker starts it from then on,
-// and, in the same transaction, notifies cancelChannel with the attempt:
-// every steps process listens (stepCancels) and ends the context of that
-// attempt alone if it runs it. A step worker registers a batch's attempts
-// and waits until the listener listens before it records their start, so
-// that a cancel committed after a start always reaches the attempt: if
-// the cancel committed first, the start finds the attempt with its result
-// and refuses it; if after, its notification comes to a listener that
-// already listens. Notifications sent while the listener reconnects are
-// lost, so on reconnecting it ends the attempts it runs that have a result
-// meanwhile.
+// A cancelling tick gives each cancelled attempt its result
+// (store.AttemptCancel), so that no worker starts it from then on and its
+// row is closed whatever becomes of its worker, and, in the same
+// transaction, notifies cancelChannel with the attempt: every steps
+// process listens (stepCancels) and ends the context of that attempt
+// alone if it runs it. River's own cancel cannot do that for a step that
+// shares its River job with others (a step batch: it would end the whole
+// job, every step of the batch with it), and for a step with a job of its
+// own it comes through River's notifications, later than this one. A step
+// worker registers its attempts and waits until the listener listens
+// before it records their start, so that a cancel committed after a start
+// always reaches the attempt: if the cancel committed first, the start
+// finds the attempt with its result and refuses it; if after, its
+// notification comes to a listener that already listens. Notifications
+// sent while the listener reconnects are lost, so on reconnecting it ends
+// the attempts it runs that have a result meanwhile.
 
 // cancelChannel is the notification channel of cancelled attempts; the
 // payload is a cancelNote.
@@ -68,9 +70,9 @@ var errAttemptCancelled = errors.New("the step was cancelled")
 // offered again.
 const listenWait = 10 * time.Second
 
-// stepCancels are the batched attempts this process runs, by attempt, and
+// stepCancels are the attempts this process runs, by attempt, and
 // the listener that ends them when they are cancelled. The listener starts
-// with the first batch and runs until Close.
+// with the first step and runs until Close.
 type stepCancels struct {
 	c         *Coordinator
 	mu        sync.Mutex

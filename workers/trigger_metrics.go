@@ -26,7 +26,7 @@ func newTriggerMetrics() *triggerMetrics {
 		}, []string{"outcome"}),
 		webhooks: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ductor_webhook_deliveries_total",
-			Help: "Inbound webhook deliveries by outcome: accepted, duplicate, id_reused (a delivery id already used for another body), bad_signature, stale_timestamp, invalid_body, not_found, rate_limited (an address past its budget of failures).",
+			Help: "Inbound webhook deliveries by outcome: accepted, duplicate, id_reused (a delivery id already used for another body), bad_signature, stale_timestamp, invalid_body, too_large, not_found, rate_limited (a failure past its budget).",
 		}, []string{"outcome"}),
 	}
 	m.init()
@@ -38,7 +38,7 @@ func newTriggerMetrics() *triggerMetrics {
 var (
 	scheduleOutcomes     = []string{"started", "buffered", "skipped", "missed"}
 	eventTriggerOutcomes = []string{"started", "no_match", "error"}
-	webhookOutcomes      = []string{"accepted", "duplicate", "id_reused", "bad_signature", "stale_timestamp", "invalid_body", "not_found", "rate_limited"}
+	webhookOutcomes      = []string{"accepted", "duplicate", "id_reused", "bad_signature", "stale_timestamp", "invalid_body", "too_large", "not_found", "rate_limited"}
 )
 
 func (m *triggerMetrics) init() {

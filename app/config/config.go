@@ -45,6 +45,9 @@ type Config struct {
 	// StepBatch is how many ready steps of one tenant one River job may
 	// carry (1: one step a job).
 	StepBatch int
+	// TrustedProxies are the peers whose X-Forwarded-For and X-Real-IP
+	// headers name the client; none by default.
+	TrustedProxies []netip.Prefix
 }
 
 // Role is a part of Ductor a process runs.
@@ -104,6 +107,7 @@ func Load(fs *flag.FlagSet, args []string, getenv func(string) string, defaultAd
 		{env: "DUCTOR_LOG_FORMAT", flag: "log-format", usage: "json or text (default: json for serve, text for dev)"},
 		{env: "DUCTOR_PRUNE_INTERVAL", flag: "prune-interval", usage: "how often finished runs past their tenant's retention are deleted (0: never)", def: "1m"},
 		{env: "DUCTOR_STEP_BATCH", flag: "step-batch", usage: "most ready steps of one tenant one job carries, 1 to 16 (1: one step a job)", def: "2"},
+		{env: "DUCTOR_TRUSTED_PROXIES", flag: "trusted-proxies", usage: "comma-separated CIDRs of the proxies whose X-Forwarded-For and X-Real-IP name the client (default: none)"},
 	}
 	for _, s := range settings {
 		s.value = s.def
@@ -149,7 +153,7 @@ func build(get func(string) string) (Config, error) {
 	check(checkURL("OIDC_ISSUER", cfg.OIDCIssuer))
 	check(checkSecret(cfg.SecretKey))
 	var err error
-	cfg.HTTPAllow, err = parseCIDRs(get("DUCTOR_HTTP_ALLOW"))
+	cfg.HTTPAllow, err = parseCIDRs("DUCTOR_HTTP_ALLOW", get("DUCTOR_HTTP_ALLOW"))
 	check(err)
 	cfg.LogLevel, err = parseLevel(get("DUCTOR_LOG_LEVEL"))
 	check(err)
@@ -164,6 +168,8 @@ func build(get func(string) string) (Config, error) {
 	cfg.PruneInterval, err = parseInterval(get("DUCTOR_PRUNE_INTERVAL"))
 	check(err)
 	cfg.StepBatch, err = parseStepBatch(get("DUCTOR_STEP_BATCH"))
+	check(err)
+	cfg.TrustedProxies, err = parseCIDRs("DUCTOR_TRUSTED_PROXIES", get("DUCTOR_TRUSTED_PROXIES"))
 	check(err)
 	if len(errs) > 0 {
 		return cfg, errs[0]
@@ -230,7 +236,7 @@ func checkSecret(v string) error {
 	return nil
 }
 
-func parseCIDRs(v string) ([]netip.Prefix, error) {
+func parseCIDRs(name, v string) ([]netip.Prefix, error) {
 	var out []netip.Prefix
 	for _, part := range strings.Split(v, ",") {
 		part = strings.TrimSpace(part)
@@ -239,7 +245,7 @@ func parseCIDRs(v string) ([]netip.Prefix, error) {
 		}
 		p, err := netip.ParsePrefix(part)
 		if err != nil {
-			return nil, &Error{"DUCTOR_HTTP_ALLOW", fmt.Sprintf("%q is not a CIDR", part)}
+			return nil, &Error{name, fmt.Sprintf("%q is not a CIDR", part)}
 		}
 		out = append(out, p.Masked())
 	}

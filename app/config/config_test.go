@@ -45,19 +45,20 @@ func TestFlagsOverrideEnvironment(t *testing.T) {
 func TestBadSettingNamesIt(t *testing.T) {
 	t.Parallel()
 	cases := map[string]map[string]string{
-		"DATABASE_URL":          {"DATABASE_URL": "mysql://x"},
-		"DUCTOR_ADDR":           {"DUCTOR_ADDR": "nohostport"},
-		"DUCTOR_BASE_URL":       {"DUCTOR_BASE_URL": "ftp://x"},
-		"OIDC_ISSUER":           {"OIDC_ISSUER": "not a url"},
-		"DUCTOR_SECRET_KEY":     {"DUCTOR_SECRET_KEY": "short"},
-		"DUCTOR_HTTP_ALLOW":     {"DUCTOR_HTTP_ALLOW": "10.0.0.0/8, nonsense"},
-		"DUCTOR_LOG_LEVEL":      {"DUCTOR_LOG_LEVEL": "loud"},
-		"DUCTOR_ROLES":          {"DUCTOR_ROLES": "web,chef"},
-		"DUCTOR_API_RATE":       {"DUCTOR_API_RATE": "-3"},
-		"DUCTOR_RESCUE_WINDOW":  {"DUCTOR_RESCUE_WINDOW": "soon"},
-		"DUCTOR_LOG_FORMAT":     {"DUCTOR_LOG_FORMAT": "xml"},
-		"DUCTOR_PRUNE_INTERVAL": {"DUCTOR_PRUNE_INTERVAL": "10ms"},
-		"DUCTOR_STEP_BATCH":     {"DUCTOR_STEP_BATCH": "0"},
+		"DATABASE_URL":           {"DATABASE_URL": "mysql://x"},
+		"DUCTOR_ADDR":            {"DUCTOR_ADDR": "nohostport"},
+		"DUCTOR_BASE_URL":        {"DUCTOR_BASE_URL": "ftp://x"},
+		"OIDC_ISSUER":            {"OIDC_ISSUER": "not a url"},
+		"DUCTOR_SECRET_KEY":      {"DUCTOR_SECRET_KEY": "short"},
+		"DUCTOR_HTTP_ALLOW":      {"DUCTOR_HTTP_ALLOW": "10.0.0.0/8, nonsense"},
+		"DUCTOR_LOG_LEVEL":       {"DUCTOR_LOG_LEVEL": "loud"},
+		"DUCTOR_ROLES":           {"DUCTOR_ROLES": "web,chef"},
+		"DUCTOR_API_RATE":        {"DUCTOR_API_RATE": "-3"},
+		"DUCTOR_RESCUE_WINDOW":   {"DUCTOR_RESCUE_WINDOW": "soon"},
+		"DUCTOR_LOG_FORMAT":      {"DUCTOR_LOG_FORMAT": "xml"},
+		"DUCTOR_PRUNE_INTERVAL":  {"DUCTOR_PRUNE_INTERVAL": "10ms"},
+		"DUCTOR_STEP_BATCH":      {"DUCTOR_STEP_BATCH": "0"},
+		"DUCTOR_TRUSTED_PROXIES": {"DUCTOR_TRUSTED_PROXIES": "10.0.0.0/8, lb.internal"},
 	}
 	for setting, env := range cases {
 		_, err := load(t, env)
@@ -76,6 +77,21 @@ func TestHTTPAllowParsesCIDRs(t *testing.T) {
 	}
 	if len(cfg.HTTPAllow) != 2 || cfg.HTTPAllow[0].String() != "10.0.0.0/8" {
 		t.Fatalf("HTTPAllow = %v", cfg.HTTPAllow)
+	}
+}
+
+// Trusted proxies are none by default; the flag wins over the variable.
+func TestTrustedProxies(t *testing.T) {
+	t.Parallel()
+	if cfg, err := load(t, nil); err != nil || len(cfg.TrustedProxies) != 0 {
+		t.Fatalf("default = %v, %v; want none", cfg.TrustedProxies, err)
+	}
+	cfg, err := load(t, map[string]string{"DUCTOR_TRUSTED_PROXIES": "10.0.0.0/8"}, "--trusted-proxies", "192.0.2.9/24, 2001:db8::/32")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.TrustedProxies) != 2 || cfg.TrustedProxies[0].String() != "192.0.2.0/24" || cfg.TrustedProxies[1].String() != "2001:db8::/32" {
+		t.Fatalf("TrustedProxies = %v", cfg.TrustedProxies)
 	}
 }
 

@@ -38,9 +38,23 @@ func parse(doc []byte, f Format) (any, error) {
 	if len(doc) > MaxDocumentBytes {
 		return nil, fmt.Errorf("%w: %d bytes, the limit is %d", ErrTooLarge, len(doc), MaxDocumentBytes)
 	}
+	if err := rawNULProblem(doc); err != nil {
+		return nil, err
+	}
 	if f == FormatAuto {
 		f = sniff(doc)
 	}
+	tree, err := parseFormat(doc, f)
+	if err != nil {
+		return nil, err
+	}
+	if err := nulProblems(tree); err != nil {
+		return nil, err
+	}
+	return tree, nil
+}
+
+func parseFormat(doc []byte, f Format) (any, error) {
 	if f == FormatJSON {
 		return parseJSON(doc)
 	}
@@ -68,6 +82,9 @@ func parseJSON(doc []byte) (any, error) {
 }
 
 func parseYAML(doc []byte) (any, error) {
+	if err := CheckYAMLAliases(doc); err != nil {
+		return nil, err
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(doc))
 	var v any
 	if err := dec.Decode(&v); err != nil {

@@ -30,7 +30,8 @@ func TestParseErrors(t *testing.T) {
 		{"YAML duplicate key", "key: k\nkey: j\n", FormatYAML, `mapping key "key" already defined`},
 		{"YAML two documents", "key: k\n---\nkey: j\n", FormatYAML, "single document"},
 		{"empty", "", FormatYAML, "document is empty"},
-		{"YAML alias expansion", bomb, FormatYAML, "expands to more than"},
+		{"YAML alias expansion", bomb, FormatYAML, "aliases expand the document"},
+		{"NUL byte", "key: k\n# \x00\nsteps: []\n", FormatYAML, "NUL byte (line 2)"},
 		{"YAML infinity", "key: k\nsteps:\n  - {ref: a, type: task, with: {handler: h, n: .inf}}\n", FormatYAML, "finite"},
 		{"YAML binary", "key: !!binary aGVsbG8=\n", FormatYAML, "unsupported YAML value"},
 	}

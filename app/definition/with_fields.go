@@ -121,7 +121,7 @@ var subworkflowFields = []Field{
 		Doc: "The child's input (with `repeat`, the loop's variables in scope)."},
 	{Name: "timeout", Kind: KindDuration, Default: 0, Mode: "sync", DefaultDoc: "none", Doc: "How long to wait."},
 	{Name: "on_timeout", Kind: KindEnum, Enum: []string{"fail_parent", "detach", "continue_with_error"}, Default: "fail_parent", Mode: "sync",
-		Doc: "Past the timeout: fail this step (and the child), detach the child and succeed, or end with an error edge."},
+		Doc: "Past the timeout: fail this step, detach the child and succeed, or end with an error edge; the child is never cancelled by it and runs on."},
 	{Name: "repeat", Kind: KindObject, Fields: repeatFields, read: readRepeat,
 		Doc: "Sync mode: runs the child again and again until `until_expr` holds, at most `max_iterations` times."},
 }

@@ -26,14 +26,14 @@ func (d *decider) cancelNode(c CancelNode) {
 		reason += ": " + c.Reason
 	}
 	err := &Error{Code: CodeCancelled, Message: reason}
-	d.withdraw(n)
+	d.withdraw(n, "node "+n.ID+" "+reason)
 	if n.State == NodeRunning && n.Scatter == nil {
 		d.recordAttempt(n, nil, err) // the attempt a worker was running
 	}
 	n.Waiting, n.Outcome, n.Error, n.CancelReason = nil, definition.OutcomeError, err, reason
 	d.setNode(n, NodeCancelled, reason)
 	if n.Scatter != nil {
-		d.stopChildren(n)
+		d.stopChildren(n, "scatter "+n.ID+" cancelled ("+reason+")")
 	}
 	if n.Child != nil || d.g.steps[n.Ref].OnError == definition.OnErrorContinue {
 		d.after(n, -1)

@@ -88,20 +88,28 @@ type StartChildRun struct {
 	WaitFor  string
 }
 
-// CancelChildRun cancels a sync child run.
+// CancelChildRun cancels a sync child run: RunID when set (the latest
+// successor of a child that continued as new), else the run Key names.
+// The shell follows the chain further to a successor the parent has not
+// heard of yet. Reason is the child's cancel reason: "parent cancelled"
+// only when the parent run was cancelled.
 type CancelChildRun struct {
-	Node string
-	Key  string
+	Node   string
+	Key    string
+	RunID  string
+	Reason string
 }
 
 // NotifyParent wakes the parent run of a sync child with a
-// ChildRunUpdate.
+// ChildRunUpdate. Successor is set when the child continued as new: the
+// parent waits for that run instead.
 type NotifyParent struct {
 	Parent     ParentLink
 	Status     RunStatus
 	Checkpoint string
 	Output     any
 	Error      *Error
+	Successor  string
 }
 
 // StartSuccessor creates the ContinueAsNew successor run. The shell

@@ -68,11 +68,26 @@ func (d *decider) stopNode(n *Node, idle NodeState, reason string) {
 		d.setNode(n, idle, orText(reason, "run ended"))
 		return
 	}
-	d.withdraw(n)
+	d.withdraw(n, reason)
 	n.Waiting = nil
 	d.setNode(n, NodeCancelled, reason)
 	if n.Scatter != nil {
-		d.stopChildren(n)
+		d.stopChildren(n, reason)
+	}
+}
+
+// parentEnded is the cancel reason of a child run whose parent run
+// ended: "parent cancelled" only when it was cancelled.
+func (d *decider) parentEnded() string {
+	switch st := d.runRow.Status; st {
+	case RunCancelled:
+		return "parent cancelled"
+	case RunTimedOut:
+		return "parent timed out"
+	case RunTerminated:
+		return "parent terminated (" + string(d.runRow.Reason) + ")"
+	default:
+		return "parent " + string(st)
 	}
 }
 
@@ -84,8 +99,10 @@ func orText(s, fallback string) string {
 }
 
 // withdraw emits the commands that undo a running or waiting node's
-// pending side effects. Async and detached children are left alone.
-func (d *decider) withdraw(n *Node) {
+// pending side effects. Async and detached children are left alone; a
+// sync child run is cancelled saying why (reason, or how the parent run
+// ended when there is none).
+func (d *decider) withdraw(n *Node, reason string) {
 	if n.State == NodeRunning && stepKinds[d.specOf(n).typ] == kindWorker && n.Scatter == nil {
 		if !d.retract(func(c Command) bool {
 			x, ok := c.(DispatchAttempt)
@@ -104,7 +121,7 @@ func (d *decider) withdraw(n *Node) {
 		d.emit(CloseInteraction{Node: n.ID, Key: d.idempotencyKey(n)})
 	case WaitChild:
 		if w.ChildKey != "" {
-			d.emit(CancelChildRun{Node: n.ID, Key: w.ChildKey})
+			d.emit(CancelChildRun{Node: n.ID, Key: w.ChildKey, RunID: w.ChildRunID, Reason: orText(reason, d.parentEnded())})
 		}
 	}
 }
@@ -128,6 +145,11 @@ func (d *decider) closeForCAN() {
 	}
 	d.terminate(ReasonContinuedAsNew)
 	d.emit(StartSuccessor{RequestID: c.RequestID, Input: input})
+	if p := d.runRow.Parent; p != nil && p.Sync {
+		// The successor inherits the parent link: the parent waits for
+		// it from now on, and it reports when it ends.
+		d.emit(NotifyParent{Parent: *p, Status: RunTerminated, Successor: SuccessorRunID(d.runRow.ID, c.RequestID)})
+	}
 }
 
 // retryNode re-runs a failed or cancelled node and everything downstream
@@ -191,7 +213,7 @@ func (d *decider) failedRun(n *Node) bool {
 
 func (d *decider) resetNode(n *Node, reset map[string]bool, target string) {
 	if !n.State.Terminal() && n.State != NodePending {
-		d.withdraw(n)
+		d.withdraw(n, "retry from "+target)
 		n.Waiting = nil
 		d.setNode(n, NodeCancelled, "retry from "+target)
 	}

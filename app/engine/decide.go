@@ -195,6 +195,13 @@ func (d *decider) setNode(n *Node, to NodeState, detail string) {
 	d.transition(Transition{Node: n.ID, From: string(from), To: string(to), Generation: n.Generation, Attempt: n.Attempt, Detail: detail})
 }
 
+// noteNode records a self-transition of n saying detail, changing
+// nothing else (a running scatter keeps its started_at).
+func (d *decider) noteNode(n *Node, detail string) {
+	st := string(n.State)
+	d.transition(Transition{Node: n.ID, From: st, To: st, Generation: n.Generation, Attempt: n.Attempt, Detail: detail})
+}
+
 // setRun changes the run's status and records the transition.
 func (d *decider) setRun(to RunStatus, detail string) {
 	from := d.runRow.Status

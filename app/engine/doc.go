@@ -132,6 +132,24 @@
 // [ChildRunUpdate] names its child run, so a late report of an earlier
 // iteration is stale. The node's output is the last iteration's.
 //
+// Continued children (controls.go, loop.go): a sync child that continues
+// as new emits, with its [StartSuccessor], a [NotifyParent] naming the
+// successor (SuccessorRunID, derived from its id and the request), and
+// the successor inherits the parent link. The parent's node then waits
+// for that run (Waiting.ChildRunID, with no transition: a long-lived
+// child may continue without end, and the parent's history must not grow
+// with it), so a report from any other run of the chain is stale, the
+// node resumes with the output of the run that ends the chain, and
+// withdrawing the node cancels that run ([CancelChildRun].RunID; the
+// shell follows the chain to a successor not reported yet). A node reset
+// by a retry cancels its chain; one that timed out leaves it running, and
+// its retry waits for a new child only.
+//
+// A withdrawn sync child is cancelled saying why (CancelChildRun.Reason):
+// "parent cancelled" only when the run was cancelled; otherwise how the
+// run ended, or that its node was cancelled, lost a race, was reset by a
+// retry, or that its scatter completed early, failed or was cancelled.
+//
 // # Controls and run limits
 //
 // [Cancel] ends the run cancelled and cancels every open node (sync

@@ -67,12 +67,16 @@ type ChildRunUpdate struct {
 	Output     any
 	Error      *Error
 	// ChildRunID names the child run reporting, so a late report of an
-	// earlier child of the node (a previous loop iteration) is stale;
+	// earlier child of the node (a previous loop iteration, an earlier run
+	// of a chain that continued as new) is stale;
 	// empty for a child that could not be started.
 	ChildRunID string `json:",omitempty"`
 	// NotStarted says the child could not be created at all (Error says
 	// why: workflow_not_found, depth_exceeded).
 	NotStarted bool `json:",omitempty"`
+	// Successor says the child continued as new as this run: the node
+	// waits for the successor from now on (Status is terminated).
+	Successor string `json:",omitempty"`
 }
 
 // ApprovalDecided is one person's decision on an approval node.

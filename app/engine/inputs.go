@@ -378,6 +378,14 @@ func (d *decider) childRun(u ChildRunUpdate) {
 		d.discard(u, "node not waiting for a child")
 		return
 	}
+	if u.Successor != "" {
+		// The child continued as new: the node follows it to its
+		// successor, which reports instead. No transition: a long-lived
+		// child may continue many times, and the parent's history must
+		// not grow with the child's.
+		n.Waiting.ChildRunID = u.Successor
+		return
+	}
 	waitFor := d.specOf(n).with.strOr("wait_for", "terminal")
 	switch {
 	case u.Checkpoint != "" && waitFor == "checkpoint:"+u.Checkpoint:

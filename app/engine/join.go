@@ -102,12 +102,12 @@ func (d *decider) feedsOnly(ref string, set map[string]bool) bool {
 // edges die.
 func (d *decider) cancelLoser(n *Node, reason string) {
 	if n.State == NodeRunning || n.State == NodeWaiting {
-		d.withdraw(n)
+		d.withdraw(n, "node "+n.ID+" lost a race ("+reason+")")
 	}
 	n.Waiting, n.Outcome, n.CancelReason = nil, "", reason
 	d.setNode(n, NodeCancelled, reason)
 	if n.Scatter != nil {
-		d.stopChildren(n)
+		d.stopChildren(n, "scatter "+n.ID+" lost a race ("+reason+")")
 	}
 	d.after(n, -1)
 }

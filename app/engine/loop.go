@@ -52,12 +52,23 @@ func (d *decider) iterate(n *Node, output any) {
 	}
 	key := iterationKey(d.idempotencyKey(n), k+1)
 	d.startChild(n, w, key, input)
-	n.Waiting.ChildKey, n.Waiting.Iteration = key, k+1
+	n.Waiting.ChildKey, n.Waiting.ChildRunID, n.Waiting.Iteration = key, ChildRunID(key), k+1
 	d.setNode(n, NodeWaiting, fmt.Sprintf("iteration %d", k+1))
 }
 
 // staleChild reports a report from another child run than the one the
-// node waits for (an earlier iteration's).
+// node waits for: an earlier iteration's, or an earlier run of a chain
+// that continued as new.
 func staleChild(w *Waiting, u ChildRunUpdate) bool {
-	return u.ChildRunID != "" && w.ChildKey != "" && u.ChildRunID != ChildRunID(w.ChildKey)
+	want := waitedChild(w)
+	return u.ChildRunID != "" && want != "" && u.ChildRunID != want
+}
+
+// waitedChild is the id of the child run a node waits for: the latest
+// successor it heard of, else the run its key names.
+func waitedChild(w *Waiting) string {
+	if w.ChildRunID != "" || w.ChildKey == "" {
+		return w.ChildRunID
+	}
+	return ChildRunID(w.ChildKey)
 }

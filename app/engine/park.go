@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"time"
 
 	"github.com/ductor/ductor/app/definition"
@@ -106,11 +107,24 @@ func (d *decider) parkSignal(n *Node, w with) {
 }
 
 func (d *decider) parkEvent(n *Node, sp spec) {
-	t := WaitEvent
+	wt := &Waiting{Type: WaitEvent, Name: sp.with.str("name")}
 	if sp.typ == definition.TypeEventSet {
-		t = WaitEventSet
+		wt.Type, wt.Events = WaitEventSet, memberNames(sp.with)
 	}
-	d.wait(n, &Waiting{Type: t, Name: sp.with.str("name")}, "timeout", d.timeoutAt(sp.with))
+	d.wait(n, wt, "timeout", d.timeoutAt(sp.with))
+}
+
+// memberNames lists the distinct event names of an event_set's members,
+// in member order.
+func memberNames(w with) []string {
+	var names []string
+	list, _ := w["events"].([]any)
+	for _, x := range list {
+		if name := with(asMap(x)).str("name"); name != "" && !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	return names
 }
 
 func (d *decider) parkApproval(n *Node, w with) {
@@ -149,7 +163,7 @@ func (d *decider) parkChild(n *Node, w with) {
 		d.succeed(n, definition.OutcomeSuccess, map[string]any{"child_key": key, "child_run_id": ChildRunID(key)})
 		return
 	}
-	wt := &Waiting{Type: WaitChild, ChildKey: key}
+	wt := &Waiting{Type: WaitChild, ChildKey: key, ChildRunID: ChildRunID(key)}
 	if loop {
 		wt.Iteration = 1
 	}

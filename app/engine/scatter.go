@@ -276,9 +276,10 @@ func collapse(outcomes []any, strategy string) map[string]any {
 	return map[string]any{"result": result, "error": errs}
 }
 
-// stopChildren cancels the live children of a scatter that ended; those
-// not loaded are asked for, and the next call's sweep cancels them.
-func (d *decider) stopChildren(n *Node) {
+// stopChildren cancels the live children of a scatter that ended, saying
+// why (reason; none when the run ended); those not loaded are asked for,
+// and the next call's sweep cancels them.
+func (d *decider) stopChildren(n *Node, reason string) {
 	live := n.Scatter.Total - n.Scatter.Succeeded - n.Scatter.Failed
 	loaded := 0
 	for _, cid := range d.childIDs(n.ID) {
@@ -287,7 +288,7 @@ func (d *decider) stopChildren(n *Node) {
 			continue
 		}
 		loaded++
-		d.stopNode(d.mut(cid), NodeCancelled, "")
+		d.stopNode(d.mut(cid), NodeCancelled, reason)
 	}
 	if loaded < live {
 		d.need(Need{Scatter: n.ID, From: 0, To: n.Scatter.Total, Live: true})
@@ -308,9 +309,24 @@ func (d *decider) sweep() {
 			if c.State.Terminal() || (!sc.State.Terminal() && sc.Generation == c.Generation) {
 				continue
 			}
-			d.stopNode(d.mut(cid), NodeCancelled, "")
+			d.stopNode(d.mut(cid), NodeCancelled, d.sweepReason(sc))
 		}
 	}
+}
+
+// sweepReason says why sweep cancels a scatter's child: the scatter was
+// stopped (its cancel reason) or ended otherwise, the run ended (none),
+// or the scatter moved to a new generation.
+func (d *decider) sweepReason(sc *Node) string {
+	switch {
+	case sc.CancelReason != "":
+		return "scatter " + sc.ID + " cancelled (" + sc.CancelReason + ")"
+	case sc.State.Terminal() && sc.State != NodeCancelled:
+		return "scatter " + sc.ID + " " + string(sc.State)
+	case d.runRow.Status.Terminal():
+		return ""
+	}
+	return "scatter " + sc.ID + " was retried"
 }
 
 // childIDs lists a scatter's loaded children in index order.

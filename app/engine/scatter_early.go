@@ -39,7 +39,7 @@ func (d *decider) checkComplete(n *Node) bool {
 	}
 	if holds {
 		s.CompletedEarly = true
-		d.setNode(n, n.State, fmt.Sprintf("complete_when held with %d of %d children finished (%d succeeded, %d failed)", done, s.Total, s.Succeeded, s.Failed))
+		d.noteNode(n, fmt.Sprintf("complete_when held with %d of %d children finished (%d succeeded, %d failed)", done, s.Total, s.Succeeded, s.Failed))
 	}
 	return true
 }
@@ -84,6 +84,6 @@ func (d *decider) cancelUnfinished(n *Node) {
 // failScatter fails a running scatter, cancelling its live children.
 func (d *decider) failScatter(n *Node, err *Error) {
 	d.recordAttempt(n, nil, err)
-	d.stopChildren(n)
+	d.stopChildren(n, "scatter "+n.ID+" failed ("+err.Code+")")
 	d.fail(n, err)
 }

@@ -256,10 +256,16 @@ type Waiting struct {
 	// timer with another id is stale.
 	TimerID string    `json:"timer_id,omitempty"`
 	Until   time.Time `json:"until,omitzero"`
-	// Name is the signal, event or digest name.
-	Name string `json:"name,omitempty"`
+	// Name is the signal, event or digest name; Events an event_set's
+	// member names (each once).
+	Name   string   `json:"name,omitempty"`
+	Events []string `json:"events,omitempty"`
 	// ChildKey names the child run (the shell derives its id from it).
 	ChildKey string `json:"child_key,omitempty"`
+	// ChildRunID is the child run waited for: the one ChildKey names, or,
+	// once that child continued as new, the latest successor of its
+	// chain. Empty in states recorded before it was kept.
+	ChildRunID string `json:"child_run_id,omitempty"`
 	// Received holds an event_set's events by member key; Items a
 	// digest's, with ItemsBytes their size as JSON.
 	Received   map[string]any `json:"received,omitempty"`

@@ -190,6 +190,12 @@ func parseInput(f []string) (Input, error) {
 		if key, ok := opts["key"].(string); ok {
 			u.ChildRunID = ChildRunID(key)
 		}
+		if run, ok := opts["run"].(string); ok {
+			u.ChildRunID = run
+		}
+		if next, ok := opts["successor"].(string); ok {
+			u.Successor = next
+		}
 		return u, nil
 	case "approve", "reject":
 		return ApprovalDecided{Node: arg(1), Approved: f[0] == "approve", By: arg(2)}, nil
@@ -322,7 +328,17 @@ func formatCommand(c Command) string {
 	case StartChildRun:
 		return fmt.Sprintf("start_child %s key=%s workflow=%s sync=%v wait_for=%s input=%s", x.Node, x.Key, x.Workflow, x.Sync, x.WaitFor, js(x.Input))
 	case NotifyParent:
-		return fmt.Sprintf("notify_parent %s/%s status=%s checkpoint=%s output=%s", x.Parent.RunID, x.Parent.Node, x.Status, x.Checkpoint, js(x.Output))
+		out := fmt.Sprintf("notify_parent %s/%s status=%s checkpoint=%s output=%s", x.Parent.RunID, x.Parent.Node, x.Status, x.Checkpoint, js(x.Output))
+		if x.Successor != "" {
+			out += " successor=" + x.Successor
+		}
+		return out
+	case CancelChildRun:
+		out := fmt.Sprintf("cancel_child %s key=%s", x.Node, x.Key)
+		if x.RunID != ChildRunID(x.Key) {
+			out += " run=" + x.RunID
+		}
+		return out + " reason=" + x.Reason
 	case StartSuccessor:
 		return fmt.Sprintf("start_successor request=%s input=%s", x.RequestID, js(x.Input))
 	}

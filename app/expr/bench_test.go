@@ -42,3 +42,23 @@ func BenchmarkEvalMap10k(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkEvalFilterObjects reads a 1,000-object list and fields of
+// each element: what a read costs (its size) must stay cheap to count.
+func BenchmarkEvalFilterObjects(b *testing.B) {
+	env := newTestEnv(b)
+	p, err := env.Compile(`input.lines.filter(l, l.qty > 1 && l.sku != "").map(l, l.sku)`, KindList)
+	if err != nil {
+		b.Fatal(err)
+	}
+	lines := make([]any, 1000)
+	for i := range lines {
+		lines[i] = map[string]any{"sku": "sku-0000000000000" + string(rune('a'+i%26)), "qty": int64(i % 5)}
+	}
+	vars := Vars{Input: map[string]any{"lines": lines}}
+	for b.Loop() {
+		if _, err := p.Eval(context.Background(), vars); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

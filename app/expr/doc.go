@@ -55,12 +55,17 @@
 // nesting, comprehension nesting, and a statically estimated cost that is
 // certain to exceed the cost limit) and metered at evaluation: every
 // evaluated node costs one unit, every element of a list or map it builds
-// one more, every 16 bytes of string it builds one more, and calls that
-// can build far more than they read (replace, join) are charged for their
-// output before they build it. An evaluation also has a time limit, and
-// the context is checked every few hundred units. The meter stands in for
-// cel-go's own cost tracker, whose overhead grows quadratically with the
-// length of the lists a comprehension walks (see meter.go).
+// one more, every 16 bytes of string it builds one more, and every read of
+// a variable the whole size of the value read (but a read only size()
+// looks at), so that what an expression builds from references has been
+// paid for once per reference. Calls that can build or compare far more
+// than they read (replace, join, flatten, distinct, sort, the sets
+// functions, format, the strings extension's) are charged before they
+// run (see guard.go), and converting the result is metered too. An
+// evaluation also has a time limit, and the context is checked every
+// hundred units. The meter stands in for cel-go's own cost tracker, whose
+// overhead grows quadratically with the length of the lists a
+// comprehension walks (see meter.go).
 //
 // Nothing here does I/O or reads a clock for its results: `now` is
 // whatever the caller puts in [Vars]; the time limit is a context

@@ -34,8 +34,9 @@ const (
 // Env is the CEL environment every Ductor expression compiles against. It
 // is immutable once built and safe for concurrent use.
 type Env struct {
-	cel  *cel.Env
-	conf config
+	cel    *cel.Env
+	conf   config
+	guards *guards
 }
 
 type config struct {
@@ -52,8 +53,9 @@ type Option func(*config)
 
 // WithCostLimit bounds the evaluation cost of one expression: one unit per
 // evaluated node (a field access, a call, a literal list or map), one per
-// element of every list or map it builds, and one per 16 bytes of string
-// built. The default stops a runaway expression within about 100 ms of
+// element of every list or map it builds, one per 16 bytes of string
+// built, and the whole size of every value read from a variable. The
+// default stops a runaway expression within about 100 ms of
 // CPU and a few tens of megabytes of allocation; an expression whose
 // statically estimated cost is certain to exceed it does not compile.
 func WithCostLimit(n uint64) Option { return func(c *config) { c.costLimit = n } }
@@ -100,7 +102,11 @@ func NewEnv(opts ...Option) (*Env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("expr: build CEL environment: %w", err)
 	}
-	return &Env{cel: env, conf: conf}, nil
+	g, err := newGuards(env)
+	if err != nil {
+		return nil, err
+	}
+	return &Env{cel: env, conf: conf, guards: g}, nil
 }
 
 func (c config) validate() error {

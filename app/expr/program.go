@@ -81,7 +81,7 @@ func (p *Program) Kind() Kind { return p.kind }
 
 func (p *Program) plan() (cel.Program, error) {
 	p.once.Do(func() {
-		p.prg, p.err = p.env.cel.Program(p.ast, cel.CustomDecoratorV2(meterDecorator))
+		p.prg, p.err = p.env.cel.Program(p.ast, cel.CustomDecoratorV2(p.env.guards.decorate))
 	})
 	return p.prg, p.err
 }
@@ -109,9 +109,9 @@ func (p *Program) Eval(ctx context.Context, v Vars) (any, error) {
 		msg := fmt.Sprintf("expression must evaluate to %s, got %s", p.kind, typeName(out))
 		return nil, evalError(p.src, msg, ErrResultType)
 	}
-	native, err := ToNative(out)
+	native, err := converter{m: act.meter}.native(out)
 	if err != nil {
-		return nil, evalError(p.src, err.Error())
+		return nil, p.conversionError(ctx, ectx, err)
 	}
 	return native, nil
 }
@@ -142,6 +142,16 @@ func (p *Program) EvalTime(ctx context.Context, v Vars) (time.Time, error) {
 		return time.Time{}, evalError(p.src, msg, ErrResultType)
 	}
 	return t, nil
+}
+
+// conversionError is a failure to convert the result: past a limit (the
+// conversion is metered) or a value that has no plain form.
+func (p *Program) conversionError(ctx, ectx context.Context, err error) *Error {
+	var cancelled interpreter.EvalCancelledError
+	if errors.As(err, &cancelled) {
+		return p.runtimeError(ctx, ectx, err)
+	}
+	return evalError(p.src, err.Error())
 }
 
 // errTimeLimit is the cause of an evaluation context that ran out of time.

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/hex"
 	"strings"
 	"sync"
 	"time"
@@ -13,28 +14,36 @@ import (
 	"github.com/ductor/ductor/app/store"
 )
 
-// apiKeyAuth authenticates the bearer key. A key with the wrong shape or
-// tag is refused before any database query, and so is a key of the old
-// format while no live key has it. Failed authentications are counted per
-// client address (see failureLimiter): past the limit the address gets
-// 429 with Retry-After, whatever key it sends, until its budget refills.
-func apiKeyAuth(s *store.Store, failures *failureLimiter) echo.MiddlewareFunc {
+// apiKeyAuth authenticates the bearer key (the scheme in any case). A
+// key with the wrong shape or tag is refused before any database query,
+// and so is a key of the old format while no live key has it. Failed
+// authentications are counted per client address and what failed (see
+// failureKey): past the budget that failure gets 429 with Retry-After,
+// without a lookup, until the budget refills. A key with a valid tag is
+// refused only for its own failures, never for others'.
+func apiKeyAuth(s *store.Store, failures *failureLimiter, proxies trustedProxies) echo.MiddlewareFunc {
 	keys := &keyChecker{store: s}
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			h := c.Request().Header.Get(echo.HeaderAuthorization)
-			token, ok := strings.CutPrefix(h, "Bearer ")
-			if !ok || token == "" {
+			token, ok := bearerToken(c.Request().Header.Get(echo.HeaderAuthorization))
+			if !ok {
 				c.Response().Header().Set("WWW-Authenticate", `Bearer realm="ductor"`)
 				return apperr.New(apperr.Unauthorized, "missing API key: send Authorization: Bearer dk_…")
 			}
-			addr := clientAddr(c.Request())
-			if err := failures.check(c, addr); err != nil {
+			addr, ctx := proxies.clientAddr(c.Request()), c.Request().Context()
+			p, err := keys.check(ctx, token)
+			if apperr.Is(err, apperr.Unauthorized) {
+				return failures.refuse(c, "forged "+addr, err)
+			} else if err != nil {
 				return err
 			}
-			key, err := keys.authenticate(c.Request().Context(), strings.TrimSpace(token))
+			budget := failureKey(addr, p)
+			if err := failures.check(c, budget); err != nil {
+				return err
+			}
+			key, err := keys.lookup(ctx, p)
 			if apperr.Is(err, apperr.Unauthorized) {
-				failures.fail(addr)
+				failures.fail(budget)
 			}
 			if err != nil {
 				return err
@@ -43,6 +52,25 @@ func apiKeyAuth(s *store.Store, failures *failureLimiter) echo.MiddlewareFunc {
 			return next(c)
 		}
 	}
+}
+
+// bearerToken reads "Bearer TOKEN"; the scheme is case-insensitive (RFC
+// 7235).
+func bearerToken(h string) (string, bool) {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(h), " ")
+	token = strings.TrimSpace(token)
+	return token, ok && strings.EqualFold(scheme, "Bearer") && token != ""
+}
+
+// failureKey is the budget a presented key's failures spend: its own
+// when it has a valid tag (only this deployment makes those, so a client
+// can spend no budget but its keys'), and the address's budget for keys
+// of the old format, whose checksum anyone can compute.
+func failureKey(addr string, p auth.Presented) string {
+	if p.Legacy {
+		return "legacy " + addr
+	}
+	return "key " + addr + " " + hex.EncodeToString(p.Hash)
 }
 
 // keyChecker checks presented keys with the deployment's keyring, loaded
@@ -62,15 +90,22 @@ const legacyRecheck = 30 * time.Second
 
 var errBadKey = apperr.New(apperr.Unauthorized, "invalid or revoked API key")
 
-func (k *keyChecker) authenticate(ctx context.Context, token string) (store.APIKey, error) {
+// check checks a key's shape and tag, with no query but the keyring's
+// first load.
+func (k *keyChecker) check(ctx context.Context, token string) (auth.Presented, error) {
 	kr, err := k.ring(ctx)
 	if err != nil {
-		return store.APIKey{}, err
+		return auth.Presented{}, err
 	}
 	p, err := kr.Check(token)
 	if err != nil {
-		return store.APIKey{}, apperr.New(apperr.Unauthorized, "malformed API key")
+		return auth.Presented{}, apperr.New(apperr.Unauthorized, "malformed API key")
 	}
+	return p, nil
+}
+
+// lookup finds the key a checked one is.
+func (k *keyChecker) lookup(ctx context.Context, p auth.Presented) (store.APIKey, error) {
 	if p.Legacy {
 		live, err := k.legacy(ctx)
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"hash/crc32"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strconv"
 	"testing"
 
@@ -47,39 +48,132 @@ func TestLegacyKeyStillAuthenticates(t *testing.T) {
 	}
 }
 
-// Failed authentications are limited per client address: past the budget
-// the address gets 429 with Retry-After, even with a good key, and the
-// limit does not spend a key's own budget.
-func TestFailedAuthenticationsAreRateLimited(t *testing.T) {
+// authStatus sends the Authorization header from the client and returns
+// the status and Retry-After.
+func authStatus(t *testing.T, client *http.Client, url, authorization string, headers map[string]string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url, nil)
+	req.Header.Set("Authorization", authorization)
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	res, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	return res.StatusCode, res.Header.Get("Retry-After")
+}
+
+// Failed authentications are counted per client address and what failed:
+// past its budget a forged key, or one well-formed key that is unknown or
+// revoked, gets 429 with Retry-After, while from the same address every
+// other tenant's good key, and another well-formed key, are served as if
+// nothing had happened.
+func TestAFloodOfBadKeysLocksNoOtherKeyOut(t *testing.T) {
 	t.Parallel()
 	pool := testdb.Schema(t)
 	s := store.New(pool)
 	srv := httptest.NewServer(New(Deps{Pool: pool, Store: s, API: true, AuthFailureBurst: 3, AuthFailuresPerMinute: 6}))
 	t.Cleanup(srv.Close)
-	b := testBundle{srv: srv, store: s, pool: pool}
-	_, good := testdb.APIKey(t, s, testdb.Tenant(t, s, nil), nil)
+	tenantA := testdb.Tenant(t, s, nil)
+	_, goodA := testdb.APIKey(t, s, tenantA, nil)
+	_, goodB := testdb.APIKey(t, s, testdb.Tenant(t, s, nil), nil)
+	revoked, revokedSecret := testdb.APIKey(t, s, tenantA, nil)
+	if _, err := s.APIKeyRevoke(context.Background(), tenantA.ID, revoked.ID); err != nil {
+		t.Fatal(err)
+	}
 	kr, err := s.Keyring(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	unknown, _ := kr.NewKey() // well formed, never stored
-	for i, k := range []string{"dk_nope", unknown.Secret, good + "x"} {
-		if code, body := b.do(t, "GET", "/api/v1/whoami", k, nil); code != 401 {
-			t.Fatalf("failure %d = %d %s, want 401", i, code, body)
+	other, _ := kr.NewKey()
+	forged := goodA[:len(goodA)-1] + "0" // a wrong tag
+	if forged == goodA {
+		forged = goodA[:len(goodA)-1] + "1"
+	}
+	url := srv.URL + "/api/v1/whoami"
+	for i := range 8 {
+		for name, k := range map[string]string{"forged": forged, "unknown": unknown.Secret, "revoked": revokedSecret} {
+			want := 401
+			if i >= 3 {
+				want = 429
+			}
+			code, retry := authStatus(t, http.DefaultClient, url, "Bearer "+k, nil)
+			if secs, _ := strconv.Atoi(retry); code != want || want == 429 && (secs < 1 || secs > 10) {
+				t.Fatalf("%s key, failure %d = %d Retry-After %q, want %d", name, i+1, code, retry, want)
+			}
+		}
+		for name, k := range map[string]string{"tenant A's good key": goodA, "tenant B's good key": goodB} {
+			if code, _ := authStatus(t, http.DefaultClient, url, "Bearer "+k, nil); code != 200 {
+				t.Fatalf("%s during the flood = %d, want 200", name, code)
+			}
 		}
 	}
-	for _, k := range []string{unknown.Secret, good} {
-		req, _ := http.NewRequest("GET", srv.URL+"/api/v1/whoami", nil)
-		req.Header.Set("Authorization", "Bearer "+k)
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
+	if code, _ := authStatus(t, http.DefaultClient, url, "Bearer "+other.Secret, nil); code != 401 {
+		t.Errorf("another well-formed unknown key = %d, want 401: its budget is its own", code)
+	}
+}
+
+// The Bearer scheme is case-insensitive (RFC 7235).
+func TestBearerSchemeInAnyCase(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	_, key := testdb.APIKey(t, b.store, testdb.Tenant(t, b.store, nil), nil)
+	for _, scheme := range []string{"Bearer", "bearer", "BEARER", "bEaReR"} {
+		if code, _ := authStatus(t, http.DefaultClient, b.srv.URL+"/api/v1/whoami", scheme+" "+key, nil); code != 200 {
+			t.Errorf("%s KEY = %d, want 200", scheme, code)
 		}
-		res.Body.Close()
-		secs, _ := strconv.Atoi(res.Header.Get("Retry-After"))
-		if res.StatusCode != http.StatusTooManyRequests || secs < 1 || secs > 10 {
-			t.Fatalf("after 3 failures: %d with Retry-After %q, want 429 and about 10 s", res.StatusCode, res.Header.Get("Retry-After"))
+	}
+	for _, h := range []string{"Basic " + key, "Bearer", "Bearer ", key, "Bearerdk_x"} {
+		if code, _ := authStatus(t, http.DefaultClient, b.srv.URL+"/api/v1/whoami", h, nil); code != 401 {
+			t.Errorf("Authorization %q = %d, want 401", h, code)
 		}
+	}
+}
+
+// Behind trusted proxies the client is the rightmost X-Forwarded-For hop
+// that is not one of them (or X-Real-IP): two clients behind the same
+// proxy have budgets of their own. A peer that is not trusted has its
+// forwarding headers ignored.
+func TestTrustedProxiesNameTheClient(t *testing.T) {
+	t.Parallel()
+	pool := testdb.Schema(t)
+	s := store.New(pool)
+	proxy := netip.MustParsePrefix("127.0.0.2/32")
+	srv := httptest.NewServer(New(Deps{Pool: pool, Store: s, API: true, AuthFailureBurst: 2, AuthFailuresPerMinute: 6, TrustedProxies: []netip.Prefix{proxy}}))
+	t.Cleanup(srv.Close)
+	url := srv.URL + "/api/v1/whoami"
+	viaProxy, direct := clientFrom("127.0.0.2"), clientFrom("127.0.0.3")
+	spend := func(c *http.Client, h map[string]string) {
+		t.Helper()
+		for i := range 2 {
+			if code, _ := authStatus(t, c, url, "Bearer dk_nope", h); code != 401 {
+				t.Fatalf("failure %d from %v = %d, want 401", i+1, h, code)
+			}
+		}
+		if code, _ := authStatus(t, c, url, "Bearer dk_nope", h); code != 429 {
+			t.Fatalf("third failure from %v = %d, want 429", h, code)
+		}
+	}
+	spend(viaProxy, map[string]string{"X-Forwarded-For": "198.51.100.1, 127.0.0.2"})
+	for name, h := range map[string]map[string]string{
+		"another client behind the proxy":       {"X-Forwarded-For": "198.51.100.2"},
+		"a client naming the first on the left": {"X-Forwarded-For": "198.51.100.1, 203.0.113.9"},
+		"X-Real-IP":                             {"X-Real-Ip": "198.51.100.3"},
+		"the proxy itself":                      nil,
+	} {
+		if code, _ := authStatus(t, viaProxy, url, "Bearer dk_nope", h); code != 401 {
+			t.Errorf("%s = %d, want 401 (a budget of its own)", name, code)
+		}
+	}
+	if code, _ := authStatus(t, viaProxy, url, "Bearer dk_nope", map[string]string{"X-Forwarded-For": "203.0.113.7, 198.51.100.1"}); code != 429 {
+		t.Errorf("the first client again, whatever it forwards on the left = %d, want 429", code)
+	}
+	spend(direct, map[string]string{"X-Forwarded-For": "198.51.100.4"})
+	if code, _ := authStatus(t, direct, url, "Bearer dk_nope", map[string]string{"X-Forwarded-For": "198.51.100.5"}); code != 429 {
+		t.Errorf("an untrusted peer forwarding another address = %d, want 429: its headers are ignored", code)
 	}
 }
 
@@ -93,8 +187,33 @@ func TestClientAddr(t *testing.T) {
 		r := httptest.NewRequest("GET", "/", nil)
 		r.RemoteAddr = remote
 		r.Header.Set("X-Forwarded-For", "198.51.100.1")
-		if got := clientAddr(r); got != want {
-			t.Errorf("clientAddr(%s) = %s, want %s", remote, got, want)
+		if got := trustedProxies(nil).clientAddr(r); got != want {
+			t.Errorf("clientAddr(%s) with no trusted proxy = %s, want %s", remote, got, want)
+		}
+	}
+	tp := trustedProxies{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("2001:db8:ffff::/48")}
+	for _, c := range []struct{ remote, xff, realIP, want string }{
+		{"10.1.1.1:1", "198.51.100.1", "", "198.51.100.1"},
+		{"10.1.1.1:1", "203.0.113.5, 198.51.100.1, 10.2.2.2", "", "198.51.100.1"},
+		{"10.1.1.1:1", "10.3.3.3, 10.2.2.2", "", "10.3.3.3"},
+		{"10.1.1.1:1", "junk, 10.2.2.2", "", "10.2.2.2"},
+		{"10.1.1.1:1", "[2001:db8:1:2::9]:443", "", "2001:db8:1:2::/64"},
+		{"10.1.1.1:1", "198.51.100.1:8443", "", "198.51.100.1"},
+		{"10.1.1.1:1", "", "198.51.100.7", "198.51.100.7"},
+		{"10.1.1.1:1", "", "", "10.1.1.1"},
+		{"[2001:db8:ffff::1]:1", "198.51.100.1", "", "198.51.100.1"},
+		{"192.0.2.1:1", "198.51.100.1", "198.51.100.7", "192.0.2.1"},
+	} {
+		r := httptest.NewRequest("GET", "/", nil)
+		r.RemoteAddr = c.remote
+		if c.xff != "" {
+			r.Header.Set("X-Forwarded-For", c.xff)
+		}
+		if c.realIP != "" {
+			r.Header.Set("X-Real-IP", c.realIP)
+		}
+		if got := tp.clientAddr(r); got != c.want {
+			t.Errorf("clientAddr(%s, X-Forwarded-For %q, X-Real-IP %q) = %s, want %s", c.remote, c.xff, c.realIP, got, c.want)
 		}
 	}
 }

@@ -2,8 +2,6 @@ package server
 
 import (
 	"math"
-	"net"
-	"net/http"
 	"strconv"
 	"sync"
 	"time"
@@ -14,20 +12,24 @@ import (
 	"github.com/ductor/ductor/app/apperr"
 )
 
-// Failed authentications per client address: a budget of
-// DefaultAuthFailureBurst that refills at DefaultAuthFailuresPerMinute.
+// Failed authentications per budget (a client address and what it
+// failed at): DefaultAuthFailureBurst that refills at
+// DefaultAuthFailuresPerMinute.
 const (
 	DefaultAuthFailuresPerMinute = 20
 	DefaultAuthFailureBurst      = 20
-	// maxFailureAddrs bounds the addresses remembered; past it those whose
-	// budget is full are forgotten, and if that is not enough, all are.
+	// maxFailureAddrs bounds the budgets remembered; past it those that
+	// are full are forgotten, and if that is not enough, all are.
 	maxFailureAddrs = 100_000
 )
 
-// failureLimiter counts failed authentications per client address. The
-// address is the connection's peer (an IPv6 address by its /64), never a
-// forwarding header, which the client writes. Each process counts its
-// own.
+// failureLimiter counts failed authentications per budget. A budget's
+// key is a client address (see trustedProxies.clientAddr) and what the
+// client failed at, as far as it is known without a lookup: a key with a
+// valid tag, a webhook. The callers check a budget only for requests
+// that would fail anyway or that cannot be told from those without the
+// lookup the budget spares, so a client that authenticates is never
+// refused for another's failures. Each process counts its own.
 type failureLimiter struct {
 	per   rate.Limit
 	burst int
@@ -46,36 +48,52 @@ func newFailureLimiter(perMinute float64, burst int) *failureLimiter {
 	return &failureLimiter{per: rate.Limit(perMinute / 60), burst: burst, addrs: map[string]*rate.Limiter{}}
 }
 
-// check refuses an address that has spent its budget, with Retry-After.
-func (f *failureLimiter) check(c echo.Context, addr string) error {
-	now := time.Now()
-	f.mu.Lock()
-	l := f.addrs[addr]
-	f.mu.Unlock()
-	if l == nil {
-		return nil
-	}
-	tokens := l.TokensAt(now)
+// check refuses a budget that is spent, with Retry-After.
+func (f *failureLimiter) check(c echo.Context, key string) error {
+	tokens := f.tokens(key)
 	if tokens >= 1 {
 		return nil
 	}
-	secs := int(math.Ceil((1 - tokens) / float64(f.per)))
-	c.Response().Header().Set("Retry-After", strconv.Itoa(max(secs, 1)))
-	return apperr.New(apperr.RateLimited, "too many failed authentications from this address; retry in %d s", max(secs, 1))
+	secs := max(int(math.Ceil((1-tokens)/float64(f.per))), 1)
+	c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
+	return apperr.New(apperr.RateLimited, "too many failed authentications from this address; retry in %d s", secs)
 }
 
-// fail spends one of the address's budget.
-func (f *failureLimiter) fail(addr string) {
+// spent reports whether a budget is spent.
+func (f *failureLimiter) spent(key string) bool { return f.tokens(key) < 1 }
+
+func (f *failureLimiter) tokens(key string) float64 {
+	f.mu.Lock()
+	l := f.addrs[key]
+	f.mu.Unlock()
+	if l == nil {
+		return float64(f.burst)
+	}
+	return l.TokensAt(time.Now())
+}
+
+// fail spends one of the budget.
+func (f *failureLimiter) fail(key string) {
 	now := time.Now()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	l := f.addrs[addr]
+	l := f.addrs[key]
 	if l == nil {
 		f.prune(now)
 		l = rate.NewLimiter(f.per, f.burst)
-		f.addrs[addr] = l
+		f.addrs[key] = l
 	}
 	l.AllowN(now, 1)
+}
+
+// refuse answers a request that failed: 429 once its budget is spent,
+// else err, spending one of the budget.
+func (f *failureLimiter) refuse(c echo.Context, key string, err error) error {
+	if spent := f.check(c, key); spent != nil {
+		return spent
+	}
+	f.fail(key)
+	return err
 }
 
 func (f *failureLimiter) prune(now time.Time) {
@@ -90,21 +108,4 @@ func (f *failureLimiter) prune(now time.Time) {
 	if len(f.addrs) >= maxFailureAddrs {
 		clear(f.addrs)
 	}
-}
-
-// clientAddr is the request's peer address: an IPv4 address, or an IPv6
-// address's /64 (one host holds a whole /64).
-func clientAddr(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
-	ip := net.ParseIP(host)
-	if ip == nil {
-		return host
-	}
-	if v4 := ip.To4(); v4 != nil {
-		return v4.String()
-	}
-	return ip.Mask(net.CIDRMask(64, 128)).String() + "/64"
 }

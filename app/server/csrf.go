@@ -10,8 +10,8 @@ import (
 	"github.com/ductor/ductor/app/auth"
 )
 
-// csrfField is the form field (and csrfHeader the header) that carries the
-// CSRF token.
+// csrfField is the form field of the body (and csrfHeader the header)
+// that carries the CSRF token; a token in the query string is not read.
 const (
 	csrfField  = "csrf"
 	csrfHeader = "X-CSRF-Token"
@@ -31,7 +31,7 @@ func csrfProtect(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		sent := c.Request().Header.Get(csrfHeader)
 		if sent == "" {
-			sent = c.FormValue(csrfField)
+			sent = c.Request().PostFormValue(csrfField) // the body only: a URL is logged, kept and shared
 		}
 		if !auth.TokensEqual(sent, expectedCSRF(c)) {
 			return apperr.New(apperr.Forbidden, "missing or stale form token: reload the page and try again")

@@ -66,7 +66,8 @@ edges:
 		t.Fatalf("cases = %v, %v", cases, err)
 	}
 	done := "done"
-	if _, err := b.runs.UpdateCase(ctx, b.tenant.ID, cases[0].ID, workers.CaseChange{Status: &done, Data: value}); err != nil {
+	caseValue := wideValue(3001) // not the other values: equal ones would be redacted as the case's data
+	if _, err := b.runs.UpdateCase(ctx, b.tenant.ID, cases[0].ID, workers.CaseChange{Status: &done, Data: caseValue}); err != nil {
 		t.Fatal(err)
 	}
 	b.waitStatus(t, id, engine.RunSucceeded)
@@ -79,7 +80,7 @@ edges:
 	b.downloadFrom(t, b.owner, "attempt output", page.body, regexp.QuoteMeta(run)+`/json/nodes/echo/attempts/0/1`, value)
 	b.downloadFrom(t, b.owner, "signal payload", page.body, regexp.QuoteMeta(run)+`/json/signals\?request_id=big%2Fone`, value)
 	inbox := b.get(b.approver, "/inbox?tab=decided")
-	b.downloadFrom(t, b.approver, "case data", inbox.body, `/t/[^"]+/inbox/cases/`+cases[0].ID.String()+`/data`, value)
+	b.downloadFrom(t, b.approver, "case data", inbox.body, `/t/[^"]+/inbox/cases/`+cases[0].ID.String()+`/data`, caseValue)
 
 	// A member the case is not assigned to does not get its data; a value
 	// the run does not have is not found.

@@ -74,9 +74,15 @@ func (e *editorCheck) convert(src []byte, f definition.Format) error {
 		return nil
 	}
 	e.YAML = string(src)
+	if err := definition.CheckYAMLAliases(src); err != nil {
+		return err
+	}
 	j, err := yaml.YAMLToJSON(src)
 	if err != nil {
 		return fmt.Errorf("YAML: %s", firstLine(err.Error()))
+	}
+	if !json.Valid(j) { // a NUL in a string, which the compiler reports
+		return errors.New("the document cannot be shown as JSON")
 	}
 	if !bytes.HasPrefix(bytes.TrimSpace(j), []byte("{")) {
 		return errors.New("the document must be a mapping (key: …, steps: …)")

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -30,98 +31,157 @@ const (
 	deliveryInvalidBody  = "invalid_body"
 	deliveryNotFound     = "not_found"
 	deliveryRateLimited  = "rate_limited"
+	deliveryTooLarge     = "too_large"
 )
 
 // hooks receives webhook deliveries: no API key, the signature is the
 // credential. Failed deliveries (unknown webhook, bad, missing or stale
-// signature) are counted per client address as failed authentications
-// are: past the budget the address gets 429 with Retry-After before any
-// lookup. Failed results are written to their webhook sparingly (see
-// deliveryRecorder).
+// signature, a body too large to verify) are counted as failed
+// authentications are, per client address and webhook (see
+// hooks_budget.go): past its budget a failure is answered 429 with
+// Retry-After, and a request that cannot succeed is refused so before any
+// lookup, while a delivery that verifies is always served. Failed results
+// are written to their webhook sparingly (see deliveryRecorder).
 type hooks struct {
 	store    *store.Store
 	runs     *workers.Coordinator
 	box      *secrets.Box
 	log      *slog.Logger
+	proxies  trustedProxies
 	failures *failureLimiter
+	known    *knownHooks
 	recorder *deliveryRecorder
 }
 
 func newHooks(d Deps) hooks {
 	return hooks{
-		store: d.Store, runs: d.Runs, box: d.Secrets, log: d.Logger,
+		store: d.Store, runs: d.Runs, box: d.Secrets, log: d.Logger, proxies: d.TrustedProxies,
 		failures: newFailureLimiter(d.AuthFailuresPerMinute, d.AuthFailureBurst),
-		recorder: newDeliveryRecorder(failedRecordEvery),
+		known:    newKnownHooks(), recorder: newDeliveryRecorder(failedRecordEvery),
 	}
 }
 
 // handleHookDelivery verifies a delivery to /hooks/{tenant slug}/{id} and
 // turns it into an event of the webhook's name: 202 {"event_id"}; a
-// repeated delivery id answers 200 with the first event and makes no
-// other, and 409 when its body differs from the first's; a bad, missing or stale signature is 401; a body that is not
-// JSON is 400; an address past its budget of failures is 429.
+// repeated delivery (the same id, or for GitHub the same body) answers
+// 200 with the first event and makes no other, and 409 when its body
+// differs from the first's; a bad, missing or stale signature is 401; a
+// body over MaxBodyBytes 413; a body that is not JSON 400; a failure past
+// its budget 429; the database unreachable 503.
 func (h hooks) handleHookDelivery(c echo.Context) error {
-	ctx, addr := c.Request().Context(), clientAddr(c.Request())
-	if err := h.failures.check(c, addr); err != nil {
+	ctx, addr := c.Request().Context(), h.proxies.clientAddr(c.Request())
+	slug, id := c.Param("tenant"), c.Param("id")
+	if err := h.precheck(c, addr, slug, id); err != nil {
 		h.runs.WebhookDelivered(deliveryRateLimited)
 		return err
 	}
-	w, err := h.find(ctx, c.Param("tenant"), c.Param("id"))
+	w, err := h.find(ctx, slug, id)
 	if apperr.Is(err, apperr.NotFound) {
-		h.failures.fail(addr)
+		h.known.forget(slug, id)
+		h.failures.fail(unknownHookBudget(addr))
 		h.runs.WebhookDelivered(deliveryNotFound)
 	}
 	if err != nil {
 		return err
 	}
-	body, err := io.ReadAll(c.Request().Body)
-	var tooBig *http.MaxBytesError
-	if errors.As(err, &tooBig) {
-		return apperr.New(apperr.TooLarge, "delivery body exceeds %d bytes", tooBig.Limit)
+	h.known.add(slug, id, w.TenantID)
+	budget := hookBudget(addr, w.TenantID, w.ID)
+	body, outcome, err := readDelivery(c, webhook.Scheme(w.Scheme))
+	if outcome != "" {
+		return h.refuse(c, w, budget, outcome, err)
 	} else if err != nil {
-		return apperr.Wrap(err, apperr.Invalid, "read the delivery")
+		return err
 	}
-	id, err := h.verify(ctx, w, c.Request().Header, body)
+	now, err := h.store.Now(ctx)
+	if err != nil {
+		return err
+	}
+	deliveryID, err := h.verify(ctx, w, c.Request().Header, body, now)
 	if err != nil {
 		outcome := deliveryBadSignature
 		if errors.Is(err, webhook.ErrStale) {
 			outcome = deliveryStale
 		}
-		h.failures.fail(addr)
-		h.recordFailure(ctx, w, outcome, http.StatusUnauthorized)
-		return apperr.New(apperr.Unauthorized, "webhook signature: %v", err)
+		return h.refuse(c, w, budget, outcome, apperr.New(apperr.Unauthorized, "webhook signature: %v", err))
 	}
 	data, err := jsonvalue.Decode(body)
 	if err != nil {
 		h.recordFailure(ctx, w, deliveryInvalidBody, http.StatusBadRequest)
 		return apperr.New(apperr.Invalid, "the delivery's body is not JSON")
 	}
-	return h.publish(c, w, id, body, data)
+	return h.publish(c, w, deliveryID, body, data)
 }
 
+// readDelivery reads a delivery's body, refusing one that carries no
+// signature for the scheme before reading anything, and one over
+// MaxBodyBytes without reading past it. A refusal names its outcome; an
+// error reading is none.
+func readDelivery(c echo.Context, s webhook.Scheme) ([]byte, string, error) {
+	r := c.Request()
+	if !webhook.Signed(s, r.Header) {
+		return nil, deliveryBadSignature, apperr.New(apperr.Unauthorized, "webhook signature: %v", webhook.ErrMissing)
+	}
+	tooLarge := apperr.New(apperr.TooLarge, "delivery body exceeds %d bytes", MaxBodyBytes)
+	if r.ContentLength > MaxBodyBytes {
+		return nil, deliveryTooLarge, tooLarge
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), r.Body, MaxBodyBytes))
+	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+		return nil, deliveryTooLarge, tooLarge
+	} else if err != nil {
+		return nil, "", apperr.Wrap(err, apperr.Invalid, "read the delivery")
+	}
+	return body, "", nil
+}
+
+// refuse answers a failed delivery: err, counted and written to the
+// webhook as the recorder says, or 429 once the failure's budget is
+// spent.
+func (h hooks) refuse(c echo.Context, w store.Webhook, budget, outcome string, err error) error {
+	if spent := h.failures.check(c, budget); spent != nil {
+		h.runs.WebhookDelivered(deliveryRateLimited)
+		return spent
+	}
+	h.failures.fail(budget)
+	status, _ := toBody(err)
+	h.recordFailure(c.Request().Context(), w, outcome, status)
+	return err
+}
+
+// The shapes of tenant slugs and webhook ids (as the schema checks them).
+var (
+	hookSlug = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+	hookID   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+)
+
+// find looks the webhook up: 404 when its tenant or it does not exist,
+// and the store's error otherwise (503 while the database is
+// unreachable).
 func (h hooks) find(ctx context.Context, slug, id string) (store.Webhook, error) {
 	if h.box == nil {
 		return store.Webhook{}, apperr.New(apperr.Unavailable, "webhooks need DUCTOR_SECRET_KEY")
 	}
+	notFound := apperr.New(apperr.NotFound, "webhook not found")
+	if !hookSlug.MatchString(slug) || !hookID.MatchString(id) {
+		return store.Webhook{}, notFound // no such path can exist: no lookup
+	}
 	t, err := h.store.TenantGetBySlug(ctx, slug)
-	if err != nil {
-		return store.Webhook{}, apperr.New(apperr.NotFound, "webhook not found")
+	if apperr.Is(err, apperr.NotFound) {
+		return store.Webhook{}, notFound
+	} else if err != nil {
+		return store.Webhook{}, err
 	}
 	w, err := h.store.WebhookGet(ctx, t.ID, id)
-	if err != nil {
-		return store.Webhook{}, apperr.New(apperr.NotFound, "webhook not found")
+	if apperr.Is(err, apperr.NotFound) {
+		return store.Webhook{}, notFound
 	}
-	return w, nil
+	return w, err
 }
 
 // verify checks the signature against the webhook's secret (and the
-// previous one, during a rotation's grace), timestamps against the
+// previous one, during a rotation's grace), timestamps against now, the
 // database's clock.
-func (h hooks) verify(ctx context.Context, w store.Webhook, hdr http.Header, body []byte) (string, error) {
-	now, err := h.store.Now(ctx)
-	if err != nil {
-		return "", err
-	}
+func (h hooks) verify(ctx context.Context, w store.Webhook, hdr http.Header, body []byte, now time.Time) (string, error) {
 	var keys []string
 	aad := store.WebhookAAD(w.TenantID, w.ID)
 	if plain, err := h.box.Open(w.Secret, aad); err == nil {
@@ -138,8 +198,10 @@ func (h hooks) verify(ctx context.Context, w store.Webhook, hdr http.Header, bod
 	return webhook.Verify(webhook.Scheme(w.Scheme), keys, hdr, body, now)
 }
 
-// publish stores the delivery as an event, keyed by its delivery id (the
-// body's hash when the sender gives none). A delivery id already used for
+// publish stores the delivery as an event, keyed by its delivery id, or
+// by the body's SHA-256 when it has none (GitHub's is not signed): a
+// GitHub delivery resent, under whatever X-GitHub-Delivery, is a
+// duplicate for as long as its event is kept. A delivery id already used for
 // a different body is refused: a sender retries a delivery with the same
 // body, so another body under the same id is a bug or a forgery, and
 // answering it as a duplicate would drop it without a word.

@@ -159,3 +159,87 @@ func mustJSON(v any) string {
 	raw, _ := json.Marshal(v)
 	return string(raw)
 }
+
+const referencesDoc = `
+key: references
+steps:
+  - ref: build
+    type: transform
+    with: {expr: "EXPR"}
+`
+
+// Expressions that build from many references to one large input, or
+// compare two large lists element by element, stop at the cost limit
+// with expression_limit naming the field and the limit, fast and with
+// memory bounded, while another tenant's runs keep their pace.
+func TestReferenceAmplificationIsBoundedAndOthersStayFast(t *testing.T) {
+	b := setupAPI(t)
+	big := make([]string, 10_000)
+	for i := range big {
+		big[i] = strings.Repeat("x", 30)
+	}
+	a, c := make([]int, 20_000), make([]int, 20_000)
+	for i := range a {
+		a[i], c[i] = i, -1-i
+	}
+	exprs := []string{
+		"lists.range(int(input.n)).map(x, input.big)",
+		"lists.range(int(input.n)).map(x, input.big).flatten()",
+		"sets.intersects(input.a, input.b)",
+		"input.a.distinct()",
+	}
+	for i, src := range exprs {
+		doc := strings.Replace(strings.Replace(referencesDoc, "EXPR", src, 1), "key: references", "key: references-"+string(rune('a'+i)), 1)
+		if code, body := b.send(t, "POST", "/api/v1/definitions/references-"+string(rune('a'+i))+"/versions", b.keyA, "application/yaml", doc); code != 201 {
+			t.Fatalf("publish %s = %d %v", src, code, body)
+		}
+	}
+	if code, body := b.send(t, "POST", "/api/v1/definitions/probe/versions", b.keyB, "application/yaml", probeDoc); code != 201 {
+		t.Fatalf("publish probe = %d %v", code, body)
+	}
+	input := func(n int) string {
+		return mustJSON(map[string]any{"n": n, "big": big})
+	}
+	sets := mustJSON(map[string]any{"a": a, "b": c})
+	idle := b.probeLatency(t, 5)
+
+	var peak atomic.Uint64
+	stop := watchHeap(&peak)
+	type heavy struct{ def, input string }
+	var runs []heavy
+	for _, n := range []int{150, 400, 10_000} {
+		runs = append(runs, heavy{"references-a", input(n)}, heavy{"references-b", input(n)})
+	}
+	runs = append(runs, heavy{"references-c", sets}, heavy{"references-c", sets}, heavy{"references-d", sets}, heavy{"references-d", sets})
+	ended := make([]map[string]any, len(runs))
+	var wg sync.WaitGroup
+	began := time.Now()
+	for i, r := range runs {
+		wg.Go(func() {
+			_, started := b.call(t, "POST", "/api/v1/runs", b.keyA, `{"definition": "`+r.def+`", "input": `+r.input+`}`)
+			ended[i] = b.waitRunWith(t, b.keyA, started["id"].(string))
+		})
+	}
+	loaded := b.probeLatency(t, 5)
+	wg.Wait()
+	took := time.Since(began)
+	grew := stop()
+
+	for i, run := range ended {
+		e, _ := run["error"].(map[string]any)
+		msg, _ := e["message"].(string)
+		if run["status"] != "failed" || e["code"] != "expression_limit" || !strings.Contains(msg, "with.expr") || !strings.Contains(msg, "cost limit of") {
+			t.Errorf("%s = %v %v, want failed with expression_limit naming with.expr and the cost limit", runs[i].def, run["status"], run["error"])
+		}
+	}
+	if took > 20*time.Second {
+		t.Errorf("%d heavy runs took %s to fail", len(runs), took)
+	}
+	if grew > 256<<20 {
+		t.Errorf("the heap grew by %d MB while heavy runs evaluated", grew>>20)
+	}
+	if limit := max(10*idle, idle+time.Second); loaded > limit {
+		t.Errorf("probe median %s under load, %s idle (limit %s)", loaded, idle, limit)
+	}
+	t.Logf("probe median idle %s, under load %s; %d heavy runs failed in %s; heap grew %d MB", idle, loaded, len(runs), took, grew>>20)
+}

@@ -115,3 +115,44 @@ func diffLines(a, b string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// One tenant's many definitions take at most its share of the definition
+// label's values: another tenant's definition still gets its own.
+func TestDefinitionLabelsAreSharedFairly(t *testing.T) {
+	t.Parallel()
+	b := setupAPI(t)
+	publishAndStart := func(key, def string) {
+		t.Helper()
+		doc := fmt.Sprintf(`{"key": %q, "steps": [{"ref": "a", "type": "transform", "with": {"expr": "1"}}]}`, def)
+		if code, res := b.send(t, "POST", "/api/v1/definitions/"+def+"/versions", key, "application/json", doc); code != http.StatusCreated {
+			t.Fatalf("publish %s = %d %v", def, code, res)
+		}
+		if code, res := b.call(t, "POST", "/api/v1/runs", key, fmt.Sprintf(`{"definition": %q}`, def)); code != http.StatusCreated {
+			t.Fatalf("start %s = %d %v", def, code, res)
+		}
+	}
+	for i := range 15 {
+		publishAndStart(b.keyA, fmt.Sprintf("greedy-%02d", i))
+	}
+	publishAndStart(b.keyB, "modest")
+	m := b.scrape(t)
+	if !strings.Contains(m, `ductor_runs_started_total{definition="modest"} 1`) {
+		t.Errorf("the second tenant's definition has no label of its own:\n%s", grepLines(m, "ductor_runs_started_total"))
+	}
+	if n := strings.Count(m, `ductor_runs_started_total{definition="greedy-`); n != 10 {
+		t.Errorf("the first tenant has %d definition labels, want its share of 10:\n%s", n, grepLines(m, "ductor_runs_started_total"))
+	}
+	if !strings.Contains(m, `ductor_runs_started_total{definition="other"} 5`) {
+		t.Errorf("the first tenant's other definitions are not counted as other:\n%s", grepLines(m, "ductor_runs_started_total"))
+	}
+}
+
+func grepLines(s, substr string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, substr) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}

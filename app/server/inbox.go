@@ -41,7 +41,7 @@ func renderInbox(c echo.Context, s *store.Store, runs *workers.Coordinator, stat
 	}
 	d.Pending = len(box.approvals[true]) + len(box.cases[true])
 	pending := d.Tab == "pending"
-	ctxs := runContexts{s: s, runs: runs, tenant: viewerOf(c).Tenant.ID, slug: viewerOf(c).Tenant.Slug}
+	ctxs := runContexts{s: s, runs: runs, tenant: viewerOf(c).Tenant.ID, slug: viewerOf(c).Tenant.Slug, reader: caseReaderOf(c)}
 	for _, a := range box.approvals[pending] {
 		item, err := ctxs.approval(c.Request().Context(), a, store.UserPrincipal(viewerOf(c).User.ID))
 		if err != nil {

@@ -196,6 +196,7 @@ type runContexts struct {
 	runs   *workers.Coordinator
 	tenant uuid.UUID
 	slug   string
+	reader caseReader // whose inbox: the outputs shown keep to the case data rule
 	cache  map[uuid.UUID]*store.Run
 }
 
@@ -212,10 +213,15 @@ func (rc *runContexts) run(ctx context.Context, id uuid.UUID) *store.Run {
 		return r
 	}
 	r, err := rc.s.RunGet(ctx, rc.tenant, id)
+	var g caseGuard
+	if err == nil {
+		g, err = loadCaseGuard(ctx, rc.s, rc.reader, r)
+	}
 	if err != nil {
 		rc.cache[id] = nil
 		return nil
 	}
+	r = g.Run(r) // its input may be a parent's case data
 	rc.cache[id] = &r
 	return &r
 }
@@ -264,7 +270,11 @@ func (rc *runContexts) approval(ctx context.Context, a store.Approval, principal
 		return out, nil
 	}
 	nodes, err := rc.s.RunNodesByName(ctx, rc.tenant, a.RunID, before)
-	for _, n := range nodes {
+	if err != nil {
+		return out, err
+	}
+	g, err := loadCaseGuard(ctx, rc.s, rc.reader, *r)
+	for _, n := range g.Nodes(nodes) {
 		if n.Output != nil {
 			out.Context = append(out.Context, views.ContextItem{Label: "Output of " + n.ID, Value: n.Output, Download: runJSONPath(rc.slug, r.ID, "nodes/"+url.PathEscape(n.ID))})
 		}

@@ -83,6 +83,11 @@ func loadInspector(c echo.Context, s *store.Store, runs *workers.Coordinator) (v
 	if err != nil {
 		return views.InspectorData{}, err
 	}
+	g, err := guardFor(c, s, run)
+	if err != nil {
+		return views.InspectorData{}, err
+	}
+	run = g.Run(run)
 	d := views.InspectorData{Run: run, CanOperate: v.Can(auth.PermRunsOperate), Now: time.Now(), Here: hereOf(c.QueryParams())}
 	m, err := runs.Manifest(ctx, run)
 	if err != nil {
@@ -92,6 +97,7 @@ func loadInspector(c echo.Context, s *store.Store, runs *workers.Coordinator) (v
 	if err != nil {
 		return d, err
 	}
+	nodes = g.Nodes(nodes)
 	byRef := map[string]*engine.Node{}
 	for _, n := range nodes {
 		byRef[n.ID] = n
@@ -113,6 +119,7 @@ func loadInspector(c echo.Context, s *store.Store, runs *workers.Coordinator) (v
 		if d.Selected, err = loadNodeDetail(c, s, run, m, byRef, ref); err != nil {
 			return d, err
 		}
+		g.Detail(d.Selected)
 		d.Selected.Worker, d.Selected.Slot = waits[ref], slots[ref]
 	}
 	if err := loadHistory(c, s, &d); err != nil {

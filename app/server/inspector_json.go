@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -28,6 +27,10 @@ func handleRunJSON(s *store.Store) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
+		g, err := guardFor(c, s, run)
+		if err != nil {
+			return err
+		}
 		var value any
 		name := c.Param("part")
 		switch node := c.Param("node"); {
@@ -39,11 +42,11 @@ func handleRunJSON(s *store.Store) echo.HandlerFunc {
 			if len(nodes) == 0 {
 				return apperr.New(apperr.NotFound, "run %s has no node %q", run.ID, node)
 			}
-			value, name = nodes[0].Output, "node-output"
+			value, name = g.Node(node, nodes[0].Output), "node-output"
 		case name == "input":
-			value = run.State.Input
+			value = g.Run(run).State.Input
 		case name == "output":
-			value = run.State.Output
+			value = g.Run(run).State.Output
 		default:
 			return apperr.New(apperr.NotFound, "a run has no value %q", name)
 		}
@@ -70,7 +73,15 @@ func handleAttemptJSON(s *store.Store) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		return sendJSONFile(c, fmt.Sprintf("run-%s-%s-%d-%d-output.json", id, fileSafe(node), gen, n), value)
+		run, err := s.RunGet(ctx, v.Tenant.ID, id)
+		if err != nil {
+			return err
+		}
+		g, err := guardFor(c, s, run)
+		if err != nil {
+			return err
+		}
+		return sendJSONFile(c, fmt.Sprintf("run-%s-%s-%d-%d-output.json", id, fileSafe(node), gen, n), g.Node(node, value))
 	}
 }
 
@@ -104,8 +115,7 @@ func handleCaseJSON(s *store.Store) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		who := store.Audience(v.User.Email, string(v.Role))
-		if !slices.ContainsFunc(k.Assignees, func(a string) bool { return slices.Contains(who, a) }) {
+		if !caseReaderOf(c).mayRead(k) {
 			return apperr.New(apperr.Forbidden, "this case is not assigned to you")
 		}
 		return sendJSONFile(c, fmt.Sprintf("case-%s-data.json", k.ID), k.Data)

@@ -143,7 +143,7 @@ func loadChildren(c echo.Context, s *store.Store, run store.Run, d *views.NodeDe
 		return err
 	}
 	d.Children, err = s.RunNodesChildrenFiltered(ctx, run.TenantID, run.ID, store.ChildFilter{
-		Scatter: d.Ref, After: d.ChildAfter, State: d.ChildState, Key: d.ChildKey, Limit: childrenPage + 1,
+		Scatter: d.Ref, After: int64(d.ChildAfter), State: d.ChildState, Key: d.ChildKey, Limit: childrenPage + 1,
 	})
 	if len(d.Children) > childrenPage {
 		d.Children = d.Children[:childrenPage]

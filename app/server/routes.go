@@ -17,6 +17,7 @@ func routes(e *echo.Echo, d Deps) {
 	e.Use(securityHeaders)
 	e.Use(requestLogger(d.Logger))
 	e.Use(recoverer(d.Logger))
+	e.Use(refuseNUL)
 
 	e.GET("/healthz", handleHealthz())
 	e.GET("/readyz", handleReadyz(d.Pool))
@@ -25,9 +26,10 @@ func routes(e *echo.Echo, d Deps) {
 	if d.API {
 		e.GET("/api/v1/openapi.json", handleOpenAPI()) // documentation: no key needed
 		e.GET(definition.SchemaPath, handleDefinitionSchema())
-		apiRoutes(e.Group("/api/v1", bodyLimit(MaxBodyBytes), apiKeyAuth(d.Store, newFailureLimiter(d.AuthFailuresPerMinute, d.AuthFailureBurst)), rateLimit(d.APIRate)), d)
+		failures := newFailureLimiter(d.AuthFailuresPerMinute, d.AuthFailureBurst)
+		apiRoutes(e.Group("/api/v1", bodyLimit(MaxBodyBytes), apiKeyAuth(d.Store, failures, d.TrustedProxies), rateLimit(d.APIRate)), d)
 		h := newHooks(d)
-		e.POST("/hooks/:tenant/:id", h.handleHookDelivery, bodyLimit(MaxBodyBytes)) // signed: no API key
+		e.POST("/hooks/:tenant/:id", h.handleHookDelivery) // signed: no API key; bounds its body itself
 	}
 	if d.Web {
 		e.Pre(trailingSlash)
@@ -48,10 +50,10 @@ func apiRoutes(api *echo.Group, d Deps) {
 
 	read, write := requireScope(auth.ScopeRunsRead), requireScope(auth.ScopeRunsWrite)
 	api.POST("/runs", handleRunStart(d.Runs, d.ValidateInput), write)
-	api.GET("/runs", handleRunList(d.Store), read)
+	api.GET("/runs", handleRunList(d.Store), read, allowQuery(runListParams...))
 	api.GET("/runs/:id", handleRunGet(d.Store, d.Runs), read)
-	api.GET("/runs/:id/history", handleRunHistory(d.Store), read)
-	api.GET("/runs/:id/nodes/:node/children", handleScatterChildren(d.Store, d.Runs), read)
+	api.GET("/runs/:id/history", handleRunHistory(d.Store), read, allowQuery(historyParams...))
+	api.GET("/runs/:id/nodes/:node/children", handleScatterChildren(d.Store, d.Runs), read, allowQuery(childrenParams...))
 	api.POST("/runs/batch", handleBatchCreate(d.Store, d.Runs), write)
 	api.GET("/batches/:id", handleBatchGet(d.Store), read)
 	api.POST("/runs/:id/cancel", handleRunCancel(d.Runs), write)
@@ -61,7 +63,7 @@ func apiRoutes(api *echo.Group, d Deps) {
 
 	defRead, defWrite := requireScope(auth.ScopeDefinitionsRead), requireScope(auth.ScopeDefinitionsWrite)
 	api.POST("/compile", handleCompile(), defRead)
-	api.GET("/definitions", handleDefinitionList(d.Store), defRead)
+	api.GET("/definitions", handleDefinitionList(d.Store), defRead, allowQuery(keyedListParams...))
 	api.GET("/definitions/:key", handleDefinitionGet(d.Store), defRead)
 	api.PUT("/definitions/:key", handleDraftSave(d.Store), defWrite)
 	api.POST("/definitions/:key/versions", handlePublish(d.Store), defWrite)

@@ -207,7 +207,11 @@ func handleRunGet(s *store.Store, runs *workers.Coordinator) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		out, err := runWithNodes(ctx, s, runs, run)
+		g, err := guardFor(c, s, run)
+		if err != nil {
+			return err
+		}
+		out, err := runWithNodes(ctx, s, runs, run, g)
 		if err != nil {
 			return err
 		}
@@ -215,8 +219,10 @@ func handleRunGet(s *store.Store, runs *workers.Coordinator) echo.HandlerFunc {
 	}
 }
 
-func runWithNodes(ctx context.Context, s *store.Store, runs *workers.Coordinator, run store.Run) (RunJSON, error) {
-	out := runJSON(run)
+// runWithNodes is the run with its step nodes, its case data passed
+// through g.
+func runWithNodes(ctx context.Context, s *store.Store, runs *workers.Coordinator, run store.Run, g caseGuard) (RunJSON, error) {
+	out := runJSON(g.Run(run))
 	m, err := runs.Manifest(ctx, run)
 	if err != nil {
 		return out, err
@@ -229,6 +235,7 @@ func runWithNodes(ctx context.Context, s *store.Store, runs *workers.Coordinator
 	if err != nil {
 		return out, err
 	}
+	nodes = g.Nodes(nodes)
 	byID := map[string]*engine.Node{}
 	for _, n := range nodes {
 		byID[n.ID] = n

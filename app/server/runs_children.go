@@ -1,6 +1,8 @@
 package server
 
 import (
+	"errors"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -55,6 +57,11 @@ func handleScatterChildren(s *store.Store, runs *workers.Coordinator) echo.Handl
 		if err != nil {
 			return err
 		}
+		g, err := guardFor(c, s, run)
+		if err != nil {
+			return err
+		}
+		nodes = g.Nodes(nodes)
 		waits, err := workerWaits(ctx, s, run, nodes)
 		if err != nil {
 			return err
@@ -82,17 +89,36 @@ func handleScatterChildren(s *store.Store, runs *workers.Coordinator) echo.Handl
 	}
 }
 
-func childPage(c echo.Context) (after, limit int, err error) {
-	if limit, err = limitParam(c); err != nil {
+// childPage reads ?after= (a child index, -1 for the first page, as a
+// 64-bit cursor: past the last child the page is empty) and ?limit=
+// (1 to 500): not an integer is 400, out of range 422.
+func childPage(c echo.Context) (after int64, limit int, err error) {
+	n, err := pageNumber(c, "limit", defaultPage, 1, maxPage)
+	if err != nil {
 		return 0, 0, err
 	}
-	after = -1
-	if v := c.QueryParam("after"); v != "" {
-		if after, err = strconv.Atoi(v); err != nil || after < -1 {
-			return 0, 0, apperr.New(apperr.Invalid, "after must be a child index")
-		}
+	after, err = pageNumber(c, "after", -1, -1, math.MaxInt64)
+	if err != nil {
+		return 0, 0, err
 	}
-	return after, limit, nil
+	return after, int(n), nil
+}
+
+// pageNumber reads the integer query parameter name, def when absent.
+func pageNumber(c echo.Context, name string, def, lo, hi int64) (int64, error) {
+	v := c.QueryParam(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	var num *strconv.NumError
+	switch {
+	case errors.As(err, &num) && num.Err == strconv.ErrRange, err == nil && (n < lo || n > hi):
+		return 0, apperr.New(apperr.Unprocessable, "%s must be from %d to %d", name, lo, hi)
+	case err != nil:
+		return 0, apperr.New(apperr.Invalid, "%s must be an integer", name)
+	}
+	return n, nil
 }
 
 // childStates are the states a child can be in, for ?state=.

@@ -61,6 +61,11 @@ func handleRunList(s *store.Store) echo.HandlerFunc {
 			}
 			resp["total"], resp["total_estimated"] = n, estimated
 		}
+		if include["output"] || include["input"] {
+			if page.Runs, err = guardRuns(c, s, page.Runs); err != nil {
+				return err
+			}
+		}
 		out := make([]RunSummaryJSON, len(page.Runs))
 		for i, r := range page.Runs {
 			out[i] = runSummary(r, include)

@@ -26,7 +26,7 @@ func scheduleRoutes(api *echo.Group, d Deps) {
 	read, write := requireScope(auth.ScopeSchedulesRead), requireScope(auth.ScopeSchedulesWrite)
 	starts := requireScope(auth.ScopeRunsWrite)
 	api.POST("/schedules", handleScheduleCreate(d.Store, d.Runs, d.ValidateInput), write, starts)
-	api.GET("/schedules", handleScheduleList(d.Store), read)
+	api.GET("/schedules", handleScheduleList(d.Store), read, allowQuery(keyedListParams...))
 	api.GET("/schedules/:id", handleScheduleGet(d.Store), read)
 	api.PATCH("/schedules/:id", handleScheduleUpdate(d.Store, d.Runs, d.ValidateInput), write, starts)
 	api.DELETE("/schedules/:id", handleScheduleDelete(d.Store), write)

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -59,11 +60,15 @@ type Deps struct {
 	// APIRate is how many requests a second each API key may make, in
 	// bursts of twice as many (DUCTOR_API_RATE); 0 means no limit.
 	APIRate float64
-	// AuthFailuresPerMinute and AuthFailureBurst bound failed API key
-	// authentications per client address (0: the defaults, 20 a minute in
-	// bursts of 20); past them the address gets 429.
+	// AuthFailuresPerMinute and AuthFailureBurst bound failed
+	// authentications (API keys, webhook deliveries) per client address
+	// and what failed (0: the defaults, 20 a minute in bursts of 20);
+	// past them that failure gets 429.
 	AuthFailuresPerMinute float64
 	AuthFailureBurst      int
+	// TrustedProxies are the peers whose X-Forwarded-For and X-Real-IP
+	// name the client (DUCTOR_TRUSTED_PROXIES); none by default.
+	TrustedProxies []netip.Prefix
 	// LiveStreamFor bounds one live stream of the inspector (0: five
 	// minutes); the browser opens the next.
 	LiveStreamFor time.Duration

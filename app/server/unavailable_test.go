@@ -66,3 +66,40 @@ func TestAPIAnswersUnavailableWhileTheDatabaseIsDown(t *testing.T) {
 		t.Errorf("healthz while the database is down = %d, want 200", code)
 	}
 }
+
+// While the database is down, a webhook delivery answers 503 unavailable
+// with a Retry-After, as the API does, not 404 (a sender may take that as
+// final), and spends no failure budget: it never turns into 429.
+func TestHooksAnswerUnavailableWhileTheDatabaseIsDown(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	pool, err := pgxpool.New(context.Background(), "postgres://ductor@"+addr+"/ductor?sslmode=disable&connect_timeout=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	srv := httptest.NewServer(New(Deps{Pool: pool, Store: store.New(pool), API: true, Secrets: testBox(t),
+		Logger: slog.New(slog.DiscardHandler), AuthFailureBurst: 1, AuthFailuresPerMinute: 1}))
+	t.Cleanup(srv.Close)
+	b := testBundle{srv: srv}
+	for i := range 4 {
+		res, err := http.Post(srv.URL+"/hooks/acme/shop", "application/json", strings.NewReader(`{"id": 1}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") == "" {
+			t.Fatalf("delivery %d while the database is down = %d, Retry-After %q; want 503 with Retry-After",
+				i+1, res.StatusCode, res.Header.Get("Retry-After"))
+		}
+	}
+	code, body := b.do(t, "POST", "/hooks/acme/shop", "", strings.NewReader(`{}`))
+	if code != http.StatusServiceUnavailable || errorCode(t, body) != apperr.Unavailable {
+		t.Errorf("body %d %s, want the unavailable code", code, body)
+	}
+}

@@ -18,10 +18,10 @@ func waitingRoutes(api *echo.Group, d Deps) {
 	api.POST("/runs/:id/signals", handleSignal(d.Runs), requireScope(auth.ScopeSignalsWrite))
 	api.POST("/events", handleEvent(d.Runs), requireScope(auth.ScopeEventsWrite))
 	approvals := requireScope(auth.ScopeApprovalsWrite)
-	api.GET("/approvals", handleApprovalList(d.Store), approvals)
+	api.GET("/approvals", handleApprovalList(d.Store), approvals, allowQuery(approvalParams...))
 	api.GET("/approvals/:id", handleApprovalGet(d.Store), approvals)
 	api.POST("/approvals/:id/decision", handleApprovalDecision(d.Runs), approvals)
-	api.GET("/cases", handleCaseList(d.Store), approvals)
+	api.GET("/cases", handleCaseList(d.Store), approvals, allowQuery(caseListParams...))
 	api.GET("/cases/:id", handleCaseGet(d.Store), approvals)
 	api.PATCH("/cases/:id", handleCaseUpdate(d.Runs), approvals)
 }
@@ -87,8 +87,9 @@ func handleEvent(runs *workers.Coordinator) echo.HandlerFunc {
 }
 
 // WaitingJSON is why a node waits and what wakes it: the engine's record
-// (type, timer expiry, signal or event name, child key) plus the id of the
-// approval or case it waits on.
+// (type, timer expiry, signal or event name, an event_set's event names,
+// the child key and child run id) plus the id of the approval or case it
+// waits on.
 type WaitingJSON struct {
 	*engine.Waiting
 	ApprovalID string `json:"approval_id,omitempty"`
@@ -99,7 +100,11 @@ func waitingJSON(n *engine.Node) *WaitingJSON {
 	if n.Waiting == nil {
 		return nil
 	}
-	return &WaitingJSON{Waiting: n.Waiting}
+	w := *n.Waiting
+	if w.Type == engine.WaitChild && w.ChildKey != "" && w.ChildRunID == "" {
+		w.ChildRunID = engine.ChildRunID(w.ChildKey) // recorded before the id was kept
+	}
+	return &WaitingJSON{Waiting: &w}
 }
 
 // withInteraction adds to a node waiting on an approval or a case that

@@ -23,7 +23,7 @@ func webhookRoutes(api *echo.Group, d Deps) {
 	read, write := requireScope(auth.ScopeWebhooksRead), requireScope(auth.ScopeWebhooksWrite)
 	publishes := requireScope(auth.ScopeEventsWrite)
 	api.POST("/webhooks", handleWebhookCreate(d.Store, d.Secrets, d.BaseURL), write, publishes)
-	api.GET("/webhooks", handleWebhookList(d.Store, d.BaseURL), read)
+	api.GET("/webhooks", handleWebhookList(d.Store, d.BaseURL), read, allowQuery(keyedListParams...))
 	api.GET("/webhooks/:id", handleWebhookGet(d.Store, d.BaseURL), read)
 	api.POST("/webhooks/:id/rotate", handleWebhookRotate(d.Store, d.Secrets, d.BaseURL), write, publishes)
 	api.DELETE("/webhooks/:id", handleWebhookDelete(d.Store), write)

@@ -35,6 +35,10 @@ func (x *Executor) runHTTP(ctx context.Context, req Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A step cancelled while it was being prepared sends nothing.
+	if ctx.Err() != nil {
+		return nil, context.Cause(ctx)
+	}
 	resp, err := x.client.Do(hreq)
 	if err != nil {
 		return nil, c.transportError(err)

@@ -353,3 +353,51 @@ func TestHTTPIgnoresProxyEnvironment(t *testing.T) {
 		t.Errorf("the proxy got %d requests", n)
 	}
 }
+
+// A redirect to another host carries none of the step's own headers but a
+// few harmless ones; one on the same host carries them all.
+func TestHTTPRedirectToAnotherHostDropsHeaders(t *testing.T) {
+	t.Parallel()
+	got := make(chan http.Header, 2)
+	other, _ := server(t, func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Clone()
+		fmt.Fprint(w, "ok")
+	})
+	first, _ := server(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/same" {
+			http.Redirect(w, r, "/here", http.StatusTemporaryRedirect)
+			return
+		}
+		if r.URL.Path == "/here" {
+			got <- r.Header.Clone()
+			return
+		}
+		http.Redirect(w, r, other.URL+"/there", http.StatusTemporaryRedirect)
+	})
+	headers := map[string]any{"X-Api-Key": "secret", "Authorization": "Bearer t", "Cookie": "c=1", "Accept": "application/json", "X-Custom": "v"}
+	b := setup(t, loopbackAllowed)
+	for _, c := range []struct {
+		path string
+		kept []string
+		gone []string
+	}{
+		{"/away", []string{"Accept", "Content-Type", "User-Agent"}, []string{"X-Api-Key", "Authorization", "Cookie", "X-Custom", "Idempotency-Key", "Referer"}},
+		{"/same", []string{"Accept", "X-Api-Key", "Authorization", "X-Custom", "Idempotency-Key"}, nil},
+	} {
+		_, err := b.run(t, httpReq(map[string]any{"url": first.URL + c.path, "method": "POST", "headers": headers, "body": map[string]any{"a": 1}}))
+		if err != nil {
+			t.Fatalf("%s: %v", c.path, err)
+		}
+		h := <-got
+		for _, name := range c.kept {
+			if h.Get(name) == "" {
+				t.Errorf("%s: header %s was dropped (%v)", c.path, name, h)
+			}
+		}
+		for _, name := range c.gone {
+			if v := h.Get(name); v != "" {
+				t.Errorf("%s: header %s = %q reached the other host", c.path, name, v)
+			}
+		}
+	}
+}

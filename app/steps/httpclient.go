@@ -6,6 +6,8 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
+	"strings"
 	"time"
 )
 
@@ -53,7 +55,10 @@ func newHTTPClient(allow []netip.Prefix) *http.Client {
 }
 
 // checkRedirect follows at most maxRedirects redirects, to http and https
-// URLs only. The guard checks the new connection like any other.
+// URLs only. The guard checks the new connection like any other. A
+// redirect to another host, or from https to http, carries only the
+// headers in crossHostHeaders: whatever else the step set (an API key, a
+// token) was meant for the host it named.
 func checkRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) > maxRedirects {
 		return fmt.Errorf("%w: stopped after %d redirects", errRedirectPolicy, maxRedirects)
@@ -61,5 +66,24 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 	if s := req.URL.Scheme; s != "http" && s != "https" {
 		return fmt.Errorf("%w: redirect to scheme %q", errRedirectPolicy, s)
 	}
+	if leavesOrigin(via[0].URL, req.URL) {
+		for name := range req.Header {
+			if !crossHostHeaders[http.CanonicalHeaderKey(name)] {
+				req.Header.Del(name)
+			}
+		}
+	}
 	return nil
+}
+
+// crossHostHeaders are the headers a redirect to another host keeps.
+var crossHostHeaders = map[string]bool{
+	"Accept": true, "Accept-Language": true, "Content-Type": true,
+	"User-Agent": true, "Traceparent": true, "Tracestate": true,
+}
+
+// leavesOrigin reports whether a redirect from first to next goes to
+// another host or port, or from https down to http.
+func leavesOrigin(first, next *url.URL) bool {
+	return !strings.EqualFold(first.Host, next.Host) || (first.Scheme == "https" && next.Scheme != "https")
 }

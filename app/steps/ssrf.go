@@ -86,8 +86,10 @@ var (
 		"::/128", "unspecified",
 		"::1/128", "loopback",
 		"::/96", "IPv4-compatible (deprecated)",
+		"::ffff:0:0:0/96", "IPv4-translated",
 		"64:ff9b:1::/48", "local-use NAT64",
 		"100::/64", "discard-only",
+		"100:0:0:1::/64", "dummy prefix",
 		"2001::/23", "IETF protocol assignment",
 		"2001:db8::/32", "documentation",
 		"2002::/16", "6to4",
@@ -99,6 +101,9 @@ var (
 		"ff00::/8", "multicast",
 	)
 	nat64 = netip.MustParsePrefix("64:ff9b::/96")
+	// globalV6 is the only IPv6 space allocated for global unicast;
+	// addresses outside it and the ranges above are reserved.
+	globalV6 = netip.MustParsePrefix("2000::/3")
 )
 
 // specialPurpose names the special-purpose range a falls in, or returns
@@ -124,6 +129,9 @@ func specialPurpose(a netip.Addr) string {
 		if r.prefix.Contains(a) {
 			return r.reason
 		}
+	}
+	if a.Is6() && !globalV6.Contains(a) {
+		return "reserved"
 	}
 	return ""
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -115,8 +116,10 @@ func (s *Store) BatchList(ctx context.Context, tenantID uuid.UUID, max int) ([]B
 	return out, nil
 }
 
-// BatchClaim locks the oldest running batch no other transaction holds,
-// until the caller's transaction ends; false when there is none.
+// BatchClaim locks the running batch of the tenant whose turn it is (the
+// one whose batches were served longest ago; its oldest batch) that no
+// other transaction holds, until the caller's transaction ends; false
+// when there is none. BatchProgress ends the tenant's turn.
 func (s *Store) BatchClaim(ctx context.Context) (Batch, bool, error) {
 	row, err := s.q.RunBatchClaim(ctx)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -139,9 +142,12 @@ type BatchChunk struct {
 }
 
 // BatchProgress records a chunk of a batch (in the transaction that did
-// its work, so a chunk counts once).
+// its work, so a chunk counts once) and sends the batch's tenant to the
+// back of the round.
 func (s *Store) BatchProgress(ctx context.Context, b Batch, c BatchChunk) error {
-	keep := c.Errors[:min(len(c.Errors), max(0, MaxBatchErrors-len(b.Errors)))]
+	// A chunk with no failures appends an empty array: a nil slice would
+	// encode as null, which jsonb's || appends as one empty entry.
+	keep := append([]BatchError{}, c.Errors[:min(len(c.Errors), max(0, MaxBatchErrors-len(b.Errors)))]...)
 	raw, err := json.Marshal(keep)
 	if err != nil {
 		return fmt.Errorf("encode batch errors: %w", err)
@@ -157,7 +163,24 @@ func (s *Store) BatchProgress(ctx context.Context, b Batch, c BatchChunk) error 
 	if err := s.q.RunBatchProgress(ctx, p); err != nil {
 		return fmt.Errorf("record batch progress: %w", err)
 	}
+	if err := s.q.RunBatchServed(ctx, b.TenantID); err != nil {
+		return fmt.Errorf("record batch turn: %w", err)
+	}
 	return nil
+}
+
+// BatchQueued locks the tenant's batch creation until the caller's
+// transaction ends and returns how many runs its running batches have
+// still to act on.
+func (s *Store) BatchQueued(ctx context.Context, tenantID uuid.UUID) (int, error) {
+	if err := s.q.RunBatchLockTenant(ctx, tenantID); err != nil {
+		return 0, fmt.Errorf("lock batches: %w", err)
+	}
+	n, err := s.q.RunBatchQueued(ctx, tenantID)
+	if err != nil {
+		return 0, fmt.Errorf("count queued batch runs: %w", err)
+	}
+	return int(n), nil
 }
 
 func batchFromRow(r queries.RunBatch) (Batch, error) {
@@ -175,6 +198,9 @@ func batchFromRow(r queries.RunBatch) (Batch, error) {
 	if err := json.Unmarshal(r.Errors, &b.Errors); err != nil {
 		return b, fmt.Errorf("decode batch %s errors: %w", r.ID, err)
 	}
+	// Batches recorded before chunks appended [] kept a null per chunk
+	// without failures.
+	b.Errors = slices.DeleteFunc(b.Errors, func(e BatchError) bool { return e == BatchError{} })
 	if r.CursorCreatedAt != nil && r.CursorID.Valid {
 		b.Cursor = &RunCursor{CreatedAt: *r.CursorCreatedAt, ID: r.CursorID.UUID}
 	}

@@ -14,8 +14,9 @@ import (
 // ChildFilter chooses a page of a scatter's children.
 type ChildFilter struct {
 	Scatter string
-	// After is the child index the page starts after (-1: the first).
-	After int
+	// After is the child index the page starts after (-1: the first); a
+	// cursor past the last child is an empty page.
+	After int64
 	// State keeps children in this state ("": any); Key those whose key
 	// contains it, ignoring case ("": any).
 	State, Key string
@@ -27,7 +28,7 @@ type ChildFilter struct {
 func (s *Store) RunNodesChildrenFiltered(ctx context.Context, tenantID, runID uuid.UUID, f ChildFilter) ([]*engine.Node, error) {
 	p := queries.RunNodeListChildrenFilteredParams{
 		TenantID: tenantID, RunID: runID, Scatter: pgtype.Text{String: f.Scatter, Valid: true},
-		AfterIndex: pgtype.Int4{Int32: int32(f.After), Valid: true}, State: nullText(f.State), MaxRows: int32(f.Limit),
+		AfterIndex: f.After, State: nullText(f.State), MaxRows: int32(f.Limit),
 	}
 	if f.Key != "" {
 		p.KeyLike = pgtype.Text{String: likeEscape(f.Scatter) + "[%" + likeEscape(f.Key) + "%]", Valid: true}

@@ -2,8 +2,9 @@
 // Webhooks signature (headers webhook-id, webhook-timestamp and
 // webhook-signature "v1,<base64 HMAC-SHA256 of id.timestamp.body>", a
 // secret "whsec_<base64>") and GitHub's X-Hub-Signature-256
-// ("sha256=<hex HMAC-SHA256 of the body>"). It is pure: the caller
-// passes the time to check timestamps against.
+// ("sha256=<hex HMAC-SHA256 of the body>", with neither timestamp nor
+// signed delivery id). It is pure: the caller passes the time to check
+// timestamps against.
 package webhook
 
 import (
@@ -74,12 +75,24 @@ func key(s Scheme, secret string) []byte {
 	return []byte(secret)
 }
 
+// Signed reports whether a delivery carries the headers its scheme signs
+// with, which can be told before its body is read.
+func Signed(s Scheme, h http.Header) bool {
+	if s == SchemeGitHub {
+		return h.Get("X-Hub-Signature-256") != ""
+	}
+	return h.Get("webhook-id") != "" && h.Get("webhook-timestamp") != "" && h.Get("webhook-signature") != ""
+}
+
 // Verify checks a delivery against any of the secrets (the current one
-// and, after a rotation, the previous) and returns its delivery id: the
-// webhook-id, or GitHub's X-GitHub-Delivery (empty when absent).
+// and, after a rotation, the previous) and returns its delivery id, the
+// signed webhook-id. A GitHub delivery has none: its X-GitHub-Delivery
+// is not signed, and the signature has no timestamp, so a captured
+// delivery resent with a new X-GitHub-Delivery verifies as well; the
+// caller tells deliveries apart by their bodies instead.
 func Verify(s Scheme, secrets []string, h http.Header, body []byte, now time.Time) (string, error) {
 	if s == SchemeGitHub {
-		return h.Get("X-GitHub-Delivery"), verifyGitHub(secrets, h.Get("X-Hub-Signature-256"), body)
+		return "", verifyGitHub(secrets, h.Get("X-Hub-Signature-256"), body)
 	}
 	id, ts := h.Get("webhook-id"), h.Get("webhook-timestamp")
 	sigs := h.Get("webhook-signature")
