@@ -1,6 +1,6 @@
 -- name: APIKeyCreate :one
-INSERT INTO api_key (tenant_id, id, name, prefix, hash, scopes)
-VALUES (@tenant_id, @id, @name, @prefix, @hash, @scopes)
+INSERT INTO api_key (tenant_id, id, name, prefix, hash, scopes, created_by)
+VALUES (@tenant_id, @id, @name, @prefix, @hash, @scopes, sqlc.narg(created_by))
 RETURNING *;
 
 -- name: APIKeyGetByHash :one

@@ -12,18 +12,19 @@ import (
 )
 
 const aPIKeyCreate = `-- name: APIKeyCreate :one
-INSERT INTO api_key (tenant_id, id, name, prefix, hash, scopes)
-VALUES ($1, $2, $3, $4, $5, $6)
-RETURNING tenant_id, id, name, prefix, hash, scopes, created_at, last_used_at, revoked_at, legacy_checksum
+INSERT INTO api_key (tenant_id, id, name, prefix, hash, scopes, created_by)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
+RETURNING tenant_id, id, name, prefix, hash, scopes, created_at, last_used_at, revoked_at, legacy_checksum, created_by
 `
 
 type APIKeyCreateParams struct {
-	TenantID uuid.UUID
-	ID       uuid.UUID
-	Name     string
-	Prefix   string
-	Hash     []byte
-	Scopes   []string
+	TenantID  uuid.UUID
+	ID        uuid.UUID
+	Name      string
+	Prefix    string
+	Hash      []byte
+	Scopes    []string
+	CreatedBy uuid.NullUUID
 }
 
 func (q *Queries) APIKeyCreate(ctx context.Context, arg APIKeyCreateParams) (APIKey, error) {
@@ -34,6 +35,7 @@ func (q *Queries) APIKeyCreate(ctx context.Context, arg APIKeyCreateParams) (API
 		arg.Prefix,
 		arg.Hash,
 		arg.Scopes,
+		arg.CreatedBy,
 	)
 	var i APIKey
 	err := row.Scan(
@@ -47,12 +49,13 @@ func (q *Queries) APIKeyCreate(ctx context.Context, arg APIKeyCreateParams) (API
 		&i.LastUsedAt,
 		&i.RevokedAt,
 		&i.LegacyChecksum,
+		&i.CreatedBy,
 	)
 	return i, err
 }
 
 const aPIKeyGetByHash = `-- name: APIKeyGetByHash :one
-SELECT tenant_id, id, name, prefix, hash, scopes, created_at, last_used_at, revoked_at, legacy_checksum FROM api_key WHERE hash = $1
+SELECT tenant_id, id, name, prefix, hash, scopes, created_at, last_used_at, revoked_at, legacy_checksum, created_by FROM api_key WHERE hash = $1
 `
 
 // The one lookup that is not tenant-scoped: a request's key decides its tenant.
@@ -70,6 +73,7 @@ func (q *Queries) APIKeyGetByHash(ctx context.Context, hash []byte) (APIKey, err
 		&i.LastUsedAt,
 		&i.RevokedAt,
 		&i.LegacyChecksum,
+		&i.CreatedBy,
 	)
 	return i, err
 }
@@ -88,7 +92,7 @@ func (q *Queries) APIKeyLegacyLive(ctx context.Context) (bool, error) {
 }
 
 const aPIKeyList = `-- name: APIKeyList :many
-SELECT tenant_id, id, name, prefix, hash, scopes, created_at, last_used_at, revoked_at, legacy_checksum FROM api_key
+SELECT tenant_id, id, name, prefix, hash, scopes, created_at, last_used_at, revoked_at, legacy_checksum, created_by FROM api_key
 WHERE tenant_id = $1
 ORDER BY created_at DESC, id
 `
@@ -113,6 +117,7 @@ func (q *Queries) APIKeyList(ctx context.Context, tenantID uuid.UUID) ([]APIKey,
 			&i.LastUsedAt,
 			&i.RevokedAt,
 			&i.LegacyChecksum,
+			&i.CreatedBy,
 		); err != nil {
 			return nil, err
 		}
@@ -127,7 +132,7 @@ func (q *Queries) APIKeyList(ctx context.Context, tenantID uuid.UUID) ([]APIKey,
 const aPIKeyRevoke = `-- name: APIKeyRevoke :one
 UPDATE api_key SET revoked_at = coalesce(revoked_at, now())
 WHERE tenant_id = $1 AND id = $2
-RETURNING tenant_id, id, name, prefix, hash, scopes, created_at, last_used_at, revoked_at, legacy_checksum
+RETURNING tenant_id, id, name, prefix, hash, scopes, created_at, last_used_at, revoked_at, legacy_checksum, created_by
 `
 
 type APIKeyRevokeParams struct {
@@ -149,6 +154,7 @@ func (q *Queries) APIKeyRevoke(ctx context.Context, arg APIKeyRevokeParams) (API
 		&i.LastUsedAt,
 		&i.RevokedAt,
 		&i.LegacyChecksum,
+		&i.CreatedBy,
 	)
 	return i, err
 }

@@ -32,12 +32,17 @@ UPDATE approval SET status = 'closed', decided_at = now()
 WHERE tenant_id = @tenant_id AND id = @id AND status = 'pending';
 
 -- name: ApprovalDecisionInsert :execrows
-INSERT INTO approval_decision (tenant_id, approval_id, decided_by, approved, comment)
-VALUES (@tenant_id, @approval_id, @decided_by, @approved, @comment)
+INSERT INTO approval_decision (tenant_id, approval_id, decided_by, principal, approved, comment)
+VALUES (@tenant_id, @approval_id, @decided_by, @principal, @approved, @comment)
 ON CONFLICT DO NOTHING;
 
 -- name: ApprovalDecisionList :many
-SELECT * FROM approval_decision
+-- preview > 0 cuts each comment to its first preview characters (lists);
+-- comment_length is the whole comment's.
+SELECT approval_id, decided_by, principal, approved, decided_at,
+    CASE WHEN @preview::integer > 0 THEN left(comment, @preview::integer) ELSE comment END::text AS comment,
+    char_length(comment)::integer AS comment_length
+FROM approval_decision
 WHERE tenant_id = @tenant_id AND approval_id = ANY(@approval_ids::uuid[])
 ORDER BY decided_at, decided_by;
 

@@ -45,8 +45,8 @@ func (q *Queries) ApprovalDecisionCountApproved(ctx context.Context, arg Approva
 }
 
 const approvalDecisionInsert = `-- name: ApprovalDecisionInsert :execrows
-INSERT INTO approval_decision (tenant_id, approval_id, decided_by, approved, comment)
-VALUES ($1, $2, $3, $4, $5)
+INSERT INTO approval_decision (tenant_id, approval_id, decided_by, principal, approved, comment)
+VALUES ($1, $2, $3, $4, $5, $6)
 ON CONFLICT DO NOTHING
 `
 
@@ -54,6 +54,7 @@ type ApprovalDecisionInsertParams struct {
 	TenantID   uuid.UUID
 	ApprovalID uuid.UUID
 	DecidedBy  string
+	Principal  string
 	Approved   bool
 	Comment    string
 }
@@ -63,6 +64,7 @@ func (q *Queries) ApprovalDecisionInsert(ctx context.Context, arg ApprovalDecisi
 		arg.TenantID,
 		arg.ApprovalID,
 		arg.DecidedBy,
+		arg.Principal,
 		arg.Approved,
 		arg.Comment,
 	)
@@ -73,32 +75,49 @@ func (q *Queries) ApprovalDecisionInsert(ctx context.Context, arg ApprovalDecisi
 }
 
 const approvalDecisionList = `-- name: ApprovalDecisionList :many
-SELECT tenant_id, approval_id, decided_by, approved, comment, decided_at FROM approval_decision
-WHERE tenant_id = $1 AND approval_id = ANY($2::uuid[])
+SELECT approval_id, decided_by, principal, approved, decided_at,
+    CASE WHEN $1::integer > 0 THEN left(comment, $1::integer) ELSE comment END::text AS comment,
+    char_length(comment)::integer AS comment_length
+FROM approval_decision
+WHERE tenant_id = $2 AND approval_id = ANY($3::uuid[])
 ORDER BY decided_at, decided_by
 `
 
 type ApprovalDecisionListParams struct {
+	Preview     int32
 	TenantID    uuid.UUID
 	ApprovalIds []uuid.UUID
 }
 
-func (q *Queries) ApprovalDecisionList(ctx context.Context, arg ApprovalDecisionListParams) ([]ApprovalDecision, error) {
-	rows, err := q.db.Query(ctx, approvalDecisionList, arg.TenantID, arg.ApprovalIds)
+type ApprovalDecisionListRow struct {
+	ApprovalID    uuid.UUID
+	DecidedBy     string
+	Principal     string
+	Approved      bool
+	DecidedAt     time.Time
+	Comment       string
+	CommentLength int32
+}
+
+// preview > 0 cuts each comment to its first preview characters (lists);
+// comment_length is the whole comment's.
+func (q *Queries) ApprovalDecisionList(ctx context.Context, arg ApprovalDecisionListParams) ([]ApprovalDecisionListRow, error) {
+	rows, err := q.db.Query(ctx, approvalDecisionList, arg.Preview, arg.TenantID, arg.ApprovalIds)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []ApprovalDecision{}
+	items := []ApprovalDecisionListRow{}
 	for rows.Next() {
-		var i ApprovalDecision
+		var i ApprovalDecisionListRow
 		if err := rows.Scan(
-			&i.TenantID,
 			&i.ApprovalID,
 			&i.DecidedBy,
+			&i.Principal,
 			&i.Approved,
-			&i.Comment,
 			&i.DecidedAt,
+			&i.Comment,
+			&i.CommentLength,
 		); err != nil {
 			return nil, err
 		}

@@ -22,6 +22,7 @@ type APIKey struct {
 	LastUsedAt     *time.Time
 	RevokedAt      *time.Time
 	LegacyChecksum bool
+	CreatedBy      uuid.NullUUID
 }
 
 type ApiKeySecret struct {
@@ -62,6 +63,7 @@ type ApprovalDecision struct {
 	Approved   bool
 	Comment    string
 	DecidedAt  time.Time
+	Principal  string
 }
 
 type AuditLog struct {
@@ -309,6 +311,7 @@ type RunCase struct {
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
 	ClosedAt       *time.Time
+	UpdatedBy      string
 }
 
 type RunDispatch struct {

@@ -24,7 +24,7 @@ LIMIT @max_rows;
 -- A tenant's cases as lists show them, newest first: data only when
 -- with_data asks for it and its JSON text is at most max_data_bytes;
 -- data_left_out tells that it was asked for but is larger.
-SELECT tenant_id, id, run_id, node, title, assignees, fields, awaiting_status, status, created_at, updated_at, closed_at,
+SELECT tenant_id, id, run_id, node, title, assignees, fields, awaiting_status, status, created_at, updated_at, updated_by, closed_at,
     (CASE WHEN @with_data::boolean AND octet_length(data::text) <= @max_data_bytes::integer THEN data END)::jsonb AS data,
     (@with_data::boolean AND octet_length(data::text) > @max_data_bytes::integer)::boolean AS data_left_out
 FROM run_case
@@ -37,7 +37,7 @@ LIMIT @max_rows;
 SELECT * FROM run_case WHERE tenant_id = @tenant_id AND run_id = @run_id ORDER BY created_at;
 
 -- name: RunCaseUpdate :one
-UPDATE run_case SET status = @status, data = @data, updated_at = now(),
+UPDATE run_case SET status = @status, data = @data, updated_by = @updated_by, updated_at = now(),
     closed_at = CASE WHEN @close::boolean THEN now() ELSE closed_at END
 WHERE tenant_id = @tenant_id AND id = @id
 RETURNING *;

@@ -28,7 +28,7 @@ func (q *Queries) RunCaseClose(ctx context.Context, arg RunCaseCloseParams) erro
 }
 
 const runCaseGet = `-- name: RunCaseGet :one
-SELECT tenant_id, id, run_id, node, title, assignees, fields, awaiting_status, status, data, created_at, updated_at, closed_at FROM run_case WHERE tenant_id = $1 AND id = $2
+SELECT tenant_id, id, run_id, node, title, assignees, fields, awaiting_status, status, data, created_at, updated_at, closed_at, updated_by FROM run_case WHERE tenant_id = $1 AND id = $2
 `
 
 type RunCaseGetParams struct {
@@ -53,12 +53,13 @@ func (q *Queries) RunCaseGet(ctx context.Context, arg RunCaseGetParams) (RunCase
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.ClosedAt,
+		&i.UpdatedBy,
 	)
 	return i, err
 }
 
 const runCaseGetForUpdate = `-- name: RunCaseGetForUpdate :one
-SELECT tenant_id, id, run_id, node, title, assignees, fields, awaiting_status, status, data, created_at, updated_at, closed_at FROM run_case WHERE tenant_id = $1 AND id = $2 FOR UPDATE
+SELECT tenant_id, id, run_id, node, title, assignees, fields, awaiting_status, status, data, created_at, updated_at, closed_at, updated_by FROM run_case WHERE tenant_id = $1 AND id = $2 FOR UPDATE
 `
 
 type RunCaseGetForUpdateParams struct {
@@ -83,6 +84,7 @@ func (q *Queries) RunCaseGetForUpdate(ctx context.Context, arg RunCaseGetForUpda
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.ClosedAt,
+		&i.UpdatedBy,
 	)
 	return i, err
 }
@@ -120,7 +122,7 @@ func (q *Queries) RunCaseInsert(ctx context.Context, arg RunCaseInsertParams) er
 }
 
 const runCaseList = `-- name: RunCaseList :many
-SELECT tenant_id, id, run_id, node, title, assignees, fields, awaiting_status, status, data, created_at, updated_at, closed_at FROM run_case
+SELECT tenant_id, id, run_id, node, title, assignees, fields, awaiting_status, status, data, created_at, updated_at, closed_at, updated_by FROM run_case
 WHERE tenant_id = $1
   AND ($2::text = '' OR status = $2)
   AND (cardinality($3::text[]) = 0 OR assignees && $3::text[])
@@ -165,6 +167,7 @@ func (q *Queries) RunCaseList(ctx context.Context, arg RunCaseListParams) ([]Run
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.ClosedAt,
+			&i.UpdatedBy,
 		); err != nil {
 			return nil, err
 		}
@@ -177,7 +180,7 @@ func (q *Queries) RunCaseList(ctx context.Context, arg RunCaseListParams) ([]Run
 }
 
 const runCaseListByRoots = `-- name: RunCaseListByRoots :many
-SELECT c.tenant_id, c.id, c.run_id, c.node, c.title, c.assignees, c.fields, c.awaiting_status, c.status, c.data, c.created_at, c.updated_at, c.closed_at, r.root_run_id
+SELECT c.tenant_id, c.id, c.run_id, c.node, c.title, c.assignees, c.fields, c.awaiting_status, c.status, c.data, c.created_at, c.updated_at, c.closed_at, c.updated_by, r.root_run_id
 FROM run_case c JOIN run r ON r.tenant_id = c.tenant_id AND r.id = c.run_id
 WHERE c.tenant_id = $1 AND r.root_run_id = ANY($2::uuid[])
 ORDER BY c.created_at
@@ -218,6 +221,7 @@ func (q *Queries) RunCaseListByRoots(ctx context.Context, arg RunCaseListByRoots
 			&i.RunCase.CreatedAt,
 			&i.RunCase.UpdatedAt,
 			&i.RunCase.ClosedAt,
+			&i.RunCase.UpdatedBy,
 			&i.RootRunID,
 		); err != nil {
 			return nil, err
@@ -231,7 +235,7 @@ func (q *Queries) RunCaseListByRoots(ctx context.Context, arg RunCaseListByRoots
 }
 
 const runCaseListByRun = `-- name: RunCaseListByRun :many
-SELECT tenant_id, id, run_id, node, title, assignees, fields, awaiting_status, status, data, created_at, updated_at, closed_at FROM run_case WHERE tenant_id = $1 AND run_id = $2 ORDER BY created_at
+SELECT tenant_id, id, run_id, node, title, assignees, fields, awaiting_status, status, data, created_at, updated_at, closed_at, updated_by FROM run_case WHERE tenant_id = $1 AND run_id = $2 ORDER BY created_at
 `
 
 type RunCaseListByRunParams struct {
@@ -262,6 +266,7 @@ func (q *Queries) RunCaseListByRun(ctx context.Context, arg RunCaseListByRunPara
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.ClosedAt,
+			&i.UpdatedBy,
 		); err != nil {
 			return nil, err
 		}
@@ -274,7 +279,7 @@ func (q *Queries) RunCaseListByRun(ctx context.Context, arg RunCaseListByRunPara
 }
 
 const runCaseSummaryList = `-- name: RunCaseSummaryList :many
-SELECT tenant_id, id, run_id, node, title, assignees, fields, awaiting_status, status, created_at, updated_at, closed_at,
+SELECT tenant_id, id, run_id, node, title, assignees, fields, awaiting_status, status, created_at, updated_at, updated_by, closed_at,
     (CASE WHEN $1::boolean AND octet_length(data::text) <= $2::integer THEN data END)::jsonb AS data,
     ($1::boolean AND octet_length(data::text) > $2::integer)::boolean AS data_left_out
 FROM run_case
@@ -304,6 +309,7 @@ type RunCaseSummaryListRow struct {
 	Status         string
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
+	UpdatedBy      string
 	ClosedAt       *time.Time
 	Data           []byte
 	DataLeftOut    bool
@@ -339,6 +345,7 @@ func (q *Queries) RunCaseSummaryList(ctx context.Context, arg RunCaseSummaryList
 			&i.Status,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.UpdatedBy,
 			&i.ClosedAt,
 			&i.Data,
 			&i.DataLeftOut,
@@ -354,24 +361,26 @@ func (q *Queries) RunCaseSummaryList(ctx context.Context, arg RunCaseSummaryList
 }
 
 const runCaseUpdate = `-- name: RunCaseUpdate :one
-UPDATE run_case SET status = $1, data = $2, updated_at = now(),
-    closed_at = CASE WHEN $3::boolean THEN now() ELSE closed_at END
-WHERE tenant_id = $4 AND id = $5
-RETURNING tenant_id, id, run_id, node, title, assignees, fields, awaiting_status, status, data, created_at, updated_at, closed_at
+UPDATE run_case SET status = $1, data = $2, updated_by = $3, updated_at = now(),
+    closed_at = CASE WHEN $4::boolean THEN now() ELSE closed_at END
+WHERE tenant_id = $5 AND id = $6
+RETURNING tenant_id, id, run_id, node, title, assignees, fields, awaiting_status, status, data, created_at, updated_at, closed_at, updated_by
 `
 
 type RunCaseUpdateParams struct {
-	Status   string
-	Data     []byte
-	Close    bool
-	TenantID uuid.UUID
-	ID       uuid.UUID
+	Status    string
+	Data      []byte
+	UpdatedBy string
+	Close     bool
+	TenantID  uuid.UUID
+	ID        uuid.UUID
 }
 
 func (q *Queries) RunCaseUpdate(ctx context.Context, arg RunCaseUpdateParams) (RunCase, error) {
 	row := q.db.QueryRow(ctx, runCaseUpdate,
 		arg.Status,
 		arg.Data,
+		arg.UpdatedBy,
 		arg.Close,
 		arg.TenantID,
 		arg.ID,
@@ -391,6 +400,7 @@ func (q *Queries) RunCaseUpdate(ctx context.Context, arg RunCaseUpdateParams) (R
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.ClosedAt,
+		&i.UpdatedBy,
 	)
 	return i, err
 }

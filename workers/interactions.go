@@ -36,6 +36,9 @@ func (c *Coordinator) DecideApproval(ctx context.Context, tenantID, id uuid.UUID
 type CaseChange struct {
 	Status *string
 	Data   any
+	// Actor is who makes the change (user:EMAIL, key:PREFIX): the case
+	// keeps it, and the audit log records the change by them.
+	Actor string
 }
 
 // UpdateCase changes a case's status and data (validated against the
@@ -51,7 +54,7 @@ func (c *Coordinator) UpdateCase(ctx context.Context, tenantID, id uuid.UUID, ch
 	var out store.Case
 	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
 		var err error
-		out, err = store.New(tx).CaseUpdate(ctx, tenantID, id, store.CaseChange{Status: ch.Status, Data: ch.Data, Validate: validateCaseData})
+		out, err = store.New(tx).CaseUpdate(ctx, tenantID, id, store.CaseChange{Status: ch.Status, Data: ch.Data, Actor: ch.Actor, Validate: validateCaseData})
 		if err != nil || out.Status != out.AwaitingStatus {
 			return err
 		}

@@ -41,6 +41,7 @@ func waitingIsolationCases(t *testing.T, b *apiBundle, runID string) (map[string
 		"POST /api/v1/runs/:id/signals":       {"/api/v1/runs/" + runID + "/signals", `{"request_id": "r", "name": "go"}`, 404},
 		"POST /api/v1/events":                 {"/api/v1/events", `{"name": "go"}`, 202},
 		"GET /api/v1/approvals":               {"/api/v1/approvals", "", 200},
+		"GET /api/v1/approvals/:id":           {"/api/v1/approvals/" + approval.String(), "", 404},
 		"POST /api/v1/approvals/:id/decision": {"/api/v1/approvals/" + approval.String() + "/decision", `{"decision": "approve"}`, 404},
 		"GET /api/v1/cases":                   {"/api/v1/cases?include=data", "", 200},
 		"GET /api/v1/cases/:id":               {"/api/v1/cases/" + kase.String(), "", 404},

@@ -11,7 +11,9 @@ import (
 )
 
 // handleApprovalList lists the approvals visible to the caller: an API
-// key acts for the tenant and sees all of them. ?status= filters.
+// key acts for the tenant and sees all of them. ?status= filters. Each
+// decision's comment is a preview (see store.CommentPreview):
+// GET /approvals/{id} has it whole.
 func handleApprovalList(s *store.Store) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		limit, err := limitParam(c)
@@ -28,15 +30,32 @@ func handleApprovalList(s *store.Store) echo.HandlerFunc {
 	}
 }
 
+// handleApprovalGet shows one approval, its decisions' comments whole.
+func handleApprovalGet(s *store.Store) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id, err := pathUUID(c, "id", "approval")
+		if err != nil {
+			return err
+		}
+		a, err := s.ApprovalGet(c.Request().Context(), tenantOf(c), id)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, a)
+	}
+}
+
 type decisionRequest struct {
 	Decision string `json:"decision"`
 	Comment  string `json:"comment"`
 }
 
-// handleApprovalDecision records the key's decision, as by key:NAME, on an
-// approval that names the key among its approvers: 200 with the approval;
-// 403 when it does not name the key; 409 once decided or when a key of
-// this name already decided.
+// handleApprovalDecision records the key's decision, shown as by
+// key:NAME, on an approval that names the key among its approvers: 200
+// with the approval; 403 when it does not name the key; 409 once decided,
+// when a key of this name already decided, or when the key's maker did
+// (as a person or by another key: see store.DeciderPrincipal); 422 for a
+// comment over store.MaxCommentBytes.
 func handleApprovalDecision(runs *workers.Coordinator) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id, err := pathUUID(c, "id", "approval")
@@ -52,7 +71,7 @@ func handleApprovalDecision(runs *workers.Coordinator) echo.HandlerFunc {
 		}
 		p, _ := principalOf(c)
 		a, err := runs.DecideApproval(c.Request().Context(), tenantOf(c), id, store.Decision{
-			By: store.DeciderKey(p.Key), Approved: req.Decision == "approve", Comment: req.Comment,
+			By: store.DeciderKey(p.Key), Principal: store.DeciderPrincipal(p.Key), Approved: req.Decision == "approve", Comment: req.Comment,
 			Who: store.KeyAudience(p.Key),
 		})
 		if err != nil {

@@ -80,7 +80,8 @@ func handleCaseUpdate(runs *workers.Coordinator) echo.HandlerFunc {
 		if err := bindJSON(c, &req); err != nil {
 			return err
 		}
-		ch := workers.CaseChange{Status: req.Status, Data: req.Data}
+		_, actor := requestActor(c)
+		ch := workers.CaseChange{Status: req.Status, Data: req.Data, Actor: actor}
 		out, err := runs.UpdateCase(c.Request().Context(), tenantOf(c), id, ch)
 		if err != nil {
 			return err

@@ -43,7 +43,7 @@ func renderInbox(c echo.Context, s *store.Store, runs *workers.Coordinator, stat
 	pending := d.Tab == "pending"
 	ctxs := runContexts{s: s, runs: runs, tenant: viewerOf(c).Tenant.ID, slug: viewerOf(c).Tenant.Slug, reader: caseReaderOf(c)}
 	for _, a := range box.approvals[pending] {
-		item, err := ctxs.approval(c.Request().Context(), a, viewerOf(c).Actor())
+		item, err := ctxs.approval(c.Request().Context(), a, store.UserPrincipal(viewerOf(c).User.ID))
 		if err != nil {
 			return err
 		}
@@ -72,7 +72,7 @@ func loadInbox(ctx context.Context, s *store.Store, v Viewer) (inbox, error) {
 		return box, err
 	}
 	for _, a := range approvals {
-		pending := a.Status == store.ApprovalPending && myDecision(a, v.Actor()) == nil
+		pending := a.Status == store.ApprovalPending && myDecision(a, store.UserPrincipal(v.User.ID)) == nil
 		box.approvals[pending] = append(box.approvals[pending], a)
 	}
 	cases, err := s.CasesFor(ctx, v.Tenant.ID, v.User.Email, []string{string(v.Role)}, "")
@@ -85,9 +85,11 @@ func loadInbox(ctx context.Context, s *store.Store, v Viewer) (inbox, error) {
 	return box, nil
 }
 
-func myDecision(a store.Approval, actor string) *store.ApprovalDecision {
+// myDecision is the decision principal took on a, made in the dashboard
+// or by a key they made.
+func myDecision(a store.Approval, principal string) *store.ApprovalDecision {
 	for i := range a.Decisions {
-		if a.Decisions[i].By == actor {
+		if a.Decisions[i].Principal == principal {
 			return &a.Decisions[i]
 		}
 	}
@@ -116,7 +118,7 @@ func handleApprovalDecide(s *store.Store, runs *workers.Coordinator) echo.Handle
 				return errBadDecision
 			}
 			_, err := runs.DecideApproval(c.Request().Context(), v.Tenant.ID, id, store.Decision{
-				By: v.Actor(), Approved: decision == "approve", Comment: c.FormValue("comment"),
+				By: v.Actor(), Principal: store.UserPrincipal(v.User.ID), Approved: decision == "approve", Comment: c.FormValue("comment"),
 				Who: store.Audience(v.User.Email, string(v.Role)),
 			})
 			return err

@@ -41,7 +41,7 @@ func handleCaseSave(s *store.Store, runs *workers.Coordinator) echo.HandlerFunc 
 				return err
 			}
 			status := strings.TrimSpace(c.FormValue("status"))
-			_, err = runs.UpdateCase(c.Request().Context(), v.Tenant.ID, id, workers.CaseChange{Status: &status, Data: data})
+			_, err = runs.UpdateCase(c.Request().Context(), v.Tenant.ID, id, workers.CaseChange{Status: &status, Data: data, Actor: v.Actor()})
 			return err
 		})
 		return afterInbox(c, s, runs, err, "case")
@@ -248,8 +248,8 @@ func (rc *runContexts) kase(ctx context.Context, k store.Case, d views.InboxData
 	return out
 }
 
-func (rc *runContexts) approval(ctx context.Context, a store.Approval, actor string) (views.InboxApproval, error) {
-	out := views.InboxApproval{Approval: a, Mine: myDecision(a, actor)}
+func (rc *runContexts) approval(ctx context.Context, a store.Approval, principal string) (views.InboxApproval, error) {
+	out := views.InboxApproval{Approval: a, Mine: myDecision(a, principal)}
 	r := rc.run(ctx, a.RunID)
 	if r == nil {
 		return out, nil

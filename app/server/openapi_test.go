@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -361,6 +362,8 @@ func TestOpenAPIDescribesTheAnswers(t *testing.T) {
 		{route: "POST /api/v1/events", path: "/api/v1/events", body: `{"name": "go", "data": {"x": 2}, "idempotency_key": "e1"}`},
 		{route: "POST /api/v1/events", path: "/api/v1/events", body: `{}`},
 		{route: "GET /api/v1/approvals", path: "/api/v1/approvals?status=pending"},
+		{route: "GET /api/v1/approvals/{id}", path: "/api/v1/approvals/" + approval},
+		{route: "GET /api/v1/approvals/{id}", path: "/api/v1/approvals/" + uuid.NewString()},
 		{route: "POST /api/v1/approvals/{id}/decision", path: "/api/v1/approvals/" + approval + "/decision", body: `{"decision": "approve", "comment": "ok"}`},
 		{route: "POST /api/v1/approvals/{id}/decision", path: "/api/v1/approvals/" + approval + "/decision", body: `{"decision": "approve"}`},
 		{route: "POST /api/v1/approvals/{id}/decision", path: "/api/v1/approvals/" + approval + "/decision", body: `{"decision": "maybe"}`},
@@ -412,23 +415,28 @@ func TestOpenAPIDescribesTheAnswers(t *testing.T) {
 		}
 	}
 
-	// Scopes: without the documented one (and without admin) 403; with
-	// only it, neither 401 nor 403. Without a key, 401.
-	keys := map[auth.Scope][2]string{}
-	keysFor := func(scope auth.Scope) [2]string {
-		if k, ok := keys[scope]; ok {
+	// Scopes: without any of the documented ones (and without admin) 403;
+	// with only them, neither 401 nor 403. Without a key, 401. An
+	// operation that needs more than one names them all in
+	// x-required-scopes.
+	keys := map[string]string{}
+	keyWith := func(scopes []auth.Scope) string {
+		name := fmt.Sprint(scopes)
+		if k, ok := keys[name]; ok {
 			return k
 		}
+		_, k := testdb.APIKey(t, b.store, b.tenantA, &testdb.APIKeyOpts{Scopes: scopes})
+		keys[name] = k
+		return k
+	}
+	allBut := func(scope auth.Scope) []auth.Scope {
 		var others []auth.Scope
 		for _, s := range auth.AllScopes {
 			if s != scope && s != auth.ScopeAdmin {
 				others = append(others, s)
 			}
 		}
-		_, only := testdb.APIKey(t, b.store, b.tenantA, &testdb.APIKeyOpts{Scopes: []auth.Scope{scope}})
-		_, rest := testdb.APIKey(t, b.store, b.tenantA, &testdb.APIKeyOpts{Scopes: others})
-		keys[scope] = [2]string{only, rest}
-		return keys[scope]
+		return others
 	}
 	done := map[string]bool{}
 	for _, c := range cases {
@@ -447,14 +455,22 @@ func TestOpenAPIDescribesTheAnswers(t *testing.T) {
 		if !ok {
 			continue
 		}
-		k := keysFor(auth.Scope(scope))
-		status, ct, body = b.rawCall(t, method, c.path, k[1], c.contentType, c.body)
-		if status != http.StatusForbidden {
-			t.Errorf("%s with every scope but %s = %d, want 403", c.route, scope, status)
+		required := []auth.Scope{auth.Scope(scope)}
+		if all, ok := op.Extensions["x-required-scopes"].([]any); ok {
+			required = required[:0]
+			for _, s := range all {
+				required = append(required, auth.Scope(s.(string)))
+			}
 		}
-		answers.check(t, c.route, status, ct, body)
-		if status, _, body = b.rawCall(t, method, c.path, k[0], c.contentType, c.body); status == http.StatusForbidden || status == http.StatusUnauthorized {
-			t.Errorf("%s with only scope %s = %d %v", c.route, scope, status, body)
+		for _, r := range required {
+			status, ct, body = b.rawCall(t, method, c.path, keyWith(allBut(r)), c.contentType, c.body)
+			if status != http.StatusForbidden || !strings.Contains(fmt.Sprint(body), string(r)) {
+				t.Errorf("%s with every scope but %s = %d %v, want 403 naming it", c.route, r, status, body)
+			}
+			answers.check(t, c.route, status, ct, body)
+		}
+		if status, _, body = b.rawCall(t, method, c.path, keyWith(required), c.contentType, c.body); status == http.StatusForbidden || status == http.StatusUnauthorized {
+			t.Errorf("%s with only scopes %v = %d %v", c.route, required, status, body)
 		}
 	}
 }

@@ -37,6 +37,7 @@ func rateLimit(perSecond float64) echo.MiddlewareFunc {
 			r := b.(*rate.Limiter).ReserveN(now, 1)
 			wait := r.DelayFrom(now)
 			if wait == 0 {
+				c.Set(rateBucketKey, b)
 				return next(c)
 			}
 			r.CancelAt(now)

@@ -19,16 +19,19 @@ import (
 	"github.com/ductor/ductor/workers"
 )
 
-// scheduleRoutes lists the schedules API.
+// scheduleRoutes lists the schedules API. What can make a schedule start
+// runs (creating one, changing or unpausing it, triggering, backfilling)
+// needs runs:write as well: schedules:write alone is no way to start runs.
 func scheduleRoutes(api *echo.Group, d Deps) {
 	read, write := requireScope(auth.ScopeSchedulesRead), requireScope(auth.ScopeSchedulesWrite)
-	api.POST("/schedules", handleScheduleCreate(d.Runs, d.ValidateInput), write)
+	starts := requireScope(auth.ScopeRunsWrite)
+	api.POST("/schedules", handleScheduleCreate(d.Store, d.Runs, d.ValidateInput), write, starts)
 	api.GET("/schedules", handleScheduleList(d.Store), read, allowQuery(keyedListParams...))
 	api.GET("/schedules/:id", handleScheduleGet(d.Store), read)
-	api.PATCH("/schedules/:id", handleScheduleUpdate(d.Runs, d.ValidateInput), write)
+	api.PATCH("/schedules/:id", handleScheduleUpdate(d.Store, d.Runs, d.ValidateInput), write, starts)
 	api.DELETE("/schedules/:id", handleScheduleDelete(d.Store), write)
-	api.POST("/schedules/:id/trigger", handleScheduleTrigger(d.Runs), write)
-	api.POST("/schedules/:id/backfill", handleScheduleBackfill(d.Runs), write)
+	api.POST("/schedules/:id/trigger", handleScheduleTrigger(d.Store, d.Runs), write, starts)
+	api.POST("/schedules/:id/backfill", handleScheduleBackfill(d.Store, d.Runs), write, starts)
 }
 
 // ScheduleJSON is a schedule as the API shows it. NextRunAt is when its
@@ -78,7 +81,7 @@ type scheduleRequest struct {
 }
 
 // handleScheduleCreate creates a schedule: 201 with its next_run_at.
-func handleScheduleCreate(runs *workers.Coordinator, validate workers.InputValidator) echo.HandlerFunc {
+func handleScheduleCreate(s *store.Store, runs *workers.Coordinator, validate workers.InputValidator) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var req scheduleRequest
 		if err := bindJSON(c, &req); err != nil {
@@ -91,6 +94,9 @@ func handleScheduleCreate(runs *workers.Coordinator, validate workers.InputValid
 		sc.TenantID = tenantOf(c)
 		out, err := runs.CreateSchedule(c.Request().Context(), sc, validate)
 		if err != nil {
+			return err
+		}
+		if err := auditAPI(c, s, store.AuditScheduleCreate, out.ID, map[string]any{"definition": out.Definition, "paused": out.Paused}); err != nil {
 			return err
 		}
 		return c.JSON(http.StatusCreated, scheduleJSON(out))
@@ -185,6 +191,9 @@ func handleScheduleDelete(s *store.Store) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id := c.Param("id")
 		if err := deleteSchedule(c.Request().Context(), s, tenantOf(c), id); err != nil {
+			return err
+		}
+		if err := auditAPI(c, s, store.AuditScheduleDelete, id, nil); err != nil {
 			return err
 		}
 		return c.JSON(http.StatusOK, map[string]any{"id": id, "deleted": true})

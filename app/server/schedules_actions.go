@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 	"reflect"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -28,7 +29,7 @@ type schedulePatch struct {
 
 // handleScheduleUpdate pauses or unpauses a schedule (with a note) or
 // changes its spec and settings.
-func handleScheduleUpdate(runs *workers.Coordinator, validate workers.InputValidator) echo.HandlerFunc {
+func handleScheduleUpdate(s *store.Store, runs *workers.Coordinator, validate workers.InputValidator) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var p schedulePatch
 		if err := bindJSON(c, &p); err != nil {
@@ -36,6 +37,9 @@ func handleScheduleUpdate(runs *workers.Coordinator, validate workers.InputValid
 		}
 		out, err := runs.UpdateSchedule(c.Request().Context(), tenantOf(c), c.Param("id"), p.apply, validate)
 		if err != nil {
+			return err
+		}
+		if err := auditAPI(c, s, p.action(), out.ID, p.details()); err != nil {
 			return err
 		}
 		return c.JSON(http.StatusOK, scheduleJSON(out))
@@ -73,6 +77,35 @@ func (p schedulePatch) apply(sc *store.Schedule) error {
 	return nil
 }
 
+// action is how the audit log names the change: a pause or a resume
+// alone, or an update.
+func (p schedulePatch) action() string {
+	if p.Paused != nil && reflect.DeepEqual(p, schedulePatch{Paused: p.Paused, Note: p.Note}) {
+		if *p.Paused {
+			return store.AuditSchedulePause
+		}
+		return store.AuditScheduleResume
+	}
+	return store.AuditScheduleUpdate
+}
+
+// details names the fields the change set, for the audit log.
+func (p schedulePatch) details() map[string]any {
+	out := map[string]any{}
+	v := reflect.ValueOf(p)
+	for i := range v.NumField() {
+		if !v.Field(i).IsNil() {
+			out[jsonName(v.Type().Field(i))] = true
+		}
+	}
+	return map[string]any{"set": out}
+}
+
+func jsonName(f reflect.StructField) string {
+	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	return name
+}
+
 func set[T any](dst *T, v *T) {
 	if v != nil {
 		*dst = *v
@@ -81,7 +114,7 @@ func set[T any](dst *T, v *T) {
 
 // handleScheduleTrigger takes one action now: 200 with the action (its
 // run, or buffered, or skipped under the overlap policy).
-func handleScheduleTrigger(runs *workers.Coordinator) echo.HandlerFunc {
+func handleScheduleTrigger(s *store.Store, runs *workers.Coordinator) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var req struct {
 			Overlap string `json:"overlap"`
@@ -95,6 +128,9 @@ func handleScheduleTrigger(runs *workers.Coordinator) echo.HandlerFunc {
 		}
 		a, err := runs.TriggerSchedule(c.Request().Context(), tenantOf(c), c.Param("id"), o)
 		if err != nil {
+			return err
+		}
+		if err := auditAPI(c, s, store.AuditScheduleTrigger, c.Param("id"), map[string]any{"action": a}); err != nil {
 			return err
 		}
 		return c.JSON(http.StatusOK, map[string]any{"action": a})
@@ -113,8 +149,9 @@ func optionalOverlap(s string) (schedule.Overlap, error) {
 }
 
 // handleScheduleBackfill takes the actions of the schedule's times in
-// [from, to): 200 with each action.
-func handleScheduleBackfill(runs *workers.Coordinator) echo.HandlerFunc {
+// [from, to): 200 with each action. Each time of the range costs the key
+// a request of its rate (see chargeBackfill).
+func handleScheduleBackfill(s *store.Store, runs *workers.Coordinator) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var req struct {
 			From    *time.Time `json:"from"`
@@ -131,8 +168,15 @@ func handleScheduleBackfill(runs *workers.Coordinator) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
+		if err := chargeBackfill(c, s, *req.From, *req.To); err != nil {
+			return err
+		}
 		acts, err := runs.BackfillSchedule(c.Request().Context(), tenantOf(c), c.Param("id"), *req.From, *req.To, o)
 		if err != nil {
+			return err
+		}
+		details := map[string]any{"from": *req.From, "to": *req.To, "actions": len(acts)}
+		if err := auditAPI(c, s, store.AuditScheduleBackfill, c.Param("id"), details); err != nil {
 			return err
 		}
 		if acts == nil {

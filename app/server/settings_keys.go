@@ -65,7 +65,7 @@ func handleKeyCreate(s *store.Store) echo.HandlerFunc {
 		var key store.APIKey
 		var secret string
 		err = s.InTx(c.Request().Context(), func(tx *store.Store) error {
-			key, secret, err = tx.APIKeyCreate(c.Request().Context(), v.Tenant.ID, name, scopes)
+			key, secret, err = tx.APIKeyCreateBy(c.Request().Context(), v.Tenant.ID, name, scopes, v.User.ID)
 			if err != nil {
 				return err
 			}

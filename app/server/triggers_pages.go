@@ -22,7 +22,7 @@ func triggerPages(t *echo.Group, d Deps) {
 	t.GET("/schedules", handleSchedulesPage(d.Store), need(auth.PermView))
 	t.POST("/schedules", handleScheduleCreateForm(d.Store, d.Runs, d.ValidateInput), write)
 	t.GET("/schedules/:id", handleSchedulePage(d.Store), need(auth.PermView))
-	t.POST("/schedules/:id/pause", handleSchedulePauseForm(d.Runs), write)
+	t.POST("/schedules/:id/pause", handleSchedulePauseForm(d.Store, d.Runs), write)
 	t.POST("/schedules/:id/trigger", handleScheduleTriggerForm(d.Store, d.Runs), write)
 	t.POST("/schedules/:id/delete", handleScheduleDeleteForm(d.Store), write)
 	manage := need(auth.PermWebhooksManage)
@@ -53,6 +53,9 @@ func handleScheduleCreateForm(s *store.Store, runs *workers.Coordinator, validat
 		if err == nil {
 			sc.TenantID = viewerOf(c).Tenant.ID
 			sc, err = runs.CreateSchedule(c.Request().Context(), sc, validate)
+		}
+		if err == nil {
+			err = auditAPI(c, s, store.AuditScheduleCreate, sc.ID, map[string]any{"definition": sc.Definition, "paused": sc.Paused})
 		}
 		if err != nil {
 			return formError(c, err, func(status int, msg string) error { return renderSchedules(c, s, status, msg) })
@@ -111,11 +114,14 @@ func renderSchedule(c echo.Context, s *store.Store, status int, msg string) erro
 }
 
 // handleSchedulePauseForm pauses (with the note) or unpauses.
-func handleSchedulePauseForm(runs *workers.Coordinator) echo.HandlerFunc {
+func handleSchedulePauseForm(s *store.Store, runs *workers.Coordinator) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		paused, note := c.FormValue("paused") == "true", strings.TrimSpace(c.FormValue("note"))
 		p := schedulePatch{Paused: &paused, Note: &note}
 		if _, err := runs.UpdateSchedule(c.Request().Context(), viewerOf(c).Tenant.ID, c.Param("id"), p.apply, nil); err != nil {
+			return err
+		}
+		if err := auditAPI(c, s, p.action(), c.Param("id"), p.details()); err != nil {
 			return err
 		}
 		return seeOther(c, "/schedules/"+c.Param("id"))
@@ -128,6 +134,9 @@ func handleScheduleTriggerForm(s *store.Store, runs *workers.Coordinator) echo.H
 	return func(c echo.Context) error {
 		a, err := runs.TriggerSchedule(c.Request().Context(), viewerOf(c).Tenant.ID, c.Param("id"), "")
 		if err != nil {
+			return err
+		}
+		if err := auditAPI(c, s, store.AuditScheduleTrigger, c.Param("id"), map[string]any{"action": a}); err != nil {
 			return err
 		}
 		msg := "Action at " + a.ScheduledAt.UTC().Format(time.RFC3339) + ": " + a.State
@@ -144,6 +153,9 @@ func handleScheduleTriggerForm(s *store.Store, runs *workers.Coordinator) echo.H
 func handleScheduleDeleteForm(s *store.Store) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if err := deleteSchedule(c.Request().Context(), s, viewerOf(c).Tenant.ID, c.Param("id")); err != nil {
+			return err
+		}
+		if err := auditAPI(c, s, store.AuditScheduleDelete, c.Param("id"), nil); err != nil {
 			return err
 		}
 		return seeOther(c, "/schedules")

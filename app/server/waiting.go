@@ -19,6 +19,7 @@ func waitingRoutes(api *echo.Group, d Deps) {
 	api.POST("/events", handleEvent(d.Runs), requireScope(auth.ScopeEventsWrite))
 	approvals := requireScope(auth.ScopeApprovalsWrite)
 	api.GET("/approvals", handleApprovalList(d.Store), approvals, allowQuery(approvalParams...))
+	api.GET("/approvals/:id", handleApprovalGet(d.Store), approvals)
 	api.POST("/approvals/:id/decision", handleApprovalDecision(d.Runs), approvals)
 	api.GET("/cases", handleCaseList(d.Store), approvals, allowQuery(caseListParams...))
 	api.GET("/cases/:id", handleCaseGet(d.Store), approvals)

@@ -17,13 +17,15 @@ import (
 )
 
 // webhookRoutes lists the webhooks API; deliveries arrive on /hooks (see
-// hooks.go), outside it.
+// hooks.go), outside it. A webhook's secret publishes its event, so
+// minting one (creating or rotating) needs events:write as well.
 func webhookRoutes(api *echo.Group, d Deps) {
 	read, write := requireScope(auth.ScopeWebhooksRead), requireScope(auth.ScopeWebhooksWrite)
-	api.POST("/webhooks", handleWebhookCreate(d.Store, d.Secrets, d.BaseURL), write)
+	publishes := requireScope(auth.ScopeEventsWrite)
+	api.POST("/webhooks", handleWebhookCreate(d.Store, d.Secrets, d.BaseURL), write, publishes)
 	api.GET("/webhooks", handleWebhookList(d.Store, d.BaseURL), read, allowQuery(keyedListParams...))
 	api.GET("/webhooks/:id", handleWebhookGet(d.Store, d.BaseURL), read)
-	api.POST("/webhooks/:id/rotate", handleWebhookRotate(d.Store, d.Secrets, d.BaseURL), write)
+	api.POST("/webhooks/:id/rotate", handleWebhookRotate(d.Store, d.Secrets, d.BaseURL), write, publishes)
 	api.DELETE("/webhooks/:id", handleWebhookDelete(d.Store), write)
 }
 
@@ -108,6 +110,9 @@ func handleWebhookCreate(s *store.Store, box *secrets.Box, base string) echo.Han
 		if err != nil {
 			return err
 		}
+		if err := auditAPI(c, s, store.AuditWebhookCreate, w.ID, map[string]any{"event": w.Event, "scheme": w.Scheme}); err != nil {
+			return err
+		}
 		return answerSecret(c, s, base, w, secret, http.StatusCreated)
 	}
 }
@@ -132,6 +137,9 @@ func handleWebhookRotate(s *store.Store, box *secrets.Box, base string) echo.Han
 		ctx, tenantID, id, secret := c.Request().Context(), tenantOf(c), c.Param("id"), webhook.NewSecret()
 		w, err := s.WebhookRotate(ctx, tenantID, id, box.Seal([]byte(secret), store.WebhookAAD(tenantID, id)), webhook.Hint(secret))
 		if err != nil {
+			return err
+		}
+		if err := auditAPI(c, s, store.AuditWebhookRotate, w.ID, nil); err != nil {
 			return err
 		}
 		return answerSecret(c, s, base, w, secret, http.StatusOK)
@@ -189,6 +197,9 @@ func handleWebhookGet(s *store.Store, base string) echo.HandlerFunc {
 func handleWebhookDelete(s *store.Store) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if err := s.WebhookDelete(c.Request().Context(), tenantOf(c), c.Param("id")); err != nil {
+			return err
+		}
+		if err := auditAPI(c, s, store.AuditWebhookDelete, c.Param("id"), nil); err != nil {
 			return err
 		}
 		return c.JSON(http.StatusOK, map[string]any{"id": c.Param("id"), "deleted": true})

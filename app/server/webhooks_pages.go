@@ -77,6 +77,9 @@ func handleWebhookCreateForm(d Deps) echo.HandlerFunc {
 				Secret: d.Secrets.Seal([]byte(secret), store.WebhookAAD(v.Tenant.ID, id)), SecretHint: webhook.Hint(secret),
 			})
 		}
+		if err == nil {
+			err = auditAPI(c, d.Store, store.AuditWebhookCreate, id, map[string]any{"event": event, "scheme": string(scheme)})
+		}
 		if err != nil {
 			return formError(c, err, func(status int, msg string) error {
 				return renderWebhooks(c, d, status, views.WebhooksData{Error: msg})
@@ -96,6 +99,9 @@ func handleWebhookRotateForm(d Deps) echo.HandlerFunc {
 		if _, err := d.Store.WebhookRotate(c.Request().Context(), v.Tenant.ID, id, sealed, webhook.Hint(secret)); err != nil {
 			return err
 		}
+		if err := auditAPI(c, d.Store, store.AuditWebhookRotate, id, nil); err != nil {
+			return err
+		}
 		return secretShown(c, id, secret)
 	}
 }
@@ -103,6 +109,9 @@ func handleWebhookRotateForm(d Deps) echo.HandlerFunc {
 func handleWebhookDeleteForm(s *store.Store) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if err := s.WebhookDelete(c.Request().Context(), viewerOf(c).Tenant.ID, c.Param("id")); err != nil {
+			return err
+		}
+		if err := auditAPI(c, s, store.AuditWebhookDelete, c.Param("id"), nil); err != nil {
 			return err
 		}
 		return seeOther(c, "/webhooks")

@@ -22,11 +22,24 @@ type APIKey struct {
 	CreatedAt  time.Time
 	LastUsedAt *time.Time
 	RevokedAt  *time.Time
+	// CreatedBy is the person who made the key in the dashboard; nil for
+	// a key made by an operator's command.
+	CreatedBy *uuid.UUID
 }
 
-// APIKeyCreate generates and stores a key for the tenant. The returned
-// secret is the only copy: it is not stored.
+// APIKeyCreate generates and stores a key for the tenant, made by an
+// operator. The returned secret is the only copy: it is not stored.
 func (s *Store) APIKeyCreate(ctx context.Context, tenantID uuid.UUID, name string, scopes []auth.Scope) (APIKey, string, error) {
+	return s.apiKeyCreate(ctx, tenantID, name, scopes, uuid.NullUUID{})
+}
+
+// APIKeyCreateBy is APIKeyCreate for a key a person makes: the key acts
+// as that person toward approvals (see DeciderPrincipal).
+func (s *Store) APIKeyCreateBy(ctx context.Context, tenantID uuid.UUID, name string, scopes []auth.Scope, userID uuid.UUID) (APIKey, string, error) {
+	return s.apiKeyCreate(ctx, tenantID, name, scopes, uuid.NullUUID{UUID: userID, Valid: true})
+}
+
+func (s *Store) apiKeyCreate(ctx context.Context, tenantID uuid.UUID, name string, scopes []auth.Scope, by uuid.NullUUID) (APIKey, string, error) {
 	kr, err := s.Keyring(ctx)
 	if err != nil {
 		return APIKey{}, "", err
@@ -41,7 +54,7 @@ func (s *Store) APIKeyCreate(ctx context.Context, tenantID uuid.UUID, name strin
 	}
 	row, err := s.q.APIKeyCreate(ctx, queries.APIKeyCreateParams{
 		TenantID: tenantID, ID: uuid.New(), Name: name,
-		Prefix: key.Prefix, Hash: key.Hash, Scopes: names,
+		Prefix: key.Prefix, Hash: key.Hash, Scopes: names, CreatedBy: by,
 	})
 	if err != nil {
 		return APIKey{}, "", fmt.Errorf("create API key: %w", err)
@@ -114,8 +127,12 @@ func apiKeyFromRow(r queries.APIKey) APIKey {
 	for i, s := range r.Scopes {
 		scopes[i] = auth.Scope(s)
 	}
-	return APIKey{
+	k := APIKey{
 		TenantID: r.TenantID, ID: r.ID, Name: r.Name, Prefix: r.Prefix, Scopes: scopes,
 		CreatedAt: r.CreatedAt, LastUsedAt: r.LastUsedAt, RevokedAt: r.RevokedAt,
 	}
+	if r.CreatedBy.Valid {
+		k.CreatedBy = &r.CreatedBy.UUID
+	}
+	return k
 }

@@ -50,13 +50,24 @@ type Approval struct {
 	Decisions    []ApprovalDecision `json:"decisions"`
 }
 
-// ApprovalDecision is one person's decision.
+// ApprovalDecision is one person's decision. By is how the decider is
+// shown (user:EMAIL or key:NAME); Principal is who they are (see
+// DeciderPrincipal). In lists Comment is a preview of CommentPreview
+// characters and an ellipsis, with CommentTruncated set.
 type ApprovalDecision struct {
-	By       string    `json:"by"`
-	Approved bool      `json:"approved"`
-	Comment  string    `json:"comment,omitempty"`
-	At       time.Time `json:"at"`
+	By               string    `json:"by"`
+	Principal        string    `json:"principal"`
+	Approved         bool      `json:"approved"`
+	Comment          string    `json:"comment,omitempty"`
+	CommentTruncated bool      `json:"comment_truncated,omitempty"`
+	At               time.Time `json:"at"`
 }
+
+// MaxCommentBytes bounds a decision's comment.
+const MaxCommentBytes = 4 << 10
+
+// CommentPreview is how many characters of a comment lists show.
+const CommentPreview = 200
 
 // ApprovalOpen stores a new approval; opening the same id again does
 // nothing.
@@ -86,7 +97,7 @@ func (s *Store) ApprovalGet(ctx context.Context, tenantID, id uuid.UUID) (Approv
 	if err != nil {
 		return Approval{}, notFound(err, "approval")
 	}
-	out, err := s.withDecisions(ctx, tenantID, []queries.Approval{row})
+	out, err := s.withDecisions(ctx, tenantID, []queries.Approval{row}, 0)
 	if err != nil {
 		return Approval{}, err
 	}
@@ -112,7 +123,8 @@ func Audience(email string, roles ...string) []string {
 	return who
 }
 
-// ApprovalList returns the tenant's approvals matching f, newest first.
+// ApprovalList returns the tenant's approvals matching f, newest first,
+// their comments cut to previews (ApprovalGet has them whole).
 func (s *Store) ApprovalList(ctx context.Context, tenantID uuid.UUID, f ApprovalFilter) ([]Approval, error) {
 	rows, err := s.q.ApprovalList(ctx, queries.ApprovalListParams{
 		TenantID: tenantID, Status: f.Status, Who: orNone(f.Who), MaxRows: int32(limitOr(f.Limit)),
@@ -120,7 +132,7 @@ func (s *Store) ApprovalList(ctx context.Context, tenantID uuid.UUID, f Approval
 	if err != nil {
 		return nil, fmt.Errorf("list approvals: %w", err)
 	}
-	return s.withDecisions(ctx, tenantID, rows)
+	return s.withDecisions(ctx, tenantID, rows, CommentPreview)
 }
 
 // ApprovalsFor is a person's inbox: the tenant's approvals in status
@@ -135,23 +147,40 @@ func (s *Store) ApprovalsOfRun(ctx context.Context, tenantID, runID uuid.UUID) (
 	if err != nil {
 		return nil, fmt.Errorf("list approvals of run: %w", err)
 	}
-	return s.withDecisions(ctx, tenantID, rows)
+	return s.withDecisions(ctx, tenantID, rows, 0)
 }
 
 // Decision is a decision to record on an approval.
 type Decision struct {
-	By       string
-	Approved bool
-	Comment  string
+	By string
+	// Principal is who decides (see DeciderPrincipal): one decision each.
+	// The API and the dashboard always set it; empty means By.
+	Principal string
+	Approved  bool
+	Comment   string
 	// Who is who the decider is to approvals (see Audience and
 	// KeyAudience): the decision is refused unless it meets one of the
 	// approval's approvers.
 	Who []string
 }
 
-// DeciderKey names an API key deciding an approval: key:NAME, so that
-// every key of one name is one identity toward min_approvals.
+// DeciderKey shows an API key deciding an approval: key:NAME.
 func DeciderKey(k APIKey) string { return "key:" + k.Name }
+
+// UserPrincipal is a person as a decider: user:ID, whatever their email
+// or name.
+func UserPrincipal(userID uuid.UUID) string { return "user:" + userID.String() }
+
+// DeciderPrincipal is who an API key is as a decider: the person who made
+// it (so one person and a key they made are one decider toward
+// min_approvals), or the key itself (key:ID) when an operator made it.
+// Never its name, which whoever makes a key chooses.
+func DeciderPrincipal(k APIKey) string {
+	if k.CreatedBy != nil {
+		return UserPrincipal(*k.CreatedBy)
+	}
+	return "key:" + k.ID.String()
+}
 
 // KeyAudience is who an API key is to approvals: key:NAME, and nothing
 // for a key without a name. Emails and role:NAME entries are people: a
@@ -170,6 +199,12 @@ func KeyAudience(k APIKey) []string {
 // (approved once min_approvals distinct people approved, rejected at the
 // first rejection).
 func (s *Store) ApprovalDecide(ctx context.Context, tenantID, id uuid.UUID, d Decision) (Approval, error) {
+	if len(d.Comment) > MaxCommentBytes {
+		return Approval{}, apperr.New(apperr.Unprocessable, "comment is %d bytes, over the limit of %d", len(d.Comment), MaxCommentBytes)
+	}
+	if d.Principal == "" {
+		d.Principal = d.By // a caller inside the process, not a request
+	}
 	row, err := s.q.ApprovalGetForUpdate(ctx, queries.ApprovalGetForUpdateParams{TenantID: tenantID, ID: id})
 	if err != nil {
 		return Approval{}, notFound(err, "approval")
@@ -181,13 +216,13 @@ func (s *Store) ApprovalDecide(ctx context.Context, tenantID, id uuid.UUID, d De
 		return Approval{}, apperr.New(apperr.Conflict, "approval is already %s", row.Status)
 	}
 	n, err := s.q.ApprovalDecisionInsert(ctx, queries.ApprovalDecisionInsertParams{
-		TenantID: tenantID, ApprovalID: id, DecidedBy: d.By, Approved: d.Approved, Comment: d.Comment,
+		TenantID: tenantID, ApprovalID: id, DecidedBy: d.By, Principal: d.Principal, Approved: d.Approved, Comment: d.Comment,
 	})
 	if err != nil {
 		return Approval{}, fmt.Errorf("record decision: %w", err)
 	}
 	if n == 0 {
-		return Approval{}, apperr.New(apperr.Conflict, "%s has already decided on this approval", d.By)
+		return Approval{}, apperr.New(apperr.Conflict, "%s has already decided on this approval (as a person, or by a key they made)", d.By)
 	}
 	if err := s.approvalSettle(ctx, row, d.Approved); err != nil {
 		return Approval{}, err
@@ -215,18 +250,24 @@ func (s *Store) approvalSettle(ctx context.Context, a queries.Approval, approved
 	return nil
 }
 
-func (s *Store) withDecisions(ctx context.Context, tenantID uuid.UUID, rows []queries.Approval) ([]Approval, error) {
+// withDecisions adds the approvals' decisions, each comment cut to
+// preview characters unless preview is 0.
+func (s *Store) withDecisions(ctx context.Context, tenantID uuid.UUID, rows []queries.Approval, preview int) ([]Approval, error) {
 	ids := make([]uuid.UUID, len(rows))
 	for i, r := range rows {
 		ids[i] = r.ID
 	}
-	ds, err := s.q.ApprovalDecisionList(ctx, queries.ApprovalDecisionListParams{TenantID: tenantID, ApprovalIds: ids})
+	ds, err := s.q.ApprovalDecisionList(ctx, queries.ApprovalDecisionListParams{TenantID: tenantID, ApprovalIds: ids, Preview: int32(preview)})
 	if err != nil {
 		return nil, fmt.Errorf("list decisions: %w", err)
 	}
 	byID := map[uuid.UUID][]ApprovalDecision{}
 	for _, d := range ds {
-		byID[d.ApprovalID] = append(byID[d.ApprovalID], ApprovalDecision{By: d.DecidedBy, Approved: d.Approved, Comment: d.Comment, At: d.DecidedAt})
+		dec := ApprovalDecision{By: d.DecidedBy, Principal: d.Principal, Approved: d.Approved, Comment: d.Comment, At: d.DecidedAt}
+		if preview > 0 && int(d.CommentLength) > preview {
+			dec.Comment, dec.CommentTruncated = dec.Comment+"…", true
+		}
+		byID[d.ApprovalID] = append(byID[d.ApprovalID], dec)
 	}
 	out := make([]Approval, len(rows))
 	for i, r := range rows {

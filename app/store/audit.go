@@ -29,6 +29,18 @@ const (
 	AuditMemberRemove    = "member.remove"
 	AuditTierChange      = "tenant.tier"
 	AuditRetentionChange = "tenant.retention"
+
+	AuditScheduleCreate   = "schedule.create"
+	AuditScheduleUpdate   = "schedule.update"
+	AuditSchedulePause    = "schedule.pause"
+	AuditScheduleResume   = "schedule.resume"
+	AuditScheduleDelete   = "schedule.delete"
+	AuditScheduleTrigger  = "schedule.trigger"
+	AuditScheduleBackfill = "schedule.backfill"
+	AuditWebhookCreate    = "webhook.create"
+	AuditWebhookRotate    = "webhook.rotate"
+	AuditWebhookDelete    = "webhook.delete"
+	AuditCaseUpdate       = "case.update"
 )
 
 // AuditEntry is one row of a tenant's audit log.

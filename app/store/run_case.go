@@ -15,19 +15,22 @@ import (
 // Case is a human_loop case: people work it until it reaches the status
 // its node awaits.
 type Case struct {
-	TenantID       uuid.UUID  `json:"-"`
-	ID             uuid.UUID  `json:"id"`
-	RunID          uuid.UUID  `json:"run_id"`
-	Node           string     `json:"node"`
-	Title          string     `json:"title"`
-	Assignees      []string   `json:"assignees"`
-	Fields         any        `json:"fields"`
-	AwaitingStatus string     `json:"awaiting_status"`
-	Status         string     `json:"status"`
-	Data           any        `json:"data"`
-	CreatedAt      time.Time  `json:"created_at"`
-	UpdatedAt      time.Time  `json:"updated_at"`
-	ClosedAt       *time.Time `json:"closed_at"`
+	TenantID       uuid.UUID `json:"-"`
+	ID             uuid.UUID `json:"id"`
+	RunID          uuid.UUID `json:"run_id"`
+	Node           string    `json:"node"`
+	Title          string    `json:"title"`
+	Assignees      []string  `json:"assignees"`
+	Fields         any       `json:"fields"`
+	AwaitingStatus string    `json:"awaiting_status"`
+	Status         string    `json:"status"`
+	Data           any       `json:"data"`
+	CreatedAt      time.Time `json:"created_at"`
+	UpdatedAt      time.Time `json:"updated_at"`
+	// UpdatedBy is the actor of the last change (user:EMAIL, key:PREFIX),
+	// empty while nobody changed the case.
+	UpdatedBy string     `json:"updated_by"`
+	ClosedAt  *time.Time `json:"closed_at"`
 }
 
 // CaseOpen is the status of a new case.
@@ -104,13 +107,16 @@ func (s *Store) CasesOfRun(ctx context.Context, tenantID, runID uuid.UUID) ([]Ca
 type CaseChange struct {
 	Status *string
 	Data   any
+	// Actor is who makes the change: the case keeps it as UpdatedBy and
+	// the audit log records the change by them (empty: neither).
+	Actor string
 	// Validate checks the new data against the case's fields schema.
 	Validate func(fields, data any) error
 }
 
 // CaseUpdate changes a case's status and data in the caller's
-// transaction. A closed case is a Conflict; reaching the awaited status
-// closes it.
+// transaction, and records the change by its actor in the audit log. A
+// closed case is a Conflict; reaching the awaited status closes it.
 func (s *Store) CaseUpdate(ctx context.Context, tenantID, id uuid.UUID, ch CaseChange) (Case, error) {
 	row, err := s.q.RunCaseGetForUpdate(ctx, queries.RunCaseGetForUpdateParams{TenantID: tenantID, ID: id})
 	if err != nil {
@@ -123,6 +129,7 @@ func (s *Store) CaseUpdate(ctx context.Context, tenantID, id uuid.UUID, ch CaseC
 	if c.ClosedAt != nil {
 		return Case{}, apperr.New(apperr.Conflict, "case is closed (status %s)", c.Status)
 	}
+	from := c.Status
 	if ch.Status != nil {
 		c.Status = *ch.Status
 	}
@@ -139,10 +146,16 @@ func (s *Store) CaseUpdate(ctx context.Context, tenantID, id uuid.UUID, ch CaseC
 		return Case{}, fmt.Errorf("encode case data: %w", err)
 	}
 	row, err = s.q.RunCaseUpdate(ctx, queries.RunCaseUpdateParams{
-		Status: c.Status, Data: data, Close: c.Status == c.AwaitingStatus, TenantID: tenantID, ID: id,
+		Status: c.Status, Data: data, UpdatedBy: ch.Actor, Close: c.Status == c.AwaitingStatus, TenantID: tenantID, ID: id,
 	})
 	if err != nil {
 		return Case{}, fmt.Errorf("update case: %w", err)
+	}
+	if ch.Actor != "" {
+		details := map[string]any{"run_id": c.RunID, "node": c.Node, "from": from, "status": c.Status, "data_changed": ch.Data != nil}
+		if err := s.AuditRecord(ctx, tenantID, ch.Actor, AuditCaseUpdate, id.String(), details); err != nil {
+			return Case{}, err
+		}
 	}
 	return caseFromRow(row)
 }
@@ -162,7 +175,7 @@ func casesFromRows(rows []queries.RunCase) ([]Case, error) {
 func caseFromRow(r queries.RunCase) (Case, error) {
 	c := Case{
 		TenantID: r.TenantID, ID: r.ID, RunID: r.RunID, Node: r.Node, Title: r.Title, Assignees: r.Assignees,
-		AwaitingStatus: r.AwaitingStatus, Status: r.Status, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, ClosedAt: r.ClosedAt,
+		AwaitingStatus: r.AwaitingStatus, Status: r.Status, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, UpdatedBy: r.UpdatedBy, ClosedAt: r.ClosedAt,
 	}
 	if err := decodeJSON(r.Fields, &c.Fields); err != nil {
 		return Case{}, fmt.Errorf("decode case %s fields: %w", r.ID, err)

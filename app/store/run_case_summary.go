@@ -39,7 +39,7 @@ func (s *Store) CaseSummaries(ctx context.Context, tenantID uuid.UUID, f CaseSum
 	for i, r := range rows {
 		c := Case{
 			TenantID: r.TenantID, ID: r.ID, RunID: r.RunID, Node: r.Node, Title: r.Title, Assignees: r.Assignees,
-			AwaitingStatus: r.AwaitingStatus, Status: r.Status, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, ClosedAt: r.ClosedAt,
+			AwaitingStatus: r.AwaitingStatus, Status: r.Status, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, UpdatedBy: r.UpdatedBy, ClosedAt: r.ClosedAt,
 		}
 		if err := decodeJSON(r.Fields, &c.Fields); err != nil {
 			return nil, fmt.Errorf("decode case %s fields: %w", r.ID, err)
