@@ -27,9 +27,10 @@ import (
 // unreachable past the step's timeout, say).
 //
 // While the attempt is at most input.outage_attempts, the handler, once
-// recorded, waits for its database to go away and then records again, as
-// it does when an outage swallowed the acknowledgement of its commit: it
-// keeps trying until the database is back or the attempt's time is up.
+// recorded, waits for its database to go away and come back, then records
+// again, as it does when an outage swallowed the acknowledgement of its
+// commit: it keeps trying until the database is back or the attempt's
+// time is up.
 const StepHandler = "checker.step"
 
 // executionTable is created in a test's schema before any worker starts.
@@ -109,16 +110,23 @@ func finished(pool *pgxpool.Pool, execution uuid.UUID) {
 	_, _ = pool.Exec(ctx, `UPDATE checker_execution SET finished_at = clock_timestamp() WHERE execution = $1`, execution)
 }
 
-// recordAcrossOutage waits until the database stops answering, then
-// records the execution again (the same row: nothing twice), until the
-// database answers or ctx ends.
+// recordAcrossOutage waits until the database has gone away and come
+// back (its postmaster started anew), then records the execution again
+// (the same row: nothing twice), until ctx ends. Waiting for the restart,
+// not for the first failed statement, keeps a connection that a crash
+// has not reached yet from answering early.
 func recordAcrossOutage(ctx context.Context, pool *pgxpool.Pool, call steps.Call, execution uuid.UUID, in map[string]any) error {
+	var began time.Time
+	if err := pool.QueryRow(ctx, `SELECT pg_postmaster_start_time()`).Scan(&began); err != nil && !store.Unavailable(err) {
+		return err
+	}
 	for {
-		_, err := pool.Exec(ctx, `SELECT 1`)
-		if store.Unavailable(err) {
+		var now time.Time
+		err := pool.QueryRow(ctx, `SELECT pg_postmaster_start_time()`).Scan(&now)
+		switch {
+		case err == nil && !began.IsZero() && !now.Equal(began):
 			return record(ctx, pool, call, execution, in)
-		}
-		if err != nil {
+		case err != nil && !store.Unavailable(err):
 			return err
 		}
 		t := time.NewTimer(20 * time.Millisecond)
