@@ -1,6 +1,19 @@
 // Package db holds Ductor's schema: append-only SQL migrations under
 // migrations/ (also sqlc's schema input) and the migrator that applies them
 // together with River's own migrations.
+//
+// A migration that has landed is never edited, renumbered or deleted:
+// installed databases record each version they have applied and will not
+// run a file again, so a change to the schema is always a new file,
+// numbered above the highest landed one. The test in landed_test.go pins
+// the sha256 of every landed file and fails on an edited file or on a new
+// one numbered too low; a new file's line joins that table when it lands.
+//
+// The numbering has gaps (0014, 0016, 0018, 0022, 0025 to 0027, 0031,
+// 0032, 0038), numbers no landed file uses. They stay: renumbering
+// landed files to close them would make installed databases skip or
+// re-run migrations. The migrator only needs versions to be unique and
+// ascending.
 package db
 
 import (

@@ -2,6 +2,7 @@ package docs
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/big"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ductor/ductor/app/testwait"
 )
 
 // apiRun is the part of a run the harness reads.
@@ -66,20 +69,18 @@ func (h *harness) runExample(t *testing.T, key string, dec *deciders, e example,
 		return
 	}
 	d := &deliveries{sent: map[string]bool{}, deciders: dec}
-	deadline := time.Now().Add(runDeadline)
-	tick := time.NewTicker(25 * time.Millisecond)
-	defer tick.Stop()
 	var run apiRun
-	for range tick.C {
+	testwait.Until(context.Background(), runDeadline, func() bool {
 		run = apiRun{}
 		h.call(t, key, "GET", "/runs/"+started.ID, "", "", &run)
-		if run.terminal() || time.Now().After(deadline) {
-			break
+		if run.terminal() {
+			return true
 		}
 		if run.Status == "waiting" {
 			h.deliver(t, key, m, run, d)
 		}
-	}
+		return false
+	})
 	h.check(t, e, run)
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
+	"github.com/ductor/ductor/app/testwait"
 	"github.com/ductor/ductor/db"
 	"github.com/ductor/ductor/workers"
 )
@@ -136,16 +137,16 @@ edges:
 		}
 	})
 
-	waitUntil(t, 60*time.Second, "50 acknowledged triggers", func() bool { n, _ := counts(); return n >= 50 })
+	testwait.Eventually(t, 60*time.Second, "50 acknowledged triggers", func() bool { n, _ := counts(); return n >= 50 })
 	if err := cluster.Crash(ctx); err != nil {
 		t.Fatal(err)
 	}
 	crashed, _ := counts()
-	waitUntil(t, 30*time.Second, "a trigger to fail while Postgres is down", func() bool { _, f := counts(); return f > 0 })
+	testwait.Eventually(t, 30*time.Second, "a trigger to fail while Postgres is down", func() bool { _, f := counts(); return f > 0 })
 	if _, err := pgcluster.Start(ctx, opts); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, 60*time.Second, "50 more acknowledged triggers after the restart", func() bool {
+	testwait.Eventually(t, 60*time.Second, "50 more acknowledged triggers after the restart", func() bool {
 		n, _ := counts()
 		return n >= crashed+50
 	})
@@ -157,16 +158,11 @@ edges:
 	mu.Unlock()
 	for _, id := range ids {
 		var run store.Run
-		deadline := time.Now().Add(90 * time.Second)
-		for {
+		if !testwait.Until(context.Background(), 90*time.Second, func() bool {
 			run, err = s.RunGet(ctx, tenant.ID, id)
-			if err == nil && run.Status.Terminal() {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("run %s has not ended 90 s after the restart:\n%s", id, dumpRun(ctx, pool, id))
-			}
-			time.Sleep(20 * time.Millisecond) // poll interval
+			return err == nil && run.Status.Terminal()
+		}) {
+			t.Fatalf("run %s has not ended 90 s after the restart:\n%s", id, dumpRun(ctx, pool, id))
 		}
 		if run.Status != engine.RunSucceeded {
 			t.Errorf("acknowledged run %s ended %s", id, run.Status)

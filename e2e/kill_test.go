@@ -17,6 +17,7 @@ import (
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
+	"github.com/ductor/ductor/app/testwait"
 	"github.com/ductor/ductor/workers"
 )
 
@@ -102,7 +103,7 @@ steps:
 	}
 
 	doomed := workerProcess(t, url)
-	waitUntil(t, 60*time.Second, "every step to start on the first worker", func() bool {
+	testwait.Eventually(t, 60*time.Second, "every step to start on the first worker", func() bool {
 		var started int
 		err := pool.QueryRow(ctx, `SELECT count(*) FROM run_attempt WHERE started_at IS NOT NULL`).Scan(&started)
 		return err == nil && started == runs
@@ -116,7 +117,7 @@ steps:
 	workerProcess(t, url)
 	for _, id := range ids {
 		var run store.Run
-		waitUntil(t, 60*time.Second, "run "+id.String()+" to end", func() bool {
+		testwait.Eventually(t, 60*time.Second, "run "+id.String()+" to end", func() bool {
 			run, err = s.RunGet(ctx, tenant.ID, id)
 			return err == nil && run.Status.Terminal()
 		})
@@ -136,17 +137,5 @@ steps:
 	// busy machine.
 	if took := time.Since(killed); took > 30*time.Second {
 		t.Errorf("the killed worker's steps took %s to be retried and finish", took)
-	}
-}
-
-// waitUntil polls cond every 20 ms until it holds or the timeout passes.
-func waitUntil(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited %s for %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond) // poll interval
 	}
 }

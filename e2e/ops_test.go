@@ -22,6 +22,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ductor/ductor/app/testdb"
+	"github.com/ductor/ductor/app/testwait"
 )
 
 // callerTrace and callerSpan are the trace context a caller of POST /runs
@@ -132,7 +133,7 @@ func (o *opsProcess) runTo(t *testing.T, body string, header map[string]string, 
 		t.Fatalf("start = %d %v", code, out)
 	}
 	id := out["id"].(string)
-	waitUntil(t, 30*time.Second, "run "+id+" to be "+status, func() bool {
+	testwait.Eventually(t, 30*time.Second, "run "+id+" to be "+status, func() bool {
 		_, run := o.call(t, "GET", "/runs/"+id, "", nil)
 		return run["status"] == status
 	})
@@ -193,7 +194,7 @@ func TestOperatorSeesRunsInLogsTracesAndMetrics(t *testing.T) {
 
 func checkRunLogs(t *testing.T, o *opsProcess, traced, failed string) {
 	var msgs []string
-	waitUntil(t, 10*time.Second, "the failed run's end in the log", func() bool {
+	testwait.Eventually(t, 10*time.Second, "the failed run's end in the log", func() bool {
 		msgs = msgs[:0]
 		for _, l := range o.logLines(t, failed) {
 			msgs = append(msgs, l["msg"].(string))

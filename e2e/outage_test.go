@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ductor/ductor/app/pgcluster"
+	"github.com/ductor/ductor/app/testwait"
 )
 
 // While Postgres is down, `ductor dev` logs the outage once (and then at
@@ -36,7 +37,7 @@ func TestDatabaseOutageIsLoggedOnce(t *testing.T) {
 	if err := cluster.Crash(ctx); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, 30*time.Second, "the outage in the log", func() bool { return strings.Contains(p.Stderr.String(), "outage=") })
+	testwait.Eventually(t, 30*time.Second, "the outage in the log", func() bool { return strings.Contains(p.Stderr.String(), "outage=") })
 	before := logLineCount(p)
 	window := time.NewTimer(3 * time.Second) // how long the log is watched: 60 fetch polls of each of 7 queues
 	<-window.C
@@ -47,7 +48,7 @@ func TestDatabaseOutageIsLoggedOnce(t *testing.T) {
 	if _, err := pgcluster.Start(ctx, opts); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, 30*time.Second, "the log to say the database is back", func() bool {
+	testwait.Eventually(t, 30*time.Second, "the log to say the database is back", func() bool {
 		return strings.Contains(p.Stderr.String(), `msg="database reachable again"`)
 	})
 	after := p.Stderr.String()[strings.Index(p.Stderr.String(), "database reachable again"):]

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"net"
 	"net/http"
 	"os"
@@ -13,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ductor/ductor/app/testwait"
 )
 
 // quickStart reads the README's two quick-start blocks: the server's
@@ -138,15 +141,14 @@ func freeAddr(t *testing.T) string {
 // waitHealthy polls /readyz until it answers 200.
 func waitHealthy(t *testing.T, base string) {
 	t.Helper()
-	deadline := time.Now().Add(120 * time.Second)
-	for time.Now().Before(deadline) {
-		if res, err := http.Get(base + "/readyz"); err == nil {
-			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
-				return
-			}
+	if !testwait.Until(context.Background(), 120*time.Second, func() bool {
+		res, err := http.Get(base + "/readyz")
+		if err != nil {
+			return false
 		}
-		time.Sleep(100 * time.Millisecond) // poll interval
+		res.Body.Close()
+		return res.StatusCode == http.StatusOK
+	}) {
+		t.Fatalf("ductor dev was not ready at %s within 120s", base)
 	}
-	t.Fatalf("ductor dev was not ready at %s within 120s", base)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ductor/ductor/app/testdb"
+	"github.com/ductor/ductor/app/testwait"
 )
 
 // A process with the api and coordinator roles but not steps: a task of
@@ -43,18 +44,13 @@ steps:
 		t.Fatalf("run = %d %s, want failed with no_worker naming the handler and queue", code, msg)
 	}
 
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	if !testwait.Until(context.Background(), 30*time.Second, func() bool {
 		var n int
 		if err := pool.QueryRow(ctx, `SELECT count(*) FROM web_session`).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
-		if n == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the expired session is still there after 30 s")
-		}
-		time.Sleep(50 * time.Millisecond) // poll interval
+		return n == 0
+	}) {
+		t.Fatal("the expired session is still there after 30 s")
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/ductor/ductor/app/testwait"
 )
 
 // api sends a request with the dev key and decodes the JSON answer.
@@ -51,14 +53,12 @@ func publishRun(t *testing.T, p *program, key, doc string, input any) string {
 // waitAPIStatus polls the run through the API until it has the status.
 func waitAPIStatus(t *testing.T, p *program, id, status string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if _, run := api(t, p, "GET", "/runs/"+id, "", ""); run["status"] == status {
-			return
-		}
-		time.Sleep(20 * time.Millisecond) // poll interval
+	if !testwait.Until(context.Background(), 30*time.Second, func() bool {
+		_, run := api(t, p, "GET", "/runs/"+id, "", "")
+		return run["status"] == status
+	}) {
+		t.Fatalf("run %s never %s", id, status)
 	}
-	t.Fatalf("run %s never %s", id, status)
 }
 
 func nodeStroke(t *testing.T, ctx context.Context, ref string) string {

@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/ductor/ductor/app/testdb"
+	"github.com/ductor/ductor/app/testwait"
 )
 
 // startDevAllowing runs dev on a fresh schema whose http steps may reach
@@ -98,17 +99,14 @@ func settle(t *testing.T, ctx context.Context) {
 // waitAPI polls the API until ok holds of the answer.
 func waitAPI(t *testing.T, p *program, path, what string, ok func(map[string]any) bool) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		_, out := api(t, p, "GET", path, "", "")
-		if ok(out) {
-			return out
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s never held: %v", what, out)
-		}
-		time.Sleep(50 * time.Millisecond) // poll interval
+	var out map[string]any
+	if !testwait.Until(context.Background(), 60*time.Second, func() bool {
+		_, out = api(t, p, "GET", path, "", "")
+		return ok(out)
+	}) {
+		t.Fatalf("%s never held: %v", what, out)
 	}
+	return out
 }
 
 func jsNum(ctx context.Context, t *testing.T, js string) float64 {

@@ -12,6 +12,7 @@ import (
 	"github.com/oauth2-proxy/mockoidc"
 
 	"github.com/ductor/ductor/app/testdb"
+	"github.com/ductor/ductor/app/testwait"
 )
 
 // startWithOIDC runs dev with an identity provider that logs alice in.
@@ -48,15 +49,11 @@ func TestLoginNextStaysOnSiteInChromium(t *testing.T) {
 func location(t *testing.T, ctx context.Context) string {
 	t.Helper()
 	var href string
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	testwait.Until(context.Background(), 10*time.Second, func() bool {
 		h, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href`))
-		if err == nil && !strings.Contains(h, "/login") {
-			return h
-		}
 		href = h
-		time.Sleep(20 * time.Millisecond) // poll interval
-	}
+		return err == nil && !strings.Contains(h, "/login")
+	})
 	return href
 }
 
@@ -128,10 +125,7 @@ steps:
 	}
 	run(t, ctx, "inject an inline handler", chromedp.Evaluate[chromedp.Void](
 		`document.body.insertAdjacentHTML("beforeend", '<img src="/nope.png" onerror="document.title = \'pwned\'">')`))
-	deadline := time.Now().Add(10 * time.Second)
-	for len(console.violations()) == 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond) // poll interval
-	}
+	testwait.Until(context.Background(), 10*time.Second, func() bool { return len(console.violations()) > 0 })
 	title, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.title`))
 	if err != nil || title == "pwned" || len(console.violations()) == 0 {
 		t.Fatalf("an injected inline handler ran (title %q, %v) or went unreported", title, err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/ductor/ductor/app/testwait"
 	"github.com/ductor/ductor/app/webhook"
 )
 
@@ -122,18 +123,13 @@ func TestSchedulesAndWebhooksPagesInChromium(t *testing.T) {
 		t.Fatalf("signed delivery to %s = %d, want 202", url, code)
 	}
 	link := `tr[data-webhook="shop"] a[href*="/runs/"]`
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	if !testwait.Until(context.Background(), 20*time.Second, func() bool {
 		run(t, ctx, "see the delivery", chromedp.Navigate(p.BaseURL+"/t/dev/webhooks"),
 			chromedp.WaitVisible(chromedp.CSS(`tr[data-webhook="shop"]`)))
 		n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll(`+"`"+link+"`"+`).length`))
-		if err == nil && n == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the webhook's row shows no run after 20 s: %q", text(t, ctx, `tr[data-webhook="shop"]`))
-		}
-		time.Sleep(50 * time.Millisecond) // poll interval
+		return err == nil && n == 1
+	}) {
+		t.Fatalf("the webhook's row shows no run after 20 s: %q", text(t, ctx, `tr[data-webhook="shop"]`))
 	}
 	shoot(t, ctx, "6-delivered")
 	if got := text(t, ctx, `tr[data-webhook="shop"] .last-delivery`); !strings.Contains(got, "accepted (202)") {

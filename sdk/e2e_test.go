@@ -15,6 +15,7 @@ import (
 	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
+	"github.com/ductor/ductor/app/testwait"
 	"github.com/ductor/ductor/sdk"
 	"github.com/ductor/ductor/workers"
 )
@@ -177,22 +178,24 @@ func TestClientSignalsAndEvents(t *testing.T) {
 	}
 }
 
-func waitFor(t *testing.T, ctx context.Context, c *sdk.Client, id string, cond func(*sdk.Run) bool) *sdk.Run {
+// waitRun polls the run until cond holds for it, for as long as ctx lasts.
+func waitRun(t *testing.T, ctx context.Context, c *sdk.Client, id string, cond func(*sdk.Run) bool) *sdk.Run {
 	t.Helper()
-	for {
-		r, err := c.GetRun(ctx, id)
+	var r *sdk.Run
+	if !testwait.Until(ctx, time.Minute, func() bool {
+		got, err := c.GetRun(ctx, id)
 		if err != nil {
+			if ctx.Err() != nil {
+				return false
+			}
 			t.Fatal(err)
 		}
-		if cond(r) {
-			return r
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("run %s never got there: %+v", id, r)
-		case <-time.After(10 * time.Millisecond): // poll interval
-		}
+		r = got
+		return cond(r)
+	}) {
+		t.Fatalf("run %s never got there: %+v", id, r)
 	}
+	return r
 }
 
 func isStatus(s string) func(*sdk.Run) bool { return func(r *sdk.Run) bool { return r.Status == s } }
@@ -255,8 +258,8 @@ func TestClientCoversTheAPI(t *testing.T) {
 	must(err)
 	second, err := c.StartRun(ctx, sdk.StartRun{Definition: "ok"})
 	must(err)
-	waitFor(t, ctx, c, first.ID, isStatus("succeeded"))
-	waitFor(t, ctx, c, second.ID, isStatus("succeeded"))
+	waitRun(t, ctx, c, first.ID, isStatus("succeeded"))
+	waitRun(t, ctx, c, second.ID, isStatus("succeeded"))
 	runs, err := c.ListRuns(ctx, sdk.RunFilter{Definition: "ok", Page: sdk.Page{Limit: 1}})
 	if err != nil || len(runs.Runs) != 1 || runs.Runs[0].ID != second.ID || runs.NextCursor == "" {
 		t.Fatalf("ListRuns = %+v, %v", runs, err)
@@ -275,28 +278,28 @@ func TestClientCoversTheAPI(t *testing.T) {
 
 	failed, err := c.StartRun(ctx, sdk.StartRun{Definition: "fail"})
 	must(err)
-	waitFor(t, ctx, c, failed.ID, isStatus("failed"))
+	waitRun(t, ctx, c, failed.ID, isStatus("failed"))
 	must(c.RetryNode(ctx, failed.ID, "boom"))
-	waitFor(t, ctx, c, failed.ID, func(r *sdk.Run) bool { return r.Nodes[0].Generation == 1 && r.Terminal() })
+	waitRun(t, ctx, c, failed.ID, func(r *sdk.Run) bool { return r.Nodes[0].Generation == 1 && r.Terminal() })
 
 	gate, err := c.StartRun(ctx, sdk.StartRun{Definition: "gate", Input: map[string]int{"n": 1}})
 	must(err)
-	waitFor(t, ctx, c, gate.ID, isStatus("waiting"))
+	waitRun(t, ctx, c, gate.ID, isStatus("waiting"))
 	successor, err := c.ContinueAsNew(ctx, gate.ID, "roll-1", map[string]int{"n": 2})
 	if err != nil || successor == "" {
 		t.Fatalf("ContinueAsNew = %q, %v", successor, err)
 	}
-	waitFor(t, ctx, c, gate.ID, isStatus("terminated"))
-	next := waitFor(t, ctx, c, successor, isStatus("waiting"))
+	waitRun(t, ctx, c, gate.ID, isStatus("terminated"))
+	next := waitRun(t, ctx, c, successor, isStatus("waiting"))
 	if string(next.Input) != `{"n":2}` {
 		t.Errorf("successor input = %s", next.Input)
 	}
 	must(c.CancelRun(ctx, successor, "done"))
-	waitFor(t, ctx, c, successor, isStatus("cancelled"))
+	waitRun(t, ctx, c, successor, isStatus("cancelled"))
 
 	inbox, err := c.StartRun(ctx, sdk.StartRun{Definition: "inbox"})
 	must(err)
-	waitFor(t, ctx, c, inbox.ID, isStatus("waiting"))
+	waitRun(t, ctx, c, inbox.ID, isStatus("waiting"))
 	approvals, err := c.ListApprovals(ctx, "pending", 0)
 	if err != nil || len(approvals) != 1 || approvals[0].RunID != inbox.ID {
 		t.Fatalf("ListApprovals = %+v, %v", approvals, err)
@@ -308,14 +311,14 @@ func TestClientCoversTheAPI(t *testing.T) {
 		t.Errorf("deciding twice = %v, want 409", err)
 	}
 	var cases []sdk.Case
-	for len(cases) == 0 {
+	if !testwait.Until(ctx, time.Minute, func() bool {
 		cases, err = c.ListCases(ctx, "open", 0)
-		must(err)
-		select {
-		case <-ctx.Done():
-			t.Fatal("the case never opened")
-		case <-time.After(10 * time.Millisecond): // poll interval
+		if ctx.Err() == nil {
+			must(err)
 		}
+		return len(cases) > 0
+	}) {
+		t.Fatal("the case never opened")
 	}
 	if updated, err := c.UpdateCase(ctx, cases[0].ID, sdk.CaseUpdate{Status: "working", Data: map[string]string{"done": "yes"}}); err != nil || updated.Status != "working" {
 		t.Fatalf("UpdateCase = %+v, %v", updated, err)
@@ -332,7 +335,7 @@ func TestClientCoversTheAPI(t *testing.T) {
 	if updated, err := c.UpdateCase(ctx, cases[0].ID, sdk.CaseUpdate{Status: "resolved"}); err != nil || updated.Status != "resolved" {
 		t.Fatalf("UpdateCase = %+v, %v", updated, err)
 	}
-	done := waitFor(t, ctx, c, inbox.ID, isStatus("succeeded"))
+	done := waitRun(t, ctx, c, inbox.ID, isStatus("succeeded"))
 	if !strings.Contains(string(done.Output), `"done":"yes"`) {
 		t.Errorf("output = %s, want the case's data", done.Output)
 	}
@@ -378,7 +381,7 @@ func TestClientCoversTheAPI(t *testing.T) {
 	must(c.DeleteWebhook(ctx, "psp"))
 	waiting, err := c.StartRun(ctx, sdk.StartRun{Definition: "gate"})
 	must(err)
-	waitFor(t, ctx, c, waiting.ID, isStatus("waiting"))
+	waitRun(t, ctx, c, waiting.ID, isStatus("waiting"))
 	must(c.CancelNode(ctx, waiting.ID, "go", "not needed"))
-	waitFor(t, ctx, c, waiting.ID, func(r *sdk.Run) bool { return r.Terminal() && r.Nodes[0].State == "cancelled" })
+	waitRun(t, ctx, c, waiting.ID, func(r *sdk.Run) bool { return r.Terminal() && r.Nodes[0].State == "cancelled" })
 }

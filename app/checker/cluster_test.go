@@ -17,6 +17,7 @@ import (
 	"github.com/ductor/ductor/app/server"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
+	"github.com/ductor/ductor/app/testwait"
 	"github.com/ductor/ductor/db"
 	"github.com/ductor/ductor/workers"
 )
@@ -113,17 +114,15 @@ func (c *ownCluster) start(t *testing.T, key string, input any) uuid.UUID {
 // waitRun polls the run until done holds or timeout passes.
 func (c *ownCluster) waitRun(t *testing.T, id uuid.UUID, timeout time.Duration, done func(store.Run) bool) store.Run {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		run, err := c.store.RunGet(c.ctx, c.tenant, id)
-		if err == nil && done(run) {
-			return run
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("run %s: %s after %s (%v)", id, run.Status, timeout, err)
-		}
-		time.Sleep(5 * time.Millisecond) // poll interval
+	var run store.Run
+	var err error
+	if !testwait.Until(context.Background(), timeout, func() bool {
+		run, err = c.store.RunGet(c.ctx, c.tenant, id)
+		return err == nil && done(run)
+	}) {
+		t.Fatalf("run %s: %s after %s (%v)", id, run.Status, timeout, err)
 	}
+	return run
 }
 
 func ended(r store.Run) bool { return r.Status.Terminal() }

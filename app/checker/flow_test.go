@@ -13,6 +13,7 @@ import (
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
+	"github.com/ductor/ductor/app/testwait"
 	"github.com/ductor/ductor/workers"
 )
 
@@ -116,17 +117,15 @@ func (b bundle) startFlow(t *testing.T, key string, input any) store.Run {
 func (b bundle) await(t *testing.T, id uuid.UUID, what string, done func(store.Run) bool) store.Run {
 	t.Helper()
 	s := store.New(b.pool)
-	deadline := time.Now().Add(time.Minute)
-	for {
-		run, err := s.RunGet(b.ctx, b.w.Tenant, id)
-		if err == nil && done(run) {
-			return run
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("run %s did not %s within a minute: %s (%v)\n%s", id, what, run.Status, err, Dump(b.ctx, b.pool, id))
-		}
-		pollPause(b.ctx)
+	var run store.Run
+	var err error
+	if !testwait.Until(b.ctx, time.Minute, func() bool {
+		run, err = s.RunGet(b.ctx, b.w.Tenant, id)
+		return err == nil && done(run)
+	}) {
+		t.Fatalf("run %s did not %s within a minute: %s (%v)\n%s", id, what, run.Status, err, Dump(b.ctx, b.pool, id))
 	}
+	return run
 }
 
 func (b bundle) awaitStatus(t *testing.T, id uuid.UUID, st engine.RunStatus) store.Run {
@@ -216,7 +215,8 @@ func (b bundle) watchLimits(t *testing.T, runs []store.Run) {
 	s := store.New(b.pool)
 	deadline := time.Now().Add(90 * time.Second)
 	for _, r := range runs {
-		for {
+		var run store.Run
+		if !testwait.Until(b.ctx, time.Until(deadline), func() bool {
 			found, err := FlowLimits(b.ctx, b.pool)
 			if err != nil {
 				t.Fatal(err)
@@ -224,17 +224,13 @@ func (b bundle) watchLimits(t *testing.T, runs []store.Run) {
 			if len(found) > 0 {
 				t.Fatalf("flow limits broken:\n%s", strings.Join(found, "\n"))
 			}
-			run, err := s.RunGet(b.ctx, b.w.Tenant, r.ID)
+			run, err = s.RunGet(b.ctx, b.w.Tenant, r.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if run.Status.Terminal() {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("run %s still %s", r.ID, run.Status)
-			}
-			pollPause(b.ctx)
+			return run.Status.Terminal()
+		}) {
+			t.Fatalf("run %s still %s", r.ID, run.Status)
 		}
 	}
 }
@@ -519,19 +515,14 @@ func TestFlowOverlapsOrderRunsByTheirCommits(t *testing.T) {
 // holder holds.
 func (b bundle) awaitBlockedBy(t *testing.T, holder int) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
+	if !testwait.Until(b.ctx, time.Minute, func() bool {
 		var waiting bool
 		err := b.pool.QueryRow(b.ctx, `SELECT EXISTS (SELECT FROM pg_stat_activity WHERE $1::int = ANY (pg_blocking_pids(pid)))`, holder).Scan(&waiting)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if waiting {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no start waited for the key's lock within a minute")
-		}
-		pollPause(b.ctx)
+		return waiting
+	}) {
+		t.Fatal("no start waited for the key's lock within a minute")
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/pgcluster"
 	"github.com/ductor/ductor/app/testdb"
+	"github.com/ductor/ductor/app/testwait"
 	"github.com/ductor/ductor/workers"
 )
 
@@ -119,7 +120,7 @@ steps:
 	// longer than the outage and a loaded machine's crash recovery take.
 	StartWorker(t, c.cluster.URL(), WorkerOptions{RescueWindow: 30 * time.Second})
 	id := c.start(t, "out-timeout", nil)
-	waitFor(t, 30*time.Second, "the first attempt's execution", func() bool {
+	testwait.Eventually(t, 30*time.Second, "the first attempt's execution", func() bool {
 		var n int
 		err := c.pool.QueryRow(c.ctx, `SELECT count(*) FROM checker_execution WHERE run_id = $1`, id).Scan(&n)
 		return err == nil && n == 1
@@ -275,12 +276,8 @@ func (l *chainLoad) count() int {
 // until waits until n chains are acknowledged.
 func (l *chainLoad) until(t *testing.T, n int, timeout time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for l.count() < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("only %d of %d chains acknowledged within %s", l.count(), n, timeout)
-		}
-		time.Sleep(20 * time.Millisecond) // poll interval
+	if !testwait.Until(context.Background(), timeout, func() bool { return l.count() >= n }) {
+		t.Fatalf("only %d of %d chains acknowledged within %s", l.count(), n, timeout)
 	}
 }
 
@@ -302,15 +299,11 @@ func (l *chainLoad) stop() ([]uuid.UUID, int) {
 // is completed by the sweep after the rescue window.
 func (c *ownCluster) settleJobs(t *testing.T, timeout time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
+	testwait.Until(context.Background(), timeout, func() bool {
 		left, err := Jobs(c.ctx, c.pool)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(left) == 0 || time.Now().After(deadline) {
-			return
-		}
-		time.Sleep(50 * time.Millisecond) // poll interval
-	}
+		return len(left) == 0
+	})
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
+	"github.com/ductor/ductor/app/testwait"
 	"github.com/ductor/ductor/workers"
 )
 
@@ -67,7 +68,7 @@ func TestKilledProcessJobsAreRescuedByDuctorsDetection(t *testing.T) {
 		}
 		ids = append(ids, run.ID)
 	}
-	waitFor(t, 30*time.Second, "held ticks and running steps", func() bool {
+	testwait.Eventually(t, 30*time.Second, "held ticks and running steps", func() bool {
 		var ticks, steps int
 		err := pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE kind = 'ductor.tick'), count(*) FILTER (WHERE kind = 'ductor.step')
 			FROM river_job WHERE state = 'running'`).Scan(&ticks, &steps)
@@ -79,7 +80,7 @@ func TestKilledProcessJobsAreRescuedByDuctorsDetection(t *testing.T) {
 
 	for _, id := range ids {
 		var run store.Run
-		waitFor(t, 60*time.Second, "run "+id.String()+" to end", func() bool {
+		testwait.Eventually(t, 60*time.Second, "run "+id.String()+" to end", func() bool {
 			run, err = s.RunGet(ctx, tenant.ID, id)
 			return err == nil && run.Status.Terminal()
 		})
@@ -88,7 +89,7 @@ func TestKilledProcessJobsAreRescuedByDuctorsDetection(t *testing.T) {
 		}
 	}
 	took := time.Since(killed)
-	waitFor(t, 30*time.Second, "no River job left running", func() bool {
+	testwait.Eventually(t, 30*time.Second, "no River job left running", func() bool {
 		left, err := Jobs(ctx, pool)
 		return err == nil && len(left) == 0
 	})
@@ -131,16 +132,4 @@ func TestKilledProcessJobsAreRescuedByDuctorsDetection(t *testing.T) {
 	}
 	t.Logf("killed worker %d: %d held tick jobs rescued, %d running step jobs discarded as lost; every run ended %s after the kill; nothing ran twice but the steps killed mid-run",
 		doomed.Pid(), rescuedTicks, lostSteps, took.Round(time.Millisecond))
-}
-
-// waitFor polls cond until it holds or timeout passes.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited %s for %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond) // poll interval
-	}
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ductor/ductor/app/testdb"
+	"github.com/ductor/ductor/app/testwait"
 	"github.com/ductor/ductor/app/version"
 )
 
@@ -115,20 +116,17 @@ func (b *devBundle) apply(t *testing.T, name, doc string) {
 	b.ductor(t, "apply", "-f", path)
 }
 
-// waitFor polls `run get` until cond holds for the run.
-func (b *devBundle) waitFor(t *testing.T, id string, cond func(run map[string]any) bool) map[string]any {
+// waitRun polls `run get` until cond holds for the run.
+func (b *devBundle) waitRun(t *testing.T, id string, cond func(run map[string]any) bool) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		run := b.json(t, "run", "get", id)
-		if cond(run) {
-			return run
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("run %s never got there: %v", id, run)
-		}
-		time.Sleep(20 * time.Millisecond) // poll interval
+	var run map[string]any
+	if !testwait.Until(context.Background(), 30*time.Second, func() bool {
+		run = b.json(t, "run", "get", id)
+		return cond(run)
+	}) {
+		t.Fatalf("run %s never got there: %v", id, run)
 	}
+	return run
 }
 
 func status(want string) func(map[string]any) bool {
@@ -199,7 +197,7 @@ func TestVerbs(t *testing.T) {
 	t.Run("run list history cursor", func(t *testing.T) {
 		ids := []string{b.start(t, "verbs-ok"), b.start(t, "verbs-ok"), b.start(t, "verbs-ok")}
 		for _, id := range ids {
-			b.waitFor(t, id, status("succeeded"))
+			b.waitRun(t, id, status("succeeded"))
 		}
 		page := b.json(t, "run", "list", "--definition", "verbs-ok", "--limit", "2")
 		next, _ := page["next_cursor"].(string)
@@ -225,18 +223,18 @@ func TestVerbs(t *testing.T) {
 
 	t.Run("run cancel", func(t *testing.T) {
 		id := b.start(t, "verbs-gate")
-		b.waitFor(t, id, status("waiting"))
+		b.waitRun(t, id, status("waiting"))
 		if out := b.ductor(t, "run", "cancel", id, "--reason", "not needed"); !strings.Contains(out, "cancelling run "+id) {
 			t.Fatalf("run cancel printed %q", out)
 		}
-		b.waitFor(t, id, status("cancelled"))
+		b.waitRun(t, id, status("cancelled"))
 	})
 
 	t.Run("run retry", func(t *testing.T) {
 		id := b.start(t, "verbs-fail")
-		b.waitFor(t, id, status("failed"))
+		b.waitRun(t, id, status("failed"))
 		b.ductor(t, "run", "retry", id, "boom")
-		b.waitFor(t, id, func(r map[string]any) bool {
+		b.waitRun(t, id, func(r map[string]any) bool {
 			n := r["nodes"].([]any)[0].(map[string]any)
 			return n["generation"] == 1.0 && r["status"] == "failed"
 		})
@@ -244,12 +242,12 @@ func TestVerbs(t *testing.T) {
 
 	t.Run("approval list decide", func(t *testing.T) {
 		id := b.start(t, "verbs-approve")
-		b.waitFor(t, id, status("waiting"))
+		b.waitRun(t, id, status("waiting"))
 		approval := find(t, b.json(t, "approval", "list", "--status", "pending"), "approvals", id)
 		if out := b.ductor(t, "approval", "decide", approval, "approve", "--comment", "fine"); out != "approval "+approval+": approved\n" {
 			t.Fatalf("approval decide printed %q", out)
 		}
-		b.waitFor(t, id, status("succeeded"))
+		b.waitRun(t, id, status("succeeded"))
 		if _, _, err := b.try("approval", "decide", approval, "maybe"); !errors.Is(err, ErrUsage) {
 			t.Fatalf("decide maybe = %v", err)
 		}
@@ -257,7 +255,7 @@ func TestVerbs(t *testing.T) {
 
 	t.Run("case list update", func(t *testing.T) {
 		id := b.start(t, "verbs-case")
-		b.waitFor(t, id, status("waiting"))
+		b.waitRun(t, id, status("waiting"))
 		kase := find(t, b.json(t, "case", "list"), "cases", id)
 		b.ductor(t, "case", "update", kase, "--status", "working", "--data", `{"note": "on it"}`)
 		if got := b.json(t, "case", "get", kase); got["data"].(map[string]any)["note"] != "on it" {
@@ -272,7 +270,7 @@ func TestVerbs(t *testing.T) {
 			t.Fatalf("a case set to working resumed its run: %v", run)
 		}
 		b.ductor(t, "case", "update", kase, "--status", "resolved")
-		run := b.waitFor(t, id, status("succeeded"))
+		run := b.waitRun(t, id, status("succeeded"))
 		if out := run["output"].(map[string]any)["work"].(map[string]any); out["note"] != "on it" {
 			t.Fatalf("run output = %v, want the case's data", run["output"])
 		}

@@ -101,7 +101,7 @@
 // Limit or LimitExpr. Without key_expr a rule has one key for the whole
 // definition; two concurrency rules with one key are an error.
 //
-// # Control flow beyond edges (control.go)
+// # Beyond edges (control.go; docs/beyond-edges.md)
 //
 // A step's join is "all", "any" or {at_least: N, cancel_rest?}; in the
 // manifest {at_least: 1} is "any" (so both hash alike), N ≥ 2 is join

@@ -86,7 +86,7 @@
 // nodes get the next generation: their key becomes {run_id}:{node}:g{N}
 // and late inputs of the old generation are stale.
 //
-// # Control flow beyond edges
+// # Beyond edges (docs/beyond-edges.md)
 //
 // Races (join.go): a join with cancel_rest, once ready, cancels what it
 // no longer waits for: each unfinished predecessor on an edge not yet
