@@ -38,10 +38,24 @@ func New(db DB) *Store {
 // DB returns the pool or transaction the store runs on.
 func (s *Store) DB() DB { return s.db }
 
+// Beginner opens a transaction: a pool or a connection begins one, a
+// transaction a savepoint within it.
+type Beginner interface {
+	Begin(ctx context.Context) (pgx.Tx, error)
+}
+
+// WithTx runs fn in a new transaction of db (a savepoint when db is a
+// transaction), committing if fn returns nil and rolling back otherwise.
+// It is the one way Ductor opens a transaction: InTx for callers that work
+// through a Store, WithTx for those that need the pgx.Tx itself.
+func WithTx(ctx context.Context, db Beginner, fn func(tx pgx.Tx) error) error {
+	return pgx.BeginFunc(ctx, db, fn)
+}
+
 // InTx runs fn on a store bound to a new transaction, committing if fn
 // returns nil.
 func (s *Store) InTx(ctx context.Context, fn func(tx *Store) error) error {
-	return pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error { return fn(New(tx)) })
+	return WithTx(ctx, s.db, func(tx pgx.Tx) error { return fn(New(tx)) })
 }
 
 // notFound turns pgx.ErrNoRows into a NotFound error naming what was missing.
