@@ -124,6 +124,9 @@ type runTick struct {
 // the cache when it is there, and its state and step nodes from runCache
 // when this process's last commit of the run is still its newest.
 func (c *Coordinator) load(ctx context.Context, s *store.Store, keys []store.RunKey) (map[store.RunKey]store.TickLoad, error) {
+	if len(c.TickLoadOptions) > 0 {
+		s = s.With(c.TickLoadOptions...)
+	}
 	var withInput []uuid.UUID
 	cached := map[store.RunKey]any{}
 	for _, k := range keys {
