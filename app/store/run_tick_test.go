@@ -13,6 +13,7 @@ import (
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
+	"github.com/ductor/ductor/app/testwait"
 )
 
 // The interleaving behind lost updates, made to happen: a tick's load
@@ -103,22 +104,15 @@ func staleWindow(t *testing.T, opts ...store.Option) (uuid.UUID, *engine.Node, i
 // waitPaused polls until backend pid sleeps in ductor_fault_pause.
 func waitPaused(t *testing.T, pool *pgxpool.Pool, pid int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testwait.Eventually(t, 10*time.Second, "the load pauses", func() bool {
 		var sleeping bool
 		err := pool.QueryRow(context.Background(),
 			`SELECT coalesce(wait_event = 'PgSleep', false) FROM pg_stat_activity WHERE pid = $1`, pid).Scan(&sleeping)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if sleeping {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the load never paused")
-		}
-		time.Sleep(2 * time.Millisecond) // poll interval
-	}
+		return sleeping
+	})
 }
 
 func tickRun(t testing.TB, s *store.Store, tenantID uuid.UUID) store.Run {
