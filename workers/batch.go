@@ -43,7 +43,7 @@ func (c *Coordinator) BatchOnce(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	worked := false
-	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+	err := store.WithTx(ctx, c.pool, func(tx pgx.Tx) error {
 		s := store.New(tx)
 		b, ok, err := s.BatchClaim(ctx)
 		if err != nil || !ok {
@@ -71,7 +71,7 @@ func (c *Coordinator) batchChunk(ctx context.Context, tx pgx.Tx, s *store.Store,
 		return chunk, err
 	}
 	for _, r := range runs {
-		err := pgx.BeginFunc(ctx, tx, func(sp pgx.Tx) error { return c.batchAct(ctx, sp, b, r) })
+		err := store.WithTx(ctx, tx, func(sp pgx.Tx) error { return c.batchAct(ctx, sp, b, r) })
 		switch {
 		case err == nil:
 			chunk.Done++
@@ -230,7 +230,7 @@ func (c *Coordinator) CreateBatch(ctx context.Context, b store.Batch) (store.Bat
 		return b, apperr.New(apperr.Invalid, `action must be "cancel" or "retry"`)
 	}
 	var out store.Batch
-	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+	err := store.WithTx(ctx, c.pool, func(tx pgx.Tx) error {
 		s := store.New(tx)
 		if err := batchScope(ctx, s, &b); err != nil {
 			return err

@@ -72,6 +72,10 @@ type Coordinator struct {
 	// insertion order. Only the fairness benchmark sets it, to show what
 	// the fair queue is for.
 	PlainFIFO bool
+	// TickLoadOptions are the store options a tick loads its runs with.
+	// Only the concurrency checker sets one (store.SameStatementTickLoad),
+	// to show the lost updates the old load allowed.
+	TickLoadOptions []store.Option
 	// Fault, when set, is called at each named point of a tick; an error
 	// aborts the tick there, as a crash would. Tests use it.
 	Fault func(point string) error

@@ -48,7 +48,7 @@ func (c *Coordinator) Publish(ctx context.Context, e store.Event) (_ store.Event
 		return store.Event{}, false, err
 	}
 	var out store.Event
-	err = pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+	err = store.WithTx(ctx, c.pool, func(tx pgx.Tx) error {
 		var err error
 		out, created, err = store.New(tx).EventAdd(ctx, e)
 		if err != nil || !created {

@@ -63,7 +63,7 @@ func (c *Coordinator) flowSweep(ctx context.Context) {
 // inFlowTx runs fn for one held run in a transaction, logging what fails
 // (the run is looked at again next pass).
 func (c *Coordinator) inFlowTx(ctx context.Context, k store.RunKey, fn func(context.Context, pgx.Tx, store.RunKey) error) {
-	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error { return fn(ctx, tx, k) })
+	err := store.WithTx(ctx, c.pool, func(tx pgx.Tx) error { return fn(ctx, tx, k) })
 	if err != nil && ctx.Err() == nil {
 		c.log.ErrorContext(ctx, "flow control", "tenant_id", k.TenantID, "run_id", k.ID, "err", err)
 	}

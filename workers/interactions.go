@@ -20,7 +20,7 @@ import (
 // second decision by the same person, is a Conflict.
 func (c *Coordinator) DecideApproval(ctx context.Context, tenantID, id uuid.UUID, d store.Decision) (store.Approval, error) {
 	var a store.Approval
-	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+	err := store.WithTx(ctx, c.pool, func(tx pgx.Tx) error {
 		var err error
 		a, err = store.New(tx).ApprovalDecide(ctx, tenantID, id, d)
 		if err != nil {
@@ -52,7 +52,7 @@ func (c *Coordinator) UpdateCase(ctx context.Context, tenantID, id uuid.UUID, ch
 		return store.Case{}, err
 	}
 	var out store.Case
-	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+	err := store.WithTx(ctx, c.pool, func(tx pgx.Tx) error {
 		var err error
 		out, err = store.New(tx).CaseUpdate(ctx, tenantID, id, store.CaseChange{Status: ch.Status, Data: ch.Data, Actor: ch.Actor, Validate: validateCaseData})
 		if err != nil || out.Status != out.AwaitingStatus {

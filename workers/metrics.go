@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/store"
 )
 
 // metrics are the coordinator's Prometheus instruments.
@@ -102,21 +103,6 @@ func (q *queueCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- activeRunsDesc
 }
 
-// queueDepthQuery counts a tier's sparse lane with the tier's queue ($1
-// matches the lane's suffix), every step of a step batch, and bridge tasks
-// as the queue "bridge": waiting until a worker claims one, then running.
-const queueDepthQuery = `SELECT regexp_replace(queue, $1, ''), coalesce(args->>'tenant_id', ''), state::text,
-       sum(1 + coalesce(jsonb_array_length(args->'more'), 0)),
-       coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8
-FROM river_job
-WHERE kind = 'ductor.step' AND state IN ('available', 'running')
-GROUP BY 1, 2, 3
-UNION ALL
-SELECT 'bridge', tenant_id::text, CASE WHEN token IS NULL THEN 'available' ELSE 'running' END, count(*),
-       coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8
-FROM bridge_task
-GROUP BY 1, 2, 3`
-
 const activeRunsQuery = `SELECT status, count(*) FROM run WHERE status IN ('pending', 'running', 'waiting') GROUP BY 1`
 
 func (q *queueCollector) Collect(ch chan<- prometheus.Metric) {
@@ -135,30 +121,24 @@ func (q *queueCollector) report(collector string, err error) {
 }
 
 func (q *queueCollector) collectQueues(ctx context.Context, ch chan<- prometheus.Metric) error {
-	rows, err := q.c.pool.Query(ctx, queueDepthQuery, sparseSuffix+"$")
+	depths, err := store.New(q.c.pool).QueueDepths(ctx, sparseSuffix)
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
 	oldest := map[string]float64{}
-	for rows.Next() {
-		var queue, tenant, state string
-		var n, age float64
-		if err := rows.Scan(&queue, &tenant, &state, &n, &age); err != nil {
-			return err
-		}
+	for _, d := range depths {
 		desc := queueDepthDesc
-		if state == "running" {
+		if d.State == "running" {
 			desc = inFlightDesc
 		} else {
-			oldest[queue] = max(oldest[queue], age)
+			oldest[d.Queue] = max(oldest[d.Queue], d.Age)
 		}
-		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, n, queue, tenant)
+		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, d.Steps, d.Queue, d.Tenant)
 	}
 	for queue, age := range oldest {
 		ch <- prometheus.MustNewConstMetric(oldestDesc, prometheus.GaugeValue, age, queue)
 	}
-	return rows.Err()
+	return nil
 }
 
 func (q *queueCollector) collectRuns(ctx context.Context, ch chan<- prometheus.Metric) error {

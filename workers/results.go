@@ -141,7 +141,7 @@ func (g *resultGroup) write(ctx context.Context, group []*resultRequest) {
 	if !errors.Is(err, store.ErrConflict) {
 		c.log.WarnContext(ctx, "inline tick failed; handing over to a tick job", "run_id", r.key.ID, "err", err)
 	}
-	r.err = pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+	r.err = store.WithTx(ctx, c.pool, func(tx pgx.Tx) error {
 		if err := c.faultTx(ctx, tx, FaultResultWrite); err != nil {
 			return err
 		}
@@ -165,7 +165,7 @@ func (g *resultGroup) tickGroup(ctx context.Context, group []*resultRequest) err
 	c.gate.yield(ctx, true)
 	ctx, done := collectPersisted(ctx)
 	ctx, tally := withFlowTally(ctx)
-	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) (err error) {
+	err := store.WithTx(ctx, c.pool, func(tx pgx.Tx) (err error) {
 		// The engine runs here, on the group's goroutine rather than a
 		// River worker's: a panic becomes this group's error instead of
 		// taking the process down.

@@ -13,6 +13,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/ductor/ductor/app/testdb"
+	"github.com/ductor/ductor/app/testwait"
 )
 
 // contractArgs drives contractWorker: fail returns an error, snooze snoozes
@@ -85,18 +86,15 @@ func TestRiverSingleAttemptJobsDiscardOnErrorAndSurviveSnooze(t *testing.T) {
 	}
 	// A short snooze makes the job available again at once, its attempt
 	// given back.
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	completed := testwait.Until(ctx, 20*time.Second, func() bool {
 		s, _ := state(snoozed.Job.ID)
-		if s == "completed" {
-			break
-		}
-		if time.Now().After(deadline) {
-			var attempt, max int
-			_ = pool.QueryRow(ctx, `SELECT attempt, max_attempts FROM river_job WHERE id = $1`, snoozed.Job.ID).Scan(&attempt, &max)
-			t.Fatalf("the snoozed single-attempt job is %s after 20s (attempt %d of %d), want completed", s, attempt, max)
-		}
-		time.Sleep(20 * time.Millisecond) // poll interval
+		return s == "completed"
+	})
+	if !completed {
+		s, _ := state(snoozed.Job.ID)
+		var attempt, max int
+		_ = pool.QueryRow(ctx, `SELECT attempt, max_attempts FROM river_job WHERE id = $1`, snoozed.Job.ID).Scan(&attempt, &max)
+		t.Fatalf("the snoozed single-attempt job is %s after 20s (attempt %d of %d), want completed", s, attempt, max)
 	}
 	if s, finalized := state(failed.Job.ID); s != "discarded" || !finalized {
 		t.Errorf("a single-attempt job whose worker failed is %s (finalized %v), want discarded with finalized_at", s, finalized)

@@ -89,7 +89,7 @@ func (c *Coordinator) Start(ctx context.Context, t Trigger, validate InputValida
 	ctx, tally := withFlowTally(ctx)
 	create := func(inline bool) error {
 		tally.reset()
-		return pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+		return store.WithTx(ctx, c.pool, func(tx pgx.Tx) error {
 			var startNow bool
 			run, created, startNow, err = c.createRun(ctx, tx, v.Manifest, n, false)
 			if err != nil || !startNow {
@@ -184,7 +184,7 @@ func (c *Coordinator) version(ctx context.Context, s *store.Store, tenantID uuid
 // Control delivers an operator's control intent (cancel, retry-from-node,
 // continue-as-new) to a run of the tenant, to be drained by its next tick.
 func (c *Coordinator) Control(ctx context.Context, tenantID, runID uuid.UUID, in engine.Input) error {
-	return pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+	return store.WithTx(ctx, c.pool, func(tx pgx.Tx) error {
 		if _, err := store.New(tx).RunGet(ctx, tenantID, runID); err != nil {
 			return err
 		}

@@ -82,7 +82,7 @@ func (c *Coordinator) SchedulesOnce(ctx context.Context) (int, error) {
 
 func (c *Coordinator) fireSchedules(ctx context.Context) (int, error) {
 	var n int
-	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+	err := store.WithTx(ctx, c.pool, func(tx pgx.Tx) error {
 		s := store.New(tx)
 		now, err := s.Now(ctx)
 		if err != nil {
@@ -104,7 +104,7 @@ func (c *Coordinator) fireSchedules(ctx context.Context) (int, error) {
 // inSavepoint runs one schedule's work in a savepoint: a schedule that
 // fails is logged and tried again next pass, without holding up others.
 func (c *Coordinator) inSavepoint(ctx context.Context, tx pgx.Tx, sc store.Schedule, fn func(pgx.Tx) error) {
-	if err := pgx.BeginFunc(ctx, tx, fn); err != nil && ctx.Err() == nil {
+	if err := store.WithTx(ctx, tx, fn); err != nil && ctx.Err() == nil {
 		c.log.ErrorContext(ctx, "schedule pass failed", "tenant_id", sc.TenantID, "schedule_id", sc.ID, "err", err)
 	}
 }
@@ -143,7 +143,7 @@ func (c *Coordinator) fire(ctx context.Context, tx pgx.Tx, sc store.Schedule, no
 // whose run failed.
 func (c *Coordinator) settleSchedules(ctx context.Context) (int, error) {
 	var n int
-	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+	err := store.WithTx(ctx, c.pool, func(tx pgx.Tx) error {
 		keys, err := store.New(tx).SchedulesToSettle(ctx, scheduleBatch)
 		if err != nil {
 			return err

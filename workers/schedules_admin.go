@@ -25,7 +25,7 @@ func (c *Coordinator) CreateSchedule(ctx context.Context, sc store.Schedule, val
 		return store.Schedule{}, err
 	}
 	var out store.Schedule
-	err = pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+	err = store.WithTx(ctx, c.pool, func(tx pgx.Tx) error {
 		s := store.New(tx)
 		now, err := s.Now(ctx)
 		if err != nil {
@@ -63,7 +63,7 @@ func (c *Coordinator) checkSchedule(ctx context.Context, sc store.Schedule, vali
 // schedule does not make up for the actions it did not take.
 func (c *Coordinator) UpdateSchedule(ctx context.Context, tenantID uuid.UUID, id string, change func(*store.Schedule) error, validate InputValidator) (store.Schedule, error) {
 	var out store.Schedule
-	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+	err := store.WithTx(ctx, c.pool, func(tx pgx.Tx) error {
 		s := store.New(tx)
 		before, err := s.ScheduleLock(ctx, tenantID, id)
 		if err != nil {
@@ -141,7 +141,7 @@ func (c *Coordinator) BackfillSchedule(ctx context.Context, tenantID uuid.UUID, 
 
 // withPass runs fn on a schedule locked for a pass, then records it.
 func (c *Coordinator) withPass(ctx context.Context, tenantID uuid.UUID, id string, fn func(*schedulePass, time.Time) error) error {
-	return pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+	return store.WithTx(ctx, c.pool, func(tx pgx.Tx) error {
 		s := store.New(tx)
 		sc, err := s.ScheduleLock(ctx, tenantID, id)
 		if err != nil {

@@ -44,7 +44,7 @@ func (c *Coordinator) Signal(ctx context.Context, tenantID, runID uuid.UUID, sig
 	if err := checkPayload("signal payload", "payload", sig.Payload); err != nil {
 		return uuid.Nil, err
 	}
-	err = pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+	err = store.WithTx(ctx, c.pool, func(tx pgx.Tx) error {
 		s := store.New(tx)
 		run, err := liveRun(ctx, s, tenantID, runID)
 		if err != nil {

@@ -76,7 +76,7 @@ func (c *Coordinator) ContinueAsNew(ctx context.Context, tenantID, runID uuid.UU
 		return "", NULProblem("input", "input"+nul.Path)
 	}
 	successor := engine.SuccessorRunID(runID.String(), requestID)
-	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+	err := store.WithTx(ctx, c.pool, func(tx pgx.Tx) error {
 		s := store.New(tx)
 		if err := s.RunLock(ctx, tenantID, runID); err != nil {
 			return err

@@ -63,7 +63,7 @@ func (c *Coordinator) Sweep(ctx context.Context) {
 // number of rows it claimed of any kind.
 func (c *Coordinator) SweepOnce(ctx context.Context) (int, error) {
 	var claimed int
-	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+	err := store.WithTx(ctx, c.pool, func(tx pgx.Tx) error {
 		s := store.New(tx)
 		timers, err := c.fireTimers(ctx, tx, s)
 		if err != nil {

@@ -55,7 +55,7 @@ func (c *Coordinator) TaskPoll(ctx context.Context, tenantID uuid.UUID, p TaskPo
 
 func (c *Coordinator) taskClaim(ctx context.Context, tenantID uuid.UUID, p TaskPoll) ([]store.BridgeTask, error) {
 	var tasks []store.BridgeTask
-	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+	err := store.WithTx(ctx, c.pool, func(tx pgx.Tx) error {
 		var err error
 		tasks, err = store.New(tx).BridgeTasksClaim(ctx, store.BridgeTaskClaim{
 			TenantID: tenantID, Queue: p.Queue, Handlers: p.Handlers, WorkerID: p.WorkerID, Max: p.Max,
@@ -81,7 +81,7 @@ func (c *Coordinator) TaskFail(ctx context.Context, tenantID, id uuid.UUID, toke
 // would: a duplicate is dropped by the input's dedup key.
 func (c *Coordinator) taskResult(ctx context.Context, tenantID, id uuid.UUID, token string, output any, stepErr *engine.Error) error {
 	var task store.BridgeTask
-	err := pgx.BeginFunc(context.WithoutCancel(ctx), c.pool, func(tx pgx.Tx) error {
+	err := store.WithTx(context.WithoutCancel(ctx), c.pool, func(tx pgx.Tx) error {
 		s := store.New(tx)
 		t, err := c.taskHeld(ctx, s, tenantID, id, token)
 		if err != nil {
@@ -103,7 +103,7 @@ func (c *Coordinator) taskResult(ctx context.Context, tenantID, id uuid.UUID, to
 // ended) is a conflict: its worker should stop.
 func (c *Coordinator) TaskHeartbeat(ctx context.Context, tenantID, id uuid.UUID, token string) (until time.Time, err error) {
 	defer func() { c.metrics.heartbeats.WithLabelValues(outcome(err)).Inc() }()
-	err = pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
+	err = store.WithTx(ctx, c.pool, func(tx pgx.Tx) error {
 		s := store.New(tx)
 		t, err := c.taskHeld(ctx, s, tenantID, id, token)
 		if err != nil {

@@ -66,7 +66,7 @@ func (c *Coordinator) Tick(ctx context.Context, tenantID, runID uuid.UUID) error
 	for range maxTickConflicts {
 		tctx, done := collectPersisted(ctx)
 		tctx, tally := withFlowTally(tctx)
-		err := pgx.BeginFunc(tctx, c.pool, func(tx pgx.Tx) error {
+		err := store.WithTx(tctx, c.pool, func(tx pgx.Tx) error {
 			ctx := tctx
 			s := store.New(tx)
 			if err := s.RunLock(ctx, tenantID, runID); err != nil {
@@ -95,7 +95,7 @@ func (c *Coordinator) Tick(ctx context.Context, tenantID, runID uuid.UUID) error
 	}
 	// Still losing: whoever keeps winning is ticking this run; hand over to
 	// a fresh tick rather than hold a worker and a connection waiting.
-	return pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error { return c.Wake(ctx, tx, tenantID, runID) })
+	return store.WithTx(ctx, c.pool, func(tx pgx.Tx) error { return c.Wake(ctx, tx, tenantID, runID) })
 }
 
 // maxTickConflicts bounds how often one tick job decides again after
@@ -124,6 +124,9 @@ type runTick struct {
 // the cache when it is there, and its state and step nodes from runCache
 // when this process's last commit of the run is still its newest.
 func (c *Coordinator) load(ctx context.Context, s *store.Store, keys []store.RunKey) (map[store.RunKey]store.TickLoad, error) {
+	if len(c.TickLoadOptions) > 0 {
+		s = s.With(c.TickLoadOptions...)
+	}
 	var withInput []uuid.UUID
 	cached := map[store.RunKey]any{}
 	for _, k := range keys {

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/store"
 )
 
 // The invariants are read from the database alone, after the workload (or
@@ -139,8 +140,7 @@ func Inputs(ctx context.Context, db *pgxpool.Pool) ([]string, error) {
 // Jobs lists River jobs of Ductor's still waiting or running once every
 // run has ended: a job left behind is work lost or about to be done twice.
 func Jobs(ctx context.Context, db *pgxpool.Pool) ([]string, error) {
-	return lines(ctx, db, `SELECT format('%s job %s of run %s still %s', kind, id, args->>'run_id', state)
-		FROM river_job WHERE kind LIKE 'ductor.%' AND state NOT IN ('completed', 'cancelled', 'discarded')`)
+	return store.New(db).JobsLeft(ctx)
 }
 
 // Signals lists acknowledged signals that no run consumed, in chains
@@ -184,7 +184,7 @@ func Dump(ctx context.Context, db *pgxpool.Pool, id uuid.UUID) string {
 		`SELECT node, generation, attempt, started_at, finished_at, lease_until, error FROM run_attempt WHERE run_id = $1 ORDER BY node, attempt`,
 		`SELECT id, kind, consumed_at, payload->>'Node' FROM run_input WHERE run_id = $1 ORDER BY id`,
 		`SELECT node, attempt, pid, started_at FROM checker_execution WHERE run_id = $1 ORDER BY id`,
-		`SELECT id, kind, state, attempt, attempted_at, finalized_at, errors, metadata FROM river_job WHERE args->>'run_id' = $1::text ORDER BY id`,
+		store.RunJobsDump,
 	} {
 		fmt.Fprintf(&b, "%s\n", q)
 		rows, err := db.Query(ctx, q, id)

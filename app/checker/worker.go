@@ -27,7 +27,8 @@ import (
 // WorkerOptions configure a worker process (StartWorker).
 type WorkerOptions struct {
 	// SameStatement makes its ticks lock and read runs in one statement,
-	// as they once did (store.SameStatementTickLoad).
+	// as they once did (store.SameStatementTickLoad, an option of its
+	// coordinator's tick loads).
 	SameStatement bool `json:"same_statement,omitempty"`
 	// The nemesis: with probability PauseChance (default 1), a tick
 	// pauses LockPauseMS milliseconds in the database between its load's
@@ -90,7 +91,6 @@ func runWorker(raw string) error {
 		return err
 	}
 	defer pool.Close()
-	store.SameStatementTickLoad.Store(o.SameStatement)
 	log, gate, err := logging.New(os.Stderr, logging.Options{Format: logging.Text, Level: slog.LevelError})
 	if err != nil {
 		return err
@@ -144,6 +144,9 @@ func workerCoordinator(pool *pgxpool.Pool, log *slog.Logger, o WorkerOptions) (*
 	coord.InlineTicks = !o.NoInlineTicks
 	coord.StepBatchMax = o.StepBatchMax
 	coord.Fault = o.fault()
+	if o.SameStatement {
+		coord.TickLoadOptions = []store.Option{store.SameStatementTickLoad()}
+	}
 	reg := steps.NewRegistry()
 	if err := reg.Register(StepHandler, stepHandler(pool)); err != nil {
 		return nil, nil, err

@@ -16,3 +16,25 @@ var StepJobLookups = map[string]struct {
 	"stepFlowInFlight": {stepFlowInFlight, []any{"t", "k"}, "river_job_ductor_flow_idx"},
 	"stepFlowJobs":     {stepFlowJobs, nil, "river_job_ductor_flow_idx"},
 }
+
+// RiverStatements are the statements of river_job.go against River's
+// tables, by the name of their constant, for the contract test that pins
+// what they assume of River.
+var RiverStatements = map[string]string{
+	"stepJobsLive":             stepJobsLive,
+	"stepJobsInFlight":         stepJobsInFlight,
+	"fairClockAdvanceMany":     fairClockAdvanceMany,
+	"stepJobsRetag":            stepJobsRetag,
+	"stepJobsStranded":         stepJobsStranded,
+	"stepJobsDiscardLost":      stepJobsDiscardLost,
+	"tickJobsRescue":           tickJobsRescue,
+	"stepJobsCompleteFinished": stepJobsCompleteFinished,
+	"stepFlowJobs":             stepFlowJobs,
+	"stepFlowInFlight":         stepFlowInFlight,
+	"pruneRiverJobs":           pruneRiverJobs,
+	"tickBacklog":              tickBacklog,
+	"stepJobsCancelUnserved":   stepJobsCancelUnserved,
+	"queueDepthQuery":          queueDepthQuery,
+	"jobsLeft":                 jobsLeft,
+	"RunJobsDump":              RunJobsDump,
+}

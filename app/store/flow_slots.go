@@ -208,12 +208,6 @@ type FlowStepGauge struct {
 	Running, Queued int
 }
 
-// stepFlowJobs counts every tenant's step jobs of a concurrency pool
-// queued or running, through river_job_ductor_flow_idx.
-const stepFlowJobs = `SELECT (args->>'tenant_id')::uuid, count(*)::int FROM river_job
-WHERE kind = 'ductor.step' AND state IN ` + stepFlowStates + ` AND args ? 'flow_key'
-GROUP BY 1`
-
 // FlowStepGauges reads every tenant's step attempts under concurrency
 // pools, by tenant (never by key).
 func (s *Store) FlowStepGauges(ctx context.Context) ([]FlowStepGauge, error) {
@@ -261,21 +255,6 @@ func (s *Store) FlowStepGauges(ctx context.Context) ([]FlowStepGauge, error) {
 	}
 	return out, nil
 }
-
-// stepFlowInFlight counts a tenant's step jobs of one concurrency pool's
-// key queued or running, through river_job_ductor_flow_idx (whose
-// predicate it repeats): available, running, and snoozed or retried
-// (scheduled, retryable), which run again without passing admission.
-const stepFlowInFlight = `SELECT count(*) FROM river_job j
-WHERE j.kind = 'ductor.step' AND j.state IN ` + stepFlowStates + ` AND j.args ? 'flow_key'
-  AND j.args->>'tenant_id' = $1::text AND j.args->>'flow_key' = $2
-  AND NOT EXISTS (SELECT 1 FROM run_attempt a
-    WHERE a.tenant_id = (j.args->>'tenant_id')::uuid AND a.run_id = (j.args->>'run_id')::uuid AND a.node = j.args->>'node'
-      AND a.generation = (j.args->>'generation')::int AND a.attempt = (j.args->>'attempt')::int
-      AND a.finished_at IS NOT NULL)`
-
-// stepFlowStates are the states of a step job that holds its pool's slot.
-const stepFlowStates = `('available', 'running', 'scheduled', 'retryable')`
 
 // StepFlowInFlight counts the attempts of a tenant's concurrency pool key
 // admitted and not finished: its step jobs queued or running whose

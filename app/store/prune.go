@@ -54,17 +54,6 @@ func (r RunRows) deleteSQL() string {
 // RunIDs is the relation r of the batch's run ids ($2) in RunRows.Where.
 const RunIDs = "unnest($2::uuid[]) AS r(id)"
 
-// pruneRiverJobs deletes the runs' River jobs that no worker holds, found
-// by run id ($1, the runs' ids as text) through river_job_ductor_run_idx,
-// whose predicate the query repeats (the tenant is checked on the rows
-// found). An unfinished step batch is kept: it is found by its first
-// step's run, and it carries other runs' steps too. River's tables are not
-// in sqlc's schema, so this query is written by hand.
-const pruneRiverJobs = `DELETE FROM river_job
-WHERE kind IN ('ductor.tick', 'ductor.step') AND state <> 'running'
-  AND (state IN ('completed', 'cancelled', 'discarded') OR NOT args ? 'more')
-  AND args->>'run_id' = ANY($1::text[]) AND args->>'tenant_id' = $2::text`
-
 // PruneTenant is a tenant with a limited retention and what finished
 // before Cutoff (the database's clock minus the retention) is due.
 type PruneTenant struct {

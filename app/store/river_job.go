@@ -1,8 +1,18 @@
 package store
 
+// This file is Ductor's one seam onto River's tables: every statement
+// that reads or writes river_job is here, and nowhere else in Ductor
+// (db/migrations aside). River's tables are not in sqlc's schema, so the
+// statements are written by hand. Each assumption they make of River (the
+// job states they name, the args keys they read, the columns they use,
+// the indexes migrations drop) is pinned against the River version in
+// go.mod by river_job_contract_test.go: a River upgrade that breaks one
+// fails that test instead of Ductor.
+
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"time"
 
 	"github.com/google/uuid"
@@ -352,3 +362,149 @@ func (s *Store) StepJobsCompleteFinished(ctx context.Context, window time.Durati
 	}
 	return int(tag.RowsAffected()), nil
 }
+
+// stepFlowJobs counts every tenant's step jobs of a concurrency pool
+// queued or running, through river_job_ductor_flow_idx.
+const stepFlowJobs = `SELECT (args->>'tenant_id')::uuid, count(*)::int FROM river_job
+WHERE kind = 'ductor.step' AND state IN ` + stepFlowStates + ` AND args ? 'flow_key'
+GROUP BY 1`
+
+// stepFlowInFlight counts a tenant's step jobs of one concurrency pool's
+// key queued or running, through river_job_ductor_flow_idx (whose
+// predicate it repeats): available, running, and snoozed or retried
+// (scheduled, retryable), which run again without passing admission.
+const stepFlowInFlight = `SELECT count(*) FROM river_job j
+WHERE j.kind = 'ductor.step' AND j.state IN ` + stepFlowStates + ` AND j.args ? 'flow_key'
+  AND j.args->>'tenant_id' = $1::text AND j.args->>'flow_key' = $2
+  AND NOT EXISTS (SELECT 1 FROM run_attempt a
+    WHERE a.tenant_id = (j.args->>'tenant_id')::uuid AND a.run_id = (j.args->>'run_id')::uuid AND a.node = j.args->>'node'
+      AND a.generation = (j.args->>'generation')::int AND a.attempt = (j.args->>'attempt')::int
+      AND a.finished_at IS NOT NULL)`
+
+// stepFlowStates are the states of a step job that holds its pool's slot.
+const stepFlowStates = `('available', 'running', 'scheduled', 'retryable')`
+
+// pruneRiverJobs deletes the runs' River jobs that no worker holds, found
+// by run id ($1, the runs' ids as text) through river_job_ductor_run_idx,
+// whose predicate the query repeats (the tenant is checked on the rows
+// found). An unfinished step batch is kept: it is found by its first
+// step's run, and it carries other runs' steps too. River's tables are not
+// in sqlc's schema, so this query is written by hand.
+const pruneRiverJobs = `DELETE FROM river_job
+WHERE kind IN ('ductor.tick', 'ductor.step') AND state <> 'running'
+  AND (state IN ('completed', 'cancelled', 'discarded') OR NOT args ? 'more')
+  AND args->>'run_id' = ANY($1::text[]) AND args->>'tenant_id' = $2::text`
+
+// tickBacklog counts available tick jobs, up to $1. River's tables are
+// not in sqlc's schema, so it is written by hand.
+const tickBacklog = `SELECT count(*) FROM (SELECT 1 FROM river_job
+WHERE queue = 'coordinator' AND state = 'available' LIMIT $1) AS waiting`
+
+// TickBacklog counts the tick jobs waiting for a worker, at most max.
+func (s *Store) TickBacklog(ctx context.Context, max int) (int, error) {
+	var n int
+	if err := s.db.QueryRow(ctx, tickBacklog, max).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count tick backlog: %w", err)
+	}
+	return n, nil
+}
+
+// UnservedJob is a task's step job that no worker took in time: its
+// queue and its arguments.
+type UnservedJob struct {
+	Queue string
+	Args  []byte
+}
+
+// stepJobsCancelUnserved cancels the task step jobs of queues still
+// available past their schedule_to_start, by the database's clock
+// (created_at is River's insert time, from the database). SKIP LOCKED
+// leaves a job a worker is fetching to the worker. River's tables are not
+// in sqlc's schema, so this query is written by hand.
+const stepJobsCancelUnserved = `WITH late AS (
+    SELECT id FROM river_job
+    WHERE state = 'available' AND kind = 'ductor.step' AND queue = ANY($1::text[])
+      AND args->>'type' = 'task' AND (args->>'schedule_to_start_ms')::bigint > 0
+      AND created_at + (args->>'schedule_to_start_ms')::bigint * interval '1 millisecond' <= ductor_now()
+    ORDER BY id
+    LIMIT $2
+    FOR UPDATE SKIP LOCKED)
+UPDATE river_job j SET state = 'cancelled', finalized_at = now()
+FROM late WHERE j.id = late.id
+RETURNING j.queue, j.args`
+
+// StepJobsCancelUnserved cancels up to limit task step jobs of queues
+// that waited past their schedule_to_start without a worker, and returns
+// them for their attempts to be failed.
+func (s *Store) StepJobsCancelUnserved(ctx context.Context, queues []string, limit int) ([]UnservedJob, error) {
+	rows, err := s.db.Query(ctx, stepJobsCancelUnserved, queues, limit)
+	if err != nil {
+		return nil, fmt.Errorf("cancel unserved step jobs: %w", err)
+	}
+	jobs, err := pgx.CollectRows(rows, pgx.RowToStructByPos[UnservedJob])
+	if err != nil {
+		return nil, fmt.Errorf("cancel unserved step jobs: %w", err)
+	}
+	return jobs, nil
+}
+
+// queueDepthQuery counts a tier's sparse lane with the tier's queue ($1
+// matches the lane's suffix), every step of a step batch, and bridge tasks
+// as the queue "bridge": waiting until a worker claims one, then running.
+const queueDepthQuery = `SELECT regexp_replace(queue, $1, ''), coalesce(args->>'tenant_id', ''), state::text,
+       sum(1 + coalesce(jsonb_array_length(args->'more'), 0)),
+       coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8
+FROM river_job
+WHERE kind = 'ductor.step' AND state IN ('available', 'running')
+GROUP BY 1, 2, 3
+UNION ALL
+SELECT 'bridge', tenant_id::text, CASE WHEN token IS NULL THEN 'available' ELSE 'running' END, count(*),
+       coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8
+FROM bridge_task
+GROUP BY 1, 2, 3`
+
+// QueueDepth is the steps of one tenant (its id as text, empty for jobs
+// without one) on one queue in one state, available or running, and how
+// long the oldest of them has waited, in seconds.
+type QueueDepth struct {
+	Queue, Tenant, State string
+	Steps, Age           float64
+}
+
+// QueueDepths counts every queue's steps available and running, by tenant,
+// a tier's sparse lane (the queues whose name ends in laneSuffix) with its
+// tier's queue, and bridge tasks as the queue "bridge".
+func (s *Store) QueueDepths(ctx context.Context, laneSuffix string) ([]QueueDepth, error) {
+	rows, err := s.db.Query(ctx, queueDepthQuery, regexp.QuoteMeta(laneSuffix)+"$")
+	if err != nil {
+		return nil, fmt.Errorf("count queue depths: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByPos[QueueDepth])
+	if err != nil {
+		return nil, fmt.Errorf("count queue depths: %w", err)
+	}
+	return out, nil
+}
+
+// jobsLeft describes Ductor's River jobs that have not finished.
+const jobsLeft = `SELECT format('%s job %s of run %s still %s', kind, id, args->>'run_id', state)
+FROM river_job WHERE kind LIKE 'ductor.%' AND state NOT IN ('completed', 'cancelled', 'discarded')`
+
+// JobsLeft describes each of Ductor's River jobs still waiting or
+// running, for the concurrency checker: once every run has ended, a job
+// left behind is work lost or about to be done twice.
+func (s *Store) JobsLeft(ctx context.Context) ([]string, error) {
+	rows, err := s.db.Query(ctx, jobsLeft)
+	if err != nil {
+		return nil, fmt.Errorf("list unfinished jobs: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("list unfinished jobs: %w", err)
+	}
+	return out, nil
+}
+
+// RunJobsDump lists the River jobs of a run ($1, its id), with what
+// River recorded of their attempts, for a failure message.
+const RunJobsDump = `SELECT id, kind, state, attempt, attempted_at, finalized_at, errors, metadata FROM river_job WHERE args->>'run_id' = $1::text ORDER BY id`

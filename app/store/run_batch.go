@@ -207,20 +207,6 @@ func batchFromRow(r queries.RunBatch) (Batch, error) {
 	return b, nil
 }
 
-// tickBacklog counts available tick jobs, up to $1. River's tables are
-// not in sqlc's schema, so it is written by hand.
-const tickBacklog = `SELECT count(*) FROM (SELECT 1 FROM river_job
-WHERE queue = 'coordinator' AND state = 'available' LIMIT $1) AS waiting`
-
-// TickBacklog counts the tick jobs waiting for a worker, at most max.
-func (s *Store) TickBacklog(ctx context.Context, max int) (int, error) {
-	var n int
-	if err := s.db.QueryRow(ctx, tickBacklog, max).Scan(&n); err != nil {
-		return 0, fmt.Errorf("count tick backlog: %w", err)
-	}
-	return n, nil
-}
-
 // BatchCutoff is the database's clock: a filter batch created now covers
 // the runs created before it.
 func (s *Store) BatchCutoff(ctx context.Context) (time.Time, error) {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync/atomic"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -85,7 +84,7 @@ func (s *Store) RunTickLoadCached(ctx context.Context, keys []RunKey, withInput 
 		withInput = []uuid.UUID{}
 	}
 	c := cachedVersions{ids: []uuid.UUID{}, versions: []int64{}}
-	if !SameStatementTickLoad.Load() {
+	if !s.opts.sameStatementTickLoad {
 		for k, v := range cached {
 			if asked[k] {
 				c.ids, c.versions = append(c.ids, k.ID), append(c.versions, v)
@@ -114,11 +113,14 @@ func (s *Store) RunTickLoadCached(ctx context.Context, keys []RunKey, withInput 
 	return out, nil
 }
 
-// SameStatementTickLoad makes RunTickLoad lock and read in one statement,
-// as it once did (RunTickLoadSameStatement), which lets a tick decide on
-// nodes and inputs older than the run row it locked. Only the concurrency
-// checker sets it, to show that it finds the lost updates this allows.
-var SameStatementTickLoad atomic.Bool
+// SameStatementTickLoad makes the store's RunTickLoad lock and read in
+// one statement, as it once did (RunTickLoadSameStatement), which lets a
+// tick decide on nodes and inputs older than the run row it locked. Only
+// the concurrency checker's workers use it, to show that the checker finds
+// the lost updates this allows.
+func SameStatementTickLoad() Option {
+	return func(o *options) { o.sameStatementTickLoad = true }
+}
 
 // cachedVersions are the runs a caller holds, with their record versions.
 type cachedVersions struct {
@@ -129,7 +131,7 @@ type cachedVersions struct {
 // tickRows sends RunTickLock and RunTickRead in one round trip.
 func (s *Store) tickRows(ctx context.Context, tenants, ids, withInput []uuid.UUID, c cachedVersions) ([]queries.RunTickReadRow, error) {
 	max := int32(maxInputsPerTick + 1)
-	if SameStatementTickLoad.Load() {
+	if s.opts.sameStatementTickLoad {
 		return s.tickRowsSameStatement(ctx, tenants, ids, withInput, max)
 	}
 	p := &readAfter{db: s.db}

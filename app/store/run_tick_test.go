@@ -13,6 +13,7 @@ import (
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
+	"github.com/ductor/ductor/app/testwait"
 )
 
 // The interleaving behind lost updates, made to happen: a tick's load
@@ -26,11 +27,11 @@ func TestRunTickLoadReadsAfterItsLock(t *testing.T) {
 	t.Parallel()
 	for name, sameStatement := range map[string]bool{"lock then read": false, "same statement": true} {
 		t.Run(name, func(t *testing.T) {
-			// SameStatementTickLoad is process-wide: the subtests run one
-			// after the other.
-			store.SameStatementTickLoad.Store(sameStatement)
-			defer store.SameStatementTickLoad.Store(false)
-			run, node, version := staleWindow(t)
+			var opts []store.Option
+			if sameStatement {
+				opts = append(opts, store.SameStatementTickLoad())
+			}
+			run, node, version := staleWindow(t, opts...)
 			if sameStatement {
 				if node.State != engine.NodeRunning || version != 2 {
 					t.Fatalf("the single statement read %s at version %d; the window did not open", node.State, version)
@@ -47,7 +48,7 @@ func TestRunTickLoadReadsAfterItsLock(t *testing.T) {
 // staleWindow opens the window: it returns what a load that paused between
 // its snapshot and its lock read of a node another transaction moved from
 // running to succeeded, committing during the pause.
-func staleWindow(t *testing.T) (uuid.UUID, *engine.Node, int64) {
+func staleWindow(t *testing.T, opts ...store.Option) (uuid.UUID, *engine.Node, int64) {
 	t.Helper()
 	ctx := context.Background()
 	pool := testdb.Schema(t)
@@ -82,7 +83,7 @@ func staleWindow(t *testing.T) (uuid.UUID, *engine.Node, int64) {
 	done := make(chan loaded, 1)
 	key := store.RunKey{TenantID: tenant.ID, ID: run.ID}
 	go func() {
-		l, err := store.New(loader).RunTickLoad(ctx, []store.RunKey{key}, nil)
+		l, err := store.New(loader, opts...).RunTickLoad(ctx, []store.RunKey{key}, nil)
 		done <- loaded{l, err}
 	}()
 	waitPaused(t, pool, pid)
@@ -103,22 +104,15 @@ func staleWindow(t *testing.T) (uuid.UUID, *engine.Node, int64) {
 // waitPaused polls until backend pid sleeps in ductor_fault_pause.
 func waitPaused(t *testing.T, pool *pgxpool.Pool, pid int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testwait.Eventually(t, 10*time.Second, "the load pauses", func() bool {
 		var sleeping bool
 		err := pool.QueryRow(context.Background(),
 			`SELECT coalesce(wait_event = 'PgSleep', false) FROM pg_stat_activity WHERE pid = $1`, pid).Scan(&sleeping)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if sleeping {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the load never paused")
-		}
-		time.Sleep(2 * time.Millisecond) // poll interval
-	}
+		return sleeping
+	})
 }
 
 func tickRun(t testing.TB, s *store.Store, tenantID uuid.UUID) store.Run {
@@ -175,15 +169,17 @@ func BenchmarkRunTickLoad(b *testing.B) {
 	for _, runs := range []int{1, 64} {
 		for name, same := range map[string]bool{"lock-then-read": false, "same-statement": true} {
 			b.Run(fmt.Sprintf("%s/%d", name, runs), func(b *testing.B) {
-				store.SameStatementTickLoad.Store(same)
-				defer store.SameStatementTickLoad.Store(false)
+				var opts []store.Option
+				if same {
+					opts = append(opts, store.SameStatementTickLoad())
+				}
 				pool := testdb.Schema(b)
 				keys := tickRuns(b, pool, runs)
 				ctx := context.Background()
 				b.ResetTimer()
 				for range b.N {
 					err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-						l, err := store.New(tx).RunTickLoad(ctx, keys, nil)
+						l, err := store.New(tx, opts...).RunTickLoad(ctx, keys, nil)
 						if err == nil && len(l) != runs {
 							err = fmt.Errorf("loaded %d runs of %d", len(l), runs)
 						}
@@ -236,11 +232,11 @@ func TestRunTickLoadCachedAtItsVersion(t *testing.T) {
 	run := tickRun(t, s, tenant.ID)
 	bumpNode(t, pool, run, engine.NodeRunning, nil) // version 1
 	k := store.RunKey{TenantID: tenant.ID, ID: run.ID}
-	load := func(version int64) store.TickLoad {
+	load := func(version int64, opts ...store.Option) store.TickLoad {
 		t.Helper()
 		var l store.TickLoad
 		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-			loads, err := store.New(tx).RunTickLoadCached(ctx, []store.RunKey{k}, nil, map[store.RunKey]int64{k: version})
+			loads, err := store.New(tx, opts...).RunTickLoadCached(ctx, []store.RunKey{k}, nil, map[store.RunKey]int64{k: version})
 			l = loads[k]
 			return err
 		})
@@ -257,9 +253,7 @@ func TestRunTickLoadCachedAtItsVersion(t *testing.T) {
 	if l.Cached || len(l.Nodes) != 1 || l.Nodes[0].State != engine.NodeSucceeded || l.Run.State.ID != run.ID.String() || l.Run.RecordVersion != 2 {
 		t.Fatalf("moved on: cached %v, nodes %+v, state %+v, version %d", l.Cached, l.Nodes, l.Run.State, l.Run.RecordVersion)
 	}
-	store.SameStatementTickLoad.Store(true)
-	defer store.SameStatementTickLoad.Store(false)
-	if l := load(2); l.Cached || len(l.Nodes) != 1 {
+	if l := load(2, store.SameStatementTickLoad()); l.Cached || len(l.Nodes) != 1 {
 		t.Fatalf("same statement: cached %v, %d nodes", l.Cached, len(l.Nodes))
 	}
 }
