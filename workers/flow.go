@@ -11,7 +11,7 @@ import (
 	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/expr"
-	"github.com/ductor/ductor/app/flow"
+	"github.com/ductor/ductor/app/flowcontrol"
 	"github.com/ductor/ductor/app/store"
 )
 
@@ -37,11 +37,11 @@ func (c *Coordinator) createRun(ctx context.Context, tx pgx.Tx, m *definition.Ma
 		run, created, err = s.RunCreate(ctx, n)
 		return run, created, created, err
 	}
-	stage := flow.StageAll
+	stage := flowcontrol.StageAll
 	if m.Debounce != nil {
-		stage = flow.StageStart
+		stage = flowcontrol.StageStart
 	}
-	keys, err := flow.Evaluate(ctx, c.engine.Eval, m, flowVars(n.State), stage)
+	keys, err := flowcontrol.Evaluate(ctx, c.engine.Eval, m, flowVars(n.State), stage)
 	if err != nil {
 		return run, false, false, keyProblem(err)
 	}
@@ -78,9 +78,9 @@ func keyProblem(err error) error {
 }
 
 // lockKeys are every key a start decides on.
-func lockKeys(k flow.Keys) []store.FlowKey {
+func lockKeys(k flowcontrol.Keys) []store.FlowKey {
 	var out []store.FlowKey
-	for _, w := range []*flow.Window{k.RateLimit, k.Throttle} {
+	for _, w := range []*flowcontrol.Window{k.RateLimit, k.Throttle} {
 		if w != nil {
 			out = append(out, store.FlowKey{Pool: w.Pool, Key: w.Key})
 		}
@@ -96,7 +96,7 @@ func lockKeys(k flow.Keys) []store.FlowKey {
 
 // rateLimit refuses a start over its rate limit, saying when to try
 // again; the start is counted once its run is created.
-func (c *Coordinator) rateLimit(ctx context.Context, s *store.Store, n store.NewRun, w *flow.Window, now time.Time) error {
+func (c *Coordinator) rateLimit(ctx context.Context, s *store.Store, n store.NewRun, w *flowcontrol.Window, now time.Time) error {
 	if w == nil {
 		return nil
 	}
@@ -104,11 +104,11 @@ func (c *Coordinator) rateLimit(ctx context.Context, s *store.Store, n store.New
 	if err != nil {
 		return err
 	}
-	wait := flow.RetryAfter(now, latest, *w)
+	wait := flowcontrol.RetryAfter(now, latest, *w)
 	if wait <= 0 {
 		return nil
 	}
-	c.flowMetrics.decided(ctx, flow.KindRateLimit, "refused")
+	c.flowMetrics.decided(ctx, flowcontrol.KindRateLimit, "refused")
 	e := apperr.New(apperr.RateLimited, "rate_limit: at most %d runs of %s%s per %s; try again in %s",
 		w.Limit, n.DefinitionKey, keyText(w.Key), w.Period, wait.Round(time.Millisecond))
 	e.RetryAfter = wait
@@ -123,7 +123,7 @@ func keyText(key string) string {
 }
 
 // countStart counts a created run's start under its rate limit.
-func countStart(ctx context.Context, s *store.Store, run store.Run, w *flow.Window, at time.Time) error {
+func countStart(ctx context.Context, s *store.Store, run store.Run, w *flowcontrol.Window, at time.Time) error {
 	if w == nil {
 		return nil
 	}
@@ -133,7 +133,7 @@ func countStart(ctx context.Context, s *store.Store, run store.Run, w *flow.Wind
 // debounce joins the start to its key's open debounce (the pending run
 // takes the new input, and its quiet begins again), or opens one with a
 // new held run.
-func (c *Coordinator) debounce(ctx context.Context, s *store.Store, n store.NewRun, keys flow.Keys, now time.Time) (store.Run, bool, bool, error) {
+func (c *Coordinator) debounce(ctx context.Context, s *store.Store, n store.NewRun, keys flowcontrol.Keys, now time.Time) (store.Run, bool, bool, error) {
 	q := keys.Debounce
 	k := store.FlowKey{Pool: q.Pool, Key: q.Key}
 	open, found, err := s.FlowDebounceOpen(ctx, n.TenantID, k)
@@ -146,10 +146,10 @@ func (c *Coordinator) debounce(ctx context.Context, s *store.Store, n store.NewR
 			return store.Run{}, false, false, err
 		}
 		if joined {
-			if err := s.FlowHoldDue(ctx, n.TenantID, open.RunID, flow.QuietAt(now, *q, orZero(open.MaxAt))); err != nil {
+			if err := s.FlowHoldDue(ctx, n.TenantID, open.RunID, flowcontrol.QuietAt(now, *q, orZero(open.MaxAt))); err != nil {
 				return store.Run{}, false, false, err
 			}
-			c.flowMetrics.decided(ctx, flow.KindDebounce, "joined")
+			c.flowMetrics.decided(ctx, flowcontrol.KindDebounce, "joined")
 			run, err := s.RunGet(ctx, n.TenantID, open.RunID)
 			return run, false, false, err
 		}
@@ -167,11 +167,11 @@ func (c *Coordinator) debounce(ctx context.Context, s *store.Store, n store.NewR
 	if err := s.FlowDebounceBegin(ctx, n.TenantID, k, run.ID, maxAt); err != nil {
 		return run, true, false, err
 	}
-	due := flow.QuietAt(now, *q, orZero(maxAt))
+	due := flowcontrol.QuietAt(now, *q, orZero(maxAt))
 	if err := s.FlowHoldSet(ctx, n.TenantID, run.ID, store.StageDebounce, &due, []store.FlowRule{{Rule: "debounce", Key: q.Key}}); err != nil {
 		return run, true, false, err
 	}
-	c.flowMetrics.decided(ctx, flow.KindDebounce, "held")
+	c.flowMetrics.decided(ctx, flowcontrol.KindDebounce, "held")
 	return run, true, false, countStart(ctx, s, run, keys.RateLimit, now)
 }
 
@@ -187,12 +187,12 @@ func orZero(t *time.Time) time.Time {
 // held until its turn or its slots; refused (cancel_newest) at the API,
 // or, from a trigger, created held and cancelled.
 func (c *Coordinator) createGated(ctx context.Context, tx pgx.Tx, n store.NewRun, g gateResult, trigger bool) (store.Run, bool, bool, error) {
-	if g.plan.Verdict == flow.Refuse && !g.throttled() && !trigger {
-		c.flowMetrics.decided(ctx, flow.KindConcurrency, "refused")
+	if g.plan.Verdict == flowcontrol.Refuse && !g.throttled() && !trigger {
+		c.flowMetrics.decided(ctx, flowcontrol.KindConcurrency, "refused")
 		return store.Run{}, false, false, g.refusal(n.DefinitionKey)
 	}
 	s := store.New(tx)
-	admitted := !g.throttled() && g.plan.Verdict == flow.Start
+	admitted := !g.throttled() && g.plan.Verdict == flowcontrol.Start
 	n.State.Held = !admitted
 	run, created, err := s.RunCreate(ctx, n)
 	if err != nil || !created {

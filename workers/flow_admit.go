@@ -6,7 +6,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ductor/ductor/app/engine"
-	"github.com/ductor/ductor/app/flow"
+	"github.com/ductor/ductor/app/flowcontrol"
 	"github.com/ductor/ductor/app/store"
 )
 
@@ -28,7 +28,7 @@ func (c *Coordinator) admitHeld(ctx context.Context, tx pgx.Tx, s *store.Store, 
 	if err := s.FlowHoldRelease(ctx, run.TenantID, run.ID); err != nil {
 		return err
 	}
-	c.flowMetrics.decided(ctx, flow.KindConcurrency, "admitted")
+	c.flowMetrics.decided(ctx, flowcontrol.KindConcurrency, "admitted")
 	return c.Deliver(ctx, tx, run.TenantID, run.ID, engine.Admit{})
 }
 

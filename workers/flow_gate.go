@@ -11,7 +11,7 @@ import (
 	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/engine"
-	"github.com/ductor/ductor/app/flow"
+	"github.com/ductor/ductor/app/flowcontrol"
 	"github.com/ductor/ductor/app/store"
 )
 
@@ -19,10 +19,10 @@ import (
 // under their keys' locks: its throttle turn (zero without a throttle)
 // and, once that has come, its concurrency plan.
 type gateResult struct {
-	keys flow.Keys
+	keys flowcontrol.Keys
 	now  time.Time
 	turn time.Time
-	plan flow.Plan
+	plan flowcontrol.Plan
 }
 
 // throttled reports a run whose throttle turn is still to come.
@@ -30,26 +30,26 @@ func (g gateResult) throttled() bool { return g.turn.After(g.now) }
 
 // flowGate reads a run's keys' state and decides. The caller holds the keys'
 // locks.
-func (c *Coordinator) flowGate(ctx context.Context, s *store.Store, n store.NewRun, keys flow.Keys, now time.Time) (gateResult, error) {
+func (c *Coordinator) flowGate(ctx context.Context, s *store.Store, n store.NewRun, keys flowcontrol.Keys, now time.Time) (gateResult, error) {
 	g := gateResult{keys: keys, now: now, turn: now}
 	if w := keys.Throttle; w != nil {
 		latest, err := s.FlowStartsLatest(ctx, n.TenantID, store.FlowKey{Pool: w.Pool, Key: w.Key}, w.Limit)
 		if err != nil {
 			return g, err
 		}
-		if g.turn = flow.NextStart(now, latest, *w); g.throttled() {
+		if g.turn = flowcontrol.NextStart(now, latest, *w); g.throttled() {
 			return g, nil
 		}
 	}
-	states := make([]flow.KeyState, len(keys.Slots))
+	states := make([]flowcontrol.KeyState, len(keys.Slots))
 	for i, sl := range keys.Slots {
 		k := store.FlowKey{Pool: sl.Pool, Key: sl.Key}
 		st, err := s.FlowKeyCount(ctx, n.TenantID, k)
 		if err != nil {
 			return g, err
 		}
-		states[i] = flow.KeyState{Held: st.Held, Waiting: st.Waiting}
-		if sl.Strategy != definition.StrategyCancelInProgress || flow.Free(states[i], sl.Limit) {
+		states[i] = flowcontrol.KeyState{Held: st.Held, Waiting: st.Waiting}
+		if sl.Strategy != definition.StrategyCancelInProgress || flowcontrol.Free(states[i], sl.Limit) {
 			continue
 		}
 		oldest, err := s.FlowKeyOldest(ctx, n.TenantID, k, st.Held+st.Waiting)
@@ -62,7 +62,7 @@ func (c *Coordinator) flowGate(ctx context.Context, s *store.Store, n store.NewR
 			}
 		}
 	}
-	g.plan = flow.Decide(keys.Slots, states)
+	g.plan = flowcontrol.Decide(keys.Slots, states)
 	return g, nil
 }
 
@@ -94,18 +94,18 @@ func (c *Coordinator) passGate(ctx context.Context, tx pgx.Tx, s *store.Store, r
 			return 0, err
 		}
 		if g.throttled() {
-			c.flowMetrics.decided(ctx, flow.KindThrottle, "held")
+			c.flowMetrics.decided(ctx, flowcontrol.KindThrottle, "held")
 			return passHeld, s.FlowHoldSet(ctx, run.TenantID, run.ID, store.StageThrottle, &g.turn, []store.FlowRule{{Rule: "throttle", Key: w.Key}})
 		}
 	}
 	slots := flowSlots(run.DefinitionKey, g.keys.Slots)
 	switch g.plan.Verdict {
-	case flow.Refuse:
-		c.flowMetrics.decided(ctx, flow.KindConcurrency, "refused")
+	case flowcontrol.Refuse:
+		c.flowMetrics.decided(ctx, flowcontrol.KindConcurrency, "refused")
 		reason := g.refusal(run.DefinitionKey).Error()
 		return passRefused, c.Deliver(ctx, tx, run.TenantID, run.ID, engine.Cancel{RequestID: "concurrency_limit", Reason: reason})
-	case flow.Queue:
-		c.flowMetrics.decided(ctx, flow.KindConcurrency, "queued")
+	case flowcontrol.Queue:
+		c.flowMetrics.decided(ctx, flowcontrol.KindConcurrency, "queued")
 		if err := s.FlowSlotsAdd(ctx, run.TenantID, run.ID, slots, false); err != nil {
 			return 0, err
 		}
@@ -115,12 +115,12 @@ func (c *Coordinator) passGate(ctx context.Context, tx pgx.Tx, s *store.Store, r
 		return passHeld, c.cancelInProgress(ctx, tx, s, run, g.plan.Cancel)
 	}
 	if len(slots) > 0 {
-		c.flowMetrics.decided(ctx, flow.KindConcurrency, "started")
+		c.flowMetrics.decided(ctx, flowcontrol.KindConcurrency, "started")
 	}
 	return passAdmitted, s.FlowSlotsAdd(ctx, run.TenantID, run.ID, slots, true)
 }
 
-func flowSlots(definitionKey string, slots []flow.Slot) []store.FlowSlot {
+func flowSlots(definitionKey string, slots []flowcontrol.Slot) []store.FlowSlot {
 	out := make([]store.FlowSlot, len(slots))
 	for i, sl := range slots {
 		out[i] = store.FlowSlot{Pool: sl.Pool, Key: sl.Key, Limit: sl.Limit, Strategy: string(sl.Strategy), DefinitionKey: definitionKey, Rule: sl.Rule}
@@ -128,7 +128,7 @@ func flowSlots(definitionKey string, slots []flow.Slot) []store.FlowSlot {
 	return out
 }
 
-func slotRules(slots []flow.Slot) []store.FlowRule {
+func slotRules(slots []flowcontrol.Slot) []store.FlowRule {
 	out := make([]store.FlowRule, len(slots))
 	for i, sl := range slots {
 		out[i] = store.FlowRule{Rule: fmt.Sprintf("concurrency[%d]", sl.Rule), Key: sl.Key, Limit: sl.Limit}
@@ -159,7 +159,7 @@ func (c *Coordinator) cancelInProgress(ctx context.Context, tx pgx.Tx, s *store.
 		if err := c.Deliver(ctx, tx, run.TenantID, id, in); err != nil {
 			return err
 		}
-		c.flowMetrics.decided(ctx, flow.KindConcurrency, "cancelled")
+		c.flowMetrics.decided(ctx, flowcontrol.KindConcurrency, "cancelled")
 	}
 	return nil
 }

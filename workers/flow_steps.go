@@ -8,7 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
 
-	"github.com/ductor/ductor/app/flow"
+	"github.com/ductor/ductor/app/flowcontrol"
 	"github.com/ductor/ductor/app/store"
 )
 
@@ -45,7 +45,7 @@ func (c *Coordinator) admitFlow(ctx context.Context, s *store.Store, jobs []rive
 	}
 	locks := make([]store.FlowLockKey, len(keys))
 	for i, k := range keys {
-		locks[i] = store.FlowLockKey{TenantID: k.tenant, FlowKey: store.FlowKey{Pool: flow.StepPool, Key: k.key}}
+		locks[i] = store.FlowLockKey{TenantID: k.tenant, FlowKey: store.FlowKey{Pool: flowcontrol.StepPool, Key: k.key}}
 	}
 	if err := s.FlowLockAll(ctx, locks); err != nil {
 		return nil, err
@@ -102,7 +102,7 @@ func (c *Coordinator) holdSteps(ctx context.Context, s *store.Store, jobs []rive
 			out = append(out, j)
 			continue
 		}
-		c.flowMetrics.decided(ctx, flow.KindStep, "delayed")
+		c.flowMetrics.decided(ctx, flowcontrol.KindStep, "delayed")
 		a := j.Args.(StepArgs)
 		a.PoolWait = true
 		if a.HeldUS == 0 { // keeps its place when it is held again

@@ -10,7 +10,7 @@ import (
 
 	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/engine"
-	"github.com/ductor/ductor/app/flow"
+	"github.com/ductor/ductor/app/flowcontrol"
 	"github.com/ductor/ductor/app/store"
 )
 
@@ -85,7 +85,7 @@ func (c *Coordinator) releaseDue(ctx context.Context, tx pgx.Tx, k store.RunKey)
 	if err != nil {
 		return err
 	}
-	keys, err := flow.Evaluate(ctx, c.engine.Eval, m, flowVars(run.State), flow.StageRelease)
+	keys, err := flowcontrol.Evaluate(ctx, c.engine.Eval, m, flowVars(run.State), flowcontrol.StageRelease)
 	if err != nil {
 		return c.refuseHeld(ctx, tx, s, run, keyProblem(err).Error())
 	}

@@ -1,4 +1,4 @@
-// Package flow is the pure core of flow control per key: what a start of
+// Package flowcontrol is the pure core of flow control per key: what a start of
 // a definition is keyed by under its concurrency rules, debounce,
 // throttle and rate limit (Evaluate), and the decisions on those keys
 // (Decide, NextStart, QuietAt). It reads no clock and does no I/O; the
@@ -29,4 +29,4 @@
 // the other strategies), or makes the oldest runs of the key give way
 // (cancel_in_progress: they are cancelled and the new run waits for
 // their slots).
-package flow
+package flowcontrol
