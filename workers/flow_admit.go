@@ -10,13 +10,13 @@ import (
 	"github.com/ductor/ductor/app/store"
 )
 
-// afterGate finishes a held run's pass through its gate: an admitted run
+// afterGate finishes a held run's pass through its gate: a started run
 // is let go, a refused one forgets its hold (it is being cancelled).
-func (c *Coordinator) afterGate(ctx context.Context, tx pgx.Tx, s *store.Store, run store.Run, p passed) error {
-	switch p {
-	case passAdmitted:
+func (c *Coordinator) afterGate(ctx context.Context, tx pgx.Tx, s *store.Store, run store.Run, o flowcontrol.Outcome) error {
+	switch o {
+	case flowcontrol.Started:
 		return c.admitHeld(ctx, tx, s, run)
-	case passRefused:
+	case flowcontrol.Refused:
 		return s.FlowHoldRelease(ctx, run.TenantID, run.ID)
 	}
 	return nil

@@ -9,115 +9,75 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ductor/ductor/app/apperr"
-	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/flowcontrol"
 	"github.com/ductor/ductor/app/store"
 )
 
-// gateResult is what a run's throttle and concurrency rules say, read
-// under their keys' locks: its throttle turn (zero without a throttle)
-// and, once that has come, its concurrency plan.
-type gateResult struct {
-	keys flowcontrol.Keys
-	now  time.Time
-	turn time.Time
-	plan flowcontrol.Plan
-}
-
-// throttled reports a run whose throttle turn is still to come.
-func (g gateResult) throttled() bool { return g.turn.After(g.now) }
-
-// flowGate reads a run's keys' state and decides. The caller holds the keys'
-// locks.
-func (c *Coordinator) flowGate(ctx context.Context, s *store.Store, n store.NewRun, keys flowcontrol.Keys, now time.Time) (gateResult, error) {
-	g := gateResult{keys: keys, now: now, turn: now}
-	if w := keys.Throttle; w != nil {
-		latest, err := s.FlowStartsLatest(ctx, n.TenantID, store.FlowKey{Pool: w.Pool, Key: w.Key}, w.Limit)
-		if err != nil {
-			return g, err
-		}
-		if g.turn = flowcontrol.NextStart(now, latest, *w); g.throttled() {
-			return g, nil
-		}
-	}
-	states := make([]flowcontrol.KeyState, len(keys.Slots))
-	for i, sl := range keys.Slots {
-		k := store.FlowKey{Pool: sl.Pool, Key: sl.Key}
-		st, err := s.FlowKeyCount(ctx, n.TenantID, k)
-		if err != nil {
-			return g, err
-		}
-		states[i] = flowcontrol.KeyState{Held: st.Held, Waiting: st.Waiting}
-		if sl.Strategy != definition.StrategyCancelInProgress || flowcontrol.Free(states[i], sl.Limit) {
-			continue
-		}
-		oldest, err := s.FlowKeyOldest(ctx, n.TenantID, k, st.Held+st.Waiting)
-		if err != nil {
-			return g, err
-		}
-		for _, id := range oldest {
-			if id != n.ID {
-				states[i].Oldest = append(states[i].Oldest, id.String())
-			}
-		}
-	}
-	g.plan = flowcontrol.Decide(keys.Slots, states)
-	return g, nil
-}
-
 // refusal is a cancel_newest rule's answer to a start over its limit.
-func (g gateResult) refusal(definitionKey string) error {
-	sl := g.plan.Refused
+func refusal(sl *flowcontrol.Slot, definitionKey string) error {
 	return apperr.New(apperr.ConcurrencyLimit, "concurrency_limit: concurrency[%d] allows %d runs of %s%s at once",
 		sl.Rule, sl.Limit, definitionKey, keyText(sl.Key)).
 		WithDetails(map[string]any{"rule": fmt.Sprintf("concurrency[%d]", sl.Rule), "key": sl.Key, "limit": sl.Limit})
 }
 
-// passed is what a run did at its gate.
-type passed int
-
-const (
-	passAdmitted passed = iota // its slots are held: it starts
-	passHeld                   // it waits for its throttle turn or its slots
-	passRefused                // cancel_newest refused it: it is being cancelled
-)
-
-// passGate records what g decided for run, which exists (held unless it
-// is admitted at its creation): its throttle turn, its slots held or
-// waited for, its hold, the runs cancel_in_progress cancels for it, or
-// its own cancellation by cancel_newest. It does not admit a held run:
-// the caller does (releaseHeld).
-func (c *Coordinator) passGate(ctx context.Context, tx pgx.Tx, s *store.Store, run store.Run, g gateResult) (passed, error) {
-	if w := g.keys.Throttle; w != nil {
-		if err := s.FlowStartAdd(ctx, run.TenantID, store.FlowKey{Pool: w.Pool, Key: w.Key}, g.turn, run.ID, w.Period); err != nil {
-			return 0, err
-		}
-		if g.throttled() {
-			c.flowMetrics.decided(ctx, flowcontrol.KindThrottle, "held")
-			return passHeld, s.FlowHoldSet(ctx, run.TenantID, run.ID, store.StageThrottle, &g.turn, []store.FlowRule{{Rule: "throttle", Key: w.Key}})
+// writeFlow records what a start's verdict writes for run, which exists
+// (held unless it is started at once): the starts its throttle and rate
+// limit count, its debounce opened, its slots held or waited for, its
+// hold; then the runs cancel_in_progress cancels for it, or its own
+// cancellation by cancel_newest. It does not admit a held run: the
+// caller does (afterGate).
+func (c *Coordinator) writeFlow(ctx context.Context, tx pgx.Tx, s *store.Store, run store.Run, v flowcontrol.Verdict, w flowcontrol.Writes) error {
+	for _, n := range w.Counts {
+		if err := s.FlowStartAdd(ctx, run.TenantID, store.FlowKey{Pool: n.Pool, Key: n.Key}, n.At, run.ID, n.Period); err != nil {
+			return err
 		}
 	}
-	slots := flowSlots(run.DefinitionKey, g.keys.Slots)
-	switch g.plan.Verdict {
-	case flowcontrol.Refuse:
+	if o := w.Open; o != nil {
+		if err := s.FlowDebounceBegin(ctx, run.TenantID, store.FlowKey{Pool: o.Pool, Key: o.Key}, run.ID, timeOrNil(o.MaxAt)); err != nil {
+			return err
+		}
+	}
+	if err := s.FlowSlotsAdd(ctx, run.TenantID, run.ID, flowSlots(run.DefinitionKey, w.Slots), w.SlotsHeld); err != nil {
+		return err
+	}
+	if h := w.Hold; h != nil {
+		if err := s.FlowHoldSet(ctx, run.TenantID, run.ID, string(h.Kind), timeOrNil(h.Due), holdRules(h.Rules)); err != nil {
+			return err
+		}
+	}
+	c.countVerdict(ctx, v, w)
+	if v.Outcome == flowcontrol.Refused {
+		reason := refusal(v.Refused, run.DefinitionKey).Error()
+		return c.Deliver(ctx, tx, run.TenantID, run.ID, engine.Cancel{RequestID: "concurrency_limit", Reason: reason})
+	}
+	return c.cancelInProgress(ctx, tx, s, run, w.Cancel)
+}
+
+// countVerdict counts a verdict in the flow control metrics (a run
+// cancel_in_progress cancels is counted as it is cancelled).
+func (c *Coordinator) countVerdict(ctx context.Context, v flowcontrol.Verdict, w flowcontrol.Writes) {
+	switch v.Outcome {
+	case flowcontrol.Debounced:
+		c.flowMetrics.decided(ctx, flowcontrol.KindDebounce, "held")
+	case flowcontrol.Throttled:
+		c.flowMetrics.decided(ctx, flowcontrol.KindThrottle, "held")
+	case flowcontrol.Refused:
 		c.flowMetrics.decided(ctx, flowcontrol.KindConcurrency, "refused")
-		reason := g.refusal(run.DefinitionKey).Error()
-		return passRefused, c.Deliver(ctx, tx, run.TenantID, run.ID, engine.Cancel{RequestID: "concurrency_limit", Reason: reason})
-	case flowcontrol.Queue:
+	case flowcontrol.Queued:
 		c.flowMetrics.decided(ctx, flowcontrol.KindConcurrency, "queued")
-		if err := s.FlowSlotsAdd(ctx, run.TenantID, run.ID, slots, false); err != nil {
-			return 0, err
+	case flowcontrol.Started:
+		if len(w.Slots) > 0 {
+			c.flowMetrics.decided(ctx, flowcontrol.KindConcurrency, "started")
 		}
-		if err := s.FlowHoldSet(ctx, run.TenantID, run.ID, store.StageConcurrency, nil, slotRules(g.keys.Slots)); err != nil {
-			return 0, err
-		}
-		return passHeld, c.cancelInProgress(ctx, tx, s, run, g.plan.Cancel)
 	}
-	if len(slots) > 0 {
-		c.flowMetrics.decided(ctx, flowcontrol.KindConcurrency, "started")
+}
+
+func timeOrNil(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
 	}
-	return passAdmitted, s.FlowSlotsAdd(ctx, run.TenantID, run.ID, slots, true)
+	return &t
 }
 
 func flowSlots(definitionKey string, slots []flowcontrol.Slot) []store.FlowSlot {
@@ -128,10 +88,10 @@ func flowSlots(definitionKey string, slots []flowcontrol.Slot) []store.FlowSlot 
 	return out
 }
 
-func slotRules(slots []flowcontrol.Slot) []store.FlowRule {
-	out := make([]store.FlowRule, len(slots))
-	for i, sl := range slots {
-		out[i] = store.FlowRule{Rule: fmt.Sprintf("concurrency[%d]", sl.Rule), Key: sl.Key, Limit: sl.Limit}
+func holdRules(rules []flowcontrol.Rule) []store.FlowRule {
+	out := make([]store.FlowRule, len(rules))
+	for i, r := range rules {
+		out[i] = store.FlowRule{Rule: r.Rule, Key: r.Key, Limit: r.Limit}
 	}
 	return out
 }
@@ -139,17 +99,12 @@ func slotRules(slots []flowcontrol.Slot) []store.FlowRule {
 // cancelInProgress cancels the runs a new run takes the place of. They
 // keep their slots until they end, and the new run waits for them.
 func (c *Coordinator) cancelInProgress(ctx context.Context, tx pgx.Tx, s *store.Store, run store.Run, victims []string) error {
-	seen := map[uuid.UUID]bool{}
-	var ids []uuid.UUID
-	for _, v := range victims {
-		id := uuid.MustParse(v)
-		if !seen[id] {
-			seen[id] = true
-			ids = append(ids, id)
-		}
-	}
-	if len(ids) == 0 {
+	if len(victims) == 0 {
 		return nil
+	}
+	ids := make([]uuid.UUID, len(victims))
+	for i, v := range victims {
+		ids[i] = uuid.MustParse(v)
 	}
 	if err := s.FlowSlotsCancelling(ctx, run.TenantID, ids); err != nil {
 		return err

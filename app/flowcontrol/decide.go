@@ -51,44 +51,44 @@ type KeyState struct {
 // no earlier run waits for one (arrival order).
 func Free(st KeyState, limit int) bool { return st.Waiting == 0 && st.Held < limit }
 
-// Verdict is what a start does under its concurrency rules.
-type Verdict int
+// slotVerdict is what a start does under its concurrency rules.
+type slotVerdict int
 
 const (
-	// Start: every rule has a slot; the run starts now.
-	Start Verdict = iota
-	// Queue: the run waits (pending) for a slot of every rule.
-	Queue
-	// Refuse: a cancel_newest rule is full; the run is refused (or,
+	// slotsFree: every rule has a slot; the run starts now.
+	slotsFree slotVerdict = iota
+	// slotsQueue: the run waits (pending) for a slot of every rule.
+	slotsQueue
+	// slotsRefuse: a cancel_newest rule is full; the run is refused (or,
 	// started by a trigger, cancelled).
-	Refuse
+	slotsRefuse
 )
 
-// Plan is a start's verdict, the runs cancel_in_progress cancels for it,
-// and the rule that refused it.
-type Plan struct {
-	Verdict Verdict
-	Cancel  []string
-	Refused *Slot
+// slotPlan is a start's verdict under its slots, the runs
+// cancel_in_progress cancels for it, and the rule that refused it.
+type slotPlan struct {
+	verdict slotVerdict
+	cancel  []string
+	refused *Slot
 }
 
-// Decide plans a start under its slots, given each key's state.
-func Decide(slots []Slot, states []KeyState) Plan {
-	var p Plan
+// planSlots plans a start under its slots, given each key's state.
+func planSlots(slots []Slot, states []KeyState) slotPlan {
+	var p slotPlan
 	for i, s := range slots {
 		if Free(states[i], s.Limit) {
 			continue
 		}
 		switch s.Strategy {
 		case definition.StrategyCancelNewest:
-			return Plan{Verdict: Refuse, Refused: &slots[i]}
+			return slotPlan{verdict: slotsRefuse, refused: &slots[i]}
 		case definition.StrategyCancelInProgress:
-			p.Cancel = append(p.Cancel, Victims(states[i], s.Limit)...)
+			p.cancel = append(p.cancel, Victims(states[i], s.Limit)...)
 		}
-		p.Verdict = Queue
+		p.verdict = slotsQueue
 	}
-	if p.Verdict == Start {
-		p.Cancel = nil
+	if p.verdict == slotsFree {
+		p.cancel = nil
 	}
 	return p
 }

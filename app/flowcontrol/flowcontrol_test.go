@@ -93,7 +93,7 @@ func TestQuietAt(t *testing.T) {
 	}
 }
 
-func TestDecide(t *testing.T) {
+func TestPlanSlots(t *testing.T) {
 	t.Parallel()
 	queue := Slot{Rule: 0, Limit: 1, Strategy: definition.StrategyQueue}
 	newest := Slot{Rule: 1, Limit: 2, Strategy: definition.StrategyCancelNewest}
@@ -103,19 +103,19 @@ func TestDecide(t *testing.T) {
 		name   string
 		slots  []Slot
 		states []KeyState
-		want   Plan
+		want   slotPlan
 	}{
-		{"no rule", nil, nil, Plan{Verdict: Start}},
-		{"every key free", []Slot{queue, inProgress}, []KeyState{free, free}, Plan{Verdict: Start}},
-		{"a slot free but a run waits for it", []Slot{queue}, []KeyState{{Waiting: 1}}, Plan{Verdict: Queue}},
-		{"queue when full", []Slot{queue}, []KeyState{full}, Plan{Verdict: Queue}},
-		{"cancel_newest wins", []Slot{queue, newest}, []KeyState{full, {Held: 2}}, Plan{Verdict: Refuse, Refused: &newest}},
+		{"no rule", nil, nil, slotPlan{verdict: slotsFree}},
+		{"every key free", []Slot{queue, inProgress}, []KeyState{free, free}, slotPlan{verdict: slotsFree}},
+		{"a slot free but a run waits for it", []Slot{queue}, []KeyState{{Waiting: 1}}, slotPlan{verdict: slotsQueue}},
+		{"queue when full", []Slot{queue}, []KeyState{full}, slotPlan{verdict: slotsQueue}},
+		{"cancel_newest wins", []Slot{queue, newest}, []KeyState{full, {Held: 2}}, slotPlan{verdict: slotsRefuse, refused: &newest}},
 		{"cancel_in_progress cancels the oldest", []Slot{inProgress}, []KeyState{{Held: 1, Waiting: 1, Oldest: []string{"a", "b"}}},
-			Plan{Verdict: Queue, Cancel: []string{"a", "b"}}},
-		{"already cancelling", []Slot{inProgress}, []KeyState{{Held: 1}}, Plan{Verdict: Queue}},
+			slotPlan{verdict: slotsQueue, cancel: []string{"a", "b"}}},
+		{"already cancelling", []Slot{inProgress}, []KeyState{{Held: 1}}, slotPlan{verdict: slotsQueue}},
 	} {
-		if got := Decide(tt.slots, tt.states); !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("%s: Decide = %+v, want %+v", tt.name, got, tt.want)
+		if got := planSlots(tt.slots, tt.states); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s: planSlots = %+v, want %+v", tt.name, got, tt.want)
 		}
 	}
 }
