@@ -18,9 +18,11 @@ import (
 
 // Flow control per key, held in Postgres. A start of a definition with
 // rules takes the advisory locks of its keys (sorted, so that two starts
-// never wait for each other's), then reads what it decides on: the key's
-// latest starts (rate limit, throttle), its open debounce, its slots
-// held and waited for by runs that have not ended. A run it holds back
+// never wait for each other's), then loads what it decides on in one
+// read: the keys' latest starts (rate limit, throttle), the open
+// debounce, the slots held and waited for by runs that have not ended.
+// flowcontrol.Decide says what becomes of it, and the shell writes
+// that (writeFlow). A run it holds back
 // is created pending and held (engine.Run.Held), with a flow_hold row
 // saying what it waits for; the sweep lets it go (flow_sweep.go) and it
 // starts on an engine.Admit input. A slot is a flow_slot row that counts
