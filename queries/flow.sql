@@ -61,15 +61,6 @@ FROM flow_slot s JOIN run r ON r.tenant_id = s.tenant_id AND r.id = s.run_id
 WHERE s.tenant_id = @tenant_id AND s.pool = @pool AND s.key = @key
   AND r.status NOT IN ('succeeded', 'failed', 'cancelled', 'timed_out', 'terminated');
 
--- name: FlowKeyOldest :many
--- The oldest runs of a key, holding a slot or waiting for one, that have
--- not ended and that no one is cancelling: cancel_in_progress's victims.
-SELECT s.run_id, s.held FROM flow_slot s JOIN run r ON r.tenant_id = s.tenant_id AND r.id = s.run_id
-WHERE s.tenant_id = @tenant_id AND s.pool = @pool AND s.key = @key AND NOT s.cancelling
-  AND r.status NOT IN ('succeeded', 'failed', 'cancelled', 'timed_out', 'terminated')
-ORDER BY s.seq
-LIMIT @max_rows;
-
 -- name: FlowKeyHead :one
 -- The first run waiting for a slot of a key (that has not ended).
 SELECT s.run_id FROM flow_slot s JOIN run r ON r.tenant_id = s.tenant_id AND r.id = s.run_id
@@ -120,14 +111,6 @@ WHERE (SELECT count(*) FROM flow_slot o JOIN run q ON q.tenant_id = o.tenant_id 
 ORDER BY h.seq
 LIMIT @max_rows;
 
--- name: FlowStartsLatest :many
--- The latest starts of a key a throttle or rate limit counted, newest
--- first.
-SELECT at FROM flow_start
-WHERE tenant_id = @tenant_id AND pool = @pool AND key = @key
-ORDER BY at DESC
-LIMIT @max_rows;
-
 -- name: FlowStartInsert :exec
 INSERT INTO flow_start (tenant_id, pool, key, at, run_id, expires_at)
 VALUES (@tenant_id, @pool, @key, @at, @run_id, @expires_at)
@@ -137,11 +120,6 @@ ON CONFLICT DO NOTHING;
 DELETE FROM flow_start
 WHERE (tenant_id, pool, key, at, run_id) IN (
     SELECT tenant_id, pool, key, at, run_id FROM flow_start WHERE expires_at < ductor_now() LIMIT @max_rows);
-
--- name: FlowDebounceOpen :one
--- A key's open debounce, with its run's status.
-SELECT sqlc.embed(d), r.status FROM flow_debounce d JOIN run r ON r.tenant_id = d.tenant_id AND r.id = d.run_id
-WHERE d.tenant_id = @tenant_id AND d.pool = @pool AND d.key = @key;
 
 -- name: FlowDebounceInsert :exec
 INSERT INTO flow_debounce (tenant_id, pool, key, run_id, max_at)

@@ -75,38 +75,6 @@ func (q *Queries) FlowDebounceOfRun(ctx context.Context, arg FlowDebounceOfRunPa
 	return i, err
 }
 
-const flowDebounceOpen = `-- name: FlowDebounceOpen :one
-SELECT d.tenant_id, d.pool, d.key, d.run_id, d.max_at, d.starts, r.status FROM flow_debounce d JOIN run r ON r.tenant_id = d.tenant_id AND r.id = d.run_id
-WHERE d.tenant_id = $1 AND d.pool = $2 AND d.key = $3
-`
-
-type FlowDebounceOpenParams struct {
-	TenantID uuid.UUID
-	Pool     string
-	Key      string
-}
-
-type FlowDebounceOpenRow struct {
-	FlowDebounce FlowDebounce
-	Status       string
-}
-
-// A key's open debounce, with its run's status.
-func (q *Queries) FlowDebounceOpen(ctx context.Context, arg FlowDebounceOpenParams) (FlowDebounceOpenRow, error) {
-	row := q.db.QueryRow(ctx, flowDebounceOpen, arg.TenantID, arg.Pool, arg.Key)
-	var i FlowDebounceOpenRow
-	err := row.Scan(
-		&i.FlowDebounce.TenantID,
-		&i.FlowDebounce.Pool,
-		&i.FlowDebounce.Key,
-		&i.FlowDebounce.RunID,
-		&i.FlowDebounce.MaxAt,
-		&i.FlowDebounce.Starts,
-		&i.Status,
-	)
-	return i, err
-}
-
 const flowDebounceTouch = `-- name: FlowDebounceTouch :exec
 UPDATE flow_debounce SET starts = starts + 1 WHERE tenant_id = $1 AND pool = $2 AND key = $3
 `
@@ -369,53 +337,6 @@ func (q *Queries) FlowKeyHead(ctx context.Context, arg FlowKeyHeadParams) (uuid.
 	var run_id uuid.UUID
 	err := row.Scan(&run_id)
 	return run_id, err
-}
-
-const flowKeyOldest = `-- name: FlowKeyOldest :many
-SELECT s.run_id, s.held FROM flow_slot s JOIN run r ON r.tenant_id = s.tenant_id AND r.id = s.run_id
-WHERE s.tenant_id = $1 AND s.pool = $2 AND s.key = $3 AND NOT s.cancelling
-  AND r.status NOT IN ('succeeded', 'failed', 'cancelled', 'timed_out', 'terminated')
-ORDER BY s.seq
-LIMIT $4
-`
-
-type FlowKeyOldestParams struct {
-	TenantID uuid.UUID
-	Pool     string
-	Key      string
-	MaxRows  int32
-}
-
-type FlowKeyOldestRow struct {
-	RunID uuid.UUID
-	Held  bool
-}
-
-// The oldest runs of a key, holding a slot or waiting for one, that have
-// not ended and that no one is cancelling: cancel_in_progress's victims.
-func (q *Queries) FlowKeyOldest(ctx context.Context, arg FlowKeyOldestParams) ([]FlowKeyOldestRow, error) {
-	rows, err := q.db.Query(ctx, flowKeyOldest,
-		arg.TenantID,
-		arg.Pool,
-		arg.Key,
-		arg.MaxRows,
-	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []FlowKeyOldestRow{}
-	for rows.Next() {
-		var i FlowKeyOldestRow
-		if err := rows.Scan(&i.RunID, &i.Held); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
 }
 
 const flowLock = `-- name: FlowLock :exec
@@ -1072,47 +993,6 @@ func (q *Queries) FlowStartInsert(ctx context.Context, arg FlowStartInsertParams
 		arg.ExpiresAt,
 	)
 	return err
-}
-
-const flowStartsLatest = `-- name: FlowStartsLatest :many
-SELECT at FROM flow_start
-WHERE tenant_id = $1 AND pool = $2 AND key = $3
-ORDER BY at DESC
-LIMIT $4
-`
-
-type FlowStartsLatestParams struct {
-	TenantID uuid.UUID
-	Pool     string
-	Key      string
-	MaxRows  int32
-}
-
-// The latest starts of a key a throttle or rate limit counted, newest
-// first.
-func (q *Queries) FlowStartsLatest(ctx context.Context, arg FlowStartsLatestParams) ([]time.Time, error) {
-	rows, err := q.db.Query(ctx, flowStartsLatest,
-		arg.TenantID,
-		arg.Pool,
-		arg.Key,
-		arg.MaxRows,
-	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []time.Time{}
-	for rows.Next() {
-		var at time.Time
-		if err := rows.Scan(&at); err != nil {
-			return nil, err
-		}
-		items = append(items, at)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
 }
 
 const flowStartsSweep = `-- name: FlowStartsSweep :execrows

@@ -69,20 +69,6 @@ func (s *Store) FlowKeyCount(ctx context.Context, tenantID uuid.UUID, k FlowKey)
 	return FlowKeyState{Held: int(row.Held), Waiting: int(row.Waiting)}, nil
 }
 
-// FlowKeyOldest returns up to max of a key's oldest runs, holding or
-// waiting, that have not ended and that no one is cancelling.
-func (s *Store) FlowKeyOldest(ctx context.Context, tenantID uuid.UUID, k FlowKey, max int) ([]uuid.UUID, error) {
-	rows, err := s.q.FlowKeyOldest(ctx, queries.FlowKeyOldestParams{TenantID: tenantID, Pool: k.Pool, Key: k.Key, MaxRows: int32(max)})
-	if err != nil {
-		return nil, fmt.Errorf("oldest runs of key: %w", err)
-	}
-	out := make([]uuid.UUID, len(rows))
-	for i, r := range rows {
-		out[i] = r.RunID
-	}
-	return out, nil
-}
-
 // FlowKeyHead returns the first run waiting for a slot of a key; found
 // is false when none waits.
 func (s *Store) FlowKeyHead(ctx context.Context, tenantID uuid.UUID, k FlowKey) (uuid.UUID, bool, error) {
