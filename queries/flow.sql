@@ -54,21 +54,6 @@ SELECT @tenant_id, @run_id, unnest(@pools::text[]), unnest(@keys::text[]), unnes
        unnest(@strategies::text[]), @held, @definition_key, unnest(@rules::integer[])
 ON CONFLICT DO NOTHING;
 
--- name: FlowKeyCount :one
--- The slots of a key held and waited for by runs that have not ended.
-SELECT count(*) FILTER (WHERE s.held)::int AS held, count(*) FILTER (WHERE NOT s.held)::int AS waiting
-FROM flow_slot s JOIN run r ON r.tenant_id = s.tenant_id AND r.id = s.run_id
-WHERE s.tenant_id = @tenant_id AND s.pool = @pool AND s.key = @key
-  AND r.status NOT IN ('succeeded', 'failed', 'cancelled', 'timed_out', 'terminated');
-
--- name: FlowKeyHead :one
--- The first run waiting for a slot of a key (that has not ended).
-SELECT s.run_id FROM flow_slot s JOIN run r ON r.tenant_id = s.tenant_id AND r.id = s.run_id
-WHERE s.tenant_id = @tenant_id AND s.pool = @pool AND s.key = @key AND NOT s.held
-  AND r.status NOT IN ('succeeded', 'failed', 'cancelled', 'timed_out', 'terminated')
-ORDER BY s.seq
-LIMIT 1;
-
 -- name: FlowSlotsOfRun :many
 SELECT * FROM flow_slot WHERE tenant_id = @tenant_id AND run_id = @run_id ORDER BY rule;
 
@@ -248,7 +233,8 @@ SELECT EXISTS (SELECT 1 FROM run_dispatch
 -- statement (one snapshot): for each key asked (kind 'starts', 'slots'
 -- or 'debounce', in the order asked) the latest starts it counted (up to
 -- n), the slots held and waited for by runs that have not ended and,
--- when n > 0, the oldest of those runs no one is cancelling, or its open
+-- when n is 1, the oldest of those runs no one is cancelling (when n is
+-- 2, the first of them waiting), or its open
 -- debounce with its run's status; and the database's clock. With no key
 -- it returns the clock alone, in one row with ord 0.
 SELECT ductor_now()::timestamptz AS now, coalesce(k.ord, 0)::int AS ord,
@@ -257,9 +243,13 @@ SELECT ductor_now()::timestamptz AS now, coalesce(k.ord, 0)::int AS ord,
           ORDER BY f.at DESC LIMIT k.n)::timestamptz[] AS starts,
     coalesce(c.held, 0)::int AS held, coalesce(c.waiting, 0)::int AS waiting,
     ARRAY(SELECT s.run_id FROM flow_slot s JOIN run r ON r.tenant_id = s.tenant_id AND r.id = s.run_id
-          WHERE k.kind = 'slots' AND k.n > 0 AND s.tenant_id = @tenant_id AND s.pool = k.pool AND s.key = k.key
+          WHERE k.kind = 'slots' AND k.n = 1 AND s.tenant_id = @tenant_id AND s.pool = k.pool AND s.key = k.key
             AND NOT s.cancelling AND r.status NOT IN ('succeeded', 'failed', 'cancelled', 'timed_out', 'terminated')
           ORDER BY s.seq)::uuid[] AS oldest,
+    coalesce((SELECT s.run_id FROM flow_slot s JOIN run r ON r.tenant_id = s.tenant_id AND r.id = s.run_id
+          WHERE k.kind = 'slots' AND k.n = 2 AND s.tenant_id = @tenant_id AND s.pool = k.pool AND s.key = k.key AND NOT s.held
+            AND r.status NOT IN ('succeeded', 'failed', 'cancelled', 'timed_out', 'terminated')
+          ORDER BY s.seq LIMIT 1), '00000000-0000-0000-0000-000000000000')::uuid AS head,
     (d.run_id IS NOT NULL)::boolean AS debounce_open, coalesce(d.run_id, '00000000-0000-0000-0000-000000000000')::uuid AS debounce_run_id,
     d.max_at AS debounce_max_at, coalesce(d.status, '')::text AS debounce_status
 FROM (VALUES (1)) AS one (x)

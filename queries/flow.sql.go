@@ -291,54 +291,6 @@ func (q *Queries) FlowHoldsEnded(ctx context.Context, maxRows int32) ([]FlowHold
 	return items, nil
 }
 
-const flowKeyCount = `-- name: FlowKeyCount :one
-SELECT count(*) FILTER (WHERE s.held)::int AS held, count(*) FILTER (WHERE NOT s.held)::int AS waiting
-FROM flow_slot s JOIN run r ON r.tenant_id = s.tenant_id AND r.id = s.run_id
-WHERE s.tenant_id = $1 AND s.pool = $2 AND s.key = $3
-  AND r.status NOT IN ('succeeded', 'failed', 'cancelled', 'timed_out', 'terminated')
-`
-
-type FlowKeyCountParams struct {
-	TenantID uuid.UUID
-	Pool     string
-	Key      string
-}
-
-type FlowKeyCountRow struct {
-	Held    int32
-	Waiting int32
-}
-
-// The slots of a key held and waited for by runs that have not ended.
-func (q *Queries) FlowKeyCount(ctx context.Context, arg FlowKeyCountParams) (FlowKeyCountRow, error) {
-	row := q.db.QueryRow(ctx, flowKeyCount, arg.TenantID, arg.Pool, arg.Key)
-	var i FlowKeyCountRow
-	err := row.Scan(&i.Held, &i.Waiting)
-	return i, err
-}
-
-const flowKeyHead = `-- name: FlowKeyHead :one
-SELECT s.run_id FROM flow_slot s JOIN run r ON r.tenant_id = s.tenant_id AND r.id = s.run_id
-WHERE s.tenant_id = $1 AND s.pool = $2 AND s.key = $3 AND NOT s.held
-  AND r.status NOT IN ('succeeded', 'failed', 'cancelled', 'timed_out', 'terminated')
-ORDER BY s.seq
-LIMIT 1
-`
-
-type FlowKeyHeadParams struct {
-	TenantID uuid.UUID
-	Pool     string
-	Key      string
-}
-
-// The first run waiting for a slot of a key (that has not ended).
-func (q *Queries) FlowKeyHead(ctx context.Context, arg FlowKeyHeadParams) (uuid.UUID, error) {
-	row := q.db.QueryRow(ctx, flowKeyHead, arg.TenantID, arg.Pool, arg.Key)
-	var run_id uuid.UUID
-	err := row.Scan(&run_id)
-	return run_id, err
-}
-
 const flowLock = `-- name: FlowLock :exec
 
 SELECT count(pg_advisory_xact_lock(id)) FROM unnest($1::bigint[]) AS id
@@ -1016,9 +968,13 @@ SELECT ductor_now()::timestamptz AS now, coalesce(k.ord, 0)::int AS ord,
           ORDER BY f.at DESC LIMIT k.n)::timestamptz[] AS starts,
     coalesce(c.held, 0)::int AS held, coalesce(c.waiting, 0)::int AS waiting,
     ARRAY(SELECT s.run_id FROM flow_slot s JOIN run r ON r.tenant_id = s.tenant_id AND r.id = s.run_id
-          WHERE k.kind = 'slots' AND k.n > 0 AND s.tenant_id = $1 AND s.pool = k.pool AND s.key = k.key
+          WHERE k.kind = 'slots' AND k.n = 1 AND s.tenant_id = $1 AND s.pool = k.pool AND s.key = k.key
             AND NOT s.cancelling AND r.status NOT IN ('succeeded', 'failed', 'cancelled', 'timed_out', 'terminated')
           ORDER BY s.seq)::uuid[] AS oldest,
+    coalesce((SELECT s.run_id FROM flow_slot s JOIN run r ON r.tenant_id = s.tenant_id AND r.id = s.run_id
+          WHERE k.kind = 'slots' AND k.n = 2 AND s.tenant_id = $1 AND s.pool = k.pool AND s.key = k.key AND NOT s.held
+            AND r.status NOT IN ('succeeded', 'failed', 'cancelled', 'timed_out', 'terminated')
+          ORDER BY s.seq LIMIT 1), '00000000-0000-0000-0000-000000000000')::uuid AS head,
     (d.run_id IS NOT NULL)::boolean AS debounce_open, coalesce(d.run_id, '00000000-0000-0000-0000-000000000000')::uuid AS debounce_run_id,
     d.max_at AS debounce_max_at, coalesce(d.status, '')::text AS debounce_status
 FROM (VALUES (1)) AS one (x)
@@ -1052,6 +1008,7 @@ type FlowStateLoadRow struct {
 	Held           int32
 	Waiting        int32
 	Oldest         []uuid.UUID
+	Head           uuid.UUID
 	DebounceOpen   bool
 	DebounceRunID  uuid.UUID
 	DebounceMaxAt  *time.Time
@@ -1062,7 +1019,8 @@ type FlowStateLoadRow struct {
 // statement (one snapshot): for each key asked (kind 'starts', 'slots'
 // or 'debounce', in the order asked) the latest starts it counted (up to
 // n), the slots held and waited for by runs that have not ended and,
-// when n > 0, the oldest of those runs no one is cancelling, or its open
+// when n is 1, the oldest of those runs no one is cancelling (when n is
+// 2, the first of them waiting), or its open
 // debounce with its run's status; and the database's clock. With no key
 // it returns the clock alone, in one row with ord 0.
 func (q *Queries) FlowStateLoad(ctx context.Context, arg FlowStateLoadParams) ([]FlowStateLoadRow, error) {
@@ -1087,6 +1045,7 @@ func (q *Queries) FlowStateLoad(ctx context.Context, arg FlowStateLoadParams) ([
 			&i.Held,
 			&i.Waiting,
 			&i.Oldest,
+			&i.Head,
 			&i.DebounceOpen,
 			&i.DebounceRunID,
 			&i.DebounceMaxAt,

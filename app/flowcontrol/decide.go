@@ -45,6 +45,21 @@ type KeyState struct {
 	// holding a slot or waiting, oldest first (enough of them for
 	// cancel_in_progress).
 	Oldest []string
+	// Head is the first run waiting for a slot of the key ("": none),
+	// read for a waiting run's admission.
+	Head string
+}
+
+// Admits reports whether run, waiting for a slot of each of slots, takes
+// them now: at every key it is the first run waiting and a slot is free
+// by the limit it waits under. states are the keys' states, in order.
+func Admits(run string, slots []Slot, states []KeyState) bool {
+	for i, sl := range slots {
+		if states[i].Head != run || states[i].Held >= sl.Limit {
+			return false
+		}
+	}
+	return true
 }
 
 // Free reports whether a new run fits a key at once: a slot is free and

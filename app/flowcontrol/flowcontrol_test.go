@@ -120,6 +120,25 @@ func TestPlanSlots(t *testing.T) {
 	}
 }
 
+func TestAdmits(t *testing.T) {
+	t.Parallel()
+	slots := []Slot{{Rule: 0, Limit: 1}, {Rule: 1, Limit: 2}}
+	for _, tt := range []struct {
+		name   string
+		states []KeyState
+		want   bool
+	}{
+		{"first at every key, a slot free at each", []KeyState{{Head: "r"}, {Held: 1, Head: "r"}}, true},
+		{"another run waits first at a key", []KeyState{{Head: "r"}, {Held: 1, Head: "q"}}, false},
+		{"a key full by the run's limit", []KeyState{{Head: "r"}, {Held: 2, Head: "r"}}, false},
+		{"no run waits at a key", []KeyState{{Head: "r"}, {}}, false},
+	} {
+		if got := Admits("r", slots, tt.states); got != tt.want {
+			t.Errorf("%s: Admits = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
 func TestEvaluate(t *testing.T) {
 	t.Parallel()
 	env, err := expr.NewEnv()

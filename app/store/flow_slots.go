@@ -2,11 +2,9 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/ductor/ductor/queries"
 )
@@ -54,32 +52,6 @@ func (s *Store) FlowSlotsOf(ctx context.Context, tenantID, runID uuid.UUID) ([]F
 			Cancelling: r.Cancelling, DefinitionKey: r.DefinitionKey, Rule: int(r.Rule)}
 	}
 	return out, nil
-}
-
-// FlowKeyState is what a key's slots are among runs that have not ended.
-type FlowKeyState struct{ Held, Waiting int }
-
-// FlowKeyCount counts a key's held and waited-for slots of runs that
-// have not ended.
-func (s *Store) FlowKeyCount(ctx context.Context, tenantID uuid.UUID, k FlowKey) (FlowKeyState, error) {
-	row, err := s.q.FlowKeyCount(ctx, queries.FlowKeyCountParams{TenantID: tenantID, Pool: k.Pool, Key: k.Key})
-	if err != nil {
-		return FlowKeyState{}, fmt.Errorf("count slots: %w", err)
-	}
-	return FlowKeyState{Held: int(row.Held), Waiting: int(row.Waiting)}, nil
-}
-
-// FlowKeyHead returns the first run waiting for a slot of a key; found
-// is false when none waits.
-func (s *Store) FlowKeyHead(ctx context.Context, tenantID uuid.UUID, k FlowKey) (uuid.UUID, bool, error) {
-	id, err := s.q.FlowKeyHead(ctx, queries.FlowKeyHeadParams{TenantID: tenantID, Pool: k.Pool, Key: k.Key})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return uuid.Nil, false, nil
-	}
-	if err != nil {
-		return uuid.Nil, false, fmt.Errorf("first waiting run: %w", err)
-	}
-	return id, true, nil
 }
 
 // FlowSlotsTake makes a waiting run's slots held.

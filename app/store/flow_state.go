@@ -19,10 +19,11 @@ type FlowWindow struct {
 }
 
 // FlowSlotKey is a concurrency rule's key; Oldest asks for the oldest
-// runs of the key no one is cancelling (cancel_in_progress's victims).
+// runs of the key no one is cancelling (cancel_in_progress's victims),
+// Head for the first run waiting for a slot of it.
 type FlowSlotKey struct {
 	FlowKey
-	Oldest bool
+	Oldest, Head bool
 }
 
 // FlowStateQuery is every key one start's rules decide on.
@@ -33,11 +34,12 @@ type FlowStateQuery struct {
 }
 
 // FlowSlotsState is a key's slots held and waited for by runs that have
-// not ended, and the oldest of those runs no one is cancelling (when
-// asked for), oldest first.
+// not ended, the oldest of those runs no one is cancelling, oldest
+// first, and the first of them waiting (uuid.Nil: none), when asked for.
 type FlowSlotsState struct {
 	Held, Waiting int
 	Oldest        []uuid.UUID
+	Head          uuid.UUID
 }
 
 // FlowState is what a FlowStateQuery's keys are: the latest starts of
@@ -75,8 +77,11 @@ func (s *Store) FlowStateLoad(ctx context.Context, tenantID uuid.UUID, q FlowSta
 	}
 	for _, sl := range q.Slots {
 		n := 0
-		if sl.Oldest {
+		switch {
+		case sl.Oldest:
 			n = 1
+		case sl.Head:
+			n = 2
 		}
 		ask(flowReadSlots, sl.FlowKey, n)
 	}
@@ -109,7 +114,7 @@ func flowStateOf(q FlowStateQuery, rows []queries.FlowStateLoadRow) FlowState {
 	}
 	for range q.Slots {
 		r := next()
-		st.Slots = append(st.Slots, FlowSlotsState{Held: int(r.Held), Waiting: int(r.Waiting), Oldest: r.Oldest})
+		st.Slots = append(st.Slots, FlowSlotsState{Held: int(r.Held), Waiting: int(r.Waiting), Oldest: r.Oldest, Head: r.Head})
 	}
 	return st
 }
