@@ -61,21 +61,21 @@ func (c *Coordinator) admitFlow(ctx context.Context, s *store.Store, jobs []rive
 		if err != nil {
 			return nil, err
 		}
-		for _, i := range byKey[k] {
+		offered := make([]flowcontrol.Attempt, len(byKey[k]))
+		for n, i := range byKey[k] {
 			a := jobs[i].Args.(StepArgs)
-			if waiters && !a.PoolWait { // behind those already waiting
+			offered[n] = flowcontrol.Attempt{Limit: a.FlowLimit, Waited: a.PoolWait}
+		}
+		for n, start := range flowcontrol.AdmitAttempts(inFlight, waiters, offered) {
+			i := byKey[k][n]
+			if !start {
 				held[i] = true
 				continue
 			}
-			if inFlight < a.FlowLimit {
-				inFlight++
-				if a.PoolWait {
-					a.PoolWait, a.HeldUS = false, 0
-					jobs[i].Args = a
-				}
-				continue
+			if a := jobs[i].Args.(StepArgs); a.PoolWait {
+				a.PoolWait, a.HeldUS = false, 0
+				jobs[i].Args = a
 			}
-			held[i] = true
 		}
 	}
 	return c.holdSteps(ctx, s, jobs, held)

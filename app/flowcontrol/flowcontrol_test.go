@@ -190,3 +190,22 @@ func (e cacheEval) Eval(ctx context.Context, src string, kind expr.Kind, vars ex
 	}
 	return p.Eval(ctx, vars)
 }
+
+func TestAdmitAttempts(t *testing.T) {
+	t.Parallel()
+	offered := []Attempt{{Limit: 2, Waited: true}, {Limit: 2}, {Limit: 3}}
+	if got := AdmitAttempts(1, false, offered); !reflect.DeepEqual(got, []bool{true, false, true}) {
+		t.Errorf("no waiters, one in flight: %v", got)
+	}
+	if got := AdmitAttempts(0, true, offered); !reflect.DeepEqual(got, []bool{true, false, false}) {
+		t.Errorf("waiters: only one that waited starts: %v", got)
+	}
+}
+
+func TestWake(t *testing.T) {
+	t.Parallel()
+	waiters := []Waiter{{Limit: 3, Woken: true}, {Limit: 3}, {Limit: 2}, {Limit: 4}}
+	if got := Wake(1, waiters); !reflect.DeepEqual(got, []bool{false, true, false, true}) {
+		t.Errorf("Wake = %v (the woken one counts; a waiter fits by its own limit)", got)
+	}
+}
