@@ -54,30 +54,6 @@ SELECT @tenant_id, @run_id, unnest(@pools::text[]), unnest(@keys::text[]), unnes
        unnest(@strategies::text[]), @held, @definition_key, unnest(@rules::integer[])
 ON CONFLICT DO NOTHING;
 
--- name: FlowKeyCount :one
--- The slots of a key held and waited for by runs that have not ended.
-SELECT count(*) FILTER (WHERE s.held)::int AS held, count(*) FILTER (WHERE NOT s.held)::int AS waiting
-FROM flow_slot s JOIN run r ON r.tenant_id = s.tenant_id AND r.id = s.run_id
-WHERE s.tenant_id = @tenant_id AND s.pool = @pool AND s.key = @key
-  AND r.status NOT IN ('succeeded', 'failed', 'cancelled', 'timed_out', 'terminated');
-
--- name: FlowKeyOldest :many
--- The oldest runs of a key, holding a slot or waiting for one, that have
--- not ended and that no one is cancelling: cancel_in_progress's victims.
-SELECT s.run_id, s.held FROM flow_slot s JOIN run r ON r.tenant_id = s.tenant_id AND r.id = s.run_id
-WHERE s.tenant_id = @tenant_id AND s.pool = @pool AND s.key = @key AND NOT s.cancelling
-  AND r.status NOT IN ('succeeded', 'failed', 'cancelled', 'timed_out', 'terminated')
-ORDER BY s.seq
-LIMIT @max_rows;
-
--- name: FlowKeyHead :one
--- The first run waiting for a slot of a key (that has not ended).
-SELECT s.run_id FROM flow_slot s JOIN run r ON r.tenant_id = s.tenant_id AND r.id = s.run_id
-WHERE s.tenant_id = @tenant_id AND s.pool = @pool AND s.key = @key AND NOT s.held
-  AND r.status NOT IN ('succeeded', 'failed', 'cancelled', 'timed_out', 'terminated')
-ORDER BY s.seq
-LIMIT 1;
-
 -- name: FlowSlotsOfRun :many
 SELECT * FROM flow_slot WHERE tenant_id = @tenant_id AND run_id = @run_id ORDER BY rule;
 
@@ -120,14 +96,6 @@ WHERE (SELECT count(*) FROM flow_slot o JOIN run q ON q.tenant_id = o.tenant_id 
 ORDER BY h.seq
 LIMIT @max_rows;
 
--- name: FlowStartsLatest :many
--- The latest starts of a key a throttle or rate limit counted, newest
--- first.
-SELECT at FROM flow_start
-WHERE tenant_id = @tenant_id AND pool = @pool AND key = @key
-ORDER BY at DESC
-LIMIT @max_rows;
-
 -- name: FlowStartInsert :exec
 INSERT INTO flow_start (tenant_id, pool, key, at, run_id, expires_at)
 VALUES (@tenant_id, @pool, @key, @at, @run_id, @expires_at)
@@ -137,11 +105,6 @@ ON CONFLICT DO NOTHING;
 DELETE FROM flow_start
 WHERE (tenant_id, pool, key, at, run_id) IN (
     SELECT tenant_id, pool, key, at, run_id FROM flow_start WHERE expires_at < ductor_now() LIMIT @max_rows);
-
--- name: FlowDebounceOpen :one
--- A key's open debounce, with its run's status.
-SELECT sqlc.embed(d), r.status FROM flow_debounce d JOIN run r ON r.tenant_id = d.tenant_id AND r.id = d.run_id
-WHERE d.tenant_id = @tenant_id AND d.pool = @pool AND d.key = @key;
 
 -- name: FlowDebounceInsert :exec
 INSERT INTO flow_debounce (tenant_id, pool, key, run_id, max_at)
@@ -264,3 +227,42 @@ WHERE d.tenant_id = @tenant_id AND d.run_id = w.run_id AND d.node = w.node
 -- Whether any attempt waits for a pool key: a new attempt queues behind them.
 SELECT EXISTS (SELECT 1 FROM run_dispatch
     WHERE tenant_id = @tenant_id AND args @> '{"pool_wait": true}'::jsonb AND args->>'flow_key' = @flow_key::text)::boolean;
+
+-- name: FlowStateLoad :many
+-- Everything a start's rules decide on, for all its keys in one
+-- statement (one snapshot): for each key asked (kind 'starts', 'slots'
+-- or 'debounce', in the order asked) the latest starts it counted (up to
+-- n), the slots held and waited for by runs that have not ended and,
+-- when n is 1, the oldest of those runs no one is cancelling (when n is
+-- 2, the first of them waiting), or its open
+-- debounce with its run's status; and the database's clock. With no key
+-- it returns the clock alone, in one row with ord 0.
+SELECT ductor_now()::timestamptz AS now, coalesce(k.ord, 0)::int AS ord,
+    ARRAY(SELECT f.at FROM flow_start f
+          WHERE k.kind = 'starts' AND f.tenant_id = @tenant_id AND f.pool = k.pool AND f.key = k.key
+          ORDER BY f.at DESC LIMIT k.n)::timestamptz[] AS starts,
+    coalesce(c.held, 0)::int AS held, coalesce(c.waiting, 0)::int AS waiting,
+    ARRAY(SELECT s.run_id FROM flow_slot s JOIN run r ON r.tenant_id = s.tenant_id AND r.id = s.run_id
+          WHERE k.kind = 'slots' AND k.n = 1 AND s.tenant_id = @tenant_id AND s.pool = k.pool AND s.key = k.key
+            AND NOT s.cancelling AND r.status NOT IN ('succeeded', 'failed', 'cancelled', 'timed_out', 'terminated')
+          ORDER BY s.seq)::uuid[] AS oldest,
+    coalesce((SELECT s.run_id FROM flow_slot s JOIN run r ON r.tenant_id = s.tenant_id AND r.id = s.run_id
+          WHERE k.kind = 'slots' AND k.n = 2 AND s.tenant_id = @tenant_id AND s.pool = k.pool AND s.key = k.key AND NOT s.held
+            AND r.status NOT IN ('succeeded', 'failed', 'cancelled', 'timed_out', 'terminated')
+          ORDER BY s.seq LIMIT 1), '00000000-0000-0000-0000-000000000000')::uuid AS head,
+    (d.run_id IS NOT NULL)::boolean AS debounce_open, coalesce(d.run_id, '00000000-0000-0000-0000-000000000000')::uuid AS debounce_run_id,
+    d.max_at AS debounce_max_at, coalesce(d.status, '')::text AS debounce_status
+FROM (VALUES (1)) AS one (x)
+LEFT JOIN (
+    SELECT i AS ord, (@kinds::text[])[i] AS kind, (@pools::text[])[i] AS pool, (@keys::text[])[i] AS key, (@ns::int[])[i] AS n
+    FROM generate_series(1, cardinality(@kinds::text[])) AS i) k ON true
+LEFT JOIN LATERAL (
+    SELECT count(*) FILTER (WHERE s.held) AS held, count(*) FILTER (WHERE NOT s.held) AS waiting
+    FROM flow_slot s JOIN run r ON r.tenant_id = s.tenant_id AND r.id = s.run_id
+    WHERE k.kind = 'slots' AND s.tenant_id = @tenant_id AND s.pool = k.pool AND s.key = k.key
+      AND r.status NOT IN ('succeeded', 'failed', 'cancelled', 'timed_out', 'terminated')) c ON true
+LEFT JOIN LATERAL (
+    SELECT fd.run_id, fd.max_at, dr.status::text AS status
+    FROM flow_debounce fd JOIN run dr ON dr.tenant_id = fd.tenant_id AND dr.id = fd.run_id
+    WHERE k.kind = 'debounce' AND fd.tenant_id = @tenant_id AND fd.pool = k.pool AND fd.key = k.key) d ON true
+ORDER BY k.ord;

@@ -75,38 +75,6 @@ func (q *Queries) FlowDebounceOfRun(ctx context.Context, arg FlowDebounceOfRunPa
 	return i, err
 }
 
-const flowDebounceOpen = `-- name: FlowDebounceOpen :one
-SELECT d.tenant_id, d.pool, d.key, d.run_id, d.max_at, d.starts, r.status FROM flow_debounce d JOIN run r ON r.tenant_id = d.tenant_id AND r.id = d.run_id
-WHERE d.tenant_id = $1 AND d.pool = $2 AND d.key = $3
-`
-
-type FlowDebounceOpenParams struct {
-	TenantID uuid.UUID
-	Pool     string
-	Key      string
-}
-
-type FlowDebounceOpenRow struct {
-	FlowDebounce FlowDebounce
-	Status       string
-}
-
-// A key's open debounce, with its run's status.
-func (q *Queries) FlowDebounceOpen(ctx context.Context, arg FlowDebounceOpenParams) (FlowDebounceOpenRow, error) {
-	row := q.db.QueryRow(ctx, flowDebounceOpen, arg.TenantID, arg.Pool, arg.Key)
-	var i FlowDebounceOpenRow
-	err := row.Scan(
-		&i.FlowDebounce.TenantID,
-		&i.FlowDebounce.Pool,
-		&i.FlowDebounce.Key,
-		&i.FlowDebounce.RunID,
-		&i.FlowDebounce.MaxAt,
-		&i.FlowDebounce.Starts,
-		&i.Status,
-	)
-	return i, err
-}
-
 const flowDebounceTouch = `-- name: FlowDebounceTouch :exec
 UPDATE flow_debounce SET starts = starts + 1 WHERE tenant_id = $1 AND pool = $2 AND key = $3
 `
@@ -313,101 +281,6 @@ func (q *Queries) FlowHoldsEnded(ctx context.Context, maxRows int32) ([]FlowHold
 	for rows.Next() {
 		var i FlowHoldsEndedRow
 		if err := rows.Scan(&i.TenantID, &i.RunID); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const flowKeyCount = `-- name: FlowKeyCount :one
-SELECT count(*) FILTER (WHERE s.held)::int AS held, count(*) FILTER (WHERE NOT s.held)::int AS waiting
-FROM flow_slot s JOIN run r ON r.tenant_id = s.tenant_id AND r.id = s.run_id
-WHERE s.tenant_id = $1 AND s.pool = $2 AND s.key = $3
-  AND r.status NOT IN ('succeeded', 'failed', 'cancelled', 'timed_out', 'terminated')
-`
-
-type FlowKeyCountParams struct {
-	TenantID uuid.UUID
-	Pool     string
-	Key      string
-}
-
-type FlowKeyCountRow struct {
-	Held    int32
-	Waiting int32
-}
-
-// The slots of a key held and waited for by runs that have not ended.
-func (q *Queries) FlowKeyCount(ctx context.Context, arg FlowKeyCountParams) (FlowKeyCountRow, error) {
-	row := q.db.QueryRow(ctx, flowKeyCount, arg.TenantID, arg.Pool, arg.Key)
-	var i FlowKeyCountRow
-	err := row.Scan(&i.Held, &i.Waiting)
-	return i, err
-}
-
-const flowKeyHead = `-- name: FlowKeyHead :one
-SELECT s.run_id FROM flow_slot s JOIN run r ON r.tenant_id = s.tenant_id AND r.id = s.run_id
-WHERE s.tenant_id = $1 AND s.pool = $2 AND s.key = $3 AND NOT s.held
-  AND r.status NOT IN ('succeeded', 'failed', 'cancelled', 'timed_out', 'terminated')
-ORDER BY s.seq
-LIMIT 1
-`
-
-type FlowKeyHeadParams struct {
-	TenantID uuid.UUID
-	Pool     string
-	Key      string
-}
-
-// The first run waiting for a slot of a key (that has not ended).
-func (q *Queries) FlowKeyHead(ctx context.Context, arg FlowKeyHeadParams) (uuid.UUID, error) {
-	row := q.db.QueryRow(ctx, flowKeyHead, arg.TenantID, arg.Pool, arg.Key)
-	var run_id uuid.UUID
-	err := row.Scan(&run_id)
-	return run_id, err
-}
-
-const flowKeyOldest = `-- name: FlowKeyOldest :many
-SELECT s.run_id, s.held FROM flow_slot s JOIN run r ON r.tenant_id = s.tenant_id AND r.id = s.run_id
-WHERE s.tenant_id = $1 AND s.pool = $2 AND s.key = $3 AND NOT s.cancelling
-  AND r.status NOT IN ('succeeded', 'failed', 'cancelled', 'timed_out', 'terminated')
-ORDER BY s.seq
-LIMIT $4
-`
-
-type FlowKeyOldestParams struct {
-	TenantID uuid.UUID
-	Pool     string
-	Key      string
-	MaxRows  int32
-}
-
-type FlowKeyOldestRow struct {
-	RunID uuid.UUID
-	Held  bool
-}
-
-// The oldest runs of a key, holding a slot or waiting for one, that have
-// not ended and that no one is cancelling: cancel_in_progress's victims.
-func (q *Queries) FlowKeyOldest(ctx context.Context, arg FlowKeyOldestParams) ([]FlowKeyOldestRow, error) {
-	rows, err := q.db.Query(ctx, flowKeyOldest,
-		arg.TenantID,
-		arg.Pool,
-		arg.Key,
-		arg.MaxRows,
-	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []FlowKeyOldestRow{}
-	for rows.Next() {
-		var i FlowKeyOldestRow
-		if err := rows.Scan(&i.RunID, &i.Held); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -1074,47 +947,6 @@ func (q *Queries) FlowStartInsert(ctx context.Context, arg FlowStartInsertParams
 	return err
 }
 
-const flowStartsLatest = `-- name: FlowStartsLatest :many
-SELECT at FROM flow_start
-WHERE tenant_id = $1 AND pool = $2 AND key = $3
-ORDER BY at DESC
-LIMIT $4
-`
-
-type FlowStartsLatestParams struct {
-	TenantID uuid.UUID
-	Pool     string
-	Key      string
-	MaxRows  int32
-}
-
-// The latest starts of a key a throttle or rate limit counted, newest
-// first.
-func (q *Queries) FlowStartsLatest(ctx context.Context, arg FlowStartsLatestParams) ([]time.Time, error) {
-	rows, err := q.db.Query(ctx, flowStartsLatest,
-		arg.TenantID,
-		arg.Pool,
-		arg.Key,
-		arg.MaxRows,
-	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []time.Time{}
-	for rows.Next() {
-		var at time.Time
-		if err := rows.Scan(&at); err != nil {
-			return nil, err
-		}
-		items = append(items, at)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const flowStartsSweep = `-- name: FlowStartsSweep :execrows
 DELETE FROM flow_start
 WHERE (tenant_id, pool, key, at, run_id) IN (
@@ -1127,6 +959,106 @@ func (q *Queries) FlowStartsSweep(ctx context.Context, maxRows int32) (int64, er
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const flowStateLoad = `-- name: FlowStateLoad :many
+SELECT ductor_now()::timestamptz AS now, coalesce(k.ord, 0)::int AS ord,
+    ARRAY(SELECT f.at FROM flow_start f
+          WHERE k.kind = 'starts' AND f.tenant_id = $1 AND f.pool = k.pool AND f.key = k.key
+          ORDER BY f.at DESC LIMIT k.n)::timestamptz[] AS starts,
+    coalesce(c.held, 0)::int AS held, coalesce(c.waiting, 0)::int AS waiting,
+    ARRAY(SELECT s.run_id FROM flow_slot s JOIN run r ON r.tenant_id = s.tenant_id AND r.id = s.run_id
+          WHERE k.kind = 'slots' AND k.n = 1 AND s.tenant_id = $1 AND s.pool = k.pool AND s.key = k.key
+            AND NOT s.cancelling AND r.status NOT IN ('succeeded', 'failed', 'cancelled', 'timed_out', 'terminated')
+          ORDER BY s.seq)::uuid[] AS oldest,
+    coalesce((SELECT s.run_id FROM flow_slot s JOIN run r ON r.tenant_id = s.tenant_id AND r.id = s.run_id
+          WHERE k.kind = 'slots' AND k.n = 2 AND s.tenant_id = $1 AND s.pool = k.pool AND s.key = k.key AND NOT s.held
+            AND r.status NOT IN ('succeeded', 'failed', 'cancelled', 'timed_out', 'terminated')
+          ORDER BY s.seq LIMIT 1), '00000000-0000-0000-0000-000000000000')::uuid AS head,
+    (d.run_id IS NOT NULL)::boolean AS debounce_open, coalesce(d.run_id, '00000000-0000-0000-0000-000000000000')::uuid AS debounce_run_id,
+    d.max_at AS debounce_max_at, coalesce(d.status, '')::text AS debounce_status
+FROM (VALUES (1)) AS one (x)
+LEFT JOIN (
+    SELECT i AS ord, ($2::text[])[i] AS kind, ($3::text[])[i] AS pool, ($4::text[])[i] AS key, ($5::int[])[i] AS n
+    FROM generate_series(1, cardinality($2::text[])) AS i) k ON true
+LEFT JOIN LATERAL (
+    SELECT count(*) FILTER (WHERE s.held) AS held, count(*) FILTER (WHERE NOT s.held) AS waiting
+    FROM flow_slot s JOIN run r ON r.tenant_id = s.tenant_id AND r.id = s.run_id
+    WHERE k.kind = 'slots' AND s.tenant_id = $1 AND s.pool = k.pool AND s.key = k.key
+      AND r.status NOT IN ('succeeded', 'failed', 'cancelled', 'timed_out', 'terminated')) c ON true
+LEFT JOIN LATERAL (
+    SELECT fd.run_id, fd.max_at, dr.status::text AS status
+    FROM flow_debounce fd JOIN run dr ON dr.tenant_id = fd.tenant_id AND dr.id = fd.run_id
+    WHERE k.kind = 'debounce' AND fd.tenant_id = $1 AND fd.pool = k.pool AND fd.key = k.key) d ON true
+ORDER BY k.ord
+`
+
+type FlowStateLoadParams struct {
+	TenantID uuid.UUID
+	Kinds    []string
+	Pools    []string
+	Keys     []string
+	Ns       []int32
+}
+
+type FlowStateLoadRow struct {
+	Now            time.Time
+	Ord            int32
+	Starts         []time.Time
+	Held           int32
+	Waiting        int32
+	Oldest         []uuid.UUID
+	Head           uuid.UUID
+	DebounceOpen   bool
+	DebounceRunID  uuid.UUID
+	DebounceMaxAt  *time.Time
+	DebounceStatus string
+}
+
+// Everything a start's rules decide on, for all its keys in one
+// statement (one snapshot): for each key asked (kind 'starts', 'slots'
+// or 'debounce', in the order asked) the latest starts it counted (up to
+// n), the slots held and waited for by runs that have not ended and,
+// when n is 1, the oldest of those runs no one is cancelling (when n is
+// 2, the first of them waiting), or its open
+// debounce with its run's status; and the database's clock. With no key
+// it returns the clock alone, in one row with ord 0.
+func (q *Queries) FlowStateLoad(ctx context.Context, arg FlowStateLoadParams) ([]FlowStateLoadRow, error) {
+	rows, err := q.db.Query(ctx, flowStateLoad,
+		arg.TenantID,
+		arg.Kinds,
+		arg.Pools,
+		arg.Keys,
+		arg.Ns,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []FlowStateLoadRow{}
+	for rows.Next() {
+		var i FlowStateLoadRow
+		if err := rows.Scan(
+			&i.Now,
+			&i.Ord,
+			&i.Starts,
+			&i.Held,
+			&i.Waiting,
+			&i.Oldest,
+			&i.Head,
+			&i.DebounceOpen,
+			&i.DebounceRunID,
+			&i.DebounceMaxAt,
+			&i.DebounceStatus,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const flowTryLock = `-- name: FlowTryLock :one

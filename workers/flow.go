@@ -5,21 +5,24 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/expr"
-	"github.com/ductor/ductor/app/flow"
+	"github.com/ductor/ductor/app/flowcontrol"
 	"github.com/ductor/ductor/app/store"
 )
 
 // Flow control per key, held in Postgres. A start of a definition with
 // rules takes the advisory locks of its keys (sorted, so that two starts
-// never wait for each other's), then reads what it decides on: the key's
-// latest starts (rate limit, throttle), its open debounce, its slots
-// held and waited for by runs that have not ended. A run it holds back
+// never wait for each other's), then loads what it decides on in one
+// read: the keys' latest starts (rate limit, throttle), the open
+// debounce, the slots held and waited for by runs that have not ended.
+// flowcontrol.Decide says what becomes of it, and the shell writes
+// that (writeFlow). A run it holds back
 // is created pending and held (engine.Run.Held), with a flow_hold row
 // saying what it waits for; the sweep lets it go (flow_sweep.go) and it
 // starts on an engine.Admit input. A slot is a flow_slot row that counts
@@ -30,18 +33,21 @@ import (
 // createRun inserts a new run in tx: at once when its definition has no
 // flow rules, else under them. startNow is false for a run flow control
 // holds back and for a run that was there already (created false: a
-// repeated idempotency key, or a start a debounce coalesced).
+// repeated idempotency key, or a start a debounce coalesced). Under
+// rules, a start takes its keys' locks, loads their state in one read,
+// decides with one pure call (flowcontrol.Decide), then writes what
+// that says (recordStart).
 func (c *Coordinator) createRun(ctx context.Context, tx pgx.Tx, m *definition.Manifest, n store.NewRun, trigger bool) (run store.Run, created, startNow bool, err error) {
 	s := store.New(tx)
 	if !m.HasFlow() {
 		run, created, err = s.RunCreate(ctx, n)
 		return run, created, created, err
 	}
-	stage := flow.StageAll
+	stage := flowcontrol.StageAll
 	if m.Debounce != nil {
-		stage = flow.StageStart
+		stage = flowcontrol.StageStart
 	}
-	keys, err := flow.Evaluate(ctx, c.engine.Eval, m, flowVars(n.State), stage)
+	keys, err := flowcontrol.Evaluate(ctx, c.engine.Eval, m, flowVars(n.State), stage)
 	if err != nil {
 		return run, false, false, keyProblem(err)
 	}
@@ -51,21 +57,21 @@ func (c *Coordinator) createRun(ctx context.Context, tx pgx.Tx, m *definition.Ma
 	if run, found, err := s.RunOfIdempotencyKey(ctx, n); err != nil || found {
 		return run, false, false, err
 	}
-	now, err := s.Now(ctx)
+	start := flowcontrol.Start{Run: n.ID.String(), Keys: keys}
+	st, now, err := loadFlowState(ctx, s, n.TenantID, keys)
 	if err != nil {
 		return run, false, false, err
 	}
-	if err := c.rateLimit(ctx, s, n, keys.RateLimit, now); err != nil {
-		return run, false, false, err
+	v, w := flowcontrol.Decide(st, start, now)
+	if v.Outcome == flowcontrol.Joined {
+		if run, joined, err := c.joinDebounce(ctx, s, n, w.Join); err != nil || joined {
+			return run, false, false, err
+		}
+		// Its run went meanwhile: the start opens a debounce of its own.
+		st.Debounce = nil
+		v, w = flowcontrol.Decide(st, start, now)
 	}
-	if keys.Debounce != nil {
-		return c.debounce(ctx, s, n, keys, now)
-	}
-	g, err := c.flowGate(ctx, s, n, keys, now)
-	if err != nil {
-		return run, false, false, err
-	}
-	return c.createGated(ctx, tx, n, g, trigger)
+	return c.recordStart(ctx, tx, n, keys, v, w, trigger)
 }
 
 // flowVars are what a rule's expressions see: the input, and the run
@@ -78,9 +84,9 @@ func keyProblem(err error) error {
 }
 
 // lockKeys are every key a start decides on.
-func lockKeys(k flow.Keys) []store.FlowKey {
+func lockKeys(k flowcontrol.Keys) []store.FlowKey {
 	var out []store.FlowKey
-	for _, w := range []*flow.Window{k.RateLimit, k.Throttle} {
+	for _, w := range []*flowcontrol.Window{k.RateLimit, k.Throttle} {
 		if w != nil {
 			out = append(out, store.FlowKey{Pool: w.Pool, Key: w.Key})
 		}
@@ -94,21 +100,44 @@ func lockKeys(k flow.Keys) []store.FlowKey {
 	return out
 }
 
-// rateLimit refuses a start over its rate limit, saying when to try
-// again; the start is counted once its run is created.
-func (c *Coordinator) rateLimit(ctx context.Context, s *store.Store, n store.NewRun, w *flow.Window, now time.Time) error {
-	if w == nil {
-		return nil
+// loadFlowState reads the state of a start's keys in one round trip,
+// with the database's clock. The caller holds the keys' locks.
+func loadFlowState(ctx context.Context, s *store.Store, tenantID uuid.UUID, k flowcontrol.Keys) (flowcontrol.State, time.Time, error) {
+	var q store.FlowStateQuery
+	if w := k.RateLimit; w != nil {
+		q.RateLimit = &store.FlowWindow{FlowKey: store.FlowKey{Pool: w.Pool, Key: w.Key}, Limit: w.Limit}
 	}
-	latest, err := s.FlowStartsLatest(ctx, n.TenantID, store.FlowKey{Pool: w.Pool, Key: w.Key}, w.Limit)
+	if w := k.Throttle; w != nil {
+		q.Throttle = &store.FlowWindow{FlowKey: store.FlowKey{Pool: w.Pool, Key: w.Key}, Limit: w.Limit}
+	}
+	if d := k.Debounce; d != nil {
+		q.Debounce = &store.FlowKey{Pool: d.Pool, Key: d.Key}
+	}
+	for _, sl := range k.Slots {
+		q.Slots = append(q.Slots, store.FlowSlotKey{FlowKey: store.FlowKey{Pool: sl.Pool, Key: sl.Key},
+			Oldest: sl.Strategy == definition.StrategyCancelInProgress})
+	}
+	loaded, err := s.FlowStateLoad(ctx, tenantID, q)
 	if err != nil {
-		return err
+		return flowcontrol.State{}, time.Time{}, err
 	}
-	wait := flow.RetryAfter(now, latest, *w)
-	if wait <= 0 {
-		return nil
+	st := flowcontrol.State{RateLimit: loaded.RateLimit, Throttle: loaded.Throttle}
+	if d := loaded.Debounce; d != nil {
+		st.Debounce = &flowcontrol.OpenDebounce{Run: d.RunID.String(), Pending: d.RunStatus == engine.RunPending, MaxAt: orZero(d.MaxAt)}
 	}
-	c.flowMetrics.decided(ctx, flow.KindRateLimit, "refused")
+	for _, ks := range loaded.Slots {
+		one := flowcontrol.KeyState{Held: ks.Held, Waiting: ks.Waiting}
+		for _, id := range ks.Oldest {
+			one.Oldest = append(one.Oldest, id.String())
+		}
+		st.Slots = append(st.Slots, one)
+	}
+	return st, loaded.Now, nil
+}
+
+// rateLimited is a rate limit's answer to a start over it, saying when
+// to try again.
+func rateLimited(n store.NewRun, w *flowcontrol.Window, wait time.Duration) error {
 	e := apperr.New(apperr.RateLimited, "rate_limit: at most %d runs of %s%s per %s; try again in %s",
 		w.Limit, n.DefinitionKey, keyText(w.Key), w.Period, wait.Round(time.Millisecond))
 	e.RetryAfter = wait
@@ -122,57 +151,22 @@ func keyText(key string) string {
 	return fmt.Sprintf(" with key %q", key)
 }
 
-// countStart counts a created run's start under its rate limit.
-func countStart(ctx context.Context, s *store.Store, run store.Run, w *flow.Window, at time.Time) error {
-	if w == nil {
-		return nil
+// joinDebounce joins a start to its key's open debounce: the pending run
+// takes the new input, and its quiet begins again. joined is false when
+// that run is no longer pending.
+func (c *Coordinator) joinDebounce(ctx context.Context, s *store.Store, n store.NewRun, j *flowcontrol.Join) (store.Run, bool, error) {
+	id := uuid.MustParse(j.Run)
+	k := store.FlowKey{Pool: j.Pool, Key: j.Key}
+	joined, err := s.FlowDebounceJoin(ctx, n.TenantID, k, id, n.State.Input)
+	if err != nil || !joined {
+		return store.Run{}, false, err
 	}
-	return s.FlowStartAdd(ctx, run.TenantID, store.FlowKey{Pool: w.Pool, Key: w.Key}, at, run.ID, w.Period)
-}
-
-// debounce joins the start to its key's open debounce (the pending run
-// takes the new input, and its quiet begins again), or opens one with a
-// new held run.
-func (c *Coordinator) debounce(ctx context.Context, s *store.Store, n store.NewRun, keys flow.Keys, now time.Time) (store.Run, bool, bool, error) {
-	q := keys.Debounce
-	k := store.FlowKey{Pool: q.Pool, Key: q.Key}
-	open, found, err := s.FlowDebounceOpen(ctx, n.TenantID, k)
-	if err != nil {
-		return store.Run{}, false, false, err
+	if err := s.FlowHoldDue(ctx, n.TenantID, id, j.Due); err != nil {
+		return store.Run{}, false, err
 	}
-	if found && open.RunStatus == engine.RunPending {
-		joined, err := s.FlowDebounceJoin(ctx, n.TenantID, k, open.RunID, n.State.Input)
-		if err != nil {
-			return store.Run{}, false, false, err
-		}
-		if joined {
-			if err := s.FlowHoldDue(ctx, n.TenantID, open.RunID, flow.QuietAt(now, *q, orZero(open.MaxAt))); err != nil {
-				return store.Run{}, false, false, err
-			}
-			c.flowMetrics.decided(ctx, flow.KindDebounce, "joined")
-			run, err := s.RunGet(ctx, n.TenantID, open.RunID)
-			return run, false, false, err
-		}
-	}
-	n.State.Held = true
-	run, created, err := s.RunCreate(ctx, n)
-	if err != nil || !created {
-		return run, created, false, err
-	}
-	var maxAt *time.Time
-	if q.MaxWait > 0 {
-		t := now.Add(q.MaxWait)
-		maxAt = &t
-	}
-	if err := s.FlowDebounceBegin(ctx, n.TenantID, k, run.ID, maxAt); err != nil {
-		return run, true, false, err
-	}
-	due := flow.QuietAt(now, *q, orZero(maxAt))
-	if err := s.FlowHoldSet(ctx, n.TenantID, run.ID, store.StageDebounce, &due, []store.FlowRule{{Rule: "debounce", Key: q.Key}}); err != nil {
-		return run, true, false, err
-	}
-	c.flowMetrics.decided(ctx, flow.KindDebounce, "held")
-	return run, true, false, countStart(ctx, s, run, keys.RateLimit, now)
+	c.flowMetrics.decided(ctx, flowcontrol.KindDebounce, "joined")
+	run, err := s.RunGet(ctx, n.TenantID, id)
+	return run, true, err
 }
 
 func orZero(t *time.Time) time.Time {
@@ -182,25 +176,25 @@ func orZero(t *time.Time) time.Time {
 	return *t
 }
 
-// createGated creates a run that has met its rate limit and debounce,
-// by what its throttle and concurrency rules say: started at once, or
-// held until its turn or its slots; refused (cancel_newest) at the API,
-// or, from a trigger, created held and cancelled.
-func (c *Coordinator) createGated(ctx context.Context, tx pgx.Tx, n store.NewRun, g gateResult, trigger bool) (store.Run, bool, bool, error) {
-	if g.plan.Verdict == flow.Refuse && !g.throttled() && !trigger {
-		c.flowMetrics.decided(ctx, flow.KindConcurrency, "refused")
-		return store.Run{}, false, false, g.refusal(n.DefinitionKey)
+// recordStart creates a run by its verdict: started at once, or held
+// (by its debounce, its throttle turn or its slots), with what the
+// verdict writes. A start over its rate limit, or refused by
+// cancel_newest at the API, creates nothing; from a trigger, a refused
+// run is created held and cancelled.
+func (c *Coordinator) recordStart(ctx context.Context, tx pgx.Tx, n store.NewRun, keys flowcontrol.Keys, v flowcontrol.Verdict, w flowcontrol.Writes, trigger bool) (store.Run, bool, bool, error) {
+	switch {
+	case v.Outcome == flowcontrol.RateLimited:
+		c.flowMetrics.decided(ctx, flowcontrol.KindRateLimit, "refused")
+		return store.Run{}, false, false, rateLimited(n, keys.RateLimit, v.RetryAfter)
+	case v.Outcome == flowcontrol.Refused && !trigger:
+		c.flowMetrics.decided(ctx, flowcontrol.KindConcurrency, "refused")
+		return store.Run{}, false, false, refusal(v.Refused, n.DefinitionKey)
 	}
 	s := store.New(tx)
-	admitted := !g.throttled() && g.plan.Verdict == flow.Start
-	n.State.Held = !admitted
+	n.State.Held = w.Held
 	run, created, err := s.RunCreate(ctx, n)
 	if err != nil || !created {
 		return run, created, false, err
 	}
-	if err := countStart(ctx, s, run, g.keys.RateLimit, g.now); err != nil {
-		return run, true, false, err
-	}
-	_, err = c.passGate(ctx, tx, s, run, g)
-	return run, true, admitted, err
+	return run, true, !w.Held, c.writeFlow(ctx, tx, s, run, v, w)
 }

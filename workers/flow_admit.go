@@ -3,20 +3,21 @@ package workers
 import (
 	"context"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ductor/ductor/app/engine"
-	"github.com/ductor/ductor/app/flow"
+	"github.com/ductor/ductor/app/flowcontrol"
 	"github.com/ductor/ductor/app/store"
 )
 
-// afterGate finishes a held run's pass through its gate: an admitted run
+// afterGate finishes a held run's pass through its gate: a started run
 // is let go, a refused one forgets its hold (it is being cancelled).
-func (c *Coordinator) afterGate(ctx context.Context, tx pgx.Tx, s *store.Store, run store.Run, p passed) error {
-	switch p {
-	case passAdmitted:
+func (c *Coordinator) afterGate(ctx context.Context, tx pgx.Tx, s *store.Store, run store.Run, o flowcontrol.Outcome) error {
+	switch o {
+	case flowcontrol.Started:
 		return c.admitHeld(ctx, tx, s, run)
-	case passRefused:
+	case flowcontrol.Refused:
 		return s.FlowHoldRelease(ctx, run.TenantID, run.ID)
 	}
 	return nil
@@ -28,7 +29,7 @@ func (c *Coordinator) admitHeld(ctx context.Context, tx pgx.Tx, s *store.Store, 
 	if err := s.FlowHoldRelease(ctx, run.TenantID, run.ID); err != nil {
 		return err
 	}
-	c.flowMetrics.decided(ctx, flow.KindConcurrency, "admitted")
+	c.flowMetrics.decided(ctx, flowcontrol.KindConcurrency, "admitted")
 	return c.Deliver(ctx, tx, run.TenantID, run.ID, engine.Admit{})
 }
 
@@ -46,7 +47,7 @@ func (c *Coordinator) refuseHeld(ctx context.Context, tx pgx.Tx, s *store.Store,
 
 // admitWaiting lets the first run waiting for a slot take its slots when
 // every one of its keys has one free and no run waits before it there.
-// It decides on what it reads once the keys are locked.
+// It decides on what it loads, in one read, once the keys are locked.
 func (c *Coordinator) admitWaiting(ctx context.Context, tx pgx.Tx, k store.RunKey) error {
 	s := store.New(tx)
 	slots, err := s.FlowSlotsOf(ctx, k.TenantID, k.ID)
@@ -67,10 +68,8 @@ func (c *Coordinator) admitWaiting(ctx context.Context, tx pgx.Tx, k store.RunKe
 	if h, run, ok, err = c.heldRun(ctx, s, k); err != nil || !ok || h.Stage != store.StageConcurrency {
 		return err
 	}
-	for _, sl := range slots {
-		if free, err := c.firstWithSlot(ctx, s, run, sl); err != nil || !free {
-			return err
-		}
+	if ok, err := admits(ctx, s, run, slots); err != nil || !ok {
+		return err
 	}
 	if err := s.FlowSlotsTake(ctx, run.TenantID, run.ID); err != nil {
 		return err
@@ -78,14 +77,25 @@ func (c *Coordinator) admitWaiting(ctx context.Context, tx pgx.Tx, k store.RunKe
 	return c.admitHeld(ctx, tx, s, run)
 }
 
-// firstWithSlot reports whether run is the first waiting for a slot of
-// sl's key and one is free by its limit.
-func (c *Coordinator) firstWithSlot(ctx context.Context, s *store.Store, run store.Run, sl store.FlowSlot) (bool, error) {
-	k := store.FlowKey{Pool: sl.Pool, Key: sl.Key}
-	head, found, err := s.FlowKeyHead(ctx, run.TenantID, k)
-	if err != nil || !found || head != run.ID {
+// admits loads the state of a waiting run's keys in one read and
+// reports whether the run takes its slots now (flowcontrol.Admits).
+func admits(ctx context.Context, s *store.Store, run store.Run, slots []store.FlowSlot) (bool, error) {
+	var q store.FlowStateQuery
+	want := make([]flowcontrol.Slot, len(slots))
+	for i, sl := range slots {
+		q.Slots = append(q.Slots, store.FlowSlotKey{FlowKey: store.FlowKey{Pool: sl.Pool, Key: sl.Key}, Head: true})
+		want[i] = flowcontrol.Slot{Rule: sl.Rule, Pool: sl.Pool, Key: sl.Key, Limit: sl.Limit}
+	}
+	st, err := s.FlowStateLoad(ctx, run.TenantID, q)
+	if err != nil {
 		return false, err
 	}
-	st, err := s.FlowKeyCount(ctx, run.TenantID, k)
-	return st.Held < sl.Limit, err
+	states := make([]flowcontrol.KeyState, len(st.Slots))
+	for i, ks := range st.Slots {
+		states[i] = flowcontrol.KeyState{Held: ks.Held, Waiting: ks.Waiting}
+		if ks.Head != uuid.Nil {
+			states[i].Head = ks.Head.String()
+		}
+	}
+	return flowcontrol.Admits(run.ID.String(), want, states), nil
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/ductor/ductor/app/flow"
+	"github.com/ductor/ductor/app/flowcontrol"
 	"github.com/ductor/ductor/app/store"
 )
 
@@ -31,17 +31,17 @@ func newFlowMetrics() *flowMetrics {
 }
 
 // flowOutcomes are the decisions each kind of rule makes.
-var flowOutcomes = map[flow.Kind][]string{
-	flow.KindConcurrency: {"started", "queued", "admitted", "refused", "cancelled"},
-	flow.KindDebounce:    {"held", "joined"},
-	flow.KindThrottle:    {"held"},
-	flow.KindRateLimit:   {"refused"},
-	flow.KindStep:        {"delayed"},
+var flowOutcomes = map[flowcontrol.Kind][]string{
+	flowcontrol.KindConcurrency: {"started", "queued", "admitted", "refused", "cancelled"},
+	flowcontrol.KindDebounce:    {"held", "joined"},
+	flowcontrol.KindThrottle:    {"held"},
+	flowcontrol.KindRateLimit:   {"refused"},
+	flowcontrol.KindStep:        {"delayed"},
 }
 
 // decided counts a decision, or notes it in ctx's tally (withFlowTally),
 // to be counted once the transaction that made it is done with.
-func (m *flowMetrics) decided(ctx context.Context, k flow.Kind, outcome string) {
+func (m *flowMetrics) decided(ctx context.Context, k flowcontrol.Kind, outcome string) {
 	if t, ok := ctx.Value(flowTallyKey{}).(*flowTally); ok {
 		t.mu.Lock()
 		t.seen = append(t.seen, [2]string{string(k), outcome})

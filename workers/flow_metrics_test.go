@@ -15,6 +15,7 @@ import (
 
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/steps"
+	"github.com/ductor/ductor/app/testwait"
 	"github.com/ductor/ductor/workers"
 )
 
@@ -103,20 +104,18 @@ steps:
 // values wanted (a missing series counts as 0).
 func awaitFlowSeries(t *testing.T, reg *prometheus.Registry, tenant string, want map[string]float64) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		got := flowSeries(t, reg, tenant)
-		ok := true
+	var got map[string]float64
+	matches := func() bool {
+		got = flowSeries(t, reg, tenant)
 		for name, v := range want {
-			ok = ok && got[name] == v
+			if got[name] != v {
+				return false
+			}
 		}
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("flow series %v, want %v", got, want)
-		}
-		<-time.After(25 * time.Millisecond)
+		return true
+	}
+	if !testwait.Until(context.Background(), 20*time.Second, matches) {
+		t.Fatalf("flow series %v, want %v", got, want)
 	}
 }
 

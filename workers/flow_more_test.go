@@ -20,6 +20,7 @@ import (
 	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
+	"github.com/ductor/ductor/app/testwait"
 	"github.com/ductor/ductor/workers"
 )
 
@@ -168,19 +169,17 @@ steps:
 	b.finish(t, cancelled, engine.RunCancelled)
 	close(release)
 	b.finish(t, b.start(t, "pool-ok", nil), engine.RunSucceeded)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		inFlight, err := b.store.StepFlowInFlight(b.ctx, b.tenant.ID, "one-pool")
+	inFlight := -1
+	counted := func() bool {
+		n, err := b.store.StepFlowInFlight(b.ctx, b.tenant.ID, "one-pool")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if inFlight == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d attempts of the pool still counted once every run has ended", inFlight)
-		}
-		<-time.After(25 * time.Millisecond)
+		inFlight = n
+		return n == 0
+	}
+	if !testwait.Until(b.ctx, 20*time.Second, counted) {
+		t.Fatalf("%d attempts of the pool still counted once every run has ended", inFlight)
 	}
 }
 
@@ -202,19 +201,14 @@ func TestFlowScatterHTTPPoolPerItem(t *testing.T) {
 		peakTotal = max(peakTotal, total)
 		mu.Unlock()
 		defer func() { mu.Lock(); inFlight[region]--; total--; mu.Unlock() }()
-		deadline := time.Now().Add(time.Second) // wait (a while) for a call of the other region to be in flight too
-		for time.Now().Before(deadline) {
+		// wait (a while) for a call of the other region to be in flight too
+		testwait.Until(r.Context(), time.Second, func() bool {
 			mu.Lock()
-			both := total > inFlight[region]
-			mu.Unlock()
-			if both {
-				break
-			}
-			select {
-			case <-time.After(5 * time.Millisecond):
-			case <-r.Context().Done():
-				return
-			}
+			defer mu.Unlock()
+			return total > inFlight[region]
+		})
+		if r.Context().Err() != nil {
+			return
 		}
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"ok": true}`))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	"github.com/ductor/ductor/app/flowcontrol"
 	"github.com/ductor/ductor/app/store"
 )
 
@@ -62,15 +63,14 @@ func (c *Coordinator) wakePoolWaits(ctx context.Context, s *store.Store) (int, e
 		if err != nil {
 			return 0, err
 		}
+		waiters := make([]flowcontrol.Waiter, len(heads))
+		for i, w := range heads {
+			waiters[i] = flowcontrol.Waiter{Limit: w.Limit, Woken: w.Woken}
+		}
 		var wake []store.PoolWaiter
-		for _, w := range heads {
-			if w.Woken {
-				inFlight++
-				continue
-			}
-			if inFlight < w.Limit {
-				wake = append(wake, w)
-				inFlight++
+		for i, ok := range flowcontrol.Wake(inFlight, waiters) {
+			if ok {
+				wake = append(wake, heads[i])
 			}
 		}
 		if err := s.PoolWake(ctx, k.TenantID, wake); err != nil {

@@ -8,7 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
 
-	"github.com/ductor/ductor/app/flow"
+	"github.com/ductor/ductor/app/flowcontrol"
 	"github.com/ductor/ductor/app/store"
 )
 
@@ -45,7 +45,7 @@ func (c *Coordinator) admitFlow(ctx context.Context, s *store.Store, jobs []rive
 	}
 	locks := make([]store.FlowLockKey, len(keys))
 	for i, k := range keys {
-		locks[i] = store.FlowLockKey{TenantID: k.tenant, FlowKey: store.FlowKey{Pool: flow.StepPool, Key: k.key}}
+		locks[i] = store.FlowLockKey{TenantID: k.tenant, FlowKey: store.FlowKey{Pool: flowcontrol.StepPool, Key: k.key}}
 	}
 	if err := s.FlowLockAll(ctx, locks); err != nil {
 		return nil, err
@@ -61,21 +61,21 @@ func (c *Coordinator) admitFlow(ctx context.Context, s *store.Store, jobs []rive
 		if err != nil {
 			return nil, err
 		}
-		for _, i := range byKey[k] {
+		offered := make([]flowcontrol.Attempt, len(byKey[k]))
+		for n, i := range byKey[k] {
 			a := jobs[i].Args.(StepArgs)
-			if waiters && !a.PoolWait { // behind those already waiting
+			offered[n] = flowcontrol.Attempt{Limit: a.FlowLimit, Waited: a.PoolWait}
+		}
+		for n, start := range flowcontrol.AdmitAttempts(inFlight, waiters, offered) {
+			i := byKey[k][n]
+			if !start {
 				held[i] = true
 				continue
 			}
-			if inFlight < a.FlowLimit {
-				inFlight++
-				if a.PoolWait {
-					a.PoolWait, a.HeldUS = false, 0
-					jobs[i].Args = a
-				}
-				continue
+			if a := jobs[i].Args.(StepArgs); a.PoolWait {
+				a.PoolWait, a.HeldUS = false, 0
+				jobs[i].Args = a
 			}
-			held[i] = true
 		}
 	}
 	return c.holdSteps(ctx, s, jobs, held)
@@ -102,7 +102,7 @@ func (c *Coordinator) holdSteps(ctx context.Context, s *store.Store, jobs []rive
 			out = append(out, j)
 			continue
 		}
-		c.flowMetrics.decided(ctx, flow.KindStep, "delayed")
+		c.flowMetrics.decided(ctx, flowcontrol.KindStep, "delayed")
 		a := j.Args.(StepArgs)
 		a.PoolWait = true
 		if a.HeldUS == 0 { // keeps its place when it is held again

@@ -10,7 +10,7 @@ import (
 
 	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/engine"
-	"github.com/ductor/ductor/app/flow"
+	"github.com/ductor/ductor/app/flowcontrol"
 	"github.com/ductor/ductor/app/store"
 )
 
@@ -85,7 +85,7 @@ func (c *Coordinator) releaseDue(ctx context.Context, tx pgx.Tx, k store.RunKey)
 	if err != nil {
 		return err
 	}
-	keys, err := flow.Evaluate(ctx, c.engine.Eval, m, flowVars(run.State), flow.StageRelease)
+	keys, err := flowcontrol.Evaluate(ctx, c.engine.Eval, m, flowVars(run.State), flowcontrol.StageRelease)
 	if err != nil {
 		return c.refuseHeld(ctx, tx, s, run, keyProblem(err).Error())
 	}
@@ -116,15 +116,15 @@ func (c *Coordinator) releaseDue(ctx context.Context, tx pgx.Tx, k store.RunKey)
 			return err
 		}
 	}
-	g, err := c.flowGate(ctx, s, store.NewRun{TenantID: run.TenantID, ID: run.ID}, keys, now)
+	st, _, err := loadFlowState(ctx, s, run.TenantID, keys)
 	if err != nil {
 		return err
 	}
-	p, err := c.passGate(ctx, tx, s, run, g)
-	if err != nil {
+	v, w := flowcontrol.Decide(st, flowcontrol.Start{Run: run.ID.String(), Keys: keys}, now)
+	if err := c.writeFlow(ctx, tx, s, run, v, w); err != nil {
 		return err
 	}
-	return c.afterGate(ctx, tx, s, run, p)
+	return c.afterGate(ctx, tx, s, run, v.Outcome)
 }
 
 // heldRun reads a held run and its hold; ok is false when it is not held

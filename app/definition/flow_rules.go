@@ -11,7 +11,7 @@ import (
 // (concurrency), how starts coalesce (debounce) and how fast they start
 // (throttle, rate_limit), and how many attempts of a task or http step
 // run at once across the tenant (a step's concurrency). The compiler
-// checks them; package flow evaluates them and workers enforces them in
+// checks them; package flowcontrol evaluates them and workers enforces them in
 // Postgres.
 
 // Bounds of flow control.

@@ -3,7 +3,7 @@ package engine
 import (
 	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/expr"
-	"github.com/ductor/ductor/app/flow"
+	"github.com/ductor/ductor/app/flowcontrol"
 )
 
 // flowKey evaluates a step's concurrency pool: its key and its limit,
@@ -18,7 +18,7 @@ func (d *decider) flowKey(c *definition.StepConcurrency, extra func(*expr.Vars))
 	if err != nil {
 		return "", 0, exprError("concurrency.key_expr", err)
 	}
-	key, err := flow.KeyText(v)
+	key, err := flowcontrol.KeyText(v)
 	if err != nil {
 		return "", 0, exprError("concurrency.key_expr", err)
 	}
@@ -29,7 +29,7 @@ func (d *decider) flowKey(c *definition.StepConcurrency, extra func(*expr.Vars))
 	if err != nil {
 		return "", 0, exprError("concurrency.limit", err)
 	}
-	limit, err := flow.LimitOf(v)
+	limit, err := flowcontrol.LimitOf(v)
 	if err != nil {
 		return "", 0, exprError("concurrency.limit", err)
 	}

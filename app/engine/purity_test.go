@@ -23,7 +23,7 @@ func TestCoreImportsStayPure(t *testing.T) {
 		"github.com/ductor/ductor/app/definition",
 		"github.com/ductor/ductor/app/expr",
 		"github.com/ductor/ductor/app/schedule",
-		"github.com/ductor/ductor/app/flow",
+		"github.com/ductor/ductor/app/flowcontrol",
 	} {
 		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
 		if err != nil {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/expr"
-	"github.com/ductor/ductor/app/flow"
+	"github.com/ductor/ductor/app/flowcontrol"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/views"
 )
@@ -37,7 +37,7 @@ func flowRules(ctx context.Context, s *store.Store, tenantID uuid.UUID, key stri
 	}
 	var out []views.FlowRule
 	for i, r := range m.Concurrency {
-		p := pools[flow.Pool(flow.KindConcurrency, key, r.KeyExpr)]
+		p := pools[flowcontrol.Pool(flowcontrol.KindConcurrency, key, r.KeyExpr)]
 		out = append(out, views.FlowRule{Rule: fmt.Sprintf("concurrency[%d]", i), Key: keyExprText(r.KeyExpr),
 			Limit: limitText(r.Limit, r.LimitExpr), Strategy: string(r.Strategy), Running: p.Running, Queued: p.Waiting, Keys: p.Keys})
 	}
@@ -124,7 +124,7 @@ func constantKey(src string) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	key, err := flow.KeyText(v)
+	key, err := flowcontrol.KeyText(v)
 	return key, err == nil
 }
 

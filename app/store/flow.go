@@ -194,20 +194,6 @@ type FlowDebounce struct {
 	RunStatus engine.RunStatus
 }
 
-// FlowDebounceOpen returns a key's open debounce; found is false when
-// there is none.
-func (s *Store) FlowDebounceOpen(ctx context.Context, tenantID uuid.UUID, k FlowKey) (FlowDebounce, bool, error) {
-	row, err := s.q.FlowDebounceOpen(ctx, queries.FlowDebounceOpenParams{TenantID: tenantID, Pool: k.Pool, Key: k.Key})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return FlowDebounce{}, false, nil
-	}
-	if err != nil {
-		return FlowDebounce{}, false, fmt.Errorf("open debounce: %w", err)
-	}
-	d := row.FlowDebounce
-	return FlowDebounce{RunID: d.RunID, MaxAt: d.MaxAt, Starts: int(d.Starts), RunStatus: engine.RunStatus(row.Status)}, true, nil
-}
-
 // FlowDebounceBegin opens a key's debounce for a run (replacing one whose
 // run went).
 func (s *Store) FlowDebounceBegin(ctx context.Context, tenantID uuid.UUID, k FlowKey, runID uuid.UUID, maxAt *time.Time) error {
@@ -252,15 +238,6 @@ func (s *Store) FlowDebounceClose(ctx context.Context, tenantID, runID uuid.UUID
 		return fmt.Errorf("close debounce: %w", err)
 	}
 	return nil
-}
-
-// FlowStartsLatest returns a key's latest counted starts, newest first.
-func (s *Store) FlowStartsLatest(ctx context.Context, tenantID uuid.UUID, k FlowKey, max int) ([]time.Time, error) {
-	at, err := s.q.FlowStartsLatest(ctx, queries.FlowStartsLatestParams{TenantID: tenantID, Pool: k.Pool, Key: k.Key, MaxRows: int32(max)})
-	if err != nil {
-		return nil, fmt.Errorf("latest starts: %w", err)
-	}
-	return at, nil
 }
 
 // FlowStartAdd counts a start of a key at at, for period.

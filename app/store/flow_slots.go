@@ -2,11 +2,9 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/ductor/ductor/queries"
 )
@@ -54,46 +52,6 @@ func (s *Store) FlowSlotsOf(ctx context.Context, tenantID, runID uuid.UUID) ([]F
 			Cancelling: r.Cancelling, DefinitionKey: r.DefinitionKey, Rule: int(r.Rule)}
 	}
 	return out, nil
-}
-
-// FlowKeyState is what a key's slots are among runs that have not ended.
-type FlowKeyState struct{ Held, Waiting int }
-
-// FlowKeyCount counts a key's held and waited-for slots of runs that
-// have not ended.
-func (s *Store) FlowKeyCount(ctx context.Context, tenantID uuid.UUID, k FlowKey) (FlowKeyState, error) {
-	row, err := s.q.FlowKeyCount(ctx, queries.FlowKeyCountParams{TenantID: tenantID, Pool: k.Pool, Key: k.Key})
-	if err != nil {
-		return FlowKeyState{}, fmt.Errorf("count slots: %w", err)
-	}
-	return FlowKeyState{Held: int(row.Held), Waiting: int(row.Waiting)}, nil
-}
-
-// FlowKeyOldest returns up to max of a key's oldest runs, holding or
-// waiting, that have not ended and that no one is cancelling.
-func (s *Store) FlowKeyOldest(ctx context.Context, tenantID uuid.UUID, k FlowKey, max int) ([]uuid.UUID, error) {
-	rows, err := s.q.FlowKeyOldest(ctx, queries.FlowKeyOldestParams{TenantID: tenantID, Pool: k.Pool, Key: k.Key, MaxRows: int32(max)})
-	if err != nil {
-		return nil, fmt.Errorf("oldest runs of key: %w", err)
-	}
-	out := make([]uuid.UUID, len(rows))
-	for i, r := range rows {
-		out[i] = r.RunID
-	}
-	return out, nil
-}
-
-// FlowKeyHead returns the first run waiting for a slot of a key; found
-// is false when none waits.
-func (s *Store) FlowKeyHead(ctx context.Context, tenantID uuid.UUID, k FlowKey) (uuid.UUID, bool, error) {
-	id, err := s.q.FlowKeyHead(ctx, queries.FlowKeyHeadParams{TenantID: tenantID, Pool: k.Pool, Key: k.Key})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return uuid.Nil, false, nil
-	}
-	if err != nil {
-		return uuid.Nil, false, fmt.Errorf("first waiting run: %w", err)
-	}
-	return id, true, nil
 }
 
 // FlowSlotsTake makes a waiting run's slots held.

@@ -1,4 +1,4 @@
-package flow
+package flowcontrol
 
 import (
 	"time"
@@ -45,50 +45,65 @@ type KeyState struct {
 	// holding a slot or waiting, oldest first (enough of them for
 	// cancel_in_progress).
 	Oldest []string
+	// Head is the first run waiting for a slot of the key ("": none),
+	// read for a waiting run's admission.
+	Head string
+}
+
+// Admits reports whether run, waiting for a slot of each of slots, takes
+// them now: at every key it is the first run waiting and a slot is free
+// by the limit it waits under. states are the keys' states, in order.
+func Admits(run string, slots []Slot, states []KeyState) bool {
+	for i, sl := range slots {
+		if states[i].Head != run || states[i].Held >= sl.Limit {
+			return false
+		}
+	}
+	return true
 }
 
 // Free reports whether a new run fits a key at once: a slot is free and
 // no earlier run waits for one (arrival order).
 func Free(st KeyState, limit int) bool { return st.Waiting == 0 && st.Held < limit }
 
-// Verdict is what a start does under its concurrency rules.
-type Verdict int
+// slotVerdict is what a start does under its concurrency rules.
+type slotVerdict int
 
 const (
-	// Start: every rule has a slot; the run starts now.
-	Start Verdict = iota
-	// Queue: the run waits (pending) for a slot of every rule.
-	Queue
-	// Refuse: a cancel_newest rule is full; the run is refused (or,
+	// slotsFree: every rule has a slot; the run starts now.
+	slotsFree slotVerdict = iota
+	// slotsQueue: the run waits (pending) for a slot of every rule.
+	slotsQueue
+	// slotsRefuse: a cancel_newest rule is full; the run is refused (or,
 	// started by a trigger, cancelled).
-	Refuse
+	slotsRefuse
 )
 
-// Plan is a start's verdict, the runs cancel_in_progress cancels for it,
-// and the rule that refused it.
-type Plan struct {
-	Verdict Verdict
-	Cancel  []string
-	Refused *Slot
+// slotPlan is a start's verdict under its slots, the runs
+// cancel_in_progress cancels for it, and the rule that refused it.
+type slotPlan struct {
+	verdict slotVerdict
+	cancel  []string
+	refused *Slot
 }
 
-// Decide plans a start under its slots, given each key's state.
-func Decide(slots []Slot, states []KeyState) Plan {
-	var p Plan
+// planSlots plans a start under its slots, given each key's state.
+func planSlots(slots []Slot, states []KeyState) slotPlan {
+	var p slotPlan
 	for i, s := range slots {
 		if Free(states[i], s.Limit) {
 			continue
 		}
 		switch s.Strategy {
 		case definition.StrategyCancelNewest:
-			return Plan{Verdict: Refuse, Refused: &slots[i]}
+			return slotPlan{verdict: slotsRefuse, refused: &slots[i]}
 		case definition.StrategyCancelInProgress:
-			p.Cancel = append(p.Cancel, Victims(states[i], s.Limit)...)
+			p.cancel = append(p.cancel, Victims(states[i], s.Limit)...)
 		}
-		p.Verdict = Queue
+		p.verdict = slotsQueue
 	}
-	if p.Verdict == Start {
-		p.Cancel = nil
+	if p.verdict == slotsFree {
+		p.cancel = nil
 	}
 	return p
 }

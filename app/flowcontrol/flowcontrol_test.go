@@ -1,4 +1,4 @@
-package flow
+package flowcontrol
 
 import (
 	"context"
@@ -93,7 +93,7 @@ func TestQuietAt(t *testing.T) {
 	}
 }
 
-func TestDecide(t *testing.T) {
+func TestPlanSlots(t *testing.T) {
 	t.Parallel()
 	queue := Slot{Rule: 0, Limit: 1, Strategy: definition.StrategyQueue}
 	newest := Slot{Rule: 1, Limit: 2, Strategy: definition.StrategyCancelNewest}
@@ -103,19 +103,38 @@ func TestDecide(t *testing.T) {
 		name   string
 		slots  []Slot
 		states []KeyState
-		want   Plan
+		want   slotPlan
 	}{
-		{"no rule", nil, nil, Plan{Verdict: Start}},
-		{"every key free", []Slot{queue, inProgress}, []KeyState{free, free}, Plan{Verdict: Start}},
-		{"a slot free but a run waits for it", []Slot{queue}, []KeyState{{Waiting: 1}}, Plan{Verdict: Queue}},
-		{"queue when full", []Slot{queue}, []KeyState{full}, Plan{Verdict: Queue}},
-		{"cancel_newest wins", []Slot{queue, newest}, []KeyState{full, {Held: 2}}, Plan{Verdict: Refuse, Refused: &newest}},
+		{"no rule", nil, nil, slotPlan{verdict: slotsFree}},
+		{"every key free", []Slot{queue, inProgress}, []KeyState{free, free}, slotPlan{verdict: slotsFree}},
+		{"a slot free but a run waits for it", []Slot{queue}, []KeyState{{Waiting: 1}}, slotPlan{verdict: slotsQueue}},
+		{"queue when full", []Slot{queue}, []KeyState{full}, slotPlan{verdict: slotsQueue}},
+		{"cancel_newest wins", []Slot{queue, newest}, []KeyState{full, {Held: 2}}, slotPlan{verdict: slotsRefuse, refused: &newest}},
 		{"cancel_in_progress cancels the oldest", []Slot{inProgress}, []KeyState{{Held: 1, Waiting: 1, Oldest: []string{"a", "b"}}},
-			Plan{Verdict: Queue, Cancel: []string{"a", "b"}}},
-		{"already cancelling", []Slot{inProgress}, []KeyState{{Held: 1}}, Plan{Verdict: Queue}},
+			slotPlan{verdict: slotsQueue, cancel: []string{"a", "b"}}},
+		{"already cancelling", []Slot{inProgress}, []KeyState{{Held: 1}}, slotPlan{verdict: slotsQueue}},
 	} {
-		if got := Decide(tt.slots, tt.states); !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("%s: Decide = %+v, want %+v", tt.name, got, tt.want)
+		if got := planSlots(tt.slots, tt.states); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s: planSlots = %+v, want %+v", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestAdmits(t *testing.T) {
+	t.Parallel()
+	slots := []Slot{{Rule: 0, Limit: 1}, {Rule: 1, Limit: 2}}
+	for _, tt := range []struct {
+		name   string
+		states []KeyState
+		want   bool
+	}{
+		{"first at every key, a slot free at each", []KeyState{{Head: "r"}, {Held: 1, Head: "r"}}, true},
+		{"another run waits first at a key", []KeyState{{Head: "r"}, {Held: 1, Head: "q"}}, false},
+		{"a key full by the run's limit", []KeyState{{Head: "r"}, {Held: 2, Head: "r"}}, false},
+		{"no run waits at a key", []KeyState{{Head: "r"}, {}}, false},
+	} {
+		if got := Admits("r", slots, tt.states); got != tt.want {
+			t.Errorf("%s: Admits = %v, want %v", tt.name, got, tt.want)
 		}
 	}
 }
@@ -170,4 +189,23 @@ func (e cacheEval) Eval(ctx context.Context, src string, kind expr.Kind, vars ex
 		return nil, err
 	}
 	return p.Eval(ctx, vars)
+}
+
+func TestAdmitAttempts(t *testing.T) {
+	t.Parallel()
+	offered := []Attempt{{Limit: 2, Waited: true}, {Limit: 2}, {Limit: 3}}
+	if got := AdmitAttempts(1, false, offered); !reflect.DeepEqual(got, []bool{true, false, true}) {
+		t.Errorf("no waiters, one in flight: %v", got)
+	}
+	if got := AdmitAttempts(0, true, offered); !reflect.DeepEqual(got, []bool{true, false, false}) {
+		t.Errorf("waiters: only one that waited starts: %v", got)
+	}
+}
+
+func TestWake(t *testing.T) {
+	t.Parallel()
+	waiters := []Waiter{{Limit: 3, Woken: true}, {Limit: 3}, {Limit: 2}, {Limit: 4}}
+	if got := Wake(1, waiters); !reflect.DeepEqual(got, []bool{false, true, false, true}) {
+		t.Errorf("Wake = %v (the woken one counts; a waiter fits by its own limit)", got)
+	}
 }
