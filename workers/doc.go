@@ -1,6 +1,7 @@
 // Package workers runs Ductor's background work as River jobs on Postgres,
 // and is the shell around the pure engine: it loads a run, calls
-// engine.Decide, and persists the decision in one transaction.
+// engine.Decide, and persists the decision in one transaction (a tick
+// job decides before that transaction begins; see "Read, decide, write").
 //
 // # Ticks and steps
 //
@@ -9,11 +10,15 @@
 // performs the commands (step jobs, timers, child and successor runs…),
 // writes nodes, attempts and history, marks the inputs consumed and
 // updates the run guarded by its record_version; a tick whose guard fails
-// rolls everything back and decides again (counted in a metric). Every
-// tick holds its run's row lock (FOR NO KEY UPDATE, which still lets
-// other transactions insert inputs and attempts for the run) from before
-// it reads until it commits, so two ticks of one run never decide on the
-// same state; the guard catches any writer that did not lock.
+// rolls everything back and decides again (counted in a metric). A group
+// or inline tick holds its run's row lock (FOR NO KEY UPDATE, which still
+// lets other transactions insert inputs and attempts for the run) from
+// before it reads until it commits, so two ticks of one run never decide
+// on the same state. A tick job reads and decides with no transaction
+// open, so that no expression of a definition is evaluated while a
+// transaction is held, and then locks the run and persists only if its
+// record_version is still the one it decided on; the guard catches any
+// writer that did not lock.
 //
 // Ticks work in groups: one statement locks a set of runs and the next,
 // sent in the same round trip, reads what their ticks need (the run, its
@@ -37,7 +42,8 @@
 // the attempt leased and unfinished, and the sweep retries it when the
 // lease runs out, as it does for a worker that died. Tick jobs coalesce through the run's tick_requested
 // flag: only the wake that sets it enqueues a tick, and the tick clears
-// it before reading, so a wake during a tick causes exactly one more.
+// it before reading, so a wake during a tick causes exactly one more (and
+// an input delivered after the tick's read stays pending for it).
 // Triggers tick their new run inline the same way.
 //
 // Retries wait out their backoff in run_dispatch; Sweep (a 100 ms loop in
@@ -215,7 +221,8 @@
 //
 // Every path that reads state, decides on it and writes must decide on
 // what it read after it holds the lock that orders its writers, in a
-// statement that started after the lock was granted: under READ
+// statement that started after the lock was granted, or check under that
+// lock that what it read has not changed (tick jobs, below): under READ
 // COMMITTED, a statement that locks a row returns the row's newest
 // version when another transaction committed it after the statement's
 // snapshot (EvalPlanQual), while everything else the statement reads
@@ -232,9 +239,25 @@
 //     finds it; it also turns off runCache, as the old load had none). A
 //     run's state and nodes taken from runCache are those of the record
 //     version RunTickRead read after the lock.
-//   - Tick jobs (Coordinator.Tick): RunLock waits for the lock, then the
-//     same load reads in later statements. Scatter children and buffered
-//     signals are read after the lock too (loadState, loadNeeds).
+//   - Tick jobs (Coordinator.Tick, tickOnce) read before they lock, with
+//     no transaction open: the run, its step nodes and its inputs in one
+//     statement (store.RunTickPeek, the same read unlocked), scatter
+//     children and buffered signals in later ones (loadState, loadNeeds).
+//     The engine decides; then the write transaction locks the run
+//     (RunLockVersion, waiting) and gives up with store.ErrConflict,
+//     writing nothing, unless the record_version is still the one read.
+//     Every write of a run's state, step nodes or scatter children and
+//     every consumption of its inputs moves the version, so an unmoved
+//     version means that every statement of the read saw what is there
+//     under the lock. Inputs are the exception: delivering one does not
+//     move the version, and one delivered after the read stays pending for
+//     the next tick (its wake set the flag the tick cleared), unless the
+//     tick ends the run, which drains nothing more: then an input the read
+//     did not see (store.RunInputsArrived) makes it decide again, as a
+//     signal whose sender locked the run and found it live must reach it
+//     or its successor. A tick job that keeps losing hands over to a fresh
+//     one after maxTickConflicts. FaultBeforeDecide, the checker's pause,
+//     now falls between the read and the lock.
 //   - Trigger ticks (tickNew) decide on the row their own transaction
 //     inserted, which no one else can see yet.
 //   - Writes are guarded as well: the run update by record_version, the

@@ -62,7 +62,7 @@ func (c *Coordinator) tickFree(ctx context.Context, tx pgx.Tx, keys []store.RunK
 	if !c.InlineTicks {
 		return keys, nil
 	}
-	loads, err := c.load(ctx, store.New(tx), keys)
+	loads, err := c.load(ctx, store.New(tx), keys, true)
 	if err != nil {
 		return nil, err
 	}
