@@ -1,7 +1,8 @@
 // Package workers runs Ductor's background work as River jobs on Postgres,
 // and is the shell around the pure engine: it loads a run, calls
-// engine.Decide, and persists the decision in one transaction (a tick
-// job decides before that transaction begins; see "Read, decide, write").
+// engine.Decide, and persists the decision in one transaction (tick jobs
+// and the result group decide before that transaction begins; see "Read,
+// decide, write").
 //
 // # Ticks and steps
 //
@@ -10,29 +11,31 @@
 // performs the commands (step jobs, timers, child and successor runs…),
 // writes nodes, attempts and history, marks the inputs consumed and
 // updates the run guarded by its record_version; a tick whose guard fails
-// rolls everything back and decides again (counted in a metric). A group
-// or inline tick holds its run's row lock (FOR NO KEY UPDATE, which still
-// lets other transactions insert inputs and attempts for the run) from
-// before it reads until it commits, so two ticks of one run never decide
-// on the same state. A tick job reads and decides with no transaction
+// rolls everything back and decides again (counted in a metric). Tick
+// jobs and the result group's ticks read and decide with no transaction
 // open, so that no expression of a definition is evaluated while a
-// transaction is held, and then locks the run and persists only if its
-// record_version is still the one it decided on; the guard catches any
-// writer that did not lock.
+// transaction is held, and then lock the run (FOR NO KEY UPDATE, which
+// still lets other transactions insert inputs and attempts for the run)
+// and persist only if its record_version is still the one they decided
+// on. An inline tick inside another transaction (tickInline) and a
+// start's tick (tickNew) still hold the lock from before they read until
+// they commit. The guard catches any writer that did not lock.
 //
-// Ticks work in groups: one statement locks a set of runs and the next,
-// sent in the same round trip, reads what their ticks need (the run, its
-// step nodes, its pending inputs, the database's clock); the engine
-// decides each, and the writes of all of them go as one statement per
-// kind of row, sent in one round trip. The read must be a statement of its
-// own (see "Read, decide, write" below). A
+// Ticks work in groups: one statement reads what a set of runs' ticks
+// need (the run, its step nodes, its pending inputs, the database's
+// clock); the engine decides each; then one statement locks those it can
+// lock without waiting, and the writes of those still at the version read
+// go as one statement per kind of row, sent in one round trip (see "Read,
+// decide, write" below). A
 // step worker (StepWorker) takes its attempt through attemptStarts, which
 // groups the starts of concurrent workers into one statement, executes it,
 // and hands the result to resultGroup, which takes every result handed
-// over meanwhile and ticks their runs together: the runs it can lock
-// without waiting and that have no tick job coming (tickFree), with the
-// results passed straight to the engine. The results of the other runs
-// (busy, or hot: a fan-out's children finishing) are stored as inputs,
+// over meanwhile and ticks their runs together: the runs that have no
+// tick job coming (decideFree), with the results passed straight to the
+// engine, persisted if it can lock them without waiting and they are
+// still as read (lockDecided). The results of the other runs (busy,
+// changed meanwhile, or hot: a fan-out's children finishing) are stored
+// as inputs,
 // with one statement per run, and the run's tick job (TickWorker,
 // Coordinator.Tick) drains them in batches. The worker does not wait for
 // its group to commit, so its River slot is free for the next job at once.
@@ -232,13 +235,19 @@
 // several processes under a nemesis that pauses ticks between snapshot and
 // lock and between reading and writing):
 //
-//   - Group and inline ticks (tickFree): RunTickLock locks, RunTickRead
-//     reads in the next statement. Once the same statement, the lost
-//     update behind scatters stuck with every child done
-//     (store.SameStatementTickLoad restores it for the checker, which
-//     finds it; it also turns off runCache, as the old load had none). A
-//     run's state and nodes taken from runCache are those of the record
-//     version RunTickRead read after the lock.
+//   - Inline ticks inside another transaction (tickFree): RunTickLock
+//     locks, RunTickRead reads in the next statement. Once the same
+//     statement, the lost update behind scatters stuck with every child
+//     done (store.SameStatementTickLoad restores it for the checker, which
+//     finds it; it also turns off runCache, as the old load had none, and
+//     puts the result group back on this path). A run's state and nodes
+//     taken from runCache are those of the record version RunTickRead
+//     read.
+//   - Result group ticks (decideFree, lockDecided) read as tick jobs do
+//     (below), decide, then lock their runs without waiting
+//     (store.RunTickLockFree) and persist those still at the version read
+//     and with no tick job on its way since, with the same check of a run
+//     that ends; the others' results are stored for their tick jobs.
 //   - Tick jobs (Coordinator.Tick, tickOnce) read before they lock, with
 //     no transaction open: the run, its step nodes and its inputs in one
 //     statement (store.RunTickPeek, the same read unlocked), scatter

@@ -8,39 +8,45 @@ import (
 	"github.com/ductor/ductor/workers"
 )
 
-// A tick job decides with no transaction open: while the engine
-// evaluates a run's expressions, no connection sits idle in a
-// transaction that has read the run (and holds its lock). The check runs
-// in the fault hook just before the engine decides.
-func TestTickJobDecidesOutsideATransaction(t *testing.T) {
+// A tick decides with no transaction open, whether it is a tick job or
+// the result group's tick of the runs it finds free: while the engine
+// evaluates a run's expressions, no connection sits idle in a transaction
+// that has read the run (and holds its lock). The check runs in the fault
+// hook just before the engine decides.
+func TestTickDecidesOutsideATransaction(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	b.coord.InlineTicks = false // every result is ticked by the run's tick job
-	var looks, idle atomic.Int32
-	b.coord.Fault = func(point string) error {
-		if point != workers.FaultBeforeDecide {
-			return nil
-		}
-		var n int32
-		err := b.pool.QueryRow(b.ctx, `SELECT count(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND state = 'idle in transaction'
-			  AND position('RunTickRead' IN query) > 0`).Scan(&n)
-		if err != nil {
-			return err
-		}
-		looks.Add(1)
-		idle.Add(n)
-		return nil
-	}
-	b.publish(t, chain("decides-outside", noop("a"), noop("b"), noop("c")))
-	id := b.start(t, "decides-outside", nil)
-	if run := b.waitTerminal(t, id); run.Status != engine.RunSucceeded {
-		t.Fatalf("run: %s", run.Status)
-	}
-	if looks.Load() < 3 {
-		t.Fatalf("%d decisions looked at, want one for each step's result at least", looks.Load())
-	}
-	if n := idle.Load(); n > 0 {
-		t.Errorf("a connection was idle in a transaction that had read the run in %d of %d decisions", n, looks.Load())
+	for _, path := range []string{"job", "group"} {
+		t.Run(path, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			b.coord.InlineTicks = path == "group" // without, every result is ticked by the run's tick job
+			var looks, idle atomic.Int32
+			b.coord.Fault = func(point string) error {
+				if point != workers.FaultBeforeDecide {
+					return nil
+				}
+				var n int32
+				err := b.pool.QueryRow(b.ctx, `SELECT count(*) FROM pg_stat_activity
+					WHERE datname = current_database() AND state = 'idle in transaction'
+					  AND position('RunTickRead' IN query) > 0`).Scan(&n)
+				if err != nil {
+					return err
+				}
+				looks.Add(1)
+				idle.Add(n)
+				return nil
+			}
+			b.publish(t, chain("decides-outside", noop("a"), noop("b"), noop("c")))
+			id := b.start(t, "decides-outside", nil)
+			if run := b.waitTerminal(t, id); run.Status != engine.RunSucceeded {
+				t.Fatalf("run: %s", run.Status)
+			}
+			if looks.Load() < 3 {
+				t.Fatalf("%d decisions looked at, want one for each step's result at least", looks.Load())
+			}
+			if n := idle.Load(); n > 0 {
+				t.Errorf("a connection was idle in a transaction that had read the run in %d of %d decisions", n, looks.Load())
+			}
+		})
 	}
 }

@@ -564,3 +564,44 @@ func (s *Store) RunInputsArrived(ctx context.Context, tenantID, runID uuid.UUID,
 
 const runInputsArrived = `SELECT EXISTS (SELECT 1 FROM run_input
     WHERE tenant_id = $1 AND run_id = $2 AND consumed_at IS NULL AND id <> ALL($3::bigint[]) AND id > $4)`
+
+// RunLocked is a run's row as a tick that read it unlocked finds it once
+// it holds the lock (RunTickLockFree).
+type RunLocked struct {
+	RecordVersion int64
+	TickRequested bool
+}
+
+// RunTickLockFree locks the runs of keys that no other transaction holds,
+// without waiting, and returns their record versions and wake flags; the
+// runs it could not lock are missing. A group tick that read and decided
+// its runs unlocked (RunTickPeek) persists those still at the version it
+// read.
+func (s *Store) RunTickLockFree(ctx context.Context, keys []RunKey) (map[RunKey]RunLocked, error) {
+	tenants, ids, asked := splitKeys(keys)
+	rows, err := s.db.Query(ctx, runTickLockFree, tenants, ids)
+	if err != nil {
+		return nil, fmt.Errorf("lock runs: %w", err)
+	}
+	defer rows.Close()
+	out := make(map[RunKey]RunLocked, len(keys))
+	for rows.Next() {
+		var k RunKey
+		var l RunLocked
+		if err := rows.Scan(&k.TenantID, &k.ID, &l.RecordVersion, &l.TickRequested); err != nil {
+			return nil, fmt.Errorf("lock runs: %w", err)
+		}
+		if asked[k] {
+			out[k] = l
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("lock runs: %w", err)
+	}
+	return out, nil
+}
+
+const runTickLockFree = `SELECT r.tenant_id, r.id, r.record_version, r.tick_requested FROM run r
+WHERE r.tenant_id = ANY($1::uuid[]) AND r.id = ANY($2::uuid[])
+ORDER BY r.tenant_id, r.id
+FOR NO KEY UPDATE OF r SKIP LOCKED`
