@@ -4,6 +4,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/google/uuid"
+
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/workers"
 )
@@ -48,5 +50,51 @@ func TestTickDecidesOutsideATransaction(t *testing.T) {
 				t.Errorf("a connection was idle in a transaction that had read the run in %d of %d decisions", n, looks.Load())
 			}
 		})
+	}
+}
+
+// A tick job reads its run before it locks it, so a signal can reach the
+// run between the read and the lock. When the tick ends the run (here by
+// continuing it as new), it decides again on that signal rather than
+// leave it on a run that drains nothing more: the signal, buffered since
+// no step waits for it yet, moves to the successor and completes it.
+func TestSignalDuringAnEndingTickReachesTheSuccessor(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.coord.InlineTicks = false // the switch is decided by the run's tick job
+	b.publishYAML(t, `
+key: listens-twice
+steps:
+  - {ref: first, type: signal, with: {name: first}}
+  - {ref: second, type: signal, with: {name: go}}
+edges: [{from: first, to: second}]
+`)
+	id := b.start(t, "listens-twice", nil)
+	b.poll(t, func() bool { r, _ := b.store.RunGet(b.ctx, b.tenant.ID, id); return r.Status == engine.RunWaiting })
+	var sent atomic.Bool
+	signalled := make(chan error, 1)
+	b.coord.Fault = func(point string) error {
+		if point == workers.FaultBeforeDecide && sent.CompareAndSwap(false, true) {
+			_, err := b.coord.Signal(b.ctx, b.tenant.ID, id, engine.Signal{RequestID: "s-go", Name: "go"})
+			signalled <- err
+		}
+		return nil
+	}
+	succ, err := b.coord.ContinueAsNew(b.ctx, b.tenant.ID, id, "can", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if old := b.waitTerminal(t, id); old.Reason != string(engine.ReasonContinuedAsNew) {
+		t.Fatalf("run: %s %s, want continued as new", old.Status, old.Reason)
+	}
+	if err := <-signalled; err != nil {
+		t.Fatalf("signal sent while the switch was decided: %v", err)
+	}
+	next := uuid.MustParse(succ)
+	if _, err := b.coord.Signal(b.ctx, b.tenant.ID, next, engine.Signal{RequestID: "s-first", Name: "first"}); err != nil {
+		t.Fatal(err)
+	}
+	if run := b.waitTerminal(t, next); run.Status != engine.RunSucceeded {
+		t.Fatalf("successor %s", run.Status)
 	}
 }
