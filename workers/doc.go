@@ -1,6 +1,8 @@
 // Package workers runs Ductor's background work as River jobs on Postgres,
 // and is the shell around the pure engine: it loads a run, calls
-// engine.Decide, and persists the decision in one transaction.
+// engine.Decide, and persists the decision in one transaction (tick jobs
+// and the result group decide before that transaction begins; see "Read,
+// decide, write").
 //
 // # Ticks and steps
 //
@@ -9,25 +11,31 @@
 // performs the commands (step jobs, timers, child and successor runs…),
 // writes nodes, attempts and history, marks the inputs consumed and
 // updates the run guarded by its record_version; a tick whose guard fails
-// rolls everything back and decides again (counted in a metric). Every
-// tick holds its run's row lock (FOR NO KEY UPDATE, which still lets
-// other transactions insert inputs and attempts for the run) from before
-// it reads until it commits, so two ticks of one run never decide on the
-// same state; the guard catches any writer that did not lock.
+// rolls everything back and decides again (counted in a metric). Tick
+// jobs and the result group's ticks read and decide with no transaction
+// open, so that no expression of a definition is evaluated while a
+// transaction is held, and then lock the run (FOR NO KEY UPDATE, which
+// still lets other transactions insert inputs and attempts for the run)
+// and persist only if its record_version is still the one they decided
+// on. An inline tick inside another transaction (tickInline) and a
+// start's tick (tickNew) still hold the lock from before they read until
+// they commit. The guard catches any writer that did not lock.
 //
-// Ticks work in groups: one statement locks a set of runs and the next,
-// sent in the same round trip, reads what their ticks need (the run, its
-// step nodes, its pending inputs, the database's clock); the engine
-// decides each, and the writes of all of them go as one statement per
-// kind of row, sent in one round trip. The read must be a statement of its
-// own (see "Read, decide, write" below). A
+// Ticks work in groups: one statement reads what a set of runs' ticks
+// need (the run, its step nodes, its pending inputs, the database's
+// clock); the engine decides each; then one statement locks those it can
+// lock without waiting, and the writes of those still at the version read
+// go as one statement per kind of row, sent in one round trip (see "Read,
+// decide, write" below). A
 // step worker (StepWorker) takes its attempt through attemptStarts, which
 // groups the starts of concurrent workers into one statement, executes it,
 // and hands the result to resultGroup, which takes every result handed
-// over meanwhile and ticks their runs together: the runs it can lock
-// without waiting and that have no tick job coming (tickFree), with the
-// results passed straight to the engine. The results of the other runs
-// (busy, or hot: a fan-out's children finishing) are stored as inputs,
+// over meanwhile and ticks their runs together: the runs that have no
+// tick job coming (decideFree), with the results passed straight to the
+// engine, persisted if it can lock them without waiting and they are
+// still as read (lockDecided). The results of the other runs (busy,
+// changed meanwhile, or hot: a fan-out's children finishing) are stored
+// as inputs,
 // with one statement per run, and the run's tick job (TickWorker,
 // Coordinator.Tick) drains them in batches. The worker does not wait for
 // its group to commit, so its River slot is free for the next job at once.
@@ -37,7 +45,8 @@
 // the attempt leased and unfinished, and the sweep retries it when the
 // lease runs out, as it does for a worker that died. Tick jobs coalesce through the run's tick_requested
 // flag: only the wake that sets it enqueues a tick, and the tick clears
-// it before reading, so a wake during a tick causes exactly one more.
+// it before reading, so a wake during a tick causes exactly one more (and
+// an input delivered after the tick's read stays pending for it).
 // Triggers tick their new run inline the same way.
 //
 // Retries wait out their backoff in run_dispatch; Sweep (a 100 ms loop in
@@ -215,7 +224,8 @@
 //
 // Every path that reads state, decides on it and writes must decide on
 // what it read after it holds the lock that orders its writers, in a
-// statement that started after the lock was granted: under READ
+// statement that started after the lock was granted, or check under that
+// lock that what it read has not changed (tick jobs, below): under READ
 // COMMITTED, a statement that locks a row returns the row's newest
 // version when another transaction committed it after the statement's
 // snapshot (EvalPlanQual), while everything else the statement reads
@@ -225,16 +235,38 @@
 // several processes under a nemesis that pauses ticks between snapshot and
 // lock and between reading and writing):
 //
-//   - Group and inline ticks (tickFree): RunTickLock locks, RunTickRead
-//     reads in the next statement. Once the same statement, the lost
-//     update behind scatters stuck with every child done
-//     (store.SameStatementTickLoad restores it for the checker, which
-//     finds it; it also turns off runCache, as the old load had none). A
-//     run's state and nodes taken from runCache are those of the record
-//     version RunTickRead read after the lock.
-//   - Tick jobs (Coordinator.Tick): RunLock waits for the lock, then the
-//     same load reads in later statements. Scatter children and buffered
-//     signals are read after the lock too (loadState, loadNeeds).
+//   - Inline ticks inside another transaction (tickFree): RunTickLock
+//     locks, RunTickRead reads in the next statement. Once the same
+//     statement, the lost update behind scatters stuck with every child
+//     done (store.SameStatementTickLoad restores it for the checker, which
+//     finds it; it also turns off runCache, as the old load had none, and
+//     puts the result group back on this path). A run's state and nodes
+//     taken from runCache are those of the record version RunTickRead
+//     read.
+//   - Result group ticks (decideFree, lockDecided) read as tick jobs do
+//     (below), decide, then lock their runs without waiting
+//     (store.RunTickLockFree) and persist those still at the version read
+//     and with no tick job on its way since, with the same check of a run
+//     that ends; the others' results are stored for their tick jobs.
+//   - Tick jobs (Coordinator.Tick, tickOnce) read before they lock, with
+//     no transaction open: the run, its step nodes and its inputs in one
+//     statement (store.RunTickPeek, the same read unlocked), scatter
+//     children and buffered signals in later ones (loadState, loadNeeds).
+//     The engine decides; then the write transaction locks the run
+//     (RunLockVersion, waiting) and gives up with store.ErrConflict,
+//     writing nothing, unless the record_version is still the one read.
+//     Every write of a run's state, step nodes or scatter children and
+//     every consumption of its inputs moves the version, so an unmoved
+//     version means that every statement of the read saw what is there
+//     under the lock. Inputs are the exception: delivering one does not
+//     move the version, and one delivered after the read stays pending for
+//     the next tick (its wake set the flag the tick cleared), unless the
+//     tick ends the run, which drains nothing more: then an input the read
+//     did not see (store.RunInputsArrived) makes it decide again, as a
+//     signal whose sender locked the run and found it live must reach it
+//     or its successor. A tick job that keeps losing hands over to a fresh
+//     one after maxTickConflicts. FaultBeforeDecide, the checker's pause,
+//     now falls between the read and the lock.
 //   - Trigger ticks (tickNew) decide on the row their own transaction
 //     inserted, which no one else can see yet.
 //   - Writes are guarded as well: the run update by record_version, the

@@ -62,7 +62,7 @@ func (c *Coordinator) tickFree(ctx context.Context, tx pgx.Tx, keys []store.RunK
 	if !c.InlineTicks {
 		return keys, nil
 	}
-	loads, err := c.load(ctx, store.New(tx), keys)
+	loads, err := c.load(ctx, store.New(tx), keys, true)
 	if err != nil {
 		return nil, err
 	}
@@ -96,6 +96,93 @@ func (c *Coordinator) tickFree(ctx context.Context, tx pgx.Tx, keys []store.RunK
 		left = append(left, t.key)
 	}
 	return left, nil
+}
+
+// decideFree reads the runs of keys and decides those that have no tick
+// job on its way with their inputs handed straight to the engine, all
+// with no transaction open (store.RunTickPeek), within InlineBudget. It
+// returns the ticks it decided, to persist under their locks
+// (lockDecided), and the runs it left alone: missing, awaited by a tick
+// job, or failing to decide; their inputs are the caller's to store. The
+// engine runs on the caller's goroutine (the result group's, not a River
+// worker's): a panic becomes its error instead of taking the process
+// down.
+func (c *Coordinator) decideFree(ctx context.Context, keys []store.RunKey, inputs map[store.RunKey][]engine.Input) (decided []*runTick, left []store.RunKey, err error) {
+	if !c.InlineTicks {
+		return nil, keys, nil
+	}
+	defer recoverAs(&err)
+	s := store.New(c.pool)
+	loads, err := c.load(ctx, s, keys, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	var ticks []*runTick
+	for _, k := range keys {
+		l, ok := loads[k]
+		if !ok || l.TickRequested {
+			left = append(left, k)
+			continue
+		}
+		t := &runTick{key: k, load: l}
+		for _, in := range inputs[k] {
+			in, err := store.NormalizeInput(in)
+			if err != nil {
+				return nil, nil, err
+			}
+			t.inputs = append(t.inputs, in)
+		}
+		ticks = append(ticks, t)
+	}
+	decided, failed, err := c.decideRuns(ctx, s, nil, ticks, c.InlineBudget)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, t := range failed {
+		c.logHandOver(ctx, t)
+		left = append(left, t.key)
+	}
+	return decided, left, nil
+}
+
+// lockDecided locks, in tx and without waiting, the runs of ticks that
+// decideFree decided, and keeps those still as it read them: at the
+// record version read, with no tick job on its way since, and, for a tick
+// that ends its run, with no input delivered since the read (see
+// tickOnce). It returns the others' keys as lost: busy, or changed; their
+// inputs are the caller's to store for their tick jobs.
+func (c *Coordinator) lockDecided(ctx context.Context, tx pgx.Tx, ticks []*runTick) (kept []*runTick, lost []store.RunKey, err error) {
+	if len(ticks) == 0 {
+		return nil, nil, nil
+	}
+	keys := make([]store.RunKey, len(ticks))
+	for i, t := range ticks {
+		keys[i] = t.key
+	}
+	s := store.New(tx)
+	locked, err := s.RunTickLockFree(ctx, keys)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, t := range ticks {
+		l, ok := locked[t.key]
+		if !ok || l.RecordVersion != t.load.Run.RecordVersion || l.TickRequested {
+			lost = append(lost, t.key)
+			continue
+		}
+		if t.state.Run.Status.Terminal() && !t.load.Run.Status.Terminal() {
+			arrived, err := s.RunInputsArrived(ctx, t.key.TenantID, t.key.ID, t.pending.IDs, t.pending.More)
+			if err != nil {
+				return nil, nil, err
+			}
+			if arrived {
+				lost = append(lost, t.key)
+				continue
+			}
+		}
+		kept = append(kept, t)
+	}
+	return kept, lost, nil
 }
 
 // logHandOver logs an inline tick handed over to its tick job; one that

@@ -15,9 +15,11 @@ import (
 )
 
 // resultGroup records step results in groups (see grouper): a flusher
-// takes every result that is ready and, in one transaction, ticks together
-// the runs it can lock without waiting (one statement per kind of row for
-// all of them) and stores the other results for their runs' tick jobs.
+// takes every result that is ready, decides their runs together with no
+// transaction open, and then, in one transaction, persists those it can
+// lock without waiting and that are still as read (one statement per kind
+// of row for all of them) and stores the other results for their runs'
+// tick jobs.
 //
 // A step worker hands its result over and returns without waiting for the
 // group to commit, so its River slot is free for the next job at once:
@@ -158,28 +160,82 @@ func (g *resultGroup) write(ctx context.Context, group []*resultRequest) {
 }
 
 // tickGroup ticks the group's free runs with their results and stores
-// the others', in one transaction.
+// the others'. It reads and decides the runs with no transaction open
+// (decideFree), so that no expression is evaluated while one is held,
+// then, in one transaction, locks the runs it decided and persists those
+// still as it read them (lockDecided); the results of the others are
+// stored for their tick jobs in the same transaction. Under
+// store.SameStatementTickLoad (the concurrency checker's old load) it
+// locks, reads and decides inside the transaction, as it once did.
 func (g *resultGroup) tickGroup(ctx context.Context, group []*resultRequest) error {
 	c := g.c
 	ctx = asBulk(ctx)
 	c.gate.yield(ctx, true)
 	ctx, done := collectPersisted(ctx)
 	ctx, tally := withFlowTally(ctx)
-	err := store.WithTx(ctx, c.pool, func(tx pgx.Tx) (err error) {
+	var keys []store.RunKey
+	inputs := map[store.RunKey][]engine.Input{}
+	for _, r := range group {
+		if _, seen := inputs[r.key]; !seen {
+			keys = append(keys, r.key)
+		}
+		inputs[r.key] = append(inputs[r.key], r.result)
+	}
+	var err error
+	if store.New(c.pool).With(c.TickLoadOptions...).LocksAsItReads() {
+		err = g.tickGroupLocked(ctx, keys, inputs)
+	} else {
+		err = g.tickGroupDecided(ctx, keys, inputs)
+	}
+	if err == nil {
+		c.runs.committed(done.ticks)
+		c.flowMetrics.count(tally)
+	}
+	return err
+}
+
+func (g *resultGroup) tickGroupDecided(ctx context.Context, keys []store.RunKey, inputs map[store.RunKey][]engine.Input) (err error) {
+	c := g.c
+	defer c.observeTick("inline", time.Now())
+	begun := time.Now()
+	ticks, left, err := c.decideFree(ctx, keys, inputs)
+	if err != nil {
+		return err
+	}
+	var kept []*runTick
+	defer func() { c.observeTicks(ctx, kept, begun, &err) }()
+	return store.WithTx(ctx, c.pool, func(tx pgx.Tx) (err error) {
+		defer recoverAs(&err)
+		if err := c.faultTx(ctx, tx, FaultResultWrite); err != nil {
+			return err
+		}
+		k, lost, err := c.lockDecided(ctx, tx, ticks)
+		if err != nil {
+			return err
+		}
+		if err := c.persist(ctx, tx, k); err != nil {
+			return err
+		}
+		for _, k := range append(lost, left...) {
+			if err := c.DeliverMany(ctx, tx, k.TenantID, k.ID, inputs[k]); err != nil {
+				return err
+			}
+		}
+		kept = k
+		return nil
+	})
+}
+
+// tickGroupLocked is tickGroup with the engine inside the transaction.
+func (g *resultGroup) tickGroupLocked(ctx context.Context, keys []store.RunKey, inputs map[store.RunKey][]engine.Input) error {
+	c := g.c
+	return store.WithTx(ctx, c.pool, func(tx pgx.Tx) (err error) {
 		// The engine runs here, on the group's goroutine rather than a
 		// River worker's: a panic becomes this group's error instead of
 		// taking the process down.
 		defer recoverAs(&err)
 		if err := c.faultTx(ctx, tx, FaultResultWrite); err != nil {
 			return err
-		}
-		var keys []store.RunKey
-		inputs := map[store.RunKey][]engine.Input{}
-		for _, r := range group {
-			if _, seen := inputs[r.key]; !seen {
-				keys = append(keys, r.key)
-			}
-			inputs[r.key] = append(inputs[r.key], r.result)
 		}
 		left, err := c.tickFree(ctx, tx, keys, inputs)
 		if err != nil {
@@ -192,11 +248,6 @@ func (g *resultGroup) tickGroup(ctx context.Context, group []*resultRequest) err
 		}
 		return nil
 	})
-	if err == nil {
-		c.runs.committed(done.ticks)
-		c.flowMetrics.count(tally)
-	}
-	return err
 }
 
 // retryLater offers a result that could not be stored (the database was

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
+	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/store"
@@ -51,11 +52,13 @@ func tickRetryDelay(attempt int) time.Duration {
 	return min(d, 30*time.Second)
 }
 
-// Tick clears the run's wake flag, then locks the run (waiting for an
-// inline tick that holds it), decides and persists; the final write still
-// checks record_version, and a tick that loses that race decides again. A
-// wake that lands after the flag is cleared enqueues the next tick, so no
-// input is left undrained.
+// Tick clears the run's wake flag, then reads the run and decides with no
+// transaction open (the engine evaluates the definition's expressions,
+// and no expression runs while a transaction is held), and only then
+// locks the run (waiting for an inline tick that holds it) and persists,
+// if the run's record_version is still the one it decided on; a tick
+// that loses that race decides again. A wake that lands after the flag is
+// cleared enqueues the next tick, so no input is left undrained.
 func (c *Coordinator) Tick(ctx context.Context, tenantID, runID uuid.UUID) error {
 	ctx = asBulk(ctx)
 	c.gate.yield(ctx, true)
@@ -66,23 +69,7 @@ func (c *Coordinator) Tick(ctx context.Context, tenantID, runID uuid.UUID) error
 	for range maxTickConflicts {
 		tctx, done := collectPersisted(ctx)
 		tctx, tally := withFlowTally(tctx)
-		err := store.WithTx(tctx, c.pool, func(tx pgx.Tx) error {
-			ctx := tctx
-			s := store.New(tx)
-			if err := s.RunLock(ctx, tenantID, runID); err != nil {
-				return err
-			}
-			k := store.RunKey{TenantID: tenantID, ID: runID}
-			loads, err := c.load(ctx, s, []store.RunKey{k})
-			if err != nil {
-				return err
-			}
-			t := &runTick{key: k, load: loads[k]}
-			if _, err := c.tickRuns(ctx, tx, []*runTick{t}, 0); err != nil {
-				return err
-			}
-			return t.err
-		})
+		err := c.tickOnce(tctx, store.RunKey{TenantID: tenantID, ID: runID})
 		if err == nil {
 			c.runs.committed(done.ticks)
 			c.flowMetrics.count(tally)
@@ -96,6 +83,67 @@ func (c *Coordinator) Tick(ctx context.Context, tenantID, runID uuid.UUID) error
 	// Still losing: whoever keeps winning is ticking this run; hand over to
 	// a fresh tick rather than hold a worker and a connection waiting.
 	return store.WithTx(ctx, c.pool, func(tx pgx.Tx) error { return c.Wake(ctx, tx, tenantID, runID) })
+}
+
+// tickOnce is one try of a tick job: it reads the run (store.RunTickPeek)
+// and decides on a connection of its own, outside any transaction, then
+// persists in a transaction that locks the run first and returns
+// store.ErrConflict, writing nothing, when the run's record_version moved
+// since the read. Every write of a run's state, step nodes or scatter
+// children and every consumption of its inputs moves the version, so a
+// version that did not move means that everything the tick read,
+// whatever statement read it, is still what is there under the lock. An
+// input that arrived after the read stays pending: its wake has set the
+// tick flag again (cleared before the read), so another tick drains it;
+// but a tick that ends the run decides again on such an input instead
+// (store.RunInputsArrived), since nothing would drain it: a signal, whose
+// sender locked the run and found it live, must reach it or the run that
+// continues it.
+func (c *Coordinator) tickOnce(ctx context.Context, k store.RunKey) (err error) {
+	s := store.New(c.pool)
+	loads, err := c.load(ctx, s, []store.RunKey{k}, false)
+	if err != nil {
+		return err
+	}
+	l, ok := loads[k]
+	if !ok {
+		return apperr.New(apperr.NotFound, "run not found")
+	}
+	t := &runTick{key: k, load: l}
+	begun := time.Now()
+	decided, _, err := c.decideRuns(ctx, s, nil, []*runTick{t}, 0)
+	if err != nil {
+		return err
+	}
+	if t.err != nil {
+		return t.err
+	}
+	if len(decided) == 0 {
+		return nil // nothing new to decide on
+	}
+	defer c.observeTicks(ctx, decided, begun, &err)
+	return store.WithTx(ctx, c.pool, func(tx pgx.Tx) error {
+		s := store.New(tx)
+		v, err := s.RunLockVersion(ctx, k.TenantID, k.ID)
+		if err != nil {
+			return err
+		}
+		if v != l.Run.RecordVersion {
+			return store.ErrConflict
+		}
+		if t.state.Run.Status.Terminal() && !l.Run.Status.Terminal() {
+			// A run that ends drains nothing more: decide again on what
+			// was delivered since the read.
+			arrived, err := s.RunInputsArrived(ctx, k.TenantID, k.ID, t.pending.IDs, t.pending.More)
+			if err != nil {
+				return err
+			}
+			if arrived {
+				return store.ErrConflict
+			}
+		}
+		return c.persist(ctx, tx, decided)
+	})
 }
 
 // maxTickConflicts bounds how often one tick job decides again after
@@ -120,12 +168,17 @@ type runTick struct {
 }
 
 // load locks the runs of keys that no other transaction holds and reads
-// what their ticks need (store.RunTickLoadCached), each run's input from
+// what their ticks need (store.RunTickLoadCached), or with lock false
+// reads them without locking (store.RunTickPeek), each run's input from
 // the cache when it is there, and its state and step nodes from runCache
 // when this process's last commit of the run is still its newest.
-func (c *Coordinator) load(ctx context.Context, s *store.Store, keys []store.RunKey) (map[store.RunKey]store.TickLoad, error) {
+func (c *Coordinator) load(ctx context.Context, s *store.Store, keys []store.RunKey, lock bool) (map[store.RunKey]store.TickLoad, error) {
 	if len(c.TickLoadOptions) > 0 {
 		s = s.With(c.TickLoadOptions...)
+	}
+	read := s.RunTickPeek
+	if lock {
+		read = s.RunTickLoadCached
 	}
 	var withInput []uuid.UUID
 	cached := map[store.RunKey]any{}
@@ -136,7 +189,7 @@ func (c *Coordinator) load(ctx context.Context, s *store.Store, keys []store.Run
 			withInput = append(withInput, k.ID)
 		}
 	}
-	loads, err := s.RunTickLoadCached(ctx, keys, withInput, c.runs.versions(keys))
+	loads, err := read(ctx, keys, withInput, c.runs.versions(keys))
 	if err != nil {
 		return nil, err
 	}
@@ -144,12 +197,12 @@ func (c *Coordinator) load(ctx context.Context, s *store.Store, keys []store.Run
 		if l.Cached {
 			r, ok := c.runs.lookup(k, l.Run.RecordVersion)
 			if !ok { // evicted meanwhile: read it whole
-				whole, err := s.RunTickLoad(ctx, []store.RunKey{k}, []uuid.UUID{k.ID})
+				whole, err := read(ctx, []store.RunKey{k}, []uuid.UUID{k.ID}, nil)
 				if err != nil {
 					return nil, err
 				}
 				if l, ok = whole[k]; !ok {
-					return nil, fmt.Errorf("run %s: locked, then not read", k.ID)
+					return nil, fmt.Errorf("run %s: read, then not read again", k.ID)
 				}
 				loads[k] = l
 			} else {
@@ -178,14 +231,25 @@ func (c *Coordinator) load(ctx context.Context, s *store.Store, keys []store.Run
 // with errInlineBudget and are the caller's to hand to their tick jobs.
 func (c *Coordinator) tickRuns(ctx context.Context, tx pgx.Tx, ticks []*runTick, budget time.Duration) (failed []*runTick, err error) {
 	defer c.observeTicks(ctx, ticks, time.Now(), &err)
-	s := store.New(tx)
+	decided, failed, err := c.decideRuns(ctx, store.New(tx), tx, ticks, budget)
+	if err != nil {
+		return nil, err
+	}
+	return failed, c.persist(ctx, tx, decided)
+}
+
+// decideRuns decides the loaded ticks that have something to decide on,
+// reading through s, and returns those it decided and those whose deciding
+// failed (with their err). With tx, the transaction s reads in, a failed
+// statement that spoiled it is returned as err; without, s reads outside
+// any transaction. budget is tickRuns'.
+func (c *Coordinator) decideRuns(ctx context.Context, s *store.Store, tx pgx.Tx, ticks []*runTick, budget time.Duration) (decided, failed []*runTick, err error) {
 	dctx := ctx
 	if budget > 0 {
 		var cancel context.CancelFunc
 		dctx, cancel = context.WithTimeoutCause(ctx, budget, errInlineBudget)
 		defer cancel()
 	}
-	var decided []*runTick
 	for _, t := range ticks {
 		t.pending = t.load.Pending
 		t.pending.Inputs = append(t.pending.Inputs, t.inputs...) // a duplicate is discarded by Decide
@@ -196,15 +260,15 @@ func (c *Coordinator) tickRuns(ctx context.Context, tx pgx.Tx, ticks []*runTick,
 			t.state, t.decisions, t.err = c.decide(ctx, dctx, s, t.load.Run, t.m, t.pending, t.load.Now, t.load.Nodes)
 		}
 		if t.err != nil {
-			if tx.Conn().PgConn().TxStatus() == 'E' {
-				return nil, t.err // a failed statement spoiled the transaction
+			if tx != nil && tx.Conn().PgConn().TxStatus() == 'E' {
+				return nil, nil, t.err // a failed statement spoiled the transaction
 			}
 			failed = append(failed, t)
 			continue
 		}
 		decided = append(decided, t)
 	}
-	return failed, c.persist(ctx, tx, decided)
+	return decided, failed, nil
 }
 
 // errInlineBudget interrupts the engine once an inline tick has spent

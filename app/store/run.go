@@ -279,8 +279,17 @@ func (s *Store) RunGetLocked(ctx context.Context, tenantID, id uuid.UUID) (Run, 
 // every tick holds its run's lock before it reads, so ticks never deadlock
 // on node rows and a hot run is decided once.
 func (s *Store) RunLock(ctx context.Context, tenantID, id uuid.UUID) error {
-	if _, err := s.q.RunLock(ctx, queries.RunLockParams{TenantID: tenantID, ID: id}); err != nil {
-		return notFound(err, "run")
+	_, err := s.RunLockVersion(ctx, tenantID, id)
+	return err
+}
+
+// RunLockVersion is RunLock, returning the run's record_version as of the
+// lock: a tick that decided on a read taken before it locked persists
+// only if the version is still the one it read.
+func (s *Store) RunLockVersion(ctx context.Context, tenantID, id uuid.UUID) (int64, error) {
+	v, err := s.q.RunLock(ctx, queries.RunLockParams{TenantID: tenantID, ID: id})
+	if err != nil {
+		return 0, notFound(err, "run")
 	}
-	return nil
+	return v, nil
 }

@@ -79,6 +79,10 @@ func (s *Store) RunTickLoad(ctx context.Context, keys []RunKey, withInput []uuid
 // write of a run's state or step nodes moves its version. Under
 // SameStatementTickLoad nothing is taken as cached, as the old load did.
 func (s *Store) RunTickLoadCached(ctx context.Context, keys []RunKey, withInput []uuid.UUID, cached map[RunKey]int64) (map[RunKey]TickLoad, error) {
+	return s.runTickLoad(ctx, keys, withInput, cached, true)
+}
+
+func (s *Store) runTickLoad(ctx context.Context, keys []RunKey, withInput []uuid.UUID, cached map[RunKey]int64, lock bool) (map[RunKey]TickLoad, error) {
 	tenants, ids, asked := splitKeys(keys)
 	if withInput == nil {
 		withInput = []uuid.UUID{}
@@ -91,7 +95,7 @@ func (s *Store) RunTickLoadCached(ctx context.Context, keys []RunKey, withInput 
 			}
 		}
 	}
-	rows, err := s.tickRows(ctx, tenants, ids, withInput, c)
+	rows, err := s.tickRows(ctx, tenants, ids, withInput, c, lock)
 	if err != nil {
 		return nil, fmt.Errorf("load runs: %w", err)
 	}
@@ -113,6 +117,17 @@ func (s *Store) RunTickLoadCached(ctx context.Context, keys []RunKey, withInput 
 	return out, nil
 }
 
+// RunTickPeek reads what RunTickLoadCached reads, for the runs of keys
+// that exist, without locking them and outside any transaction the
+// caller holds (s on a pool): a tick job reads, decides with no
+// transaction open, and then locks its run and persists only if the run's
+// record_version is still the one read here (see RunLockVersion and the
+// guard of RunWritesFlush). The read is one statement, so the run, its
+// step nodes and its inputs come from one snapshot.
+func (s *Store) RunTickPeek(ctx context.Context, keys []RunKey, withInput []uuid.UUID, cached map[RunKey]int64) (map[RunKey]TickLoad, error) {
+	return s.runTickLoad(ctx, keys, withInput, cached, false)
+}
+
 // SameStatementTickLoad makes the store's RunTickLoad lock and read in
 // one statement, as it once did (RunTickLoadSameStatement), which lets a
 // tick decide on nodes and inputs older than the run row it locked. Only
@@ -122,25 +137,39 @@ func SameStatementTickLoad() Option {
 	return func(o *options) { o.sameStatementTickLoad = true }
 }
 
+// LocksAsItReads reports whether s was made with SameStatementTickLoad.
+func (s *Store) LocksAsItReads() bool { return s.opts.sameStatementTickLoad }
+
 // cachedVersions are the runs a caller holds, with their record versions.
 type cachedVersions struct {
 	ids      []uuid.UUID
 	versions []int64
 }
 
-// tickRows sends RunTickLock and RunTickRead in one round trip.
-func (s *Store) tickRows(ctx context.Context, tenants, ids, withInput []uuid.UUID, c cachedVersions) ([]queries.RunTickReadRow, error) {
+// tickRows sends RunTickLock and RunTickRead in one round trip; without
+// lock, RunTickRead reads the runs of ids unlocked (tickUnlocked names
+// them for it instead of RunTickLock).
+func (s *Store) tickRows(ctx context.Context, tenants, ids, withInput []uuid.UUID, c cachedVersions, lock bool) ([]queries.RunTickReadRow, error) {
 	max := int32(maxInputsPerTick + 1)
-	if s.opts.sameStatementTickLoad {
+	if lock && s.opts.sameStatementTickLoad {
 		return s.tickRowsSameStatement(ctx, tenants, ids, withInput, max)
 	}
 	p := &readAfter{db: s.db}
 	q := queries.New(p)
-	_ = q.RunTickLock(ctx, queries.RunTickLockParams{TenantIds: tenants, Ids: ids})
+	if lock {
+		_ = q.RunTickLock(ctx, queries.RunTickLockParams{TenantIds: tenants, Ids: ids})
+	} else {
+		p.batch.Queue(tickUnlocked, ids)
+	}
 	return q.RunTickRead(ctx, queries.RunTickReadParams{
 		TenantIds: tenants, WithInputIds: withInput, MaxInputs: max, CachedIds: c.ids, CachedVersions: c.versions,
 	})
 }
+
+// tickUnlocked names the runs RunTickRead is to read without locking
+// them. The setting is local to the statements' transaction: on a pool,
+// the implicit one of their round trip.
+const tickUnlocked = `SELECT set_config('ductor.tick_locked', array_to_string($1::uuid[], ','), true)`
 
 func (s *Store) tickRowsSameStatement(ctx context.Context, tenants, ids, withInput []uuid.UUID, max int32) ([]queries.RunTickReadRow, error) {
 	rows, err := s.q.RunTickLoadSameStatement(ctx, queries.RunTickLoadSameStatementParams{
@@ -512,3 +541,72 @@ func (s *Store) RunNodesUpsert(ctx context.Context, tenantID, runID uuid.UUID, n
 	}
 	return s.RunWritesFlush(ctx, &w)
 }
+
+// RunInputsArrived reports whether the run has an unconsumed input that a
+// tick's read did not see: one not among read and, when the read left
+// more behind (more), newer than the newest it took. A tick that read its
+// run unlocked and decided to end it asks this under the run's lock: an
+// input delivered between the read and the lock would otherwise be left
+// on a run that drains nothing more (a signal, say, that its sender
+// decided the run was live for).
+func (s *Store) RunInputsArrived(ctx context.Context, tenantID, runID uuid.UUID, read []int64, more bool) (bool, error) {
+	var after int64
+	if more {
+		for _, id := range read {
+			after = max(after, id)
+		}
+	}
+	if read == nil {
+		read = []int64{}
+	}
+	var arrived bool
+	err := s.db.QueryRow(ctx, runInputsArrived, tenantID, runID, read, after).Scan(&arrived)
+	if err != nil {
+		return false, fmt.Errorf("inputs arrived: %w", err)
+	}
+	return arrived, nil
+}
+
+const runInputsArrived = `SELECT EXISTS (SELECT 1 FROM run_input
+    WHERE tenant_id = $1 AND run_id = $2 AND consumed_at IS NULL AND id <> ALL($3::bigint[]) AND id > $4)`
+
+// RunLocked is a run's row as a tick that read it unlocked finds it once
+// it holds the lock (RunTickLockFree).
+type RunLocked struct {
+	RecordVersion int64
+	TickRequested bool
+}
+
+// RunTickLockFree locks the runs of keys that no other transaction holds,
+// without waiting, and returns their record versions and wake flags; the
+// runs it could not lock are missing. A group tick that read and decided
+// its runs unlocked (RunTickPeek) persists those still at the version it
+// read.
+func (s *Store) RunTickLockFree(ctx context.Context, keys []RunKey) (map[RunKey]RunLocked, error) {
+	tenants, ids, asked := splitKeys(keys)
+	rows, err := s.db.Query(ctx, runTickLockFree, tenants, ids)
+	if err != nil {
+		return nil, fmt.Errorf("lock runs: %w", err)
+	}
+	defer rows.Close()
+	out := make(map[RunKey]RunLocked, len(keys))
+	for rows.Next() {
+		var k RunKey
+		var l RunLocked
+		if err := rows.Scan(&k.TenantID, &k.ID, &l.RecordVersion, &l.TickRequested); err != nil {
+			return nil, fmt.Errorf("lock runs: %w", err)
+		}
+		if asked[k] {
+			out[k] = l
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("lock runs: %w", err)
+	}
+	return out, nil
+}
+
+const runTickLockFree = `SELECT r.tenant_id, r.id, r.record_version, r.tick_requested FROM run r
+WHERE r.tenant_id = ANY($1::uuid[]) AND r.id = ANY($2::uuid[])
+ORDER BY r.tenant_id, r.id
+FOR NO KEY UPDATE OF r SKIP LOCKED`
