@@ -25,6 +25,7 @@ import (
 	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
+	"github.com/ductor/ductor/app/testwait"
 	"github.com/ductor/ductor/workers"
 )
 
@@ -124,17 +125,20 @@ func noopManifest(key string, refs ...string) *definition.Manifest {
 // waitStatus polls the run through the API until it is terminal.
 func (b *apiBundle) waitStatus(t *testing.T, id string) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
+	return testwait.Value(t, 20*time.Second, "run "+id+" ends", func() (map[string]any, bool) {
 		_, run := b.call(t, "GET", "/api/v1/runs/"+id, b.keyA, "")
-		switch run["status"] {
-		case "succeeded", "failed", "cancelled", "timed_out", "terminated":
-			return run
-		}
-		time.Sleep(5 * time.Millisecond) // poll interval
+		return run, endedStatus(run["status"])
+	})
+}
+
+// endedStatus reports whether a run's status, as the API gives it, is
+// terminal.
+func endedStatus(status any) bool {
+	switch status {
+	case "succeeded", "failed", "cancelled", "timed_out", "terminated":
+		return true
 	}
-	t.Fatalf("run %s did not end", id)
-	return nil
+	return false
 }
 
 func TestRunsAPI(t *testing.T) {

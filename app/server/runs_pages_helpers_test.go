@@ -18,6 +18,7 @@ import (
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
+	"github.com/ductor/ductor/app/testwait"
 	"github.com/ductor/ductor/workers"
 )
 
@@ -113,16 +114,10 @@ func (b *dashBundle) start(t *testing.T, tr workers.Trigger) uuid.UUID {
 // waitRun polls the run until ok holds for it.
 func (b *dashBundle) waitRun(t *testing.T, id uuid.UUID, what string, ok func(store.Run) bool) store.Run {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
+	return testwait.Value(t, 20*time.Second, "run "+id.String()+": "+what, func() (store.Run, bool) {
 		r, err := b.store.RunGet(context.Background(), b.tenant.ID, id)
-		if err == nil && ok(r) {
-			return r
-		}
-		time.Sleep(5 * time.Millisecond) // poll interval
-	}
-	t.Fatalf("run %s: never %s", id, what)
-	return store.Run{}
+		return r, err == nil && ok(r)
+	})
 }
 
 func (b *dashBundle) waitStatus(t *testing.T, id uuid.UUID, st engine.RunStatus) store.Run {
@@ -133,32 +128,20 @@ func (b *dashBundle) waitStatus(t *testing.T, id uuid.UUID, st engine.RunStatus)
 // waitNode polls until the run's step node is in state.
 func (b *dashBundle) waitNode(t *testing.T, id uuid.UUID, ref string, st engine.NodeState) *engine.Node {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		nodes, err := b.store.RunNodesByName(context.Background(), b.tenant.ID, id, []string{ref})
-		if err == nil && len(nodes) == 1 && nodes[0].State == st {
-			return nodes[0]
-		}
-		time.Sleep(5 * time.Millisecond) // poll interval
-	}
-	t.Fatalf("run %s: node %s never %s", id, ref, st)
-	return nil
+	return b.waitNodeWhere(t, id, ref, string(st), func(n *engine.Node) bool { return n.State == st })
 }
 
 // waitNodeWhere polls until the run's node (a step or a child) is as ok
 // says.
 func (b *dashBundle) waitNodeWhere(t *testing.T, id uuid.UUID, node, what string, ok func(*engine.Node) bool) *engine.Node {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
+	return testwait.Value(t, 20*time.Second, "run "+id.String()+": node "+node+" has "+what, func() (*engine.Node, bool) {
 		nodes, err := b.store.RunNodesByName(context.Background(), b.tenant.ID, id, []string{node})
 		if err == nil && len(nodes) == 1 && ok(nodes[0]) {
-			return nodes[0]
+			return nodes[0], true
 		}
-		time.Sleep(5 * time.Millisecond) // poll interval
-	}
-	t.Fatalf("run %s: node %s never had %s", id, node, what)
-	return nil
+		return nil, false
+	})
 }
 
 func (b *dashBundle) get(br *browser, path string) answer { return br.get(b.srvURL + b.base + path) }
