@@ -19,19 +19,6 @@ import (
 	"github.com/ductor/ductor/app/testwait"
 )
 
-// setupTasks is setupAPI with what a serving process runs beside it: the
-// task notification listener and the sweep that reports lost attempts.
-func setupTasks(t *testing.T) *apiBundle {
-	t.Helper()
-	b := setupAPI(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{}, 2)
-	go func() { b.runs.ListenTasks(ctx); done <- struct{}{} }()
-	go func() { b.runs.Sweep(ctx); done <- struct{}{} }()
-	t.Cleanup(func() { cancel(); <-done; <-done })
-	return b
-}
-
 // remoteDoc has one task step for a bridge worker, then an echo of its
 // output.
 const remoteDoc = `
