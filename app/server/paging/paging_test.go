@@ -5,6 +5,9 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/ductor/ductor/app/apperr"
 )
@@ -63,5 +66,23 @@ func TestDecodeKeyRefusesAMalformedCursor(t *testing.T) {
 	var ae *apperr.Error
 	if !errors.As(err, &ae) || ae.Code != apperr.Invalid {
 		t.Fatalf("malformed cursor: %v, want an invalid error", err)
+	}
+}
+
+// A time cursor gives back the time (to the microsecond, in UTC), the id
+// and the direction it was made with.
+func TestTimeCursorRoundTrips(t *testing.T) {
+	at := time.Date(2026, 3, 4, 5, 6, 7, 891234000, time.FixedZone("x", 3600))
+	id := uuid.New()
+	for _, newer := range []bool{false, true} {
+		gotAt, gotID, gotNewer, err := DecodeTime(EncodeTime(at, id, newer))
+		if err != nil || !gotAt.Equal(at) || gotAt.Location() != time.UTC || gotID != id || gotNewer != newer {
+			t.Fatalf("round trip of (%s, %s, %v) = (%s, %s, %v), %v", at, id, newer, gotAt, gotID, gotNewer, err)
+		}
+	}
+	for _, bad := range []string{"!", EncodeKey("12:not-a-uuid"), EncodeKey("x:" + id.String()), EncodeKey(id.String())} {
+		if _, _, _, err := DecodeTime(bad); err == nil {
+			t.Errorf("DecodeTime(%q) took a malformed cursor", bad)
+		}
 	}
 }
