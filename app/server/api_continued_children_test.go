@@ -1,11 +1,13 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/testwait"
 )
 
 // A sync child that continues as new keeps its parent: the parent waits
@@ -32,16 +34,11 @@ edges:
 // than not, and returns that child run's id.
 func (b *apiBundle) waitChildRun(t *testing.T, parent, node, not string) string {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
+	return testwait.Value(t, 20*time.Second, fmt.Sprintf("node %s of run %s waits for a child run other than %q", node, parent, not), func() (string, bool) {
 		w, _ := b.waitWaiting(t, parent, node)["waiting"].(map[string]any)
-		if id, _ := w["child_run_id"].(string); id != "" && id != not {
-			return id
-		}
-		time.Sleep(5 * time.Millisecond) // poll interval
-	}
-	t.Fatalf("node %s of run %s never waited for a child run other than %q", node, parent, not)
-	return ""
+		id, _ := w["child_run_id"].(string)
+		return id, id != "" && id != not
+	})
 }
 
 // continueChild asks the child to continue as new once it waits, and

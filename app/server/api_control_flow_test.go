@@ -2,12 +2,15 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/ductor/ductor/app/testwait"
 )
 
 // Control flow beyond plain edges, through the API with real workers:
@@ -28,17 +31,15 @@ func nodeOf(t *testing.T, run map[string]any, id string) map[string]any {
 // waitNodeState polls until the node reaches state.
 func (b *apiBundle) waitNodeState(t *testing.T, id, node, state string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
+	testwait.Eventually(t, 20*time.Second, fmt.Sprintf("node %s of run %s becomes %s", node, id, state), func() bool {
 		_, run := b.call(t, "GET", "/api/v1/runs/"+id, b.keyA, "")
 		for _, n := range run["nodes"].([]any) {
 			if m := n.(map[string]any); m["node"] == node && m["state"] == state {
-				return
+				return true
 			}
 		}
-		time.Sleep(5 * time.Millisecond) // poll interval
-	}
-	t.Fatalf("node %s of run %s never became %s", node, id, state)
+		return false
+	})
 }
 
 // stepJobStates lists the River states of the step jobs that carry a
@@ -66,12 +67,12 @@ func (b *apiBundle) stepJobStates(t *testing.T, runID, node string) []string {
 // finish, well before its 30 s: its worker was told to stop.
 func (b *apiBundle) waitStepStopped(t *testing.T, runID, node string, since time.Time) {
 	t.Helper()
-	for time.Since(since) < 15*time.Second {
+	stopped := testwait.Until(context.Background(), 15*time.Second-time.Since(since), func() bool {
 		st := b.stepJobStates(t, runID, node)
-		if len(st) > 0 && !slices.Contains(st, "running") && !slices.Contains(st, "available") {
-			return
-		}
-		time.Sleep(5 * time.Millisecond) // poll interval
+		return len(st) > 0 && !slices.Contains(st, "running") && !slices.Contains(st, "available")
+	})
+	if stopped {
+		return
 	}
 	t.Fatalf("the step job of %s is still %v: its worker was not stopped", node, b.stepJobStates(t, runID, node))
 }
@@ -325,16 +326,12 @@ steps:
 	if run["status"] != "succeeded" || len(nodeOf(t, run, "fan")["output"].([]any)) != 1 {
 		t.Fatalf("run %v", run)
 	}
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	var kids map[string]any
+	if !testwait.Until(context.Background(), 15*time.Second, func() bool {
 		_, run = b.call(t, "GET", "/api/v1/runs/"+id, b.keyA, "")
-		kids := run["children"].(map[string]any)
-		if kids["succeeded"] == 1.0 && kids["cancelled"] == 2.0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("child runs %v, want 1 succeeded and 2 cancelled", kids)
-		}
-		time.Sleep(5 * time.Millisecond) // poll interval
+		kids = run["children"].(map[string]any)
+		return kids["succeeded"] == 1.0 && kids["cancelled"] == 2.0
+	}) {
+		t.Fatalf("child runs %v, want 1 succeeded and 2 cancelled", kids)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/ductor/ductor/app/testwait"
 )
 
 // A remote worker's tasks take their step's pool like in-process steps:
@@ -48,18 +50,14 @@ steps:
 // awaitPoolQueued waits until the vendor pool holds want attempts back.
 func (b *apiBundle) awaitPoolQueued(t *testing.T, want int) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		n, err := b.store.StepFlowQueued(context.Background(), b.tenantA.ID, "vendor")
-		if err != nil {
+	var n int
+	if !testwait.Until(context.Background(), 20*time.Second, func() bool {
+		var err error
+		if n, err = b.store.StepFlowQueued(context.Background(), b.tenantA.ID, "vendor"); err != nil {
 			t.Fatal(err)
 		}
-		if n == want {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the pool holds %d attempts back, want %d", n, want)
-		}
-		<-time.After(10 * time.Millisecond)
+		return n == want
+	}) {
+		t.Fatalf("the pool holds %d attempts back, want %d", n, want)
 	}
 }

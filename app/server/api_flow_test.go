@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -8,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ductor/ductor/app/testwait"
 )
 
 // flowCall starts or reads through the API and returns the status, the
@@ -104,17 +107,14 @@ func TestFlowControlAPI(t *testing.T) {
 // waitRunFlow polls a run through the API until done holds.
 func (b *apiBundle) waitRunFlow(t *testing.T, a answerSchemas, id string, done func(map[string]any) bool) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		_, _, run := b.flowCall(t, a, "GET /api/v1/runs/{id}", "/api/v1/runs/"+id, "")
-		if done(run) {
-			return run
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("run %s: %v", id, run)
-		}
-		time.Sleep(10 * time.Millisecond) // poll interval
+	var run map[string]any
+	if !testwait.Until(context.Background(), 20*time.Second, func() bool {
+		_, _, run = b.flowCall(t, a, "GET /api/v1/runs/{id}", "/api/v1/runs/"+id, "")
+		return done(run)
+	}) {
+		t.Fatalf("run %s: %v", id, run)
 	}
+	return run
 }
 
 // A step attempt its concurrency pool holds back says so on its node.
@@ -128,20 +128,19 @@ steps:
 `)
 	_, _, run := b.flowCall(t, a, "POST /api/v1/runs", "/api/v1/runs", `{"definition": "pooled", "input": {"items": [1, 2, 3]}}`)
 	id := run["id"].(string)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		_, _, page := b.flowCall(t, a, "GET /api/v1/runs/{id}/nodes/{node}/children", "/api/v1/runs/"+id+"/nodes/call/children", "")
+	var page map[string]any
+	if !testwait.Until(context.Background(), 20*time.Second, func() bool {
+		_, _, page = b.flowCall(t, a, "GET /api/v1/runs/{id}/nodes/{node}/children", "/api/v1/runs/"+id+"/nodes/call/children", "")
 		for _, c := range page["children"].([]any) {
 			if w, ok := c.(map[string]any)["waiting_for_slot"].(map[string]any); ok {
 				if w["key"] != "vendor" || w["limit"] != 1.0 {
 					t.Fatalf("waiting_for_slot = %v", w)
 				}
-				return
+				return true
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no child of the pooled step ever waited for a slot: %v", page)
-		}
-		time.Sleep(10 * time.Millisecond) // poll interval
+		return false
+	}) {
+		t.Fatalf("no child of the pooled step ever waited for a slot: %v", page)
 	}
 }

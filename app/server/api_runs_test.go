@@ -2,140 +2,19 @@ package server
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"maps"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/auth"
 	"github.com/ductor/ductor/app/definition"
-	"github.com/ductor/ductor/app/steps"
-	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
-	"github.com/ductor/ductor/workers"
 )
-
-// apiBundle is a server with running workers and two tenants, each with
-// an admin key.
-type apiBundle struct {
-	srv        *httptest.Server
-	store      *store.Store
-	tenantA    store.Tenant
-	keyA, keyB string
-	echoRoutes []string
-	runs       *workers.Coordinator
-	pool       *pgxpool.Pool
-}
-
-func setupAPI(t *testing.T, opts ...func(*Deps)) *apiBundle {
-	t.Helper()
-	pool := testdb.Schema(t)
-	log := slog.New(slog.DiscardHandler)
-	coord := startWorkers(t, pool, log)
-	s := store.New(pool)
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(coord.Collectors()...)
-	d := Deps{Pool: pool, Store: s, Logger: log, Registry: reg, API: true, Runs: coord, ValidateInput: NewInputValidator(), Secrets: testBox(t)}
-	for _, o := range opts {
-		o(&d)
-	}
-	server := New(d)
-	srv := httptest.NewServer(server)
-	t.Cleanup(srv.Close)
-	b := &apiBundle{srv: srv, store: s, runs: coord, pool: pool}
-	b.tenantA = testdb.Tenant(t, s, nil)
-	_, b.keyA = testdb.APIKey(t, s, b.tenantA, nil)
-	_, b.keyB = testdb.APIKey(t, s, testdb.Tenant(t, s, nil), nil)
-	for _, r := range server.echo.Routes() {
-		if strings.HasPrefix(r.Path, "/api/v1/") && !strings.HasSuffix(r.Path, "*") {
-			b.echoRoutes = append(b.echoRoutes, r.Method+" "+r.Path)
-		}
-	}
-	return b
-}
-
-func (b *apiBundle) publish(t *testing.T, m *definition.Manifest) {
-	t.Helper()
-	raw, _ := json.Marshal(m)
-	sum := sha256.Sum256(raw)
-	_, _, err := b.store.DefinitionPublish(context.Background(), b.tenantA.ID, store.Publication{
-		Manifest: m, ManifestHash: hex.EncodeToString(sum[:]), Source: string(raw), SourceFormat: "json",
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-func (b *apiBundle) call(t *testing.T, method, path, key, body string) (int, map[string]any) {
-	t.Helper()
-	return b.callWith(t, method, path, key, body, nil)
-}
-
-// callWith is call with more request headers.
-func (b *apiBundle) callWith(t *testing.T, method, path, key, body string, headers map[string]string) (int, map[string]any) {
-	t.Helper()
-	req, _ := http.NewRequest(method, b.srv.URL+path, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+key)
-	req.Header.Set("Content-Type", "application/json")
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	raw, _ := io.ReadAll(res.Body)
-	var out map[string]any
-	if len(raw) > 0 {
-		if err := json.Unmarshal(raw, &out); err != nil {
-			t.Fatalf("%s %s: body %s is not a JSON object", method, path, raw)
-		}
-	}
-	return res.StatusCode, out
-}
-
-func noopManifest(key string, refs ...string) *definition.Manifest {
-	m := &definition.Manifest{Key: key, Entrypoints: refs[:1]}
-	for i, ref := range refs {
-		m.Steps = append(m.Steps, definition.Step{Ref: ref, Type: definition.TypeTask, With: map[string]any{"handler": "builtin.noop"},
-			Join: definition.JoinAll, OnError: definition.OnErrorFail, Retry: definition.RetryPolicy{MaxAttempts: 1}, TimeoutMS: 60000})
-		m.Order = append(m.Order, ref)
-		if i > 0 {
-			m.Edges = append(m.Edges, definition.Edge{From: refs[i-1], To: ref, On: definition.OutcomeSuccess})
-		}
-	}
-	return m
-}
-
-// waitStatus polls the run through the API until it is terminal.
-func (b *apiBundle) waitStatus(t *testing.T, id string) map[string]any {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		_, run := b.call(t, "GET", "/api/v1/runs/"+id, b.keyA, "")
-		switch run["status"] {
-		case "succeeded", "failed", "cancelled", "timed_out", "terminated":
-			return run
-		}
-		time.Sleep(5 * time.Millisecond) // poll interval
-	}
-	t.Fatalf("run %s did not end", id)
-	return nil
-}
 
 func TestRunsAPI(t *testing.T) {
 	t.Parallel()
@@ -375,36 +254,6 @@ steps:
 	if seen != 120 || pages != 3 {
 		t.Fatalf("paged %d children in %d pages, want 120 in 3", seen, pages)
 	}
-}
-
-// startWorkers runs a coordinator with a River client working every queue
-// on pool until the test ends.
-func startWorkers(t *testing.T, pool *pgxpool.Pool, log *slog.Logger) *workers.Coordinator {
-	t.Helper()
-	coord, err := workers.NewCoordinator(pool, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(coord.Close)
-	client, err := workers.NewClient(pool, workers.Options{Coordinator: true, Steps: true, Logger: log, C: coord,
-		Executor: steps.NewExecutor(steps.NewRegistry(), steps.HTTPOptions{})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := client.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	beatCtx, stopBeat := context.WithCancel(context.Background())
-	beat := make(chan struct{})
-	go func() { defer close(beat); workers.HeartbeatSteps(beatCtx, pool, log) }()
-	t.Cleanup(func() {
-		stopBeat()
-		<-beat
-		stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = client.StopAndCancel(stopCtx)
-	})
-	return coord
 }
 
 // TestScatterChildrenAPIFilters: ?state= keeps the children in one state

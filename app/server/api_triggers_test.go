@@ -13,6 +13,7 @@ import (
 	"github.com/ductor/ductor/app/secrets"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
+	"github.com/ductor/ductor/app/testwait"
 	"github.com/ductor/ductor/app/webhook"
 )
 
@@ -288,18 +289,14 @@ func TestScheduleInputCheckedWhenItFires(t *testing.T) {
 		t.Fatalf("trigger = %d %v, want a not_started action naming the missing property", code, trig)
 	}
 
-	deadline := time.Now().Add(20 * time.Second)
 	var got map[string]any
-	for {
+	testwait.Until(context.Background(), 20*time.Second, func() bool {
 		if _, err := b.runs.SchedulesOnce(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		_, got = b.call(t, "GET", "/api/v1/schedules/greet-often", b.keyA, "")
-		if got["paused"] == true || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(50 * time.Millisecond) // poll interval
-	}
+		return got["paused"] == true
+	})
 	last, _ := got["last_action"].(map[string]any)
 	if got["paused"] != true || !strings.Contains(fmt.Sprint(got["note"]), "input_schema") {
 		t.Fatalf("schedule = %v, want paused with a note naming the input_schema", got)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ductor/ductor/app/jsonvalue"
+	"github.com/ductor/ductor/app/testwait"
 )
 
 // Expressions and inputs you can trust, end to end through the API: one
@@ -50,17 +51,13 @@ func (b *apiBundle) start(t *testing.T, key, input string) string {
 // ended polls the run until it ends and returns it, decoded by the model.
 func (b *apiBundle) ended(t *testing.T, id string) (map[string]any, string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		_, run, raw := b.callRaw(t, "GET", "/api/v1/runs/"+id, "")
-		switch run["status"] {
-		case "succeeded", "failed", "cancelled", "timed_out", "terminated":
-			return run, raw
-		}
-		time.Sleep(10 * time.Millisecond) // poll interval
-	}
-	t.Fatalf("run %s did not end", id)
-	return nil, ""
+	var run map[string]any
+	var raw string
+	testwait.Eventually(t, 30*time.Second, "run "+id+" ends", func() bool {
+		_, run, raw = b.callRaw(t, "GET", "/api/v1/runs/"+id, "")
+		return endedStatus(run["status"])
+	})
+	return run, raw
 }
 
 func nodeError(t *testing.T, run map[string]any, ref string) (code, message string) {
@@ -239,18 +236,14 @@ func TestAPITenantScheduleToStart(t *testing.T) {
 // waitWorker polls until the node shows it waits for a worker.
 func (b *apiBundle) waitWorker(t *testing.T, id, ref string) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
+	return testwait.Value(t, 20*time.Second, "node "+ref+" waits for a worker", func() (map[string]any, bool) {
 		_, run, _ := b.callRaw(t, "GET", "/api/v1/runs/"+id, "")
 		if nodes, _ := run["nodes"].([]any); len(nodes) > 0 {
-			if w, ok := nodeOf(t, run, ref)["waiting_for_worker"].(map[string]any); ok {
-				return w
-			}
+			w, ok := nodeOf(t, run, ref)["waiting_for_worker"].(map[string]any)
+			return w, ok
 		}
-		time.Sleep(10 * time.Millisecond) // poll interval
-	}
-	t.Fatalf("node %s never waited for a worker", ref)
-	return nil
+		return nil, false
+	})
 }
 
 func TestAPIBadBytes(t *testing.T) {

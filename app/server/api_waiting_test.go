@@ -14,6 +14,7 @@ import (
 	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
+	"github.com/ductor/ductor/app/testwait"
 )
 
 // isolationCase is a row of TestAPITenantIsolation.
@@ -62,19 +63,16 @@ func (b *apiBundle) publishYAML(t *testing.T, doc string) {
 // returns the node.
 func (b *apiBundle) waitWaiting(t *testing.T, id, node string) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
+	return testwait.Value(t, 20*time.Second, "node "+node+" of run "+id+" waits", func() (map[string]any, bool) {
 		_, run := b.call(t, "GET", "/api/v1/runs/"+id, b.keyA, "")
 		nodes, _ := run["nodes"].([]any)
 		for _, n := range nodes {
 			if m := n.(map[string]any); m["node"] == node && m["state"] == "waiting" {
-				return m
+				return m, true
 			}
 		}
-		time.Sleep(5 * time.Millisecond) // poll interval
-	}
-	t.Fatalf("node %s of run %s never waited", node, id)
-	return nil
+		return nil, false
+	})
 }
 
 func (b *apiBundle) startRun(t *testing.T, key string) string {

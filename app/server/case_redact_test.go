@@ -16,6 +16,7 @@ import (
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
+	"github.com/ductor/ductor/app/testwait"
 	"github.com/ductor/ductor/workers"
 )
 
@@ -153,15 +154,12 @@ func (b *dashBundle) attemptRoutes(t *testing.T, runs ...uuid.UUID) []caseRoute 
 func (b *dashBundle) resolveCases(t *testing.T, n int) []store.Case {
 	t.Helper()
 	ctx := context.Background()
-	deadline := time.Now().Add(20 * time.Second)
 	var open []store.Case
-	for time.Now().Before(deadline) {
+	testwait.Until(ctx, 20*time.Second, func() bool {
 		var err error
-		if open, err = b.store.CaseList(ctx, b.tenant.ID, store.CaseFilter{Status: store.CaseOpen}); err == nil && len(open) == n {
-			break
-		}
-		time.Sleep(5 * time.Millisecond) // poll interval
-	}
+		open, err = b.store.CaseList(ctx, b.tenant.ID, store.CaseFilter{Status: store.CaseOpen})
+		return err == nil && len(open) == n
+	})
 	if len(open) != n {
 		t.Fatalf("%d cases opened, want %d", len(open), n)
 	}
@@ -178,16 +176,13 @@ func (b *dashBundle) resolveCases(t *testing.T, n int) []store.Case {
 // childOf waits for the one child run of run.
 func (b *dashBundle) childOf(t *testing.T, run uuid.UUID) uuid.UUID {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
+	return testwait.Value(t, 20*time.Second, "run "+run.String()+" has a child", func() (uuid.UUID, bool) {
 		list, err := b.store.RunList(context.Background(), b.tenant.ID, store.RunFilter{ParentID: &run, Limit: 2})
 		if err == nil && len(list) == 1 {
-			return list[0].ID
+			return list[0].ID, true
 		}
-		time.Sleep(5 * time.Millisecond) // poll interval
-	}
-	t.Fatalf("run %s never had a child", run)
-	return uuid.Nil
+		return uuid.Nil, false
+	})
 }
 
 func (b *dashBundle) approvalOf(t *testing.T, run uuid.UUID) uuid.UUID {

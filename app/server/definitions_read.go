@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/base64"
 	"math"
 	"net/http"
 	"strconv"
@@ -81,22 +80,11 @@ func versionJSON(v store.DefinitionVersion) VersionJSON {
 // opaque cursor.
 func handleDefinitionList(s *store.Store) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		limit, err := limitParam(c)
+		defs, resp, err := keyedPage(c, func(after string, n int) ([]store.Definition, error) {
+			return s.DefinitionList(c.Request().Context(), tenantOf(c), after, n)
+		}, func(d store.Definition) string { return d.Key })
 		if err != nil {
 			return err
-		}
-		after, err := decodeKeyCursor(c.QueryParam("cursor"))
-		if err != nil {
-			return err
-		}
-		defs, err := s.DefinitionList(c.Request().Context(), tenantOf(c), after, limit+1)
-		if err != nil {
-			return err
-		}
-		resp := map[string]any{}
-		if len(defs) > limit {
-			defs = defs[:limit]
-			resp["next_cursor"] = base64.RawURLEncoding.EncodeToString([]byte(defs[limit-1].Key))
 		}
 		out := make([]DefinitionJSON, len(defs))
 		for i, d := range defs {
@@ -105,14 +93,6 @@ func handleDefinitionList(s *store.Store) echo.HandlerFunc {
 		resp["definitions"] = out
 		return c.JSON(http.StatusOK, resp)
 	}
-}
-
-func decodeKeyCursor(cur string) (string, error) {
-	raw, err := base64.RawURLEncoding.DecodeString(cur)
-	if err != nil {
-		return "", apperr.New(apperr.Invalid, "malformed cursor")
-	}
-	return string(raw), nil
 }
 
 // handleDefinitionGet shows a definition with its draft and its versions,

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/ductor/ductor/app/testwait"
 )
 
 const heavyDoc = `
@@ -106,17 +108,10 @@ func (b *apiBundle) probeLatency(t *testing.T, n int) time.Duration {
 // waitRunWith polls the run with key until it is terminal.
 func (b *apiBundle) waitRunWith(t *testing.T, key, id string) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	return testwait.Value(t, 30*time.Second, "run "+id+" ends", func() (map[string]any, bool) {
 		_, run := b.call(t, "GET", "/api/v1/runs/"+id, key, "")
-		switch run["status"] {
-		case "succeeded", "failed", "cancelled", "timed_out", "terminated":
-			return run
-		}
-		time.Sleep(2 * time.Millisecond) // poll interval
-	}
-	t.Fatalf("run %s did not end", id)
-	return nil
+		return run, endedStatus(run["status"])
+	})
 }
 
 // watchHeap samples the heap until the returned function is called, which

@@ -2,15 +2,10 @@ package server
 
 import (
 	"context"
-	"encoding/base64"
-	"fmt"
-	"strconv"
-	"strings"
-	"time"
 
 	"github.com/google/uuid"
 
-	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/app/server/paging"
 	"github.com/ductor/ductor/app/store"
 )
 
@@ -71,27 +66,15 @@ func before(a, b store.RunCursor) bool {
 }
 
 func encodePageCursor(r store.Run, newer bool) string {
-	raw := fmt.Sprintf("%d:%s", r.CreatedAt.UnixMicro(), r.ID)
-	if newer {
-		raw = "n:" + raw
-	}
-	return base64.RawURLEncoding.EncodeToString([]byte(raw))
+	return paging.EncodeTime(r.CreatedAt, r.ID, newer)
 }
 
 func decodeCursor(s string) (pageCursor, error) {
-	bad := apperr.New(apperr.Invalid, "malformed cursor")
-	raw, err := base64.RawURLEncoding.DecodeString(s)
+	at, id, newer, err := paging.DecodeTime(s)
 	if err != nil {
-		return pageCursor{}, bad
+		return pageCursor{}, err
 	}
-	rest, newer := strings.CutPrefix(string(raw), "n:")
-	ts, id, ok := strings.Cut(rest, ":")
-	micros, err1 := strconv.ParseInt(ts, 10, 64)
-	uid, err2 := uuid.Parse(id)
-	if !ok || err1 != nil || err2 != nil {
-		return pageCursor{}, bad
-	}
-	return pageCursor{at: store.RunCursor{CreatedAt: time.UnixMicro(micros).UTC(), ID: uid}, newer: newer}, nil
+	return pageCursor{at: store.RunCursor{CreatedAt: at, ID: id}, newer: newer}, nil
 }
 
 // cursorParam reads ?cursor= (empty: nil).

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"crypto/rand"
-	"encoding/base64"
 	"encoding/hex"
 	"net/http"
 	"time"
@@ -12,27 +11,11 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ductor/ductor/app/apperr"
-	"github.com/ductor/ductor/app/auth"
 	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/schedule"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/workers"
 )
-
-// scheduleRoutes lists the schedules API. What can make a schedule start
-// runs (creating one, changing or unpausing it, triggering, backfilling)
-// needs runs:write as well: schedules:write alone is no way to start runs.
-func scheduleRoutes(api *echo.Group, d Deps) {
-	read, write := requireScope(auth.ScopeSchedulesRead), requireScope(auth.ScopeSchedulesWrite)
-	starts := requireScope(auth.ScopeRunsWrite)
-	api.POST("/schedules", handleScheduleCreate(d.Store, d.Runs, d.ValidateInput), write, starts)
-	api.GET("/schedules", handleScheduleList(d.Store), read, allowQuery(keyedListParams...))
-	api.GET("/schedules/:id", handleScheduleGet(d.Store), read)
-	api.PATCH("/schedules/:id", handleScheduleUpdate(d.Store, d.Runs, d.ValidateInput), write, starts)
-	api.DELETE("/schedules/:id", handleScheduleDelete(d.Store), write)
-	api.POST("/schedules/:id/trigger", handleScheduleTrigger(d.Store, d.Runs), write, starts)
-	api.POST("/schedules/:id/backfill", handleScheduleBackfill(d.Store, d.Runs), write, starts)
-}
 
 // ScheduleJSON is a schedule as the API shows it. NextRunAt is when its
 // next action is due (jitter included), null when none is left.
@@ -139,22 +122,11 @@ func randomSuffix() string {
 // handleScheduleList lists the tenant's schedules by id.
 func handleScheduleList(s *store.Store) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		limit, err := limitParam(c)
+		list, resp, err := keyedPage(c, func(after string, n int) ([]store.Schedule, error) {
+			return s.ScheduleList(c.Request().Context(), tenantOf(c), after, n)
+		}, func(sc store.Schedule) string { return sc.ID })
 		if err != nil {
 			return err
-		}
-		after, err := decodeKeyCursor(c.QueryParam("cursor"))
-		if err != nil {
-			return err
-		}
-		list, err := s.ScheduleList(c.Request().Context(), tenantOf(c), after, limit+1)
-		if err != nil {
-			return err
-		}
-		resp := map[string]any{}
-		if len(list) > limit {
-			list = list[:limit]
-			resp["next_cursor"] = base64.RawURLEncoding.EncodeToString([]byte(list[limit-1].ID))
 		}
 		out := make([]ScheduleJSON, len(list))
 		for i, sc := range list {

@@ -1,7 +1,10 @@
 // Package server is Ductor's HTTP front: the JSON API under /api/v1, the
 // dashboard pages, health and metrics. Handlers are small maker functions
-// that take only what they use; routes.go lists every route; errors become
-// HTTP statuses in exactly one place (errors.go).
+// that take only what they use. Every route is registered in a routes*.go
+// file, and only there: routes.go has the process-wide ones, routes_api.go
+// the API's, routes_pages.go the dashboard's (routes_test.go enforces it).
+// Lists kept in key order page through package paging. Errors become HTTP
+// statuses in exactly one place (errors.go).
 package server
 
 import (

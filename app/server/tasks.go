@@ -10,7 +10,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ductor/ductor/app/apperr"
-	"github.com/ductor/ductor/app/auth"
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/app/steps"
@@ -34,16 +33,6 @@ const (
 	MaxTasksPerPoll = 100
 	maxTaskMessage  = 4 << 10
 )
-
-// taskRoutes lists what bridge-SDK workers call: a long poll that claims
-// tasks, then a result or heartbeats for each under its token.
-func taskRoutes(api *echo.Group, d Deps) {
-	work := []echo.MiddlewareFunc{requireScope(auth.ScopeTasksWork), bodyLimit(maxTaskBodyBytes)}
-	api.POST("/tasks/poll", handleTaskPoll(d.Runs, d.stopping), work...)
-	api.POST("/tasks/:id/complete", handleTaskComplete(d.Runs), work...)
-	api.POST("/tasks/:id/fail", handleTaskFail(d.Runs), work...)
-	api.POST("/tasks/:id/heartbeat", handleTaskHeartbeat(d.Runs), work...)
-}
 
 type taskPollRequest struct {
 	Queue    string   `json:"queue"`

@@ -16,20 +16,8 @@ import (
 	"github.com/ductor/ductor/app/auth"
 	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/testdb"
+	"github.com/ductor/ductor/app/testwait"
 )
-
-// setupTasks is setupAPI with what a serving process runs beside it: the
-// task notification listener and the sweep that reports lost attempts.
-func setupTasks(t *testing.T) *apiBundle {
-	t.Helper()
-	b := setupAPI(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{}, 2)
-	go func() { b.runs.ListenTasks(ctx); done <- struct{}{} }()
-	go func() { b.runs.Sweep(ctx); done <- struct{}{} }()
-	t.Cleanup(func() { cancel(); <-done; <-done })
-	return b
-}
 
 // remoteDoc has one task step for a bridge worker, then an echo of its
 // output.
@@ -344,11 +332,7 @@ func TestServeEndsLongPollsWhenStopping(t *testing.T) {
 		polled <- res.StatusCode
 	}()
 	// Stop once the poll is waiting: the server has it in flight.
-	tick := time.NewTicker(5 * time.Millisecond) // poll interval
-	defer tick.Stop()
-	for deadline := time.Now().Add(10 * time.Second); b.runs.TaskPollsWaiting(b.tenantA.ID) == 0 && time.Now().Before(deadline); {
-		<-tick.C
-	}
+	testwait.Until(context.Background(), 10*time.Second, func() bool { return b.runs.TaskPollsWaiting(b.tenantA.ID) > 0 })
 	stop()
 	select {
 	case err := <-served:

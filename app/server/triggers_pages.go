@@ -16,22 +16,6 @@ import (
 	"github.com/ductor/ductor/workers"
 )
 
-// triggerPages lists the schedules and webhooks pages under /t/{tenant}.
-func triggerPages(t *echo.Group, d Deps) {
-	write := need(auth.PermSchedulesWrite)
-	t.GET("/schedules", handleSchedulesPage(d.Store), need(auth.PermView))
-	t.POST("/schedules", handleScheduleCreateForm(d.Store, d.Runs, d.ValidateInput), write)
-	t.GET("/schedules/:id", handleSchedulePage(d.Store), need(auth.PermView))
-	t.POST("/schedules/:id/pause", handleSchedulePauseForm(d.Store, d.Runs), write)
-	t.POST("/schedules/:id/trigger", handleScheduleTriggerForm(d.Store, d.Runs), write)
-	t.POST("/schedules/:id/delete", handleScheduleDeleteForm(d.Store), write)
-	manage := need(auth.PermWebhooksManage)
-	t.GET("/webhooks", handleWebhooksPage(d), need(auth.PermView))
-	t.POST("/webhooks", handleWebhookCreateForm(d), manage)
-	t.POST("/webhooks/:id/rotate", handleWebhookRotateForm(d), manage)
-	t.POST("/webhooks/:id/delete", handleWebhookDeleteForm(d.Store), manage)
-}
-
 func handleSchedulesPage(s *store.Store) echo.HandlerFunc {
 	return func(c echo.Context) error { return renderSchedules(c, s, http.StatusOK, "") }
 }

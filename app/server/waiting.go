@@ -6,25 +6,10 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ductor/ductor/app/apperr"
-	"github.com/ductor/ductor/app/auth"
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/workers"
 )
-
-// waitingRoutes lists what wakes waiting runs: signals, events, approval
-// decisions and case updates.
-func waitingRoutes(api *echo.Group, d Deps) {
-	api.POST("/runs/:id/signals", handleSignal(d.Runs), requireScope(auth.ScopeSignalsWrite))
-	api.POST("/events", handleEvent(d.Runs), requireScope(auth.ScopeEventsWrite))
-	approvals := requireScope(auth.ScopeApprovalsWrite)
-	api.GET("/approvals", handleApprovalList(d.Store), approvals, allowQuery(approvalParams...))
-	api.GET("/approvals/:id", handleApprovalGet(d.Store), approvals)
-	api.POST("/approvals/:id/decision", handleApprovalDecision(d.Runs), approvals)
-	api.GET("/cases", handleCaseList(d.Store), approvals, allowQuery(caseListParams...))
-	api.GET("/cases/:id", handleCaseGet(d.Store), approvals)
-	api.PATCH("/cases/:id", handleCaseUpdate(d.Runs), approvals)
-}
 
 type signalRequest struct {
 	RequestID string `json:"request_id"`

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/base64"
 	"net/http"
 	"time"
 
@@ -9,25 +8,11 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ductor/ductor/app/apperr"
-	"github.com/ductor/ductor/app/auth"
 	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/secrets"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/webhook"
 )
-
-// webhookRoutes lists the webhooks API; deliveries arrive on /hooks (see
-// hooks.go), outside it. A webhook's secret publishes its event, so
-// minting one (creating or rotating) needs events:write as well.
-func webhookRoutes(api *echo.Group, d Deps) {
-	read, write := requireScope(auth.ScopeWebhooksRead), requireScope(auth.ScopeWebhooksWrite)
-	publishes := requireScope(auth.ScopeEventsWrite)
-	api.POST("/webhooks", handleWebhookCreate(d.Store, d.Secrets, d.BaseURL), write, publishes)
-	api.GET("/webhooks", handleWebhookList(d.Store, d.BaseURL), read, allowQuery(keyedListParams...))
-	api.GET("/webhooks/:id", handleWebhookGet(d.Store, d.BaseURL), read)
-	api.POST("/webhooks/:id/rotate", handleWebhookRotate(d.Store, d.Secrets, d.BaseURL), write, publishes)
-	api.DELETE("/webhooks/:id", handleWebhookDelete(d.Store), write)
-}
 
 // WebhookJSON is a webhook as the API shows it; Secret only in the answer
 // that creates or rotates it.
@@ -149,26 +134,15 @@ func handleWebhookRotate(s *store.Store, box *secrets.Box, base string) echo.Han
 func handleWebhookList(s *store.Store, base string) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx := c.Request().Context()
-		limit, err := limitParam(c)
-		if err != nil {
-			return err
-		}
-		after, err := decodeKeyCursor(c.QueryParam("cursor"))
+		list, resp, err := keyedPage(c, func(after string, n int) ([]store.Webhook, error) {
+			return s.WebhookList(ctx, tenantOf(c), after, n)
+		}, func(w store.Webhook) string { return w.ID })
 		if err != nil {
 			return err
 		}
 		t, err := s.TenantGetByID(ctx, tenantOf(c))
 		if err != nil {
 			return err
-		}
-		list, err := s.WebhookList(ctx, t.ID, after, limit+1)
-		if err != nil {
-			return err
-		}
-		resp := map[string]any{}
-		if len(list) > limit {
-			list = list[:limit]
-			resp["next_cursor"] = base64.RawURLEncoding.EncodeToString([]byte(list[limit-1].ID))
 		}
 		out := make([]WebhookJSON, len(list))
 		for i, w := range list {

@@ -1,0 +1,91 @@
+package server
+
+import (
+	"github.com/labstack/echo/v4"
+
+	"github.com/ductor/ductor/app/auth"
+)
+
+// apiRoutes lists the JSON API under /api/v1; every route is authenticated
+// by an API key and confined to the key's tenant.
+func apiRoutes(api *echo.Group, d Deps) {
+	api.GET("/whoami", handleWhoami())
+	waitingRoutes(api, d)
+	taskRoutes(api, d)
+	scheduleRoutes(api, d)
+	webhookRoutes(api, d)
+
+	read, write := requireScope(auth.ScopeRunsRead), requireScope(auth.ScopeRunsWrite)
+	api.POST("/runs", handleRunStart(d.Runs, d.ValidateInput), write)
+	api.GET("/runs", handleRunList(d.Store), read, allowQuery(runListParams...))
+	api.GET("/runs/:id", handleRunGet(d.Store, d.Runs), read)
+	api.GET("/runs/:id/history", handleRunHistory(d.Store), read, allowQuery(historyParams...))
+	api.GET("/runs/:id/nodes/:node/children", handleScatterChildren(d.Store, d.Runs), read, allowQuery(childrenParams...))
+	api.POST("/runs/batch", handleBatchCreate(d.Store, d.Runs), write)
+	api.GET("/batches/:id", handleBatchGet(d.Store), read)
+	api.POST("/runs/:id/cancel", handleRunCancel(d.Runs), write)
+	api.POST("/runs/:id/nodes/:node/retry", handleNodeRetry(d.Runs), write)
+	api.POST("/runs/:id/nodes/:node/cancel", handleNodeCancel(d.Runs), write)
+	api.POST("/runs/:id/continue-as-new", handleContinueAsNew(d.Runs), write)
+
+	defRead, defWrite := requireScope(auth.ScopeDefinitionsRead), requireScope(auth.ScopeDefinitionsWrite)
+	api.POST("/compile", handleCompile(), defRead)
+	api.GET("/definitions", handleDefinitionList(d.Store), defRead, allowQuery(keyedListParams...))
+	api.GET("/definitions/:key", handleDefinitionGet(d.Store), defRead)
+	api.PUT("/definitions/:key", handleDraftSave(d.Store), defWrite)
+	api.POST("/definitions/:key/versions", handlePublish(d.Store), defWrite)
+	api.GET("/definitions/:key/versions/:n", handleVersionGet(d.Store), defRead)
+	api.DELETE("/definitions/:key/versions/:n", handleVersionUnpublish(d.Store), defWrite)
+}
+
+// waitingRoutes lists what wakes waiting runs: signals, events, approval
+// decisions and case updates.
+func waitingRoutes(api *echo.Group, d Deps) {
+	api.POST("/runs/:id/signals", handleSignal(d.Runs), requireScope(auth.ScopeSignalsWrite))
+	api.POST("/events", handleEvent(d.Runs), requireScope(auth.ScopeEventsWrite))
+	approvals := requireScope(auth.ScopeApprovalsWrite)
+	api.GET("/approvals", handleApprovalList(d.Store), approvals, allowQuery(approvalParams...))
+	api.GET("/approvals/:id", handleApprovalGet(d.Store), approvals)
+	api.POST("/approvals/:id/decision", handleApprovalDecision(d.Runs), approvals)
+	api.GET("/cases", handleCaseList(d.Store), approvals, allowQuery(caseListParams...))
+	api.GET("/cases/:id", handleCaseGet(d.Store), approvals)
+	api.PATCH("/cases/:id", handleCaseUpdate(d.Runs), approvals)
+}
+
+// taskRoutes lists what bridge-SDK workers call: a long poll that claims
+// tasks, then a result or heartbeats for each under its token.
+func taskRoutes(api *echo.Group, d Deps) {
+	work := []echo.MiddlewareFunc{requireScope(auth.ScopeTasksWork), bodyLimit(maxTaskBodyBytes)}
+	api.POST("/tasks/poll", handleTaskPoll(d.Runs, d.stopping), work...)
+	api.POST("/tasks/:id/complete", handleTaskComplete(d.Runs), work...)
+	api.POST("/tasks/:id/fail", handleTaskFail(d.Runs), work...)
+	api.POST("/tasks/:id/heartbeat", handleTaskHeartbeat(d.Runs), work...)
+}
+
+// scheduleRoutes lists the schedules API. What can make a schedule start
+// runs (creating one, changing or unpausing it, triggering, backfilling)
+// needs runs:write as well: schedules:write alone is no way to start runs.
+func scheduleRoutes(api *echo.Group, d Deps) {
+	read, write := requireScope(auth.ScopeSchedulesRead), requireScope(auth.ScopeSchedulesWrite)
+	starts := requireScope(auth.ScopeRunsWrite)
+	api.POST("/schedules", handleScheduleCreate(d.Store, d.Runs, d.ValidateInput), write, starts)
+	api.GET("/schedules", handleScheduleList(d.Store), read, allowQuery(keyedListParams...))
+	api.GET("/schedules/:id", handleScheduleGet(d.Store), read)
+	api.PATCH("/schedules/:id", handleScheduleUpdate(d.Store, d.Runs, d.ValidateInput), write, starts)
+	api.DELETE("/schedules/:id", handleScheduleDelete(d.Store), write)
+	api.POST("/schedules/:id/trigger", handleScheduleTrigger(d.Store, d.Runs), write, starts)
+	api.POST("/schedules/:id/backfill", handleScheduleBackfill(d.Store, d.Runs), write, starts)
+}
+
+// webhookRoutes lists the webhooks API; deliveries arrive on /hooks (see
+// hooks.go), outside it. A webhook's secret publishes its event, so
+// minting one (creating or rotating) needs events:write as well.
+func webhookRoutes(api *echo.Group, d Deps) {
+	read, write := requireScope(auth.ScopeWebhooksRead), requireScope(auth.ScopeWebhooksWrite)
+	publishes := requireScope(auth.ScopeEventsWrite)
+	api.POST("/webhooks", handleWebhookCreate(d.Store, d.Secrets, d.BaseURL), write, publishes)
+	api.GET("/webhooks", handleWebhookList(d.Store, d.BaseURL), read, allowQuery(keyedListParams...))
+	api.GET("/webhooks/:id", handleWebhookGet(d.Store, d.BaseURL), read)
+	api.POST("/webhooks/:id/rotate", handleWebhookRotate(d.Store, d.Secrets, d.BaseURL), write, publishes)
+	api.DELETE("/webhooks/:id", handleWebhookDelete(d.Store), write)
+}

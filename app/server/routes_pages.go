@@ -1,0 +1,98 @@
+package server
+
+import (
+	"github.com/labstack/echo/v4"
+
+	"github.com/ductor/ductor/app/auth"
+	"github.com/ductor/ductor/app/definition"
+)
+
+// webRoutes lists the dashboard's pages. Every route loads the session
+// and refuses cross-site state changes; pages under /t/{tenant} also need
+// a login and a membership of the tenant (or answer 404), and each names
+// the permission its role check needs.
+func webRoutes(e *echo.Echo, d Deps) {
+	st := site{DevLogin: d.DevLogin, SecureCookies: d.secureCookies()}
+	web := []echo.MiddlewareFunc{bodyLimit(MaxFormBytes), loadSession(d.Store, st), csrfProtect}
+	e.GET("/", handleHome(d.Store), web...)
+	e.GET("/login", handleLoginPage(d.Login), web...)
+	e.GET("/login/oidc", handleLoginStart(d.Store, d.Login), web...)
+	e.GET("/auth/callback", handleLoginCallback(d.Store, d.Login), web...)
+	e.POST("/login/dev", handleDevLogin(d.Store), web...)
+	e.POST("/logout", handleLogout(d.Store, d.Login, d.BaseURL), web...)
+
+	t := e.Group("/t/:tenant", append(web, requireLogin, tenantAccess(d.Store))...)
+	t.GET("", handleTenantHome(), need(auth.PermView))
+	t.GET("/definitions", handleDefinitions(d.Store), need(auth.PermView))
+	t.POST("/definitions", handleDefinitionCreate(d.Store), need(auth.PermDefinitionsWrite))
+	t.GET("/definitions/:key/edit", handleEditor(d.Store), need(auth.PermView))
+	t.GET("/definitions/:key/diff", handleDefinitionDiff(d.Store), need(auth.PermView))
+	t.POST("/definitions/:key/runs", handleTestRun(d.Runs, d.ValidateInput), needAny(auth.PermDefinitionsWrite, auth.PermRunsOperate))
+	editorRoutes(e, d, st)
+	runPages(t, d)
+	triggerPages(t, d)
+	t.GET("/settings", handleSettings(d.Store), need(auth.PermView))
+	t.POST("/settings/tier", handleTierSet(d.Store), need(auth.PermTierManage))
+	t.POST("/settings/retention", handleRetentionSet(d.Store), need(auth.PermTierManage))
+	t.GET("/settings/keys", handleKeys(d.Store), need(auth.PermKeysManage))
+	t.POST("/settings/keys", handleKeyCreate(d.Store), need(auth.PermKeysManage))
+	t.POST("/settings/keys/:id/revoke", handleKeyRevoke(d.Store), need(auth.PermKeysManage))
+	t.GET("/settings/members", handleMembers(d.Store), need(auth.PermMembersManage))
+	t.POST("/settings/members", handleMemberChange(d.Store, memberAdd), need(auth.PermMembersManage))
+	t.POST("/settings/members/role", handleMemberChange(d.Store, memberSet), need(auth.PermMembersManage))
+	t.POST("/settings/members/remove", handleMemberChange(d.Store, memberDel), need(auth.PermMembersManage))
+	t.GET("/settings/audit", handleAudit(d.Store), need(auth.PermAuditRead))
+}
+
+// editorRoutes lists the editor's posts: like the tenant pages, but they
+// carry a whole definition document, so their body limit is the
+// document's (form-encoded, up to three bytes a byte).
+func editorRoutes(e *echo.Echo, d Deps, st site) {
+	limit := int64(3*definition.MaxDocumentBytes + MaxFormBytes)
+	ed := e.Group("/t/:tenant/definitions/:key", bodyLimit(limit), loadSession(d.Store, st), csrfProtect, requireLogin, tenantAccess(d.Store))
+	ed.POST("/check", handleEditorCheck(), need(auth.PermView))
+	ed.POST("/draft", handleDraftSaveForm(d.Store), need(auth.PermDefinitionsWrite))
+	ed.POST("/publish", handlePublishForm(d.Store), need(auth.PermDefinitionsWrite))
+}
+
+// runPages lists the runs list, the run inspector with its operator
+// actions, and the approval inbox, under /t/{tenant}.
+func runPages(t *echo.Group, d Deps) {
+	operate, approve := need(auth.PermRunsOperate), need(auth.PermApprove)
+	t.GET("/runs", handleRunsPage(d.Store), need(auth.PermView))
+	t.POST("/runs/batch", handleRunsBatchForm(d.Store, d.Runs), operate)
+	t.GET("/batches/:id", handleBatchPage(d.Store), need(auth.PermView))
+	t.GET("/batches/:id/progress", handleBatchProgress(d.Store), need(auth.PermView))
+	t.GET("/runs/:id", handleInspector(d.Store, d.Runs), need(auth.PermView))
+	t.GET("/runs/:id/live", handleInspectorLive(d.Store), need(auth.PermView))
+	t.GET("/runs/:id/events", handleInspectorEvents(d.Store, d.stopping, d.LiveStreamFor), need(auth.PermView))
+	t.GET("/runs/:id/json/:part", handleRunJSON(d.Store), need(auth.PermView))
+	t.GET("/runs/:id/json/nodes/:node", handleRunJSON(d.Store), need(auth.PermView))
+	t.GET("/runs/:id/json/nodes/:node/attempts/:generation/:attempt", handleAttemptJSON(d.Store), need(auth.PermView))
+	t.GET("/runs/:id/json/signals", handleSignalJSON(d.Store), need(auth.PermView))
+	t.POST("/runs/:id/cancel", handleRunCancelForm(d.Store, d.Runs), operate)
+	t.POST("/runs/:id/signal", handleRunSignalForm(d.Store, d.Runs), operate)
+	t.POST("/runs/:id/continue-as-new", handleRunContinueForm(d.Store, d.Runs), operate)
+	t.POST("/runs/:id/retry", handleNodeRetryForm(d.Store, d.Runs), operate)
+	t.POST("/runs/:id/cancel-node", handleNodeCancelForm(d.Store, d.Runs), operate)
+	t.GET("/inbox", handleInbox(d.Store, d.Runs), need(auth.PermView))
+	t.POST("/inbox/approvals/:id", handleApprovalDecide(d.Store, d.Runs), approve)
+	t.POST("/inbox/cases/:id", handleCaseSave(d.Store, d.Runs), approve)
+	t.GET("/inbox/cases/:id/data", handleCaseJSON(d.Store), need(auth.PermView))
+}
+
+// triggerPages lists the schedules and webhooks pages under /t/{tenant}.
+func triggerPages(t *echo.Group, d Deps) {
+	write := need(auth.PermSchedulesWrite)
+	t.GET("/schedules", handleSchedulesPage(d.Store), need(auth.PermView))
+	t.POST("/schedules", handleScheduleCreateForm(d.Store, d.Runs, d.ValidateInput), write)
+	t.GET("/schedules/:id", handleSchedulePage(d.Store), need(auth.PermView))
+	t.POST("/schedules/:id/pause", handleSchedulePauseForm(d.Store, d.Runs), write)
+	t.POST("/schedules/:id/trigger", handleScheduleTriggerForm(d.Store, d.Runs), write)
+	t.POST("/schedules/:id/delete", handleScheduleDeleteForm(d.Store), write)
+	manage := need(auth.PermWebhooksManage)
+	t.GET("/webhooks", handleWebhooksPage(d), need(auth.PermView))
+	t.POST("/webhooks", handleWebhookCreateForm(d), manage)
+	t.POST("/webhooks/:id/rotate", handleWebhookRotateForm(d), manage)
+	t.POST("/webhooks/:id/delete", handleWebhookDeleteForm(d.Store), manage)
+}
