@@ -14,26 +14,25 @@ import (
 	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
+	"github.com/ductor/ductor/app/testwait"
 	"github.com/ductor/ductor/workers"
 )
 
 // waitBatch polls the batch until it is completed.
 func (b testBundle) waitBatch(t *testing.T, id uuid.UUID) store.Batch {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		got, err := b.store.BatchGet(b.ctx, b.tenant.ID, id)
+	var got store.Batch
+	if !testwait.Until(b.ctx, 60*time.Second, func() bool {
+		var err error
+		got, err = b.store.BatchGet(b.ctx, b.tenant.ID, id)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Finished() {
-			return got
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("batch %s: %d of %d done after 60s", id, got.Done+got.Failed, got.Total)
-		}
-		time.Sleep(10 * time.Millisecond) // poll interval
+		return got.Finished()
+	}) {
+		t.Fatalf("batch %s: %d of %d done after 60s", id, got.Done+got.Failed, got.Total)
 	}
+	return got
 }
 
 // A bulk cancel by filter covers the matching runs created before it,

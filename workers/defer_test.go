@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -12,6 +13,7 @@ import (
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
+	"github.com/ductor/ductor/app/testwait"
 )
 
 // A ContinueAsNew that arrives with more inputs than one tick drains
@@ -38,7 +40,10 @@ steps:
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { r, _ := s.RunGet(ctx, tenant.ID, run.ID); return r.Status == engine.RunWaiting })
+	testwait.Eventually(t, 20*time.Second, "the run waits", func() bool {
+		r, _ := s.RunGet(ctx, tenant.ID, run.ID)
+		return r.Status == engine.RunWaiting
+	})
 
 	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		if err := c.Deliver(ctx, tx, tenant.ID, run.ID, engine.ContinueAsNew{RequestID: "can"}); err != nil {
@@ -61,7 +66,7 @@ steps:
 	}
 	successor := uuid.MustParse(engine.SuccessorRunID(run.ID.String(), "can"))
 	var buffered []engine.Signal
-	waitFor(t, func() bool {
+	testwait.Eventually(t, 20*time.Second, "the successor buffers 600 signals", func() bool {
 		buffered, _ = s.SignalsBuffered(ctx, tenant.ID, successor)
 		return len(buffered) == 600
 	})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/app/testwait"
 )
 
 func (b testBundle) event(t *testing.T, name string, data any) uuid.UUID {
@@ -128,22 +129,17 @@ steps:
 // waitEventsDrained waits until the run's tick has drained every input.
 func (b testBundle) waitEventsDrained(t *testing.T, id uuid.UUID) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		var n int
+	var n int
+	if !testwait.Until(b.ctx, 30*time.Second, func() bool {
 		err := b.pool.QueryRow(b.ctx, `SELECT count(*) FROM run_input WHERE run_id = $1 AND consumed_at IS NULL`, id).Scan(&n)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			var kind, payload string
-			_ = b.pool.QueryRow(b.ctx, `SELECT kind, payload::text FROM run_input WHERE run_id = $1 AND consumed_at IS NULL`, id).Scan(&kind, &payload)
-			t.Fatalf("%d inputs still pending: %s %s", n, kind, payload)
-		}
-		time.Sleep(5 * time.Millisecond) // poll interval
+		return n == 0
+	}) {
+		var kind, payload string
+		_ = b.pool.QueryRow(b.ctx, `SELECT kind, payload::text FROM run_input WHERE run_id = $1 AND consumed_at IS NULL`, id).Scan(&kind, &payload)
+		t.Fatalf("%d inputs still pending: %s %s", n, kind, payload)
 	}
 }
 

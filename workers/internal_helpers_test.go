@@ -41,15 +41,3 @@ func coordinatorOn(t *testing.T, work bool) (*Coordinator, *pgxpool.Pool) {
 	})
 	return c, pool
 }
-
-// waitFor polls cond until it holds or 20 s pass.
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 20s")
-		}
-		time.Sleep(5 * time.Millisecond) // poll interval
-	}
-}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/steps"
+	"github.com/ductor/ductor/app/testwait"
 	"github.com/ductor/ductor/workers"
 )
 
@@ -109,11 +110,7 @@ steps:
 `)
 	id := b.start(t, "wide-remote", map[string]any{"items": items(6)})
 	done, peak := 0, 0
-	deadline := time.Now().Add(30 * time.Second)
-	for done < 6 {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of 6 bridge tasks done after 30s", done)
-		}
+	if !testwait.Until(b.ctx, 30*time.Second, func() bool {
 		var n int
 		if err := b.pool.QueryRow(b.ctx, `SELECT count(*) FROM bridge_task WHERE tenant_id = $1`, b.tenant.ID).Scan(&n); err != nil {
 			t.Fatal(err)
@@ -131,9 +128,9 @@ steps:
 			}
 			done++
 		}
-		if len(tasks) == 0 {
-			time.Sleep(10 * time.Millisecond) // poll interval
-		}
+		return done >= 6
+	}) {
+		t.Fatalf("%d of 6 bridge tasks done after 30s", done)
 	}
 	if run := b.waitTerminal(t, id); run.Status != engine.RunSucceeded {
 		t.Fatalf("run %s", run.Status)

@@ -13,6 +13,7 @@ import (
 	"github.com/ductor/ductor/app/schedule"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
+	"github.com/ductor/ductor/app/testwait"
 	"github.com/ductor/ductor/workers"
 )
 
@@ -89,12 +90,8 @@ func TestIntervalScheduleFiresOnTimeAndStopsWhenPaused(t *testing.T) {
 	testdb.Definition(t, b.store, b.tenant.ID, noopDef)
 	b.newSchedule(t, "every-second", "tick", time.Second, schedule.OverlapAllowAll)
 	runSchedules(t, b.coord)
-	deadline := time.Now().Add(20 * time.Second)
-	for len(b.runsOf(t, "every-second")) < 2 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the schedule started %d runs in 20 s", len(b.runsOf(t, "every-second")))
-		}
-		time.Sleep(20 * time.Millisecond) // poll interval
+	if !testwait.Until(b.ctx, 20*time.Second, func() bool { return len(b.runsOf(t, "every-second")) >= 2 }) {
+		t.Fatalf("the schedule started %d runs in 20 s", len(b.runsOf(t, "every-second")))
 	}
 	for _, r := range b.runsOf(t, "every-second") {
 		at, err := time.Parse(time.RFC3339Nano, r.SearchAttributes["scheduled_at"].(string))

@@ -11,6 +11,7 @@ import (
 	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/app/testwait"
 )
 
 func (b testBundle) signal(t *testing.T, id uuid.UUID, rid, name string, payload any) error {
@@ -78,19 +79,16 @@ edges:
 // waitBuffered polls until the run row counts n buffered signals.
 func (b testBundle) waitBuffered(t *testing.T, id uuid.UUID, n int) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		run, err := b.store.RunGet(b.ctx, b.tenant.ID, id)
+	var run store.Run
+	if !testwait.Until(b.ctx, 30*time.Second, func() bool {
+		var err error
+		run, err = b.store.RunGet(b.ctx, b.tenant.ID, id)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if run.State.BufferedSignals == n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("run buffers %d signals, want %d", run.State.BufferedSignals, n)
-		}
-		time.Sleep(5 * time.Millisecond) // poll interval
+		return run.State.BufferedSignals == n
+	}) {
+		t.Fatalf("run buffers %d signals, want %d", run.State.BufferedSignals, n)
 	}
 }
 

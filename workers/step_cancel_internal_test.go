@@ -8,6 +8,7 @@ import (
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
+	"github.com/ductor/ductor/app/testwait"
 )
 
 // A cancel whose notification is lost while the listener reconnects still
@@ -42,7 +43,7 @@ steps:
 		WHERE query = 'LISTEN `+cancelChannel+`' AND pid <> pg_backend_pid()`); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool {
+	testwait.Eventually(t, 20*time.Second, "the cancel listener notices its connection dropped", func() bool {
 		c.cancels.mu.Lock()
 		defer c.cancels.mu.Unlock()
 		select {

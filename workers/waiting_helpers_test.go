@@ -9,6 +9,7 @@ import (
 
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/app/testwait"
 )
 
 // nodes returns the run's step nodes by id.
@@ -28,16 +29,14 @@ func (b testBundle) nodes(t *testing.T, id uuid.UUID) map[string]*engine.Node {
 // waitNode polls until the node reaches state or the deadline passes.
 func (b testBundle) waitNode(t *testing.T, id uuid.UUID, node string, state engine.NodeState) *engine.Node {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if n := b.nodes(t, id)[node]; n != nil && n.State == state {
-			return n
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("run %s node %s never became %s: %+v", id, node, state, b.nodes(t, id)[node])
-		}
-		time.Sleep(5 * time.Millisecond) // poll interval
+	var n *engine.Node
+	if !testwait.Until(b.ctx, 30*time.Second, func() bool {
+		n = b.nodes(t, id)[node]
+		return n != nil && n.State == state
+	}) {
+		t.Fatalf("run %s node %s never became %s: %+v", id, node, state, b.nodes(t, id)[node])
 	}
+	return n
 }
 
 // waitRunStatus polls until the run has status.

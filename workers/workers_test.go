@@ -19,6 +19,7 @@ import (
 	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
+	"github.com/ductor/ductor/app/testwait"
 	"github.com/ductor/ductor/workers"
 )
 
@@ -139,20 +140,18 @@ func (b testBundle) waitTerminal(t *testing.T, id uuid.UUID) store.Run {
 // was awaited in the failure.
 func (b testBundle) waitRun(t *testing.T, id uuid.UUID, want string, done func(store.Run) bool) store.Run {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		run, err := b.store.RunGet(b.ctx, b.tenant.ID, id)
+	var run store.Run
+	if !testwait.Until(b.ctx, 30*time.Second, func() bool {
+		var err error
+		run, err = b.store.RunGet(b.ctx, b.tenant.ID, id)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if done(run) {
-			return run
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("run %s is still %s after 30s, waiting for it to %s", id, run.Status, want)
-		}
-		time.Sleep(5 * time.Millisecond) // poll interval, not a wait for an event
+		return done(run)
+	}) {
+		t.Fatalf("run %s is still %s after 30s, waiting for it to %s", id, run.Status, want)
 	}
+	return run
 }
 
 // step builds a manifest step with the compiler's defaults.
@@ -248,12 +247,8 @@ func (b testBundle) waitTerminalAfter(t *testing.T, id uuid.UUID, from engine.Ru
 // poll waits for cond with a deadline.
 func (b testBundle) poll(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 20s")
-		}
-		time.Sleep(5 * time.Millisecond) // poll interval
+	if !testwait.Until(b.ctx, 20*time.Second, cond) {
+		t.Fatal("condition not met within 20s")
 	}
 }
 

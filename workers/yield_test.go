@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/app/testwait"
 )
 
 // yielded runs g.yield on its own goroutine and returns a channel closed
@@ -91,18 +92,14 @@ func TestYieldGateWaitIsBounded(t *testing.T) {
 	h := newYieldGate(max)
 	h.await(store.AttemptKey{Run: store.RunKey{TenantID: uuid.New(), ID: uuid.New()}, Node: "n", Attempt: 1})
 	waitClosed(t, yielded(h, true), "sparse step never started")
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	var waiting, steps int
+	if !testwait.Until(context.Background(), 10*time.Second, func() bool {
 		h.mu.Lock()
-		waiting, steps := h.waiting, len(h.steps)
+		waiting, steps = h.waiting, len(h.steps)
 		h.mu.Unlock()
-		if waiting == 0 && steps == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the expired sparse step is still counted: waiting %d, steps %d", waiting, steps)
-		}
-		time.Sleep(time.Millisecond) // poll interval
+		return waiting == 0 && steps == 0
+	}) {
+		t.Fatalf("the expired sparse step is still counted: waiting %d, steps %d", waiting, steps)
 	}
 }
 
