@@ -67,22 +67,9 @@ func (c *Coordinator) tickFree(ctx context.Context, tx pgx.Tx, keys []store.RunK
 		return nil, err
 	}
 	defer c.observeTick("inline", time.Now())
-	var ticks []*runTick
-	for _, k := range keys {
-		l, ok := loads[k]
-		if !ok || l.TickRequested {
-			left = append(left, k)
-			continue
-		}
-		t := &runTick{key: k, load: l}
-		for _, in := range inputs[k] {
-			in, err := store.NormalizeInput(in)
-			if err != nil {
-				return nil, err
-			}
-			t.inputs = append(t.inputs, in)
-		}
-		ticks = append(ticks, t)
+	ticks, left, err := freeTicks(keys, loads, inputs)
+	if err != nil {
+		return nil, err
 	}
 	if len(ticks) == 0 {
 		return left, nil
@@ -117,22 +104,9 @@ func (c *Coordinator) decideFree(ctx context.Context, keys []store.RunKey, input
 	if err != nil {
 		return nil, nil, err
 	}
-	var ticks []*runTick
-	for _, k := range keys {
-		l, ok := loads[k]
-		if !ok || l.TickRequested {
-			left = append(left, k)
-			continue
-		}
-		t := &runTick{key: k, load: l}
-		for _, in := range inputs[k] {
-			in, err := store.NormalizeInput(in)
-			if err != nil {
-				return nil, nil, err
-			}
-			t.inputs = append(t.inputs, in)
-		}
-		ticks = append(ticks, t)
+	ticks, left, err := freeTicks(keys, loads, inputs)
+	if err != nil {
+		return nil, nil, err
 	}
 	decided, failed, err := c.decideRuns(ctx, s, nil, ticks, c.InlineBudget)
 	if err != nil {
@@ -170,19 +144,52 @@ func (c *Coordinator) lockDecided(ctx context.Context, tx pgx.Tx, ticks []*runTi
 			lost = append(lost, t.key)
 			continue
 		}
-		if t.state.Run.Status.Terminal() && !t.load.Run.Status.Terminal() {
-			arrived, err := s.RunInputsArrived(ctx, t.key.TenantID, t.key.ID, t.pending.IDs, t.pending.More)
-			if err != nil {
-				return nil, nil, err
-			}
-			if arrived {
-				lost = append(lost, t.key)
-				continue
-			}
+		arrived, err := endsOnArrivals(ctx, s, t)
+		if err != nil {
+			return nil, nil, err
+		}
+		if arrived {
+			lost = append(lost, t.key)
+			continue
 		}
 		kept = append(kept, t)
 	}
 	return kept, lost, nil
+}
+
+// freeTicks makes a tick of each run of keys that loads holds and no tick
+// job awaits, with its inputs normalized to be handed straight to the
+// engine; the other runs are left, their inputs the caller's to store.
+func freeTicks(keys []store.RunKey, loads map[store.RunKey]store.TickLoad, inputs map[store.RunKey][]engine.Input) (ticks []*runTick, left []store.RunKey, err error) {
+	for _, k := range keys {
+		l, ok := loads[k]
+		if !ok || l.TickRequested {
+			left = append(left, k)
+			continue
+		}
+		t := &runTick{key: k, load: l}
+		for _, in := range inputs[k] {
+			in, err := store.NormalizeInput(in)
+			if err != nil {
+				return nil, nil, err
+			}
+			t.inputs = append(t.inputs, in)
+		}
+		ticks = append(ticks, t)
+	}
+	return ticks, left, nil
+}
+
+// endsOnArrivals reports, under the run's lock, whether t decided to end
+// a run that an input reached since t's read: a run that ends drains
+// nothing more, so t must decide again on what was delivered (a signal,
+// whose sender found the run live, must reach it or the run continuing
+// it).
+func endsOnArrivals(ctx context.Context, s *store.Store, t *runTick) (bool, error) {
+	if !t.state.Run.Status.Terminal() || t.load.Run.Status.Terminal() {
+		return false, nil
+	}
+	return s.RunInputsArrived(ctx, t.key.TenantID, t.key.ID, t.pending.IDs, t.pending.More)
 }
 
 // logHandOver logs an inline tick handed over to its tick job; one that

@@ -131,16 +131,12 @@ func (c *Coordinator) tickOnce(ctx context.Context, k store.RunKey) (err error) 
 		if v != l.Run.RecordVersion {
 			return store.ErrConflict
 		}
-		if t.state.Run.Status.Terminal() && !l.Run.Status.Terminal() {
-			// A run that ends drains nothing more: decide again on what
-			// was delivered since the read.
-			arrived, err := s.RunInputsArrived(ctx, k.TenantID, k.ID, t.pending.IDs, t.pending.More)
-			if err != nil {
-				return err
-			}
-			if arrived {
-				return store.ErrConflict
-			}
+		arrived, err := endsOnArrivals(ctx, s, t)
+		if err != nil {
+			return err
+		}
+		if arrived {
+			return store.ErrConflict
 		}
 		return c.persist(ctx, tx, decided)
 	})
