@@ -27,9 +27,15 @@ FOR UPDATE SKIP LOCKED;
 
 -- name: RunBatchServed :exec
 -- A chunk of one of the tenant's batches was worked: the tenant's running
--- batches go to the back of the round.
+-- batches go to the back of the round. A batch another process is
+-- working on is skipped, not waited for (two processes each holding one
+-- of the tenant's batches would deadlock): that process moves it when it
+-- records its own chunk.
 UPDATE run_batch SET served_at = now()
-WHERE tenant_id = @tenant_id AND status = 'running';
+WHERE (tenant_id, id) IN (
+    SELECT o.tenant_id, o.id FROM run_batch o
+    WHERE o.tenant_id = @tenant_id AND o.status = 'running'
+    FOR UPDATE SKIP LOCKED);
 
 -- name: RunBatchQueued :one
 -- The runs the tenant's running batches have still to act on.

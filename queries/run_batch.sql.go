@@ -281,11 +281,17 @@ func (q *Queries) RunBatchQueued(ctx context.Context, tenantID uuid.UUID) (int64
 
 const runBatchServed = `-- name: RunBatchServed :exec
 UPDATE run_batch SET served_at = now()
-WHERE tenant_id = $1 AND status = 'running'
+WHERE (tenant_id, id) IN (
+    SELECT o.tenant_id, o.id FROM run_batch o
+    WHERE o.tenant_id = $1 AND o.status = 'running'
+    FOR UPDATE SKIP LOCKED)
 `
 
 // A chunk of one of the tenant's batches was worked: the tenant's running
-// batches go to the back of the round.
+// batches go to the back of the round. A batch another process is
+// working on is skipped, not waited for (two processes each holding one
+// of the tenant's batches would deadlock): that process moves it when it
+// records its own chunk.
 func (q *Queries) RunBatchServed(ctx context.Context, tenantID uuid.UUID) error {
 	_, err := q.db.Exec(ctx, runBatchServed, tenantID)
 	return err
