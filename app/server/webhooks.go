@@ -87,15 +87,12 @@ func handleWebhookCreate(s *store.Store, box *secrets.Box, base string) echo.Han
 		if err := needBox(box); err != nil {
 			return err
 		}
-		ctx, tenantID, secret := c.Request().Context(), tenantOf(c), webhook.NewSecret()
-		w, err := s.WebhookCreate(ctx, store.Webhook{
+		tenantID, secret := tenantOf(c), webhook.NewSecret()
+		w, err := webhookCreate(c, s, store.Webhook{
 			TenantID: tenantID, ID: req.ID, Event: req.Event, Scheme: string(scheme),
 			Secret: box.Seal([]byte(secret), store.WebhookAAD(tenantID, req.ID)), SecretHint: webhook.Hint(secret),
 		})
 		if err != nil {
-			return err
-		}
-		if err := auditAPI(c, s, store.AuditWebhookCreate, w.ID, map[string]any{"event": w.Event, "scheme": w.Scheme}); err != nil {
 			return err
 		}
 		return answerSecret(c, s, base, w, secret, http.StatusCreated)
@@ -119,12 +116,9 @@ func handleWebhookRotate(s *store.Store, box *secrets.Box, base string) echo.Han
 		if err := needBox(box); err != nil {
 			return err
 		}
-		ctx, tenantID, id, secret := c.Request().Context(), tenantOf(c), c.Param("id"), webhook.NewSecret()
-		w, err := s.WebhookRotate(ctx, tenantID, id, box.Seal([]byte(secret), store.WebhookAAD(tenantID, id)), webhook.Hint(secret))
+		tenantID, id, secret := tenantOf(c), c.Param("id"), webhook.NewSecret()
+		w, err := webhookRotate(c, s, tenantID, id, box.Seal([]byte(secret), store.WebhookAAD(tenantID, id)), webhook.Hint(secret))
 		if err != nil {
-			return err
-		}
-		if err := auditAPI(c, s, store.AuditWebhookRotate, w.ID, nil); err != nil {
 			return err
 		}
 		return answerSecret(c, s, base, w, secret, http.StatusOK)
@@ -170,12 +164,40 @@ func handleWebhookGet(s *store.Store, base string) echo.HandlerFunc {
 
 func handleWebhookDelete(s *store.Store) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if err := s.WebhookDelete(c.Request().Context(), tenantOf(c), c.Param("id")); err != nil {
-			return err
-		}
-		if err := auditAPI(c, s, store.AuditWebhookDelete, c.Param("id"), nil); err != nil {
+		if err := webhookDelete(c, s, tenantOf(c), c.Param("id")); err != nil {
 			return err
 		}
 		return c.JSON(http.StatusOK, map[string]any{"id": c.Param("id"), "deleted": true})
 	}
+}
+
+// webhookCreate stores a new webhook and its audit entry in one
+// transaction, as webhookRotate and webhookDelete do their changes.
+func webhookCreate(c echo.Context, s *store.Store, w store.Webhook) (out store.Webhook, err error) {
+	err = s.InTx(c.Request().Context(), func(tx *store.Store) error {
+		if out, err = tx.WebhookCreate(c.Request().Context(), w); err != nil {
+			return err
+		}
+		return auditAPI(c, tx, store.AuditWebhookCreate, out.ID, map[string]any{"event": out.Event, "scheme": out.Scheme})
+	})
+	return out, err
+}
+
+func webhookRotate(c echo.Context, s *store.Store, tenantID uuid.UUID, id string, sealed []byte, hint string) (out store.Webhook, err error) {
+	err = s.InTx(c.Request().Context(), func(tx *store.Store) error {
+		if out, err = tx.WebhookRotate(c.Request().Context(), tenantID, id, sealed, hint); err != nil {
+			return err
+		}
+		return auditAPI(c, tx, store.AuditWebhookRotate, out.ID, nil)
+	})
+	return out, err
+}
+
+func webhookDelete(c echo.Context, s *store.Store, tenantID uuid.UUID, id string) error {
+	return s.InTx(c.Request().Context(), func(tx *store.Store) error {
+		if err := tx.WebhookDelete(c.Request().Context(), tenantID, id); err != nil {
+			return err
+		}
+		return auditAPI(c, tx, store.AuditWebhookDelete, id, nil)
+	})
 }

@@ -72,13 +72,10 @@ func handleWebhookCreateForm(d Deps) echo.HandlerFunc {
 		}
 		secret := webhook.NewSecret()
 		if err == nil {
-			_, err = d.Store.WebhookCreate(c.Request().Context(), store.Webhook{
+			_, err = webhookCreate(c, d.Store, store.Webhook{
 				TenantID: v.Tenant.ID, ID: id, Event: event, Scheme: string(scheme),
 				Secret: d.Secrets.Seal([]byte(secret), store.WebhookAAD(v.Tenant.ID, id)), SecretHint: webhook.Hint(secret),
 			})
-		}
-		if err == nil {
-			err = auditAPI(c, d.Store, store.AuditWebhookCreate, id, map[string]any{"event": event, "scheme": string(scheme)})
 		}
 		if err != nil {
 			return formError(c, err, func(status int, msg string) error {
@@ -96,10 +93,7 @@ func handleWebhookRotateForm(d Deps) echo.HandlerFunc {
 		}
 		v, id, secret := viewerOf(c), c.Param("id"), webhook.NewSecret()
 		sealed := d.Secrets.Seal([]byte(secret), store.WebhookAAD(v.Tenant.ID, id))
-		if _, err := d.Store.WebhookRotate(c.Request().Context(), v.Tenant.ID, id, sealed, webhook.Hint(secret)); err != nil {
-			return err
-		}
-		if err := auditAPI(c, d.Store, store.AuditWebhookRotate, id, nil); err != nil {
+		if _, err := webhookRotate(c, d.Store, v.Tenant.ID, id, sealed, webhook.Hint(secret)); err != nil {
 			return err
 		}
 		return secretShown(c, id, secret)
@@ -108,10 +102,7 @@ func handleWebhookRotateForm(d Deps) echo.HandlerFunc {
 
 func handleWebhookDeleteForm(s *store.Store) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if err := s.WebhookDelete(c.Request().Context(), viewerOf(c).Tenant.ID, c.Param("id")); err != nil {
-			return err
-		}
-		if err := auditAPI(c, s, store.AuditWebhookDelete, c.Param("id"), nil); err != nil {
+		if err := webhookDelete(c, s, viewerOf(c).Tenant.ID, c.Param("id")); err != nil {
 			return err
 		}
 		return seeOther(c, "/webhooks")
