@@ -4,12 +4,12 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ductor/ductor/app/transcript"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata transcripts with the actual output")
@@ -19,72 +19,10 @@ var update = flag.Bool("update", false, "rewrite testdata transcripts with the a
 // `go test ./app/engine -update` rewrites the expected parts; review the
 // diff like code.
 func TestTranscripts(t *testing.T) {
-	files, _ := filepath.Glob("testdata/*.txt")
-	if len(files) == 0 {
-		t.Fatal("no transcripts")
-	}
-	for _, f := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(f), ".txt"), func(t *testing.T) { runTranscript(t, f) })
-	}
-}
-
-type block struct {
-	cmd  []string
-	want string
-}
-
-func runTranscript(t *testing.T, path string) {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	header, blocks := parseBlocks(string(raw))
-	r := &replay{t: t, now: t0}
-	var out strings.Builder
-	out.WriteString(header)
-	for _, b := range blocks {
-		got := r.do(b.cmd)
-		if !*update && got != b.want {
-			t.Errorf("%s: after\n%s\ngot:\n%s\nwant:\n%s", path, strings.Join(b.cmd, "\n"), got, b.want)
-		}
-		fmt.Fprintf(&out, "%s\n----\n%s\n\n", strings.Join(b.cmd, "\n"), got)
-	}
-	if *update {
-		if err := os.WriteFile(path, []byte(strings.TrimRight(out.String(), "\n")+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-// parseBlocks splits a transcript; leading # lines are kept as header.
-func parseBlocks(src string) (string, []block) {
-	lines := strings.Split(src, "\n")
-	var header strings.Builder
-	i := 0
-	for ; i < len(lines) && (strings.HasPrefix(lines[i], "#") || strings.TrimSpace(lines[i]) == ""); i++ {
-		header.WriteString(lines[i] + "\n")
-	}
-	var blocks []block
-	for i < len(lines) {
-		var b block
-		for ; i < len(lines) && lines[i] != "----"; i++ {
-			if strings.TrimSpace(lines[i]) != "" || len(b.cmd) > 0 {
-				b.cmd = append(b.cmd, lines[i])
-			}
-		}
-		i++
-		var want []string
-		for ; i < len(lines) && strings.TrimSpace(lines[i]) != ""; i++ {
-			want = append(want, lines[i])
-		}
-		for ; i < len(lines) && strings.TrimSpace(lines[i]) == ""; i++ {
-		}
-		if len(b.cmd) > 0 {
-			b.want = strings.Join(want, "\n")
-			blocks = append(blocks, b)
-		}
-	}
-	return header.String(), blocks
+	transcript.Replay(t, *update, func(t *testing.T) func([]string) string {
+		r := &replay{t: t, now: t0}
+		return r.do
+	})
 }
 
 type replay struct {

@@ -3,14 +3,14 @@ package flowcontrol
 import (
 	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ductor/ductor/app/definition"
+
+	"github.com/ductor/ductor/app/transcript"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata transcripts with the actual output")
@@ -31,71 +31,9 @@ var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 // [oldest=ID,ID]` (one per slot, in order). Times are offsets from t0.
 func TestTranscripts(t *testing.T) {
 	t.Parallel()
-	files, _ := filepath.Glob("testdata/*.txt")
-	if len(files) == 0 {
-		t.Fatal("no transcripts")
-	}
-	for _, f := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(f), ".txt"), func(t *testing.T) { runTranscript(t, f) })
-	}
-}
-
-func runTranscript(t *testing.T, path string) {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out strings.Builder
-	header, blocks := parseBlocks(string(raw))
-	out.WriteString(header)
-	for _, b := range blocks {
-		got := replay(t, b.cmd)
-		if !*update && got != b.want {
-			t.Errorf("%s: after\n%s\ngot:\n%s\nwant:\n%s", path, strings.Join(b.cmd, "\n"), got, b.want)
-		}
-		fmt.Fprintf(&out, "%s\n----\n%s\n\n", strings.Join(b.cmd, "\n"), got)
-	}
-	if *update {
-		if err := os.WriteFile(path, []byte(strings.TrimRight(out.String(), "\n")+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-type block struct {
-	cmd  []string
-	want string
-}
-
-// parseBlocks splits a transcript; leading # lines are kept as header.
-func parseBlocks(src string) (string, []block) {
-	lines := strings.Split(src, "\n")
-	var header strings.Builder
-	i := 0
-	for ; i < len(lines) && (strings.HasPrefix(lines[i], "#") || strings.TrimSpace(lines[i]) == ""); i++ {
-		header.WriteString(lines[i] + "\n")
-	}
-	var blocks []block
-	for i < len(lines) {
-		var b block
-		for ; i < len(lines) && lines[i] != "----"; i++ {
-			if strings.TrimSpace(lines[i]) != "" || len(b.cmd) > 0 {
-				b.cmd = append(b.cmd, lines[i])
-			}
-		}
-		i++
-		var want []string
-		for ; i < len(lines) && strings.TrimSpace(lines[i]) != ""; i++ {
-			want = append(want, lines[i])
-		}
-		for ; i < len(lines) && strings.TrimSpace(lines[i]) == ""; i++ {
-		}
-		if len(b.cmd) > 0 {
-			b.want = strings.Join(want, "\n")
-			blocks = append(blocks, b)
-		}
-	}
-	return header.String(), blocks
+	transcript.Replay(t, *update, func(t *testing.T) func([]string) string {
+		return func(cmd []string) string { return replay(t, cmd) }
+	})
 }
 
 // replay builds a start and a state from a block's lines and decides.
