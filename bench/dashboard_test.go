@@ -44,12 +44,12 @@ func newDashboard(b *testing.B) *dashboard {
 	ctx := context.Background()
 	pool := schema(b)
 	s := store.New(pool)
-	coord, err := workers.NewCoordinator(pool, logger())
+	coord, err := workers.New(workers.Config{Pool: pool, Logger: logger()})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(coord.Close)
-	srv := httptest.NewServer(dashserver.New(dashserver.Deps{Pool: pool, Store: s, Web: true, Runs: coord, Logger: slog.New(slog.DiscardHandler)}))
+	srv := httptest.NewServer(dashserver.New(dashserver.Deps{Pool: pool, Store: s, Web: true, Runs: coord.Runs, Logger: slog.New(slog.DiscardHandler)}))
 	b.Cleanup(srv.Close)
 	tenant, err := s.TenantCreate(ctx, "dash-"+randomHex(4), "", store.TierStandard)
 	if err != nil {

@@ -30,7 +30,7 @@ type ductor struct {
 	ctx    context.Context
 	pool   *pgxpool.Pool
 	store  *store.Store
-	coord  *workers.Coordinator
+	coord  *workers.Runtime
 	client *river.Client[pgx.Tx]
 	tenant store.Tenant
 }
@@ -42,18 +42,22 @@ func logger() *slog.Logger {
 
 // newClient builds the client exactly as a Ductor process does, for the
 // baseline and for Ductor alike.
-func newClient(b *testing.B, pool *pgxpool.Pool) (*workers.Coordinator, *river.Client[pgx.Tx]) {
+func newClient(b *testing.B, pool *pgxpool.Pool, opts ...func(*workers.Config)) (*workers.Runtime, *river.Client[pgx.Tx]) {
 	b.Helper()
 	log := logger()
-	coord, err := workers.NewCoordinator(pool, log)
+	exec := steps.NewExecutor(steps.NewRegistry(), steps.HTTPOptions{})
+	cfg := workers.Config{Pool: pool, Logger: log, LocalHandlers: exec.Handles,
+		StepBatchMax: envInt("BENCH_STEP_BATCH", 0)} // 0: the default
+	for _, o := range opts {
+		o(&cfg)
+	}
+	coord, err := workers.New(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(coord.Close)
-	coord.StepBatchMax = envInt("BENCH_STEP_BATCH", 0) // 0: the default
 	client, err := workers.NewClient(pool, workers.Options{
-		Coordinator: true, Steps: true, Logger: log, C: coord,
-		Executor: steps.NewExecutor(steps.NewRegistry(), steps.HTTPOptions{}),
+		Coordinator: true, Steps: true, Logger: log, Runtime: coord, Executor: exec,
 	})
 	if err != nil {
 		b.Fatal(err)
@@ -62,16 +66,16 @@ func newClient(b *testing.B, pool *pgxpool.Pool) (*workers.Coordinator, *river.C
 }
 
 // startDuctor starts the workers and the sweep; both stop with the benchmark.
-func startDuctor(b *testing.B, pool *pgxpool.Pool) *ductor {
+func startDuctor(b *testing.B, pool *pgxpool.Pool, opts ...func(*workers.Config)) *ductor {
 	b.Helper()
 	ctx := context.Background()
-	coord, client := newClient(b, pool)
+	coord, client := newClient(b, pool, opts...)
 	if err := client.Start(ctx); err != nil {
 		b.Fatal(err)
 	}
 	sweepCtx, stopSweep := context.WithCancel(ctx)
 	var swept sync.WaitGroup
-	swept.Go(func() { coord.Sweep(sweepCtx) })
+	swept.Go(func() { coord.Sweeper.Sweep(sweepCtx) })
 	swept.Go(func() { workers.HeartbeatSteps(sweepCtx, pool, logger()) })
 	b.Cleanup(func() {
 		stopSweep()
@@ -102,7 +106,7 @@ func (d *ductor) publish(b *testing.B, m *definition.Manifest) {
 }
 
 func (d *ductor) start(key string, input any) (uuid.UUID, error) {
-	run, created, err := d.coord.Start(d.ctx, workers.Trigger{TenantID: d.tenant.ID, Definition: key, Input: input}, nil)
+	run, created, err := d.coord.Runs.Start(d.ctx, workers.Trigger{TenantID: d.tenant.ID, Definition: key, Input: input}, nil)
 	if err != nil {
 		return uuid.Nil, err
 	}

@@ -2,8 +2,11 @@ package bench
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"github.com/google/uuid"
+
+	"github.com/ductor/ductor/workers"
 
 	"testing"
 	"time"
@@ -22,7 +25,8 @@ import (
 func BenchmarkFairness(b *testing.B) {
 	n := size("BENCH_SCATTER", 5_000, 2_000)
 	samples := size("BENCH_TRIGGERS", 30, 10)
-	a := startDuctor(b, schema(b))
+	var plainFIFO atomic.Bool // the baseline: no fair tags
+	a := startDuctor(b, schema(b), func(c *workers.Config) { c.Testing.PlainFIFO = &plainFIFO })
 	a.publish(b, scatter("fan", n))
 	bb := *a
 	bb.tenant = a.newTenant(b)
@@ -54,9 +58,9 @@ func BenchmarkFairness(b *testing.B) {
 			idleStages.add(s)
 		}
 		flood(&loaded, &loadedStages)
-		a.coord.PlainFIFO = true
+		plainFIFO.Store(true)
 		flood(&fifo, nil)
-		a.coord.PlainFIFO = false
+		plainFIFO.Store(false)
 	}
 	b.StopTimer()
 	i, l, f := latencyOf(idle), latencyOf(loaded), latencyOf(fifo)

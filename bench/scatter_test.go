@@ -77,7 +77,7 @@ func BenchmarkScatter(b *testing.B) {
 	b.ReportMetric(rss.median, "peak-rss-MiB")
 	b.ReportMetric(t.median, "ticks")
 	record(b, "scatter", "scatter: %s steps/s = %.3f× River raw (goal ≥ 0.7×: %s; one run, %d-way inline scatter, %s ticks, %d tick conflicts%s)",
-		rate, ratio, verdict(ratio >= 0.7), n, t, d.coord.Conflicts.Load(), incomplete)
+		rate, ratio, verdict(ratio >= 0.7), n, t, d.coord.Ticker.Conflicts.Load(), incomplete)
 	record(b, "scatter-memory", "scatter memory: peak RSS %s MiB (goal ≤ 300 MiB: %s; %d-way scatter)", rss, verdict(rss.max <= 300), n)
 }
 
@@ -119,7 +119,7 @@ func (d *ductor) childTicks(b *testing.B, n, k int) []time.Duration {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := d.coord.Tick(d.ctx, d.tenant.ID, id); err != nil {
+	if err := d.coord.Ticker.Tick(d.ctx, d.tenant.ID, id); err != nil {
 		b.Fatal(err)
 	}
 	var out []time.Duration
@@ -127,7 +127,7 @@ func (d *ductor) childTicks(b *testing.B, n, k int) []time.Duration {
 		node := fmt.Sprintf("fan[%d]", i*(n/k))
 		d.deliver(b, id, node)
 		start := time.Now()
-		if err := d.coord.Tick(d.ctx, d.tenant.ID, id); err != nil {
+		if err := d.coord.Ticker.Tick(d.ctx, d.tenant.ID, id); err != nil {
 			b.Fatal(err)
 		}
 		out = append(out, time.Since(start))
@@ -148,7 +148,7 @@ func (d *ductor) deliver(b *testing.B, runID uuid.UUID, node string) {
 	}
 	res := engine.StepResult{Node: node, Generation: n.Generation, Attempt: n.Attempt, Output: map[string]any{}}
 	err = pgx.BeginFunc(d.ctx, d.pool, func(tx pgx.Tx) error {
-		return d.coord.Deliver(d.ctx, tx, d.tenant.ID, runID, res)
+		return d.coord.Writer.Deliver(d.ctx, tx, d.tenant.ID, runID, res)
 	})
 	if err != nil {
 		b.Fatal(err)
@@ -209,7 +209,7 @@ func (d *ductor) childrenDone(b *testing.B, id uuid.UUID) int {
 // cancel asks a run to stop, so it does not load the next round.
 func (d *ductor) cancel(b *testing.B, id uuid.UUID) {
 	b.Helper()
-	if err := d.coord.Control(d.ctx, d.tenant.ID, id, engine.Cancel{RequestID: uuid.NewString(), Reason: "benchmark deadline"}); err != nil {
+	if err := d.coord.Runs.Control(d.ctx, d.tenant.ID, id, engine.Cancel{RequestID: uuid.NewString(), Reason: "benchmark deadline"}); err != nil {
 		b.Fatal(err)
 	}
 }

@@ -72,13 +72,13 @@ edges:
 `)
 
 	log := slog.New(slog.DiscardHandler)
-	coord, err := workers.NewCoordinator(pool, log)
+	exec := steps.NewExecutor(steps.NewRegistry(), steps.HTTPOptions{})
+	coord, err := workers.New(workers.Config{Pool: pool, Logger: log, LocalHandlers: exec.Handles, RescueWindow: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	coord.RescueWindow = time.Second
-	client, err := workers.NewClient(pool, workers.Options{Coordinator: true, Steps: true, C: coord, Logger: log,
-		Executor: steps.NewExecutor(steps.NewRegistry(), steps.HTTPOptions{})})
+	client, err := workers.NewClient(pool, workers.Options{Coordinator: true, Steps: true, Runtime: coord, Logger: log,
+		Executor: exec})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ edges:
 	}
 	sweepCtx, stopSweep := context.WithCancel(ctx)
 	swept := make(chan struct{})
-	go func() { defer close(swept); coord.Sweep(sweepCtx) }()
+	go func() { defer close(swept); coord.Sweeper.Sweep(sweepCtx) }()
 	t.Cleanup(func() {
 		stopSweep()
 		<-swept
@@ -117,7 +117,7 @@ edges:
 			default:
 			}
 			callCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			run, _, err := coord.Start(callCtx, workers.Trigger{TenantID: tenant.ID, Definition: "three"}, nil)
+			run, _, err := coord.Runs.Start(callCtx, workers.Trigger{TenantID: tenant.ID, Definition: "three"}, nil)
 			cancel()
 			mu.Lock()
 			if err == nil {

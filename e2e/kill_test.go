@@ -84,18 +84,18 @@ steps:
   - { ref: work, type: task, with: { handler: builtin.sleep, input_expr: '{"ms": 1500}' }, timeout: 3s }
 `)
 	// The test only triggers runs: its client inserts jobs, works none.
-	coord, err := workers.NewCoordinator(pool, slog.New(slog.DiscardHandler))
+	coord, err := workers.New(workers.Config{Pool: pool, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(coord.Close)
-	if _, err := workers.NewClient(pool, workers.Options{C: coord}); err != nil {
+	if _, err := workers.NewClient(pool, workers.Options{Runtime: coord}); err != nil {
 		t.Fatal(err)
 	}
 	const runs = 10
 	var ids []uuid.UUID
 	for range runs {
-		run, _, err := coord.Start(ctx, workers.Trigger{TenantID: tenant.ID, Definition: "slow"}, nil)
+		run, _, err := coord.Runs.Start(ctx, workers.Trigger{TenantID: tenant.ID, Definition: "slow"}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

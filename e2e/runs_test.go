@@ -51,14 +51,19 @@ func publishRun(t *testing.T, p *program, key, doc string, input any) string {
 }
 
 // waitAPIStatus polls the run through the API until it has the status.
-func waitAPIStatus(t *testing.T, p *program, id, status string) {
+// waitAPIStatus polls the run until it has status and returns it as the
+// API showed it then.
+func waitAPIStatus(t *testing.T, p *program, id, status string) map[string]any {
 	t.Helper()
+	var seen map[string]any
 	if !testwait.Until(context.Background(), 30*time.Second, func() bool {
 		_, run := api(t, p, "GET", "/runs/"+id, "", "")
+		seen = run
 		return run["status"] == status
 	}) {
 		t.Fatalf("run %s never %s", id, status)
 	}
+	return seen
 }
 
 func nodeStroke(t *testing.T, ctx context.Context, ref string) string {

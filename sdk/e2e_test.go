@@ -27,13 +27,14 @@ func startDuctor(t *testing.T) (string, string) {
 	t.Helper()
 	pool := testdb.Schema(t)
 	log := slog.New(slog.DiscardHandler)
-	coord, err := workers.NewCoordinator(pool, log)
+	exec := steps.NewExecutor(steps.NewRegistry(), steps.HTTPOptions{})
+	coord, err := workers.New(workers.Config{Pool: pool, Logger: log, LocalHandlers: exec.Handles})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(coord.Close)
-	client, err := workers.NewClient(pool, workers.Options{Coordinator: true, Steps: true, Logger: log, C: coord,
-		Executor: steps.NewExecutor(steps.NewRegistry(), steps.HTTPOptions{})})
+	client, err := workers.NewClient(pool, workers.Options{Coordinator: true, Steps: true, Logger: log, Runtime: coord,
+		Executor: exec})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,13 +46,13 @@ func startDuctor(t *testing.T) (string, string) {
 		defer cancel()
 		_ = client.StopAndCancel(ctx)
 	})
-	background(t, coord.Sweep, coord.ListenTasks)
+	background(t, coord.Sweeper.Sweep, coord.Runs.Tasks.Listen)
 	s := store.New(pool)
 	box, err := secrets.NewBox(strings.Repeat("s", 32))
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(server.New(server.Deps{Pool: pool, Store: s, Logger: log, API: true, Runs: coord,
+	srv := httptest.NewServer(server.New(server.Deps{Pool: pool, Store: s, Logger: log, API: true, Runs: coord.Runs,
 		ValidateInput: server.NewInputValidator(), Secrets: box}))
 	t.Cleanup(srv.Close)
 	_, key := testdb.APIKey(t, s, testdb.Tenant(t, s, nil), &testdb.APIKeyOpts{Name: testdb.Ptr("sdk")})

@@ -20,7 +20,7 @@ const capRecheck = 250 * time.Millisecond
 // enqueued now and stores the rest in run_dispatch for later. The tenant's
 // bucket row is locked meanwhile, so two replicas never admit past a limit
 // together. Tenants without limits pass untouched.
-func (c *Coordinator) admit(ctx context.Context, s *store.Store, jobs []river.InsertManyParams) ([]river.InsertManyParams, error) {
+func (c *Writer) admit(ctx context.Context, s *store.Store, jobs []river.InsertManyParams) ([]river.InsertManyParams, error) {
 	byTenant := map[uuid.UUID][]river.InsertManyParams{}
 	var order []uuid.UUID
 	for _, j := range jobs {
@@ -41,7 +41,7 @@ func (c *Coordinator) admit(ctx context.Context, s *store.Store, jobs []river.In
 	return out, nil
 }
 
-func (c *Coordinator) admitTenant(ctx context.Context, s *store.Store, tenantID uuid.UUID, jobs []river.InsertManyParams) ([]river.InsertManyParams, error) {
+func (c *Writer) admitTenant(ctx context.Context, s *store.Store, tenantID uuid.UUID, jobs []river.InsertManyParams) ([]river.InsertManyParams, error) {
 	t, err := c.tenants.get(ctx, s, tenantID)
 	if err != nil || (t.MaxConcurrency == 0 && t.RatePerSecond == 0) {
 		return jobs, err

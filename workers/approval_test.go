@@ -40,7 +40,7 @@ func (b testBundle) openApproval(t *testing.T, min int, extra string) (uuid.UUID
 }
 
 func (b testBundle) decide(id uuid.UUID, by string, approved bool) error {
-	_, err := b.coord.DecideApproval(b.ctx, b.tenant.ID, id, store.Decision{
+	_, err := b.coord.Runs.DecideApproval(b.ctx, b.tenant.ID, id, store.Decision{
 		By: by, Approved: approved, Comment: "by " + by, Who: store.Audience(by, "finance"),
 	})
 	return err
@@ -155,7 +155,7 @@ func TestApprovalsForAPerson(t *testing.T) {
 			t.Errorf("%s %v: %d approvals (%v), want %d", tc.email, tc.roles, len(got), err, tc.n)
 		}
 	}
-	_, err := b.coord.DecideApproval(b.ctx, b.tenant.ID, a.ID, store.Decision{
+	_, err := b.coord.Runs.DecideApproval(b.ctx, b.tenant.ID, a.ID, store.Decision{
 		By: "zed@example.com", Approved: true, Who: store.Audience("zed@example.com", "viewer"),
 	})
 	wantCode(t, err, apperr.Forbidden)

@@ -38,7 +38,7 @@ const (
 
 // BatchOnce works one chunk of the running batch whose tenant's turn it
 // is and reports whether there was one to work.
-func (c *Coordinator) BatchOnce(ctx context.Context) (bool, error) {
+func (c *Batches) Once(ctx context.Context) (bool, error) {
 	if n, err := store.New(c.pool).TickBacklog(ctx, batchBacklog); err != nil || n >= batchBacklog {
 		return false, err
 	}
@@ -65,7 +65,7 @@ func (c *Coordinator) BatchOnce(ctx context.Context) (bool, error) {
 }
 
 // batchChunk acts on the batch's next runs.
-func (c *Coordinator) batchChunk(ctx context.Context, tx pgx.Tx, s *store.Store, b store.Batch) (store.BatchChunk, error) {
+func (c *Batches) batchChunk(ctx context.Context, tx pgx.Tx, s *store.Store, b store.Batch) (store.BatchChunk, error) {
 	runs, chunk, err := nextBatchRuns(ctx, s, b)
 	if err != nil {
 		return chunk, err
@@ -131,30 +131,30 @@ func nextBatchRuns(ctx context.Context, s *store.Store, b store.Batch) ([]store.
 // that has not ended, a retry of the step that failed (or was cancelled)
 // to a failed or cancelled run. The request id is the batch's, so a
 // chunk worked twice delivers nothing twice.
-func (c *Coordinator) batchAct(ctx context.Context, tx pgx.Tx, b store.Batch, r store.Run) error {
+func (c *Batches) batchAct(ctx context.Context, tx pgx.Tx, b store.Batch, r store.Run) error {
 	req := "batch:" + b.ID.String()
 	switch b.Action {
 	case store.BatchCancel:
 		if r.Status.Terminal() {
 			return apperr.New(apperr.Conflict, "the run already ended %s", r.Status)
 		}
-		return c.Deliver(ctx, tx, r.TenantID, r.ID, engine.Cancel{RequestID: req, Reason: b.Reason, By: b.Actor})
+		return c.w.Deliver(ctx, tx, r.TenantID, r.ID, engine.Cancel{RequestID: req, Reason: b.Reason, By: b.Actor})
 	case store.BatchRetry:
-		if err := c.refuseReopenUnderConcurrency(ctx, store.New(tx), r); err != nil {
+		if err := c.w.refuseReopenUnderConcurrency(ctx, store.New(tx), r); err != nil {
 			return err
 		}
 		node, err := c.retryTarget(ctx, store.New(tx), r)
 		if err != nil {
 			return err
 		}
-		return c.Deliver(ctx, tx, r.TenantID, r.ID, engine.RetryNode{RequestID: req, Node: node})
+		return c.w.Deliver(ctx, tx, r.TenantID, r.ID, engine.RetryNode{RequestID: req, Node: node})
 	}
 	return fmt.Errorf("batch %s: unknown action %q", b.ID, b.Action)
 }
 
 // retryTarget is the step a retry of a whole run retries: the one whose
 // failure ended it, else its first failed or cancelled step.
-func (c *Coordinator) retryTarget(ctx context.Context, s *store.Store, r store.Run) (string, error) {
+func (c *Batches) retryTarget(ctx context.Context, s *store.Store, r store.Run) (string, error) {
 	if r.Status != engine.RunFailed && r.Status != engine.RunCancelled {
 		return "", apperr.New(apperr.Conflict, "only a failed or cancelled run can be retried; this one is %s", r.Status)
 	}
@@ -196,7 +196,7 @@ const MaxBatchRuns = 100_000
 // running batches have left to act on: two of the largest batches.
 const DefaultBatchQueueMax = 2 * MaxBatchRuns
 
-func (c *Coordinator) batchQueueMax() int {
+func (c *Batches) batchQueueMax() int {
 	if c.BatchQueueMax > 0 {
 		return c.BatchQueueMax
 	}
@@ -206,7 +206,7 @@ func (c *Coordinator) batchQueueMax() int {
 // batchRoom refuses a batch its tenant's queue has no room for: 422 for
 // one larger than the whole bound (it never fits), 429 with how long the
 // sweep of one process takes to work through the excess otherwise.
-func (c *Coordinator) batchRoom(ctx context.Context, s *store.Store, b store.Batch) error {
+func (c *Batches) batchRoom(ctx context.Context, s *store.Store, b store.Batch) error {
 	limit := c.batchQueueMax()
 	if b.Total > limit {
 		return apperr.New(apperr.Unprocessable, "a batch covers at most %d runs in this installation; this one covers %d", limit, b.Total)
@@ -225,7 +225,7 @@ func (c *Coordinator) batchRoom(ctx context.Context, s *store.Store, b store.Bat
 // audit row, and returns it: over the runs of b.RunIDs (each once), or
 // over those matching b.Filter that were created before the batch. Total
 // is how many runs it covers.
-func (c *Coordinator) CreateBatch(ctx context.Context, b store.Batch) (store.Batch, error) {
+func (c *Batches) Create(ctx context.Context, b store.Batch) (store.Batch, error) {
 	if b.Action != store.BatchCancel && b.Action != store.BatchRetry {
 		return b, apperr.New(apperr.Invalid, `action must be "cancel" or "retry"`)
 	}

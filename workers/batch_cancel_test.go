@@ -16,6 +16,7 @@ import (
 	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
+	"github.com/ductor/ductor/workers"
 )
 
 // arrivals records when each http step's request came, by run.
@@ -48,9 +49,9 @@ func TestBulkCancelClosesAttemptsAndStopsHTTPSteps(t *testing.T) {
 	t.Cleanup(srv.Close)
 	pool := testdb.Schema(t)
 	b := testBundle{ctx: context.Background(), pool: pool, store: store.New(pool)}
-	const workers = 4
-	b.coord = startWith(t, pool, roles{steps: true, maxWorkers: workers, http: steps.HTTPOptions{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}})
-	b.coord.StepBatchMax = 1
+	const maxWorkers = 4
+	b.coord = startWith(t, pool, roles{steps: true, maxWorkers: maxWorkers, http: steps.HTTPOptions{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}},
+		config: func(c *workers.Config) { c.StepBatchMax = 1 }})
 	b.tenant = testdb.Tenant(t, b.store, nil)
 	b.publishYAML(t, `
 key: calls
@@ -62,8 +63,8 @@ steps:
 	for range 8 {
 		runs = append(runs, b.start(t, "calls", map[string]any{"base": srv.URL}))
 	}
-	b.poll(t, func() bool { return seen.count() >= workers })
-	batch, err := b.coord.CreateBatch(b.ctx, store.Batch{TenantID: b.tenant.ID, ID: uuid.New(), Action: store.BatchCancel, Actor: "key:ops", RunIDs: runs})
+	b.poll(t, func() bool { return seen.count() >= maxWorkers })
+	batch, err := b.coord.Runs.Batches.Create(b.ctx, store.Batch{TenantID: b.tenant.ID, ID: uuid.New(), Action: store.BatchCancel, Actor: "key:ops", RunIDs: runs})
 	if err != nil {
 		t.Fatal(err)
 	}

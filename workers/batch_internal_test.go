@@ -20,7 +20,7 @@ func TestBatchesWaitForTheTickBacklog(t *testing.T) {
 	ctx := context.Background()
 	s := store.New(pool)
 	tenant := testdb.Tenant(t, s, nil)
-	b, err := c.CreateBatch(ctx, store.Batch{TenantID: tenant.ID, ID: uuid.New(), Action: store.BatchCancel, Actor: "key:t", RunIDs: []uuid.UUID{uuid.New()}})
+	b, err := c.Runs.Batches.Create(ctx, store.Batch{TenantID: tenant.ID, ID: uuid.New(), Action: store.BatchCancel, Actor: "key:t", RunIDs: []uuid.UUID{uuid.New()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,16 +28,16 @@ func TestBatchesWaitForTheTickBacklog(t *testing.T) {
 	for i := range jobs {
 		jobs[i] = river.InsertManyParams{Args: TickArgs{TenantID: tenant.ID, RunID: uuid.New()}}
 	}
-	if _, err := c.river().InsertMany(ctx, jobs); err != nil {
+	if _, err := c.deps.river().InsertMany(ctx, jobs); err != nil {
 		t.Fatal(err)
 	}
-	if worked, err := c.BatchOnce(ctx); err != nil || worked {
+	if worked, err := c.Runs.Batches.Once(ctx); err != nil || worked {
 		t.Fatalf("with %d ticks waiting a batch worked (%v, %v)", batchBacklog, worked, err)
 	}
 	if _, err := pool.Exec(ctx, `DELETE FROM river_job WHERE queue = 'coordinator'`); err != nil {
 		t.Fatal(err)
 	}
-	if worked, err := c.BatchOnce(ctx); err != nil || !worked {
+	if worked, err := c.Runs.Batches.Once(ctx); err != nil || !worked {
 		t.Fatalf("without a backlog the batch did not go on (%v, %v)", worked, err)
 	}
 	got, _ := s.BatchGet(ctx, tenant.ID, b.ID)

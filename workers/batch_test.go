@@ -48,7 +48,7 @@ func TestBatchCancelsByFilterInChunks(t *testing.T) {
 	for range n {
 		runs = append(runs, b.start(t, "parked", nil))
 	}
-	created, err := b.coord.CreateBatch(b.ctx, store.Batch{
+	created, err := b.coord.Runs.Batches.Create(b.ctx, store.Batch{
 		TenantID: b.tenant.ID, ID: uuid.New(), Action: store.BatchCancel, Reason: "maintenance", Actor: "key:ops",
 		Filter: &store.RunFilter{Definition: "parked"},
 	})
@@ -105,7 +105,7 @@ func TestBatchRetriesFailedRunsByID(t *testing.T) {
 	fine := b.start(t, "fine", nil)
 	b.waitTerminal(t, fine)
 	ghost := uuid.New()
-	created, err := b.coord.CreateBatch(b.ctx, store.Batch{
+	created, err := b.coord.Runs.Batches.Create(b.ctx, store.Batch{
 		TenantID: b.tenant.ID, ID: uuid.New(), Action: store.BatchRetry, Actor: "user:ops@example.com",
 		RunIDs: append(append([]uuid.UUID{}, failed...), fine, ghost, failed[0]),
 	})
@@ -143,7 +143,7 @@ func TestBatchesTakeTurnsAcrossTenants(t *testing.T) {
 		for i := range ids {
 			ids[i] = uuid.New()
 		}
-		created, err := b.coord.CreateBatch(b.ctx, store.Batch{TenantID: other.ID, ID: uuid.New(), Action: store.BatchCancel, Actor: "key:a", RunIDs: ids})
+		created, err := b.coord.Runs.Batches.Create(b.ctx, store.Batch{TenantID: other.ID, ID: uuid.New(), Action: store.BatchCancel, Actor: "key:a", RunIDs: ids})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -151,7 +151,7 @@ func TestBatchesTakeTurnsAcrossTenants(t *testing.T) {
 	}
 	b.publish(t, chain("parked", step("wait", definition.TypeSignal, map[string]any{"name": "never"})))
 	run := b.start(t, "parked", nil)
-	small, err := b.coord.CreateBatch(b.ctx, store.Batch{TenantID: b.tenant.ID, ID: uuid.New(), Action: store.BatchCancel, Actor: "key:b", RunIDs: []uuid.UUID{run}})
+	small, err := b.coord.Runs.Batches.Create(b.ctx, store.Batch{TenantID: b.tenant.ID, ID: uuid.New(), Action: store.BatchCancel, Actor: "key:b", RunIDs: []uuid.UUID{run}})
 	if err != nil {
 		t.Fatal(err)
 	}

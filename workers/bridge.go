@@ -3,7 +3,6 @@ package workers
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -33,58 +32,37 @@ const (
 // bridge is the coordinator's part in remote tasks: which handlers run
 // here, the claim's lease, and the long polls waiting for tasks.
 type bridge struct {
-	mu      sync.RWMutex
 	local   func(handler string) bool
 	lease   store.BridgeLease
 	waiters waiters
 }
 
-func newBridge() *bridge {
-	return &bridge{lease: store.BridgeLease{Lease: DefaultTaskLease, Grace: DefaultTaskGrace}}
-}
-
-// SetLocalHandlers tells the coordinator which task handlers this
-// deployment's step workers run. A task step whose handler is not among
-// them, or whose queue is not `default`, becomes a bridge task that
-// bridge-SDK workers poll for. Unset, every task runs locally.
-func (c *Coordinator) SetLocalHandlers(local func(handler string) bool) {
-	c.bridge.mu.Lock()
-	defer c.bridge.mu.Unlock()
-	c.bridge.local = local
-}
-
-// SetTaskLease sets how long a bridge task's claim holds without a
-// heartbeat, and the grace past its deadline.
-func (c *Coordinator) SetTaskLease(lease, grace time.Duration) {
-	c.bridge.mu.Lock()
-	defer c.bridge.mu.Unlock()
-	c.bridge.lease = store.BridgeLease{Lease: lease, Grace: grace}
-}
-
-func (c *Coordinator) taskLease() store.BridgeLease {
-	c.bridge.mu.RLock()
-	defer c.bridge.mu.RUnlock()
-	return c.bridge.lease
+func newBridge(local func(handler string) bool, lease store.BridgeLease) *bridge {
+	if lease.Lease <= 0 {
+		lease.Lease = DefaultTaskLease
+	}
+	if lease.Grace <= 0 {
+		lease.Grace = DefaultTaskGrace
+	}
+	return &bridge{local: local, lease: lease}
 }
 
 // remote reports whether a step job is a task for bridge workers.
-func (c *Coordinator) remote(a StepArgs) bool {
+func (c *Writer) remote(a StepArgs) bool {
 	if a.Type != string(definition.TypeTask) {
 		return false
 	}
 	if q, _ := a.Params["queue"].(string); q != "" && q != DefaultQueue {
 		return true
 	}
-	c.bridge.mu.RLock()
 	local := c.bridge.local
-	c.bridge.mu.RUnlock()
 	handler, _ := a.Params["handler"].(string)
 	return local != nil && handler != "" && !local(handler)
 }
 
 // routeRemote stores the bridge tasks among jobs and returns the rest.
 // Each tenant with new tasks is notified when tx commits.
-func (c *Coordinator) routeRemote(ctx context.Context, tx pgx.Tx, jobs []river.InsertManyParams) ([]river.InsertManyParams, error) {
+func (c *Writer) routeRemote(ctx context.Context, tx pgx.Tx, jobs []river.InsertManyParams) ([]river.InsertManyParams, error) {
 	local := jobs[:0:0]
 	var tasks []store.BridgeTask
 	for _, j := range jobs {

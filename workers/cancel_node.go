@@ -16,7 +16,7 @@ import (
 // as for a failure; see engine.CancelNode. The node's state is checked
 // here so that the caller hears at once about a node that has nothing to
 // cancel; the tick checks it again when it drains the control.
-func (c *Coordinator) CancelNode(ctx context.Context, tenantID, runID uuid.UUID, node, reason string) error {
+func (c *Service) CancelNode(ctx context.Context, tenantID, runID uuid.UUID, node, reason string) error {
 	run, err := store.New(c.pool).RunGet(ctx, tenantID, runID)
 	if err != nil {
 		return err

@@ -43,7 +43,7 @@ func (b *commandBatch) startChild(ctx context.Context, cmd engine.StartChildRun)
 	if err != nil || !created {
 		return err
 	}
-	b.c.runStarted(ctx, child)
+	b.c.obs.runStarted(ctx, child)
 	return b.c.enqueueTick(ctx, b.tx, b.run.TenantID, id)
 }
 

@@ -173,7 +173,7 @@ steps:
 	id := b.start(t, "holder", nil)
 	var kids []store.Run
 	b.poll(t, func() bool { kids = b.children(t, id); return len(kids) == 2 })
-	if err := b.coord.Control(b.ctx, b.tenant.ID, id, engine.Cancel{RequestID: "stop"}); err != nil {
+	if err := b.coord.Runs.Control(b.ctx, b.tenant.ID, id, engine.Cancel{RequestID: "stop"}); err != nil {
 		t.Fatal(err)
 	}
 	if run := b.waitTerminal(t, id); run.Status != engine.RunCancelled {

@@ -18,7 +18,7 @@ import (
 // jobs are collected in jobs, for the tick to enqueue with every other
 // run's.
 type commandBatch struct {
-	c    *Coordinator
+	c    *Writer
 	s    *store.Store
 	tx   pgx.Tx
 	run  store.Run
@@ -149,7 +149,7 @@ func stepOpts(queue string) *river.InsertOpts {
 
 // insertSteps enqueues step jobs in tx and wakes each queue they went to,
 // with the notification sent among w's writes when w is given.
-func (c *Coordinator) insertSteps(ctx context.Context, tx pgx.Tx, jobs []river.InsertManyParams, w *store.RunWrites) error {
+func (c *Writer) insertSteps(ctx context.Context, tx pgx.Tx, jobs []river.InsertManyParams, w *store.RunWrites) error {
 	if len(jobs) == 0 {
 		return nil
 	}

@@ -24,15 +24,15 @@ import (
 // would catch a writer that did not is tested below.)
 func TestTwoCoordinatorsTickTheSameRuns(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	// Every result goes through a tick job, racing the hand-driven ticks.
+	noInline := func(c *workers.Config) { c.NoInlineTicks = true }
+	b := setupWith(t, noInline)
 	second, err := pgxpool.New(b.ctx, testdb.SearchPathURL(t, b.pool))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(second.Close)
-	other := startCoordinator(t, second)
-	// Every result goes through a tick job, racing the hand-driven ticks.
-	b.coord.InlineTicks, other.InlineTicks = false, false
+	other := startWith(t, second, roles{steps: true, config: noInline})
 
 	b.publish(t, chain("contended",
 		noop("a"), step("b", definition.TypeTransform, map[string]any{"expr": `{"n": 1}`}), noop("c"), noop("d")))
@@ -43,14 +43,14 @@ func TestTwoCoordinatorsTickTheSameRuns(t *testing.T) {
 	}
 	var done atomic.Bool
 	var wg sync.WaitGroup
-	for _, c := range []*workers.Coordinator{b.coord, other} {
+	for _, c := range []*workers.Runtime{b.coord, other} {
 		for range 4 {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				for !done.Load() {
 					for _, id := range ids {
-						if err := c.Tick(b.ctx, b.tenant.ID, id); err != nil && !errors.Is(err, errStop) {
+						if err := c.Ticker.Tick(b.ctx, b.tenant.ID, id); err != nil && !errors.Is(err, errStop) {
 							t.Errorf("tick: %v", err)
 							return
 						}
@@ -86,7 +86,7 @@ func TestTwoCoordinatorsTickTheSameRuns(t *testing.T) {
 	}
 	done.Store(true)
 	wg.Wait()
-	t.Logf("record_version conflicts counted: %d", b.coord.Conflicts.Load()+other.Conflicts.Load())
+	t.Logf("record_version conflicts counted: %d", b.coord.Ticker.Conflicts.Load()+other.Ticker.Conflicts.Load())
 }
 
 // A tick's final write is guarded by the record_version it read: a write

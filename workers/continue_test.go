@@ -31,7 +31,7 @@ func TestContinueAsNewCarriesTheRun(t *testing.T) {
 	t.Parallel()
 	b := setup(t, blockHandler())
 	b.publishYAML(t, blockingDoc)
-	run, _, err := b.coord.Start(b.ctx, workers.Trigger{
+	run, _, err := b.coord.Runs.Start(b.ctx, workers.Trigger{
 		TenantID: b.tenant.ID, Definition: "long-lived", Input: map[string]any{"n": 1}, Subject: "acct-9",
 		Context: map[string]any{"region": "eu"}, SearchAttributes: map[string]any{"customer": "c1"},
 	}, nil)
@@ -40,11 +40,11 @@ func TestContinueAsNewCarriesTheRun(t *testing.T) {
 	}
 	b.poll(t, func() bool { r, _ := b.store.RunGet(b.ctx, b.tenant.ID, run.ID); return r.Status == engine.RunRunning })
 
-	succ, err := b.coord.ContinueAsNew(b.ctx, b.tenant.ID, run.ID, "can-1", nil)
+	succ, err := b.coord.Runs.ContinueAsNew(b.ctx, b.tenant.ID, run.ID, "can-1", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, _ := b.coord.ContinueAsNew(b.ctx, b.tenant.ID, run.ID, "can-1", nil)
+	again, _ := b.coord.Runs.ContinueAsNew(b.ctx, b.tenant.ID, run.ID, "can-1", nil)
 	if succ != again {
 		t.Fatalf("the same request gave successors %s and %s", succ, again)
 	}
@@ -76,7 +76,7 @@ func TestContinueAsNewCarriesTheRun(t *testing.T) {
 	}
 
 	// With new input, from the successor on.
-	third, err := b.coord.ContinueAsNew(b.ctx, b.tenant.ID, next.ID, "can-2", map[string]any{"n": 2})
+	third, err := b.coord.Runs.ContinueAsNew(b.ctx, b.tenant.ID, next.ID, "can-2", map[string]any{"n": 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,8 +104,8 @@ func TestContinueAsNewFromTwoReplicasMakesOneSuccessor(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c := []*workers.Coordinator{b.coord, other}[i%2]
-			got[i], _ = c.ContinueAsNew(b.ctx, b.tenant.ID, id, "same-request", nil)
+			c := []*workers.Runtime{b.coord, other}[i%2]
+			got[i], _ = c.Runs.ContinueAsNew(b.ctx, b.tenant.ID, id, "same-request", nil)
 		}()
 	}
 	wg.Wait()
@@ -163,7 +163,7 @@ edges:
 	if _, err := b.pool.Exec(b.ctx, "UPDATE definition_version SET unpublished_at = now() WHERE key = 'busy'"); err != nil {
 		t.Fatal(err)
 	}
-	pinned, _, err := b.coord.Start(b.ctx, workers.Trigger{TenantID: b.tenant.ID, Definition: "busy", Version: 1}, nil)
+	pinned, _, err := b.coord.Runs.Start(b.ctx, workers.Trigger{TenantID: b.tenant.ID, Definition: "busy", Version: 1}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,20 +187,20 @@ edges:
 	id := b.start(t, "listener", nil)
 	b.poll(t, func() bool { r, _ := b.store.RunGet(b.ctx, b.tenant.ID, id); return r.Status == engine.RunWaiting })
 	// "later" has no waiting step yet: it is buffered on this run.
-	if _, err := b.coord.Signal(b.ctx, b.tenant.ID, id, engine.Signal{RequestID: "s-later", Name: "later"}); err != nil {
+	if _, err := b.coord.Runs.Signal(b.ctx, b.tenant.ID, id, engine.Signal{RequestID: "s-later", Name: "later"}); err != nil {
 		t.Fatal(err)
 	}
-	succ, err := b.coord.ContinueAsNew(b.ctx, b.tenant.ID, id, "can", nil)
+	succ, err := b.coord.Runs.ContinueAsNew(b.ctx, b.tenant.ID, id, "can", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	b.waitTerminal(t, id)
 	next := uuid.MustParse(succ)
 	// The same request id sent again after the switch is still a duplicate.
-	if _, err := b.coord.Signal(b.ctx, b.tenant.ID, next, engine.Signal{RequestID: "s-later", Name: "later"}); err == nil {
+	if _, err := b.coord.Runs.Signal(b.ctx, b.tenant.ID, next, engine.Signal{RequestID: "s-later", Name: "later"}); err == nil {
 		t.Fatal("a signal retried after ContinueAsNew was accepted again")
 	}
-	if _, err := b.coord.Signal(b.ctx, b.tenant.ID, next, engine.Signal{RequestID: "s-go", Name: "go"}); err != nil {
+	if _, err := b.coord.Runs.Signal(b.ctx, b.tenant.ID, next, engine.Signal{RequestID: "s-go", Name: "go"}); err != nil {
 		t.Fatal(err)
 	}
 	// The buffered "later" moved with the run and completes it.
@@ -242,7 +242,7 @@ steps:
 	if _, err := b.pool.Exec(b.ctx, "UPDATE definition_version SET unpublished_at = now() WHERE key = 'stuck'"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.coord.Signal(b.ctx, b.tenant.ID, kids[0].ID, engine.Signal{RequestID: "go", Name: "go"}); err != nil {
+	if _, err := b.coord.Runs.Signal(b.ctx, b.tenant.ID, kids[0].ID, engine.Signal{RequestID: "go", Name: "go"}); err != nil {
 		t.Fatal(err)
 	}
 	if kid := b.waitTerminal(t, kids[0].ID); kid.Reason != string(engine.ReasonTransitionLimit) {

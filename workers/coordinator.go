@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+
 	"time"
 
 	"github.com/google/uuid"
@@ -20,47 +21,38 @@ import (
 	"github.com/ductor/ductor/app/telemetry"
 )
 
-// Coordinator is the shell around the engine: it loads a run, calls
-// engine.Decide, and persists the decision in one transaction guarded by
-// the run's record_version. Ticks, step workers and the API share it.
-type Coordinator struct {
-	pool      *pgxpool.Pool
-	engine    *engine.Engine
-	log       *slog.Logger
-	client    atomic.Pointer[river.Client[pgx.Tx]]
-	manifests sync.Map // manifest hash → *definition.Manifest
-	schemas   sync.Map // manifest hash → *definition.InputValidator
-	unserved  unservedGate
-	tenants   tenantCache
-	// Conflicts counts ticks that lost the record_version race.
-	Conflicts   atomic.Int64
-	metrics     *metrics
-	triggers    *triggerMetrics
-	flowMetrics *flowMetrics
-	inputs      *inputCache
-	runs        *runCache
-	bridge      *bridge
-	clock       *fairClock
-	gate        *yieldGate
-	busy        busyTenants
-	poolCursor  poolCursor
-	results     *resultGroup
-	starts      *attemptStarts
-	cancels     *stepCancels
-	tracing     *telemetry.Tracing
-	// workerID names this process in the attempts its step workers take.
-	workerID string
-	// RescueWindow is added to a step's timeout to lease its attempt.
+// Config is what a process's runtime is built from, once, by New: no
+// field is read again after it returns, and nothing is set later.
+type Config struct {
+	Pool   *pgxpool.Pool
+	Logger *slog.Logger
+	// Tracing exports spans of runs and steps (telemetry.Disabled when nil).
+	Tracing *telemetry.Tracing
+	// LocalHandlers tells which task handlers this deployment's step
+	// workers run. A task step whose handler is not among them, or whose
+	// queue is not `default`, becomes a bridge task that bridge-SDK
+	// workers poll for. Nil: every task runs locally.
+	LocalHandlers func(handler string) bool
+	// TaskLease is how long a bridge task's claim holds without a
+	// heartbeat, and the grace past its deadline (zero: DefaultTaskLease
+	// and DefaultTaskGrace).
+	TaskLease store.BridgeLease
+	// MaxBufferedSignals bounds a run's unconsumed signals (0:
+	// engine.DefaultMaxBufferedSignals).
+	MaxBufferedSignals int
+	// RescueWindow is added to a step's timeout to lease its attempt (0:
+	// 30 s).
 	RescueWindow time.Duration
-	// InlineTicks lets step workers and triggers run a free run's tick in
-	// their own transaction (on by default).
-	InlineTicks bool
+	// NoInlineTicks stops step workers and triggers from running a free
+	// run's tick in their own transaction: every tick is a tick job.
+	NoInlineTicks bool
 	// InlineBudget bounds the time the engine spends deciding one inline
-	// tick (a trigger's, or a result group's for all its runs). Inline
-	// ticks run on shared goroutines (the result group's single flusher,
-	// the API's request): an expensive decision is interrupted there and
-	// handed to the run's tick job, which decides it with no budget but
-	// the expressions' own limits, on a worker of its own.
+	// tick (a trigger's, or a result group's for all its runs); 0 is
+	// defaultInlineBudget. Inline ticks run on shared goroutines (the
+	// result group's single flusher, the API's request): an expensive
+	// decision is interrupted there and handed to the run's tick job,
+	// which decides it with no budget but the expressions' own limits, on
+	// a worker of its own.
 	InlineBudget time.Duration
 	// StepBatchMax bounds how many ready steps of one tenant one River job
 	// carries (packSteps): 0 is DefaultStepBatchMax, 1 one step a job.
@@ -68,21 +60,56 @@ type Coordinator struct {
 	// BatchQueueMax bounds the runs a tenant's running batches may have
 	// still to act on (CreateBatch): 0 is DefaultBatchQueueMax.
 	BatchQueueMax int
-	// PlainFIFO turns the fair queue's tags off: step jobs are fetched in
-	// insertion order. Only the fairness benchmark sets it, to show what
-	// the fair queue is for.
-	PlainFIFO bool
-	// TickLoadOptions are the store options a tick loads its runs with.
-	// Only the concurrency checker sets one (store.SameStatementTickLoad),
-	// to show the lost updates the old load allowed.
+	// Testing holds what only tests and benchmarks set.
+	Testing Testing
+}
+
+// Testing are options that show what a guarantee is for by taking it
+// away, or that make a failure happen at a chosen point. Production code
+// never sets them.
+type Testing struct {
+	// PlainFIFO, while true, turns the fair queue's tags off: step jobs
+	// are fetched in insertion order (the fairness benchmark's baseline,
+	// which it switches on and off between floods).
+	PlainFIFO *atomic.Bool
+	// TickLoadOptions are the store options a tick loads its runs with
+	// (the concurrency checker's store.SameStatementTickLoad shows the
+	// lost updates the old load allowed).
 	TickLoadOptions []store.Option
 	// Fault, when set, is called at each named point of a tick; an error
-	// aborts the tick there, as a crash would. Tests use it.
+	// aborts the tick there, as a crash would.
 	Fault func(point string) error
 	// FaultTx, when set, is called inside the transaction of each named
 	// point of a write; an error aborts the write there, as a failed
-	// statement would. Tests use it to make a statement fail for real.
+	// statement would.
 	FaultTx func(ctx context.Context, tx pgx.Tx, point string) error
+}
+
+// deps are what the layers of one process share: the pool, the engine,
+// the caches, the instruments and the configuration. New builds them
+// once; every layer holds the same one.
+type deps struct {
+	Config
+	pool        *pgxpool.Pool
+	engine      *engine.Engine
+	log         *slog.Logger
+	inserter    *river.Client[pgx.Tx]
+	manifests   sync.Map // manifest hash → *definition.Manifest
+	schemas     sync.Map // manifest hash → *definition.InputValidator
+	tenants     tenantCache
+	metrics     *metrics
+	triggers    *triggerMetrics
+	flowMetrics *flowMetrics
+	obs         *Observer
+	inputs      *inputCache
+	runs        *runCache
+	bridge      *bridge
+	clock       *fairClock
+	gate        *yieldGate
+	busy        busyTenants
+	tracing     *telemetry.Tracing
+	// workerID names this process in the attempts its step workers take.
+	workerID string
 }
 
 // Points of a tick where Fault can abort it.
@@ -96,77 +123,68 @@ const (
 	FaultResultWrite = "result_write"
 )
 
-func (c *Coordinator) fault(point string) error {
-	if c.Fault == nil {
+func (t Testing) plainFIFO() bool { return t.PlainFIFO != nil && t.PlainFIFO.Load() }
+
+func (c *deps) fault(point string) error {
+	if c.Testing.Fault == nil {
 		return nil
 	}
-	return c.Fault(point)
+	return c.Testing.Fault(point)
 }
 
-func (c *Coordinator) faultTx(ctx context.Context, tx pgx.Tx, point string) error {
-	if c.FaultTx == nil {
+func (c *deps) faultTx(ctx context.Context, tx pgx.Tx, point string) error {
+	if c.Testing.FaultTx == nil {
 		return nil
 	}
-	return c.FaultTx(ctx, tx, point)
+	return c.Testing.FaultTx(ctx, tx, point)
 }
 
-// NewCoordinator builds a coordinator with a process-wide CEL cache.
 // defaultInlineBudget is a few times what deciding a large group of
 // ordinary runs takes, well under an expression's own time limit.
 const defaultInlineBudget = 100 * time.Millisecond
 
-func NewCoordinator(pool *pgxpool.Pool, log *slog.Logger) (*Coordinator, error) {
+func newDeps(cfg Config) (*deps, error) {
 	env, err := expr.NewEnv()
 	if err != nil {
 		return nil, fmt.Errorf("CEL environment: %w", err)
 	}
-	if log == nil {
-		log = slog.Default()
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
 	}
-	clock, err := newFairClock(pool)
+	if cfg.Tracing == nil {
+		cfg.Tracing = telemetry.Disabled()
+	}
+	if cfg.RescueWindow <= 0 {
+		cfg.RescueWindow = 30 * time.Second
+	}
+	if cfg.InlineBudget <= 0 {
+		cfg.InlineBudget = defaultInlineBudget
+	}
+	inserter, err := newInserter(cfg.Pool, cfg.Logger)
+	if err != nil {
+		return nil, err
+	}
+	clock, err := newFairClock(cfg.Pool)
 	if err != nil {
 		return nil, err
 	}
 	eval := engine.NewCELEvaluator(expr.NewCache(env, 4096))
-	c := &Coordinator{
-		pool: pool, log: log, engine: &engine.Engine{Eval: eval},
-		tenants: tenantCache{ttl: 5 * time.Second}, RescueWindow: 30 * time.Second, InlineTicks: true, InlineBudget: defaultInlineBudget, metrics: newMetrics(), triggers: newTriggerMetrics(), flowMetrics: newFlowMetrics(), inputs: newInputCache(4096), runs: newRunCache(4096),
-		bridge: newBridge(), clock: clock, gate: newYieldGate(maxYield), tracing: telemetry.Disabled(), workerID: processID(),
+	d := &deps{
+		Config: cfg, pool: cfg.Pool, log: cfg.Logger, inserter: inserter,
+		engine:  &engine.Engine{Eval: eval, MaxBufferedSignals: cfg.MaxBufferedSignals},
+		tenants: tenantCache{ttl: 5 * time.Second}, metrics: newMetrics(), triggers: newTriggerMetrics(), flowMetrics: newFlowMetrics(), inputs: newInputCache(4096), runs: newRunCache(4096),
+		bridge: newBridge(cfg.LocalHandlers, cfg.TaskLease), clock: clock, gate: newYieldGate(maxYield), tracing: cfg.Tracing, workerID: processID(),
 	}
-	c.results = newResultGroup(c)
-	c.starts = newAttemptStarts(c)
-	c.cancels = newStepCancels(c)
-	return c, nil
+	d.obs = &Observer{deps: d}
+	return d, nil
 }
 
-// Close waits (a while) for the step results handed over to be written,
-// then releases the connections the coordinator opened of its own (the
-// fair clock's). Stop the workers using it first.
-func (c *Coordinator) Close() {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := c.results.drain(ctx); err != nil {
-		c.log.Error("step results still unrecorded at shutdown; their attempts are retried when their leases run out", "err", err)
-	}
-	c.cancels.close()
-	c.clock.close()
-}
-
-// SetClient gives the coordinator the River client it inserts jobs with.
-func (c *Coordinator) SetClient(client *river.Client[pgx.Tx]) { c.client.Store(client) }
-
-func (c *Coordinator) river() *river.Client[pgx.Tx] {
-	client := c.client.Load()
-	if client == nil {
-		panic("workers: coordinator used before SetClient")
-	}
-	return client
-}
+func (c *deps) river() *river.Client[pgx.Tx] { return c.inserter }
 
 // Wake asks for a tick of the run inside tx. Only the wake that flips the
 // run's flag inserts the tick job, so ticks coalesce; the notification
 // makes the coordinator fetch it as soon as tx commits.
-func (c *Coordinator) Wake(ctx context.Context, tx pgx.Tx, tenantID, runID uuid.UUID) error {
+func (c *Writer) Wake(ctx context.Context, tx pgx.Tx, tenantID, runID uuid.UUID) error {
 	flipped, err := store.New(tx).RunRequestTick(ctx, tenantID, runID)
 	if err != nil || !flipped {
 		return err
@@ -174,7 +192,7 @@ func (c *Coordinator) Wake(ctx context.Context, tx pgx.Tx, tenantID, runID uuid.
 	return c.enqueueTick(ctx, tx, tenantID, runID)
 }
 
-func (c *Coordinator) enqueueTick(ctx context.Context, tx pgx.Tx, tenantID, runID uuid.UUID) error {
+func (c *deps) enqueueTick(ctx context.Context, tx pgx.Tx, tenantID, runID uuid.UUID) error {
 	if _, err := c.river().InsertTx(ctx, tx, TickArgs{TenantID: tenantID, RunID: runID}, nil); err != nil {
 		return fmt.Errorf("enqueue tick: %w", err)
 	}
@@ -182,7 +200,7 @@ func (c *Coordinator) enqueueTick(ctx context.Context, tx pgx.Tx, tenantID, runI
 }
 
 // manifest returns the run's compiled manifest, cached by hash.
-func (c *Coordinator) manifest(ctx context.Context, s *store.Store, r store.Run) (*definition.Manifest, error) {
+func (c *deps) manifest(ctx context.Context, s *store.Store, r store.Run) (*definition.Manifest, error) {
 	if m, ok := c.manifests.Load(r.ManifestHash); ok {
 		return m.(*definition.Manifest), nil
 	}
@@ -237,6 +255,6 @@ func sparseLane(queue string) string { return queue + sparseSuffix }
 const sparseSuffix = "_sparse"
 
 // Manifest returns the compiled manifest a run executes.
-func (c *Coordinator) Manifest(ctx context.Context, r store.Run) (*definition.Manifest, error) {
+func (c *Service) Manifest(ctx context.Context, r store.Run) (*definition.Manifest, error) {
 	return c.manifest(ctx, store.New(c.pool), r)
 }

@@ -23,17 +23,18 @@ func TestTickCrashAtEachPoint(t *testing.T) {
 	for _, point := range points {
 		t.Run(point, func(t *testing.T) {
 			t.Parallel()
-			b := setup(t)
-			// A crash after commit is a tick job's: inline ticks commit
-			// with the step's own job.
-			b.coord.InlineTicks = point != workers.FaultAfterCommit
 			var crashes atomic.Int32
-			b.coord.Fault = func(p string) error {
-				if p == point && crashes.Add(1) <= 4 {
-					return errCrash
+			b := setupWith(t, func(c *workers.Config) {
+				// A crash after commit is a tick job's: inline ticks
+				// commit with the step's own job.
+				c.NoInlineTicks = point == workers.FaultAfterCommit
+				c.Testing.Fault = func(p string) error {
+					if p == point && crashes.Add(1) <= 4 {
+						return errCrash
+					}
+					return nil
 				}
-				return nil
-			}
+			})
 			b.publish(t, chain("crashy", noop("a"), noop("b"), noop("c")))
 			var ids []uuid.UUID
 			for i := range 4 {

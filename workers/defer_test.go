@@ -36,7 +36,7 @@ steps:
 	if _, _, err := s.DefinitionPublish(ctx, tenant.ID, store.Publication{Manifest: compiled.Manifest, ManifestHash: compiled.Hash, Source: "{}", SourceFormat: "json"}); err != nil {
 		t.Fatal(err)
 	}
-	run, _, err := c.Start(ctx, Trigger{TenantID: tenant.ID, Definition: "patient"}, nil)
+	run, _, err := c.Runs.Start(ctx, Trigger{TenantID: tenant.ID, Definition: "patient"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ steps:
 	})
 
 	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		if err := c.Deliver(ctx, tx, tenant.ID, run.ID, engine.ContinueAsNew{RequestID: "can"}); err != nil {
+		if err := c.Writer.Deliver(ctx, tx, tenant.ID, run.ID, engine.ContinueAsNew{RequestID: "can"}); err != nil {
 			return err
 		}
 		ts := store.New(tx)
@@ -55,7 +55,7 @@ steps:
 			return err
 		}
 		for i := range 600 {
-			if err := c.signalTx(ctx, tx, ts, r, engine.Signal{RequestID: fmt.Sprint("s", i), Name: "other"}); err != nil {
+			if err := c.Runs.signalTx(ctx, tx, ts, r, engine.Signal{RequestID: fmt.Sprint("s", i), Name: "other"}); err != nil {
 				return err
 			}
 		}

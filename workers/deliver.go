@@ -14,7 +14,7 @@ import (
 // comes first: it takes the run row's lock before the input's foreign key
 // takes a weaker one, so a waiting tick never deadlocks with the delivery.
 // A duplicate input (same dedup key) is dropped.
-func (c *Coordinator) Deliver(ctx context.Context, tx pgx.Tx, tenantID, runID uuid.UUID, in engine.Input) error {
+func (c *Writer) Deliver(ctx context.Context, tx pgx.Tx, tenantID, runID uuid.UUID, in engine.Input) error {
 	if err := c.Wake(ctx, tx, tenantID, runID); err != nil {
 		return err
 	}
@@ -23,7 +23,7 @@ func (c *Coordinator) Deliver(ctx context.Context, tx pgx.Tx, tenantID, runID uu
 }
 
 // DeliverMany stores inputs for a run's next tick and wakes it once.
-func (c *Coordinator) DeliverMany(ctx context.Context, tx pgx.Tx, tenantID, runID uuid.UUID, ins []engine.Input) error {
+func (c *Writer) DeliverMany(ctx context.Context, tx pgx.Tx, tenantID, runID uuid.UUID, ins []engine.Input) error {
 	if len(ins) == 1 {
 		return c.Deliver(ctx, tx, tenantID, runID, ins[0])
 	}
@@ -35,10 +35,10 @@ func (c *Coordinator) DeliverMany(ctx context.Context, tx pgx.Tx, tenantID, runI
 
 // deliverAndTick stores an input and, when the run row is free, ticks the
 // run right here in a savepoint; otherwise it wakes the run's tick job.
-func (c *Coordinator) deliverAndTick(ctx context.Context, tx pgx.Tx, tenantID, runID uuid.UUID, in engine.Input) error {
+func (c *Ticker) deliverAndTick(ctx context.Context, tx pgx.Tx, tenantID, runID uuid.UUID, in engine.Input) error {
 	ticked, err := c.tickInline(ctx, tx, tenantID, runID, in)
 	if err != nil || ticked {
 		return err
 	}
-	return c.Deliver(ctx, tx, tenantID, runID, in)
+	return c.w.Deliver(ctx, tx, tenantID, runID, in)
 }

@@ -15,7 +15,7 @@ import (
 
 func (b testBundle) event(t *testing.T, name string, data any) uuid.UUID {
 	t.Helper()
-	e, _, err := b.coord.Publish(b.ctx, store.Event{TenantID: b.tenant.ID, Name: name, Data: data})
+	e, _, err := b.coord.Runs.Events.Publish(b.ctx, store.Event{TenantID: b.tenant.ID, Name: name, Data: data})
 	if err != nil {
 		t.Fatal(err)
 	}

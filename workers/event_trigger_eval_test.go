@@ -33,7 +33,7 @@ triggers:
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, _, err := b.coord.Publish(b.ctx, store.Event{TenantID: b.tenant.ID, Name: "heavy", Data: map[string]any{"items": items}})
+		_, _, err := b.coord.Runs.Events.Publish(b.ctx, store.Event{TenantID: b.tenant.ID, Name: "heavy", Data: map[string]any{"items": items}})
 		done <- err
 	}()
 	idle, polls := 0, 0

@@ -3,10 +3,11 @@ package workers
 import (
 	"context"
 	"errors"
-	"go.opentelemetry.io/otel/trace"
 	"strconv"
 	"sync"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/jackc/pgx/v5"
 
@@ -38,7 +39,7 @@ type evaluatedTrigger struct {
 // filter and input expressions, outside any transaction: an expression
 // runs for up to its time limit, and no database connection may wait on
 // it idle in a transaction. `now` is the time the event is published.
-func (c *Coordinator) evalTriggers(ctx context.Context, e store.Event) ([]evaluatedTrigger, error) {
+func (c *Events) evalTriggers(ctx context.Context, e store.Event) ([]evaluatedTrigger, error) {
 	triggers, err := store.New(c.pool).EventTriggersFor(ctx, e.TenantID, e.Name)
 	if err != nil {
 		return nil, err
@@ -61,7 +62,7 @@ func (c *Coordinator) evalTriggers(ctx context.Context, e store.Event) ([]evalua
 // trigger) whose filter passes, keyed by both so a retry starts nothing
 // twice. A filter or input that fails to evaluate is no match: recorded
 // on the trigger and counted, never an error of the event.
-func (c *Coordinator) startTriggered(ctx context.Context, tx pgx.Tx, e store.Event, triggers []evaluatedTrigger) error {
+func (c *Events) startTriggered(ctx context.Context, tx pgx.Tx, e store.Event, triggers []evaluatedTrigger) error {
 	s := store.New(tx)
 	for _, t := range triggers {
 		if err := c.startOneTriggered(ctx, tx, s, t, e); err != nil {
@@ -71,7 +72,7 @@ func (c *Coordinator) startTriggered(ctx context.Context, tx pgx.Tx, e store.Eve
 	return nil
 }
 
-func (c *Coordinator) startOneTriggered(ctx context.Context, tx pgx.Tx, s *store.Store, et evaluatedTrigger, e store.Event) error {
+func (c *Events) startOneTriggered(ctx context.Context, tx pgx.Tx, s *store.Store, et evaluatedTrigger, e store.Event) error {
 	t, match, evalErr := et.trigger, et.match, et.err
 	if evalErr == nil && match {
 		evalErr = c.startFromEvent(ctx, tx, s, t, e, et.input)
@@ -88,8 +89,8 @@ func (c *Coordinator) startOneTriggered(ctx context.Context, tx pgx.Tx, s *store
 	return nil
 }
 
-func (c *Coordinator) startFromEvent(ctx context.Context, tx pgx.Tx, s *store.Store, t store.EventTrigger, e store.Event, input any) error {
-	_, created, err := c.startTx(ctx, tx, Trigger{
+func (c *Events) startFromEvent(ctx context.Context, tx pgx.Tx, s *store.Store, t store.EventTrigger, e store.Event, input any) error {
+	_, created, err := c.w.startTx(ctx, tx, Trigger{
 		TenantID: e.TenantID, Definition: t.Definition, Input: input,
 		SearchAttributes: map[string]any{"event_id": e.ID.String(), "event": e.Name},
 		IdempotencyKey:   "event:" + e.ID.String() + ":" + strconv.Itoa(t.Position),

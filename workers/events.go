@@ -2,6 +2,7 @@ package workers
 
 import (
 	"context"
+
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/google/uuid"
@@ -25,8 +26,8 @@ import (
 // The runs its triggers start join the trace of the span in ctx, when it
 // carries one (WithCaller), as a run started through the API joins its
 // caller's.
-func (c *Coordinator) Publish(ctx context.Context, e store.Event) (_ store.Event, created bool, err error) {
-	defer func() { c.published(created, err) }()
+func (c *Events) Publish(ctx context.Context, e store.Event) (_ store.Event, created bool, err error) {
+	defer func() { c.obs.published(created, err) }()
 	if e.Name == "" {
 		return store.Event{}, false, apperr.New(apperr.Invalid, "name is required")
 	}
@@ -62,7 +63,7 @@ func (c *Coordinator) Publish(ctx context.Context, e store.Event) (_ store.Event
 	return out, created, err
 }
 
-func (c *Coordinator) deliverEvent(ctx context.Context, tx pgx.Tx, e store.Event) error {
+func (c *Events) deliverEvent(ctx context.Context, tx pgx.Tx, e store.Event) error {
 	runs, err := store.New(tx).EventWaitingRuns(ctx, e.TenantID, e.Name)
 	if err != nil {
 		return err
@@ -70,7 +71,7 @@ func (c *Coordinator) deliverEvent(ctx context.Context, tx pgx.Tx, e store.Event
 	in := engine.EventMatched{EventID: e.ID.String(), Name: e.Name, Data: e.Data}
 	c.metrics.deliveries.Add(float64(len(runs)))
 	for _, runID := range runs {
-		if err := c.Deliver(ctx, tx, e.TenantID, runID, in); err != nil {
+		if err := c.w.Deliver(ctx, tx, e.TenantID, runID, in); err != nil {
 			return err
 		}
 	}

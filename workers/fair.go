@@ -24,8 +24,8 @@ var fairMarker = []byte(`{"ductor_fair":true}`)
 // queues behind its own earlier work. River fetches in (priority,
 // scheduled_at, id) order, so tenants interleave. The tags are reserved
 // outside the caller's transaction (see fairClock).
-func (c *Coordinator) fairTag(ctx context.Context, jobs []river.InsertManyParams) error {
-	if c.PlainFIFO {
+func (c *Writer) fairTag(ctx context.Context, jobs []river.InsertManyParams) error {
+	if c.Testing.plainFIFO() {
 		return nil
 	}
 	type group struct {

@@ -22,8 +22,7 @@ import (
 func TestFairTagsInterleaveTenantsInRiverOrder(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	c, pool := coordinatorOn(t, false)
-	c.StepBatchMax = 1 // fetch positions are a job's, one step each
+	c, pool := coordinatorOn(t, false, func(cfg *Config) { cfg.StepBatchMax = 1 }) // fetch positions are a job's, one step each
 	s := store.New(pool)
 	a, b := testdb.Tenant(t, s, nil), testdb.Tenant(t, s, nil)
 	insertSteps(t, c, pool, a.ID, 300)
@@ -77,14 +76,14 @@ func TestTierQueuesHaveWorkersByWeight(t *testing.T) {
 
 // insertSteps dispatches n steps of new runs of the tenant, as a tick
 // would, in one transaction.
-func insertSteps(t *testing.T, c *Coordinator, pool *pgxpool.Pool, tenant uuid.UUID, n int) {
+func insertSteps(t *testing.T, c *Runtime, pool *pgxpool.Pool, tenant uuid.UUID, n int) {
 	t.Helper()
 	ctx := context.Background()
 	jobs := make([]river.InsertManyParams, n)
 	for i := range jobs {
 		jobs[i] = river.InsertManyParams{Args: StepArgs{TenantID: tenant, RunID: uuid.New(), Node: "n"}, InsertOpts: stepOpts(QueueStepsStandard)}
 	}
-	if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error { return c.insertSteps(ctx, tx, jobs, nil) }); err != nil {
+	if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error { return c.Writer.insertSteps(ctx, tx, jobs, nil) }); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -97,23 +96,22 @@ func insertSteps(t *testing.T, c *Coordinator, pool *pgxpool.Pool, tenant uuid.U
 func TestFairTagsMarkAnIdleTenantsFirstStepSparse(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	c, pool := coordinatorOn(t, false)
-	c.StepBatchMax = 1 // fetch positions are a job's, one step each
+	c, pool := coordinatorOn(t, false, func(cfg *Config) { cfg.StepBatchMax = 1 }) // fetch positions are a job's, one step each
 	s := store.New(pool)
 	a, b, alone := testdb.Tenant(t, s, nil), testdb.Tenant(t, s, nil), testdb.Tenant(t, s, nil)
 
 	insertSteps(t, c, pool, alone.ID, 1) // nothing to go ahead of
-	if !c.busy.busy(alone.ID) {
+	if !c.deps.busy.busy(alone.ID) {
 		t.Fatal("a tenant alone on an empty queue is treated as urgent")
 	}
 	insertSteps(t, c, pool, a.ID, 300) // the first goes ahead of alone's
 	insertSteps(t, c, pool, b.ID, 1)   // B had nothing queued, A had
-	if !c.busy.busy(a.ID) || c.busy.busy(b.ID) {
-		t.Fatalf("busy: A %v (queued 300), B %v (queued 1 behind A's backlog)", c.busy.busy(a.ID), c.busy.busy(b.ID))
+	if !c.deps.busy.busy(a.ID) || c.deps.busy.busy(b.ID) {
+		t.Fatalf("busy: A %v (queued 300), B %v (queued 1 behind A's backlog)", c.deps.busy.busy(a.ID), c.deps.busy.busy(b.ID))
 	}
 	insertSteps(t, c, pool, b.ID, 1) // B's first is still queued
 	insertSteps(t, c, pool, a.ID, 1)
-	if !c.busy.busy(b.ID) {
+	if !c.deps.busy.busy(b.ID) {
 		t.Fatal("B is not known busy after a dispatch behind its own queued step")
 	}
 
@@ -156,8 +154,7 @@ func TestFairTagsMarkAnIdleTenantsFirstStepSparse(t *testing.T) {
 func TestSweepPutsAStepJobThatLostItsTagBackAtTheHead(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	c, pool := coordinatorOn(t, false)
-	c.StepBatchMax = 1 // fetch positions are a job's, one step each
+	c, pool := coordinatorOn(t, false, func(cfg *Config) { cfg.StepBatchMax = 1 }) // fetch positions are a job's, one step each
 	s := store.New(pool)
 	a, b := testdb.Tenant(t, s, nil), testdb.Tenant(t, s, nil)
 	insertSteps(t, c, pool, a.ID, 300)
@@ -184,7 +181,7 @@ func TestSweepPutsAStepJobThatLostItsTagBackAtTheHead(t *testing.T) {
 	if pos := position(); pos != 300 {
 		t.Fatalf("the untagged job is at fetch position %d, want last (300)", pos)
 	}
-	if _, err := c.SweepOnce(ctx); err != nil {
+	if _, err := c.Sweeper.SweepOnce(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if pos := position(); pos > 1 {

@@ -104,14 +104,15 @@ steps:
 // runs once.
 func TestTenThousandWayScatterSurvivesATickCrash(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
 	var crashed atomic.Bool
-	b.coord.Fault = func(p string) error {
-		if p == workers.FaultAfterSave && crashed.CompareAndSwap(false, true) {
-			return errCrash
+	b := setupWith(t, func(c *workers.Config) {
+		c.Testing.Fault = func(p string) error {
+			if p == workers.FaultAfterSave && crashed.CompareAndSwap(false, true) {
+				return errCrash
+			}
+			return nil
 		}
-		return nil
-	}
+	})
 	b.publishYAML(t, `
 key: ten-thousand
 steps:

@@ -37,7 +37,7 @@ import (
 // rules, a start takes its keys' locks, loads their state in one read,
 // decides with one pure call (flowcontrol.Decide), then writes what
 // that says (recordStart).
-func (c *Coordinator) createRun(ctx context.Context, tx pgx.Tx, m *definition.Manifest, n store.NewRun, trigger bool) (run store.Run, created, startNow bool, err error) {
+func (c *Writer) createRun(ctx context.Context, tx pgx.Tx, m *definition.Manifest, n store.NewRun, trigger bool) (run store.Run, created, startNow bool, err error) {
 	s := store.New(tx)
 	if !m.HasFlow() {
 		run, created, err = s.RunCreate(ctx, n)
@@ -154,7 +154,7 @@ func keyText(key string) string {
 // joinDebounce joins a start to its key's open debounce: the pending run
 // takes the new input, and its quiet begins again. joined is false when
 // that run is no longer pending.
-func (c *Coordinator) joinDebounce(ctx context.Context, s *store.Store, n store.NewRun, j *flowcontrol.Join) (store.Run, bool, error) {
+func (c *Writer) joinDebounce(ctx context.Context, s *store.Store, n store.NewRun, j *flowcontrol.Join) (store.Run, bool, error) {
 	id := uuid.MustParse(j.Run)
 	k := store.FlowKey{Pool: j.Pool, Key: j.Key}
 	joined, err := s.FlowDebounceJoin(ctx, n.TenantID, k, id, n.State.Input)
@@ -181,7 +181,7 @@ func orZero(t *time.Time) time.Time {
 // verdict writes. A start over its rate limit, or refused by
 // cancel_newest at the API, creates nothing; from a trigger, a refused
 // run is created held and cancelled.
-func (c *Coordinator) recordStart(ctx context.Context, tx pgx.Tx, n store.NewRun, keys flowcontrol.Keys, v flowcontrol.Verdict, w flowcontrol.Writes, trigger bool) (store.Run, bool, bool, error) {
+func (c *Writer) recordStart(ctx context.Context, tx pgx.Tx, n store.NewRun, keys flowcontrol.Keys, v flowcontrol.Verdict, w flowcontrol.Writes, trigger bool) (store.Run, bool, bool, error) {
 	switch {
 	case v.Outcome == flowcontrol.RateLimited:
 		c.flowMetrics.decided(ctx, flowcontrol.KindRateLimit, "refused")

@@ -13,7 +13,7 @@ import (
 
 // afterGate finishes a held run's pass through its gate: a started run
 // is let go, a refused one forgets its hold (it is being cancelled).
-func (c *Coordinator) afterGate(ctx context.Context, tx pgx.Tx, s *store.Store, run store.Run, o flowcontrol.Outcome) error {
+func (c *Writer) afterGate(ctx context.Context, tx pgx.Tx, s *store.Store, run store.Run, o flowcontrol.Outcome) error {
 	switch o {
 	case flowcontrol.Started:
 		return c.admitHeld(ctx, tx, s, run)
@@ -25,7 +25,7 @@ func (c *Coordinator) afterGate(ctx context.Context, tx pgx.Tx, s *store.Store, 
 
 // admitHeld lets a held run start: its hold is forgotten and its next
 // tick starts it.
-func (c *Coordinator) admitHeld(ctx context.Context, tx pgx.Tx, s *store.Store, run store.Run) error {
+func (c *Writer) admitHeld(ctx context.Context, tx pgx.Tx, s *store.Store, run store.Run) error {
 	if err := s.FlowHoldRelease(ctx, run.TenantID, run.ID); err != nil {
 		return err
 	}
@@ -35,7 +35,7 @@ func (c *Coordinator) admitHeld(ctx context.Context, tx pgx.Tx, s *store.Store, 
 
 // refuseHeld cancels a held run that its rules cannot let go (a key
 // expression fails on the input a debounce left it).
-func (c *Coordinator) refuseHeld(ctx context.Context, tx pgx.Tx, s *store.Store, run store.Run, reason string) error {
+func (c *Writer) refuseHeld(ctx context.Context, tx pgx.Tx, s *store.Store, run store.Run, reason string) error {
 	if err := s.FlowHoldRelease(ctx, run.TenantID, run.ID); err != nil {
 		return err
 	}
@@ -48,7 +48,7 @@ func (c *Coordinator) refuseHeld(ctx context.Context, tx pgx.Tx, s *store.Store,
 // admitWaiting lets the first run waiting for a slot take its slots when
 // every one of its keys has one free and no run waits before it there.
 // It decides on what it loads, in one read, once the keys are locked.
-func (c *Coordinator) admitWaiting(ctx context.Context, tx pgx.Tx, k store.RunKey) error {
+func (c *Writer) admitWaiting(ctx context.Context, tx pgx.Tx, k store.RunKey) error {
 	s := store.New(tx)
 	slots, err := s.FlowSlotsOf(ctx, k.TenantID, k.ID)
 	if err != nil || len(slots) == 0 {

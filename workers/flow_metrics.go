@@ -95,7 +95,7 @@ var flowStepsDesc = prometheus.NewDesc("ductor_flow_step_attempts",
 // flowCollector reads the runs under each rule from Postgres when
 // scraped, so that every replica reports the same numbers. Its labels
 // are the tenant, the definition and the rule's place in it, never a key.
-type flowCollector struct{ c *Coordinator }
+type flowCollector struct{ c *deps }
 
 func (f *flowCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- flowRunsDesc

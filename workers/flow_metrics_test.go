@@ -171,7 +171,15 @@ func containsAny(s string, subs ...string) bool {
 // flow decision was made twice and is counted once.
 func TestFlowDecisionOfARetriedStartCountsOnce(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	var armed, failed atomic.Bool
+	b := setupWith(t, func(c *workers.Config) {
+		c.Testing.Fault = func(p string) error {
+			if p == workers.FaultAfterSave && armed.Load() && failed.CompareAndSwap(false, true) {
+				return errors.New("the inline tick fails once")
+			}
+			return nil
+		}
+	})
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(b.coord.Collectors()...)
 	b.publishYAML(t, `
@@ -180,13 +188,7 @@ concurrency: [{key_expr: input.user, limit: 1}]
 steps:
   - {ref: gate, type: signal, with: {name: go}}
 `)
-	var failed atomic.Bool
-	b.coord.Fault = func(p string) error {
-		if p == workers.FaultAfterSave && failed.CompareAndSwap(false, true) {
-			return errors.New("the inline tick fails once")
-		}
-		return nil
-	}
+	armed.Store(true)
 	id := b.start(t, "counted-once", map[string]any{"user": "a"})
 	b.waitRunStatus(t, id, engine.RunWaiting)
 	if !failed.Load() {

@@ -38,7 +38,7 @@ steps:
 	var first uuid.UUID
 	for n := range 4 {
 		b.shift(t, time.Duration(n)*9*time.Minute) // 0, 9, 18, 27 minutes: never quiet for 10
-		run, _, err := b.coord.Start(b.ctx, workers.Trigger{TenantID: b.tenant.ID, Definition: "busy-key", Input: map[string]any{"user": "u", "n": n}}, nil)
+		run, _, err := b.coord.Runs.Start(b.ctx, workers.Trigger{TenantID: b.tenant.ID, Definition: "busy-key", Input: map[string]any{"user": "u", "n": n}}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +163,7 @@ steps:
 	<-entered
 	cancelled := b.start(t, "pool-cancel", nil)
 	<-entered
-	if err := b.coord.Control(b.ctx, b.tenant.ID, cancelled, engine.Cancel{RequestID: "c", Reason: "test"}); err != nil {
+	if err := b.coord.Runs.Control(b.ctx, b.tenant.ID, cancelled, engine.Cancel{RequestID: "c", Reason: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	b.finish(t, cancelled, engine.RunCancelled)
@@ -285,7 +285,7 @@ steps:
   - {ref: a, type: task, with: {handler: builtin.noop}}
 `)
 	for range 2 {
-		if _, _, err := b.coord.Publish(b.ctx, store.Event{TenantID: b.tenant.ID, Name: "user.signed_up", Data: map[string]any{}}); err != nil {
+		if _, _, err := b.coord.Runs.Events.Publish(b.ctx, store.Event{TenantID: b.tenant.ID, Name: "user.signed_up", Data: map[string]any{}}); err != nil {
 			t.Fatalf("publish: %v, want the event stored whatever its trigger's rate limit says", err)
 		}
 	}
@@ -319,7 +319,7 @@ steps:
 	if run := b.waitTerminal(t, id); run.Status != engine.RunFailed {
 		t.Fatalf("run %s, want failed", run.Status)
 	}
-	err := b.coord.RetryNode(b.ctx, b.tenant.ID, id, "f")
+	err := b.coord.Runs.RetryNode(b.ctx, b.tenant.ID, id, "f")
 	if apperr.CodeOf(err) != apperr.Conflict || !strings.Contains(err.Error(), "concurrency") {
 		t.Fatalf("retry of an ended run under a concurrency rule: %v, want a conflict naming concurrency", err)
 	}
@@ -374,7 +374,7 @@ steps:
 	// and with the sweep run by hand besides: no waiter was rewritten.
 	b.shift(t, 2*time.Second)
 	for range 3 {
-		if _, err := b.coord.SweepOnce(b.ctx); err != nil {
+		if _, err := b.coord.Sweeper.SweepOnce(b.ctx); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -43,7 +43,7 @@ func (p *poolCursor) set(k store.PoolKey) {
 // timer: a held attempt costs nothing until a slot frees. Two processes
 // waking the same slot is harmless, since admission (admitFlow) decides
 // under the key's lock and holds again what does not fit.
-func (c *Coordinator) wakePoolWaits(ctx context.Context, s *store.Store) (int, error) {
+func (c *Sweeper) wakePoolWaits(ctx context.Context, s *store.Store) (int, error) {
 	keys, err := s.PoolWaitKeys(ctx, c.poolCursor.get(), poolWakeKeys)
 	if err != nil {
 		return 0, err

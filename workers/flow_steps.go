@@ -22,7 +22,7 @@ import (
 // step jobs queued or running and bridge tasks unfinished, across every
 // run and definition of the tenant. An attempt leaves its pool when its
 // job or task finishes, however it ends, so nothing has to release it.
-func (c *Coordinator) admitFlow(ctx context.Context, s *store.Store, jobs []river.InsertManyParams) ([]river.InsertManyParams, error) {
+func (c *Writer) admitFlow(ctx context.Context, s *store.Store, jobs []river.InsertManyParams) ([]river.InsertManyParams, error) {
 	type poolKey struct {
 		tenant uuid.UUID
 		key    string
@@ -88,7 +88,7 @@ const poolWaitRecheck = time.Hour
 
 // holdSteps stores the held jobs, each in its place in its key's line,
 // for the sweep to wake, and returns the others.
-func (c *Coordinator) holdSteps(ctx context.Context, s *store.Store, jobs []river.InsertManyParams, held map[int]bool) ([]river.InsertManyParams, error) {
+func (c *Writer) holdSteps(ctx context.Context, s *store.Store, jobs []river.InsertManyParams, held map[int]bool) ([]river.InsertManyParams, error) {
 	if len(held) == 0 {
 		return jobs, nil
 	}

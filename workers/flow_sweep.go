@@ -24,7 +24,7 @@ const flowBatch = 100
 // counts no more (the slots of ended runs, starts past their period). A
 // run whose keys another transaction holds is left for the next pass.
 // It returns how many runs it looked at.
-func (c *Coordinator) flowOnce(ctx context.Context) (int, error) {
+func (c *Sweeper) flowOnce(ctx context.Context) (int, error) {
 	s := store.New(c.pool)
 	due, err := s.FlowHoldsDue(ctx, flowBatch)
 	if err != nil {
@@ -38,7 +38,7 @@ func (c *Coordinator) flowOnce(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	for _, k := range heads {
-		c.inFlowTx(ctx, k, c.admitWaiting)
+		c.inFlowTx(ctx, k, c.w.admitWaiting)
 	}
 	if _, err := s.FlowHoldsEnded(ctx, sweepBatch); err != nil {
 		return 0, err
@@ -48,7 +48,7 @@ func (c *Coordinator) flowOnce(ctx context.Context) (int, error) {
 }
 
 // flowSweep runs flowOnce until a pass finds less than a batch.
-func (c *Coordinator) flowSweep(ctx context.Context) {
+func (c *Sweeper) flowSweep(ctx context.Context) {
 	for ctx.Err() == nil {
 		n, err := c.flowOnce(ctx)
 		if err != nil && ctx.Err() == nil {
@@ -62,7 +62,7 @@ func (c *Coordinator) flowSweep(ctx context.Context) {
 
 // inFlowTx runs fn for one held run in a transaction, logging what fails
 // (the run is looked at again next pass).
-func (c *Coordinator) inFlowTx(ctx context.Context, k store.RunKey, fn func(context.Context, pgx.Tx, store.RunKey) error) {
+func (c *Sweeper) inFlowTx(ctx context.Context, k store.RunKey, fn func(context.Context, pgx.Tx, store.RunKey) error) {
 	err := store.WithTx(ctx, c.pool, func(tx pgx.Tx) error { return fn(ctx, tx, k) })
 	if err != nil && ctx.Err() == nil {
 		c.log.ErrorContext(ctx, "flow control", "tenant_id", k.TenantID, "run_id", k.ID, "err", err)
@@ -75,9 +75,9 @@ var errBusy = errors.New("flow keys busy")
 // releaseDue moves a held run on from a debounce gone quiet or a
 // throttle turn come: its throttle (after a debounce) and its concurrency
 // rules decide next, on the input it has now.
-func (c *Coordinator) releaseDue(ctx context.Context, tx pgx.Tx, k store.RunKey) error {
+func (c *Sweeper) releaseDue(ctx context.Context, tx pgx.Tx, k store.RunKey) error {
 	s := store.New(tx)
-	h, run, ok, err := c.heldRun(ctx, s, k)
+	h, run, ok, err := c.w.heldRun(ctx, s, k)
 	if err != nil || !ok || h.Stage == store.StageConcurrency {
 		return err
 	}
@@ -87,7 +87,7 @@ func (c *Coordinator) releaseDue(ctx context.Context, tx pgx.Tx, k store.RunKey)
 	}
 	keys, err := flowcontrol.Evaluate(ctx, c.engine.Eval, m, flowVars(run.State), flowcontrol.StageRelease)
 	if err != nil {
-		return c.refuseHeld(ctx, tx, s, run, keyProblem(err).Error())
+		return c.w.refuseHeld(ctx, tx, s, run, keyProblem(err).Error())
 	}
 	locks := lockKeys(keys)
 	if h.Stage == store.StageThrottle {
@@ -102,12 +102,12 @@ func (c *Coordinator) releaseDue(ctx context.Context, tx pgx.Tx, k store.RunKey)
 			locks = append(locks, d)
 		}
 	}
-	if err := c.lockHeld(ctx, s, run, locks); err != nil {
+	if err := c.w.lockHeld(ctx, s, run, locks); err != nil {
 		return ignoreBusy(err)
 	}
 	// Decide on what is there once the keys are locked: the hold may have
 	// been put off, and the input replaced, meanwhile.
-	now, still, err := c.stillDue(ctx, s, h, run)
+	now, still, err := c.w.stillDue(ctx, s, h, run)
 	if err != nil || !still {
 		return err
 	}
@@ -121,15 +121,15 @@ func (c *Coordinator) releaseDue(ctx context.Context, tx pgx.Tx, k store.RunKey)
 		return err
 	}
 	v, w := flowcontrol.Decide(st, flowcontrol.Start{Run: run.ID.String(), Keys: keys}, now)
-	if err := c.writeFlow(ctx, tx, s, run, v, w); err != nil {
+	if err := c.w.writeFlow(ctx, tx, s, run, v, w); err != nil {
 		return err
 	}
-	return c.afterGate(ctx, tx, s, run, v.Outcome)
+	return c.w.afterGate(ctx, tx, s, run, v.Outcome)
 }
 
 // heldRun reads a held run and its hold; ok is false when it is not held
 // any more (its hold is forgotten if its run went meanwhile).
-func (c *Coordinator) heldRun(ctx context.Context, s *store.Store, k store.RunKey) (store.FlowHold, store.Run, bool, error) {
+func (c *Writer) heldRun(ctx context.Context, s *store.Store, k store.RunKey) (store.FlowHold, store.Run, bool, error) {
 	h, err := s.FlowHoldGet(ctx, k.TenantID, k.ID)
 	if apperr.Is(err, apperr.NotFound) {
 		return h, store.Run{}, false, nil
@@ -147,7 +147,7 @@ func (c *Coordinator) heldRun(ctx context.Context, s *store.Store, k store.RunKe
 	return h, run, true, nil
 }
 
-func (c *Coordinator) lockHeld(ctx context.Context, s *store.Store, run store.Run, keys []store.FlowKey) error {
+func (c *Writer) lockHeld(ctx context.Context, s *store.Store, run store.Run, keys []store.FlowKey) error {
 	ok, err := s.FlowTryLock(ctx, run.TenantID, keys)
 	if err == nil && !ok {
 		err = errBusy
@@ -165,7 +165,7 @@ func ignoreBusy(err error) error {
 // stillDue reads the hold and the run again, under the keys' locks: the
 // same stage, due by the database's clock, and the input the keys were
 // evaluated on.
-func (c *Coordinator) stillDue(ctx context.Context, s *store.Store, was store.FlowHold, run store.Run) (time.Time, bool, error) {
+func (c *Writer) stillDue(ctx context.Context, s *store.Store, was store.FlowHold, run store.Run) (time.Time, bool, error) {
 	h, err := s.FlowHoldGet(ctx, run.TenantID, run.ID)
 	if apperr.Is(err, apperr.NotFound) {
 		return h.Now, false, nil

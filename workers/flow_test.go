@@ -69,7 +69,7 @@ steps:
   - {ref: gate, type: signal, with: {name: go}}
 `)
 	first := b.start(t, "one-at-a-time", nil)
-	_, _, err := b.coord.Start(b.ctx, workers.Trigger{TenantID: b.tenant.ID, Definition: "one-at-a-time"}, nil)
+	_, _, err := b.coord.Runs.Start(b.ctx, workers.Trigger{TenantID: b.tenant.ID, Definition: "one-at-a-time"}, nil)
 	if !apperr.Is(err, apperr.ConcurrencyLimit) {
 		t.Fatalf("a second start: %v, want concurrency_limit", err)
 	}
@@ -109,7 +109,7 @@ steps:
 `)
 	var ids []uuid.UUID
 	for n := range 5 {
-		run, _, err := b.coord.Start(b.ctx, workers.Trigger{TenantID: b.tenant.ID, Definition: "burst", Input: map[string]any{"user": "u", "n": n}}, nil)
+		run, _, err := b.coord.Runs.Start(b.ctx, workers.Trigger{TenantID: b.tenant.ID, Definition: "burst", Input: map[string]any{"user": "u", "n": n}}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -146,7 +146,7 @@ steps:
 `)
 	b.start(t, "limited", nil)
 	b.start(t, "limited", nil)
-	_, _, err := b.coord.Start(b.ctx, workers.Trigger{TenantID: b.tenant.ID, Definition: "limited"}, nil)
+	_, _, err := b.coord.Runs.Start(b.ctx, workers.Trigger{TenantID: b.tenant.ID, Definition: "limited"}, nil)
 	var ae *apperr.Error
 	if !apperr.Is(err, apperr.RateLimited) || !asAppErr(err, &ae) || ae.RetryAfter <= 59*time.Minute {
 		t.Fatalf("a third start: %v, want rate_limited with about an hour to wait", err)
@@ -182,7 +182,7 @@ edges: [{from: gate, to: fail}]
 	failed, cancelled, queuedThenCancelled := b.start(t, "one-per-key", in), b.start(t, "one-per-key", in), b.start(t, "one-per-key", in)
 	timedOut, continued, last := b.start(t, "one-per-key", in), b.start(t, "one-per-key", in), b.start(t, "one-per-key", in)
 	b.waitRunStatus(t, failed, engine.RunWaiting)
-	if err := b.coord.Control(b.ctx, b.tenant.ID, queuedThenCancelled, engine.Cancel{RequestID: "q", Reason: "while queued"}); err != nil {
+	if err := b.coord.Runs.Control(b.ctx, b.tenant.ID, queuedThenCancelled, engine.Cancel{RequestID: "q", Reason: "while queued"}); err != nil {
 		t.Fatal(err)
 	}
 	b.finish(t, queuedThenCancelled, engine.RunCancelled)
@@ -191,7 +191,7 @@ edges: [{from: gate, to: fail}]
 	}
 	b.finish(t, failed, engine.RunFailed)
 	b.waitRunStatus(t, cancelled, engine.RunWaiting)
-	if err := b.coord.Control(b.ctx, b.tenant.ID, cancelled, engine.Cancel{RequestID: "c", Reason: "while running"}); err != nil {
+	if err := b.coord.Runs.Control(b.ctx, b.tenant.ID, cancelled, engine.Cancel{RequestID: "c", Reason: "while running"}); err != nil {
 		t.Fatal(err)
 	}
 	b.finish(t, cancelled, engine.RunCancelled)
@@ -199,7 +199,7 @@ edges: [{from: gate, to: fail}]
 	b.shift(t, time.Hour)
 	b.finish(t, timedOut, engine.RunTimedOut)
 	b.waitRunStatus(t, continued, engine.RunWaiting)
-	successor, err := b.coord.ContinueAsNew(b.ctx, b.tenant.ID, continued, "can", nil)
+	successor, err := b.coord.Runs.ContinueAsNew(b.ctx, b.tenant.ID, continued, "can", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +209,7 @@ edges: [{from: gate, to: fail}]
 	if run, _ := b.store.RunGet(b.ctx, b.tenant.ID, last); run.Status != engine.RunPending {
 		t.Fatalf("the last run is %s while the successor holds the slot", run.Status)
 	}
-	if err := b.coord.Control(b.ctx, b.tenant.ID, next, engine.Cancel{RequestID: "s", Reason: "done"}); err != nil {
+	if err := b.coord.Runs.Control(b.ctx, b.tenant.ID, next, engine.Cancel{RequestID: "s", Reason: "done"}); err != nil {
 		t.Fatal(err)
 	}
 	b.finish(t, next, engine.RunCancelled)

@@ -27,7 +27,7 @@ func refusal(sl *flowcontrol.Slot, definitionKey string) error {
 // hold; then the runs cancel_in_progress cancels for it, or its own
 // cancellation by cancel_newest. It does not admit a held run: the
 // caller does (afterGate).
-func (c *Coordinator) writeFlow(ctx context.Context, tx pgx.Tx, s *store.Store, run store.Run, v flowcontrol.Verdict, w flowcontrol.Writes) error {
+func (c *Writer) writeFlow(ctx context.Context, tx pgx.Tx, s *store.Store, run store.Run, v flowcontrol.Verdict, w flowcontrol.Writes) error {
 	for _, n := range w.Counts {
 		if err := s.FlowStartAdd(ctx, run.TenantID, store.FlowKey{Pool: n.Pool, Key: n.Key}, n.At, run.ID, n.Period); err != nil {
 			return err
@@ -56,7 +56,7 @@ func (c *Coordinator) writeFlow(ctx context.Context, tx pgx.Tx, s *store.Store, 
 
 // countVerdict counts a verdict in the flow control metrics (a run
 // cancel_in_progress cancels is counted as it is cancelled).
-func (c *Coordinator) countVerdict(ctx context.Context, v flowcontrol.Verdict, w flowcontrol.Writes) {
+func (c *Writer) countVerdict(ctx context.Context, v flowcontrol.Verdict, w flowcontrol.Writes) {
 	switch v.Outcome {
 	case flowcontrol.Debounced:
 		c.flowMetrics.decided(ctx, flowcontrol.KindDebounce, "held")
@@ -98,7 +98,7 @@ func holdRules(rules []flowcontrol.Rule) []store.FlowRule {
 
 // cancelInProgress cancels the runs a new run takes the place of. They
 // keep their slots until they end, and the new run waits for them.
-func (c *Coordinator) cancelInProgress(ctx context.Context, tx pgx.Tx, s *store.Store, run store.Run, victims []string) error {
+func (c *Writer) cancelInProgress(ctx context.Context, tx pgx.Tx, s *store.Store, run store.Run, victims []string) error {
 	if len(victims) == 0 {
 		return nil
 	}

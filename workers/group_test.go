@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,7 +17,7 @@ import (
 
 // twoTasks publishes a definition of two task steps, a then b, and starts
 // n runs of it; each run's first tick dispatches a.
-func twoTasks(t *testing.T, c *Coordinator, pool *pgxpool.Pool, n int) (store.Tenant, []store.RunKey) {
+func twoTasks(t *testing.T, c *Runtime, pool *pgxpool.Pool, n int) (store.Tenant, []store.RunKey) {
 	t.Helper()
 	ctx := context.Background()
 	s := store.New(pool)
@@ -31,7 +32,7 @@ edges:
 `)
 	var keys []store.RunKey
 	for range n {
-		run, _, err := c.Start(ctx, Trigger{TenantID: tenant.ID, Definition: "two"}, nil)
+		run, _, err := c.Runs.Start(ctx, Trigger{TenantID: tenant.ID, Definition: "two"}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -43,7 +44,7 @@ edges:
 // resultsOfA is a result group of step a's success for each run.
 // resultsOfA hands over a's result for each run, as record does, for
 // the test to write as one group.
-func resultsOfA(c *Coordinator, keys []store.RunKey) []*resultRequest {
+func resultsOfA(c *Runtime, keys []store.RunKey) []*resultRequest {
 	var group []*resultRequest
 	for _, k := range keys {
 		group = append(group, &resultRequest{key: k, result: resultOfA(), until: time.Now().Add(time.Minute), done: make(chan struct{})})
@@ -160,7 +161,7 @@ func TestFairClockReservationsDoNotOverlap(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			tag, err := c.clock.advance(ctx, a.ID, QueueStepsStandard, span)
+			tag, err := c.deps.clock.advance(ctx, a.ID, QueueStepsStandard, span)
 			if err != nil {
 				t.Error(err)
 			}
@@ -174,7 +175,7 @@ func TestFairClockReservationsDoNotOverlap(t *testing.T) {
 			t.Fatalf("reservations %d and %d of one tenant are %v apart, less than the span %v each reserved", i-1, i, gap, span)
 		}
 	}
-	first, err := c.clock.advance(ctx, b.ID, QueueStepsStandard, StepCost)
+	first, err := c.deps.clock.advance(ctx, b.ID, QueueStepsStandard, StepCost)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,16 +231,19 @@ func TestAttemptStartsInGroups(t *testing.T) {
 func TestResultGroupSurvivesAPanicInTheEngine(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	c, pool := coordinatorOn(t, false)
+	var armed atomic.Bool
+	var once sync.Once
+	c, pool := coordinatorOn(t, false, func(cfg *Config) {
+		cfg.Testing.Fault = func(point string) error {
+			if armed.Load() && point == FaultBeforeDecide {
+				once.Do(func() { panic("engine bug") })
+			}
+			return nil
+		}
+	})
 	s := store.New(pool)
 	_, keys := twoTasks(t, c, pool, 2)
-	var armed sync.Once
-	c.Fault = func(point string) error {
-		if point == FaultBeforeDecide {
-			armed.Do(func() { panic("engine bug") })
-		}
-		return nil
-	}
+	armed.Store(true)
 	group := resultsOfA(c, keys)
 	c.results.write(ctx, group)
 	for _, r := range group {

@@ -17,8 +17,8 @@ import (
 // dispatches the next step at once, saving a whole job hop. It reports
 // false (and leaves tx as it was) when the run is busy or the tick fails;
 // the caller then wakes the run's tick job as usual.
-func (c *Coordinator) tickInline(ctx context.Context, tx pgx.Tx, tenantID, runID uuid.UUID, in engine.Input) (bool, error) {
-	if !c.InlineTicks {
+func (c *Ticker) tickInline(ctx context.Context, tx pgx.Tx, tenantID, runID uuid.UUID, in engine.Input) (bool, error) {
+	if c.NoInlineTicks {
 		return false, nil
 	}
 	sp, err := tx.Begin(ctx)
@@ -42,7 +42,7 @@ func (c *Coordinator) tickInline(ctx context.Context, tx pgx.Tx, tenantID, runID
 // (if any) handed straight to the engine. It reports false, having written
 // nothing for the run, when the run is busy, has a tick job on its way, or
 // could not be ticked.
-func (c *Coordinator) tickLocked(ctx context.Context, tx pgx.Tx, tenantID, runID uuid.UUID, in engine.Input) (bool, error) {
+func (c *Ticker) tickLocked(ctx context.Context, tx pgx.Tx, tenantID, runID uuid.UUID, in engine.Input) (bool, error) {
 	k := store.RunKey{TenantID: tenantID, ID: runID}
 	var inputs []engine.Input
 	if in != nil {
@@ -58,15 +58,15 @@ func (c *Coordinator) tickLocked(ctx context.Context, tx pgx.Tx, tenantID, runID
 // awaited by a tick job (a hot run, such as a fan-out's children finishing,
 // is ticked in batches, not once per result), or failing to tick. Their
 // inputs are the caller's to store for the tick job.
-func (c *Coordinator) tickFree(ctx context.Context, tx pgx.Tx, keys []store.RunKey, inputs map[store.RunKey][]engine.Input) (left []store.RunKey, err error) {
-	if !c.InlineTicks {
+func (c *Ticker) tickFree(ctx context.Context, tx pgx.Tx, keys []store.RunKey, inputs map[store.RunKey][]engine.Input) (left []store.RunKey, err error) {
+	if c.NoInlineTicks {
 		return keys, nil
 	}
 	loads, err := c.load(ctx, store.New(tx), keys, true)
 	if err != nil {
 		return nil, err
 	}
-	defer c.observeTick("inline", time.Now())
+	defer c.obs.observeTick("inline", time.Now())
 	ticks, left, err := freeTicks(keys, loads, inputs)
 	if err != nil {
 		return nil, err
@@ -94,8 +94,8 @@ func (c *Coordinator) tickFree(ctx context.Context, tx pgx.Tx, keys []store.RunK
 // engine runs on the caller's goroutine (the result group's, not a River
 // worker's): a panic becomes its error instead of taking the process
 // down.
-func (c *Coordinator) decideFree(ctx context.Context, keys []store.RunKey, inputs map[store.RunKey][]engine.Input) (decided []*runTick, left []store.RunKey, err error) {
-	if !c.InlineTicks {
+func (c *Ticker) decideFree(ctx context.Context, keys []store.RunKey, inputs map[store.RunKey][]engine.Input) (decided []*runTick, left []store.RunKey, err error) {
+	if c.NoInlineTicks {
 		return nil, keys, nil
 	}
 	defer recoverAs(&err)
@@ -125,7 +125,7 @@ func (c *Coordinator) decideFree(ctx context.Context, keys []store.RunKey, input
 // that ends its run, with no input delivered since the read (see
 // tickOnce). It returns the others' keys as lost: busy, or changed; their
 // inputs are the caller's to store for their tick jobs.
-func (c *Coordinator) lockDecided(ctx context.Context, tx pgx.Tx, ticks []*runTick) (kept []*runTick, lost []store.RunKey, err error) {
+func (c *Ticker) lockDecided(ctx context.Context, tx pgx.Tx, ticks []*runTick) (kept []*runTick, lost []store.RunKey, err error) {
 	if len(ticks) == 0 {
 		return nil, nil, nil
 	}
@@ -194,7 +194,7 @@ func endsOnArrivals(ctx context.Context, s *store.Store, t *runTick) (bool, erro
 
 // logHandOver logs an inline tick handed over to its tick job; one that
 // only ran out of its budget is routine.
-func (c *Coordinator) logHandOver(ctx context.Context, t *runTick) {
+func (c *Ticker) logHandOver(ctx context.Context, t *runTick) {
 	if errors.Is(t.err, errInlineBudget) {
 		c.log.DebugContext(ctx, "inline tick over budget; handing over to a tick job", "run_id", t.key.ID)
 		return

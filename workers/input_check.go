@@ -13,7 +13,7 @@ import (
 // definition may have been republished with another schema since the
 // schedule was made. Each manifest's schema is compiled once. An input
 // that does not fit is Unprocessable, naming where, as the API says it.
-func (c *Coordinator) checkInput(v store.DefinitionVersion, input any) error {
+func (c *Writer) checkInput(v store.DefinitionVersion, input any) error {
 	if len(v.Manifest.InputSchema) == 0 {
 		return nil
 	}
@@ -30,7 +30,7 @@ func (c *Coordinator) checkInput(v store.DefinitionVersion, input any) error {
 	return nil
 }
 
-func (c *Coordinator) inputValidator(v store.DefinitionVersion) (*definition.InputValidator, error) {
+func (c *Writer) inputValidator(v store.DefinitionVersion) (*definition.InputValidator, error) {
 	if val, ok := c.schemas.Load(v.ManifestHash); ok {
 		return val.(*definition.InputValidator), nil
 	}

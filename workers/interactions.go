@@ -18,7 +18,7 @@ import (
 // DecideApproval records one person's decision on an approval and hands
 // it to the run's next tick, in one transaction. A decided approval, or a
 // second decision by the same person, is a Conflict.
-func (c *Coordinator) DecideApproval(ctx context.Context, tenantID, id uuid.UUID, d store.Decision) (store.Approval, error) {
+func (c *Service) DecideApproval(ctx context.Context, tenantID, id uuid.UUID, d store.Decision) (store.Approval, error) {
 	var a store.Approval
 	err := store.WithTx(ctx, c.pool, func(tx pgx.Tx) error {
 		var err error
@@ -27,7 +27,7 @@ func (c *Coordinator) DecideApproval(ctx context.Context, tenantID, id uuid.UUID
 			return err
 		}
 		in := engine.ApprovalDecided{Node: a.Node, Approved: d.Approved, By: d.By, Comment: d.Comment, Approval: a.ID.String()}
-		return c.Deliver(ctx, tx, tenantID, a.RunID, in)
+		return c.w.Deliver(ctx, tx, tenantID, a.RunID, in)
 	})
 	return a, err
 }
@@ -44,7 +44,7 @@ type CaseChange struct {
 // UpdateCase changes a case's status and data (validated against the
 // case's fields schema) and, when the case reaches the status its node
 // awaits, resumes the node with the case data.
-func (c *Coordinator) UpdateCase(ctx context.Context, tenantID, id uuid.UUID, ch CaseChange) (store.Case, error) {
+func (c *Service) UpdateCase(ctx context.Context, tenantID, id uuid.UUID, ch CaseChange) (store.Case, error) {
 	if ch.Status != nil && (strings.TrimSpace(*ch.Status) == "" || len(*ch.Status) > 64) {
 		return store.Case{}, apperr.New(apperr.Invalid, "status must be 1 to 64 characters")
 	}
@@ -59,7 +59,7 @@ func (c *Coordinator) UpdateCase(ctx context.Context, tenantID, id uuid.UUID, ch
 			return err
 		}
 		in := engine.CaseStatusChanged{Node: out.Node, Status: out.Status, Data: out.Data}
-		return c.Deliver(ctx, tx, tenantID, out.RunID, in)
+		return c.w.Deliver(ctx, tx, tenantID, out.RunID, in)
 	})
 	return out, err
 }

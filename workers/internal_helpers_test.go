@@ -14,17 +14,22 @@ import (
 
 // coordinatorOn builds a coordinator on a fresh schema; with work set it
 // also starts a River client working every queue until the test ends.
-func coordinatorOn(t *testing.T, work bool) (*Coordinator, *pgxpool.Pool) {
+func coordinatorOn(t *testing.T, work bool, opts ...func(*Config)) (*Runtime, *pgxpool.Pool) {
 	t.Helper()
 	pool := testdb.Schema(t)
 	log := slog.New(slog.DiscardHandler)
-	c, err := NewCoordinator(pool, log)
+	exec := steps.NewExecutor(steps.NewRegistry(), steps.HTTPOptions{})
+	cfg := Config{Pool: pool, Logger: log, LocalHandlers: exec.Handles}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	c, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	client, err := NewClient(pool, Options{Coordinator: work, Steps: work, C: c, Logger: log,
-		Executor: steps.NewExecutor(steps.NewRegistry(), steps.HTTPOptions{})})
+	client, err := NewClient(pool, Options{Coordinator: work, Steps: work, Runtime: c, Logger: log,
+		Executor: exec})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -116,14 +116,14 @@ steps:
 			t.Fatal(err)
 		}
 		peak = max(peak, n)
-		tasks, err := b.coord.TaskPoll(b.ctx, b.tenant.ID, workers.TaskPoll{
+		tasks, err := b.coord.Runs.Tasks.Poll(b.ctx, b.tenant.ID, workers.TaskPoll{
 			Queue: workers.DefaultQueue, Handlers: []string{"remote.work"}, WorkerID: "w", Max: 10,
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, task := range tasks {
-			if err := b.coord.TaskComplete(b.ctx, b.tenant.ID, task.ID, task.Token, map[string]any{}); err != nil {
+			if err := b.coord.Runs.Tasks.Complete(b.ctx, b.tenant.ID, task.ID, task.Token, map[string]any{}); err != nil {
 				t.Fatal(err)
 			}
 			done++

@@ -15,6 +15,7 @@ import (
 	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
+	"github.com/ductor/ductor/workers"
 )
 
 // A worker that takes an attempt and dies (no result, its River job stuck
@@ -27,7 +28,7 @@ func TestLostWorkerIsRetriedAfterItsLease(t *testing.T) {
 		if _, err := b.pool.Exec(b.ctx, `UPDATE river_job SET state = 'running', attempt = 1, attempted_at = now() WHERE id = $1`, jobID); err != nil {
 			t.Fatal(err)
 		}
-		if ok, err := b.store.AttemptStart(b.ctx, b.tenant.ID, id, "work", 0, 1, 300*time.Millisecond+b.coord.RescueWindow); err != nil || !ok {
+		if ok, err := b.store.AttemptStart(b.ctx, b.tenant.ID, id, "work", 0, 1, 300*time.Millisecond+200*time.Millisecond); err != nil || !ok {
 			t.Fatalf("take attempt: %v %v", ok, err)
 		}
 	})
@@ -63,8 +64,8 @@ func retriedAfterDeath(t *testing.T, die func(b testBundle, runID uuid.UUID, job
 	t.Helper()
 	pool := testdb.Schema(t)
 	b := testBundle{ctx: context.Background(), pool: pool, store: store.New(pool)}
-	b.coord = startWith(t, pool, roles{steps: false}) // no step workers yet
-	b.coord.RescueWindow = 200 * time.Millisecond
+	b.coord = startWith(t, pool, roles{steps: false, // no step workers yet
+		config: func(c *workers.Config) { c.RescueWindow = 200 * time.Millisecond }})
 	b.tenant = testdb.Tenant(t, b.store, nil)
 	b.publishYAML(t, `
 key: doomed

@@ -57,25 +57,8 @@ func (m *metrics) countDiscards(d *engine.Decision) {
 	}
 }
 
-// Collectors are the coordinator's metrics for a Prometheus registry:
-// tick duration, step duration by type and outcome, finished runs by
-// status, record_version conflicts, time bulk work yielded to idle
-// tenants, and live queue depth and in-flight steps per tier and tenant.
-func (c *Coordinator) Collectors() []prometheus.Collector {
-	return append(append(c.metrics.collectors(),
-		c.metrics.tickSeconds, c.metrics.stepSeconds, c.metrics.finished, c.metrics.warnings, c.metrics.discarded,
-		prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "ductor_tick_conflicts_total", Help: "Ticks that lost the record_version race and decided again.",
-		}, func() float64 { return float64(c.Conflicts.Load()) }),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "ductor_bulk_yield_seconds_total", Help: "Time grouped starts, group ticks and tick jobs waited for an idle tenant's urgent work.",
-		}, func() float64 { return time.Duration(c.gate.yielded.Load()).Seconds() }),
-		&queueCollector{c: c}, c.flowMetrics.decisions, &flowCollector{c: c},
-	), c.triggers.collectors()...)
-}
-
 // observeTick records how long a tick took, by how it ran.
-func (c *Coordinator) observeTick(path string, start time.Time) {
+func (c *Observer) observeTick(path string, start time.Time) {
 	c.metrics.tickSeconds.WithLabelValues(path).Observe(time.Since(start).Seconds())
 }
 
@@ -94,7 +77,7 @@ var (
 // reports the same numbers. A query that fails is logged and counted in
 // ductor_metrics_scrape_errors_total; its series are missing from that
 // scrape.
-type queueCollector struct{ c *Coordinator }
+type queueCollector struct{ c *deps }
 
 func (q *queueCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- queueDepthDesc

@@ -96,14 +96,12 @@ func tierOf(queue string) string {
 // handlerLabel is a task step's handler when this process runs it (Go
 // code names it, so the set is bounded), else "other"; "" for other step
 // types.
-func (c *Coordinator) handlerLabel(typ string, params map[string]any) string {
+func (c *Observer) handlerLabel(typ string, params map[string]any) string {
 	if typ != "task" {
 		return ""
 	}
 	h, _ := params["handler"].(string)
-	c.bridge.mu.RLock()
 	local := c.bridge.local
-	c.bridge.mu.RUnlock()
 	if h == "" || local == nil || !local(h) {
 		return labelOther
 	}

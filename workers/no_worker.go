@@ -92,7 +92,7 @@ func (g *unservedGate) done(now time.Time, n int) {
 // lately: a retryable failure, retried by the step's policy. Their jobs
 // are cancelled, so a worker that comes later does not run a stale
 // attempt.
-func (c *Coordinator) failUnserved(ctx context.Context, tx pgx.Tx, s *store.Store) (int, error) {
+func (c *Sweeper) failUnserved(ctx context.Context, tx pgx.Tx, s *store.Store) (int, error) {
 	now := time.Now()
 	if !c.unserved.due(now) {
 		return 0, nil
@@ -116,7 +116,7 @@ func (c *Coordinator) failUnserved(ctx context.Context, tx pgx.Tx, s *store.Stor
 }
 
 // failNoWorker fails every step the job carries (a batch's too).
-func (c *Coordinator) failNoWorker(ctx context.Context, tx pgx.Tx, j store.UnservedJob) error {
+func (c *Sweeper) failNoWorker(ctx context.Context, tx pgx.Tx, j store.UnservedJob) error {
 	var args StepArgs
 	if err := jsonvalue.Unmarshal(j.Args, &args); err != nil {
 		return fmt.Errorf("decode unserved step job: %w", err)
@@ -129,7 +129,7 @@ func (c *Coordinator) failNoWorker(ctx context.Context, tx pgx.Tx, j store.Unser
 			Message: fmt.Sprintf("no worker took the task within %s: no process with the steps role has worked queue %q in the last %s, for handler %q",
 				wait, j.Queue, stepAliveFor, handler),
 		}}
-		if err := c.Deliver(ctx, tx, a.TenantID, a.RunID, res); err != nil {
+		if err := c.w.Deliver(ctx, tx, a.TenantID, a.RunID, res); err != nil {
 			return err
 		}
 	}

@@ -25,16 +25,13 @@ import (
 // span when it ends. Lines carry ids, names, codes and durations, never
 // payloads (inputs, outputs, error messages), which may hold secrets.
 
-// SetTracing sets where the coordinator's spans go (Disabled by default).
-func (c *Coordinator) SetTracing(t *telemetry.Tracing) { c.tracing = t }
-
 // runAttrs are the log attributes naming a run.
 func runAttrs(r store.Run) []any {
 	return []any{"tenant_id", r.TenantID, "run_id", r.ID, "definition", r.DefinitionKey, "trace_id", telemetry.TraceID(r.State.Trace)}
 }
 
 // runStarted logs and counts a run that was just created.
-func (c *Coordinator) runStarted(ctx context.Context, r store.Run) {
+func (c *Observer) runStarted(ctx context.Context, r store.Run) {
 	c.metrics.started.WithLabelValues(c.metrics.definitions.value(r.TenantID, r.DefinitionKey)).Inc()
 	attrs := append(runAttrs(r), "version", r.DefinitionVersion)
 	if r.ParentRunID != nil {
@@ -50,7 +47,7 @@ func (c *Coordinator) runStarted(ctx context.Context, r store.Run) {
 // error: the ticks' spans, the runs that ended and the attempts that
 // failed. (A transaction that rolls back afterwards reports a tick that
 // will be decided again, as the metrics always did.)
-func (c *Coordinator) observeTicks(ctx context.Context, ticks []*runTick, begun time.Time, err *error) {
+func (c *Observer) observeTicks(ctx context.Context, ticks []*runTick, begun time.Time, err *error) {
 	if *err != nil {
 		return
 	}
@@ -73,7 +70,7 @@ func (c *Coordinator) observeTicks(ctx context.Context, ticks []*runTick, begun 
 }
 
 // runEnded logs, counts and records the span of a run that just ended.
-func (c *Coordinator) runEnded(ctx context.Context, run store.Run, now engine.Run) {
+func (c *Observer) runEnded(ctx context.Context, run store.Run, now engine.Run) {
 	c.metrics.finished.WithLabelValues(c.metrics.definitions.value(run.TenantID, run.DefinitionKey), statusLabel(now.Status)).Inc()
 	took := now.FinishedAt.Sub(run.CreatedAt)
 	attrs := append(runAttrs(run), "status", now.Status, "duration_ms", took.Milliseconds())
@@ -97,7 +94,7 @@ func (c *Coordinator) runEnded(ctx context.Context, run store.Run, now engine.Ru
 
 // observeAttempts counts the attempts a tick finished and logs the failed
 // ones: retried when the same decisions dispatch the next attempt.
-func (c *Coordinator) observeAttempts(ctx context.Context, t *runTick) {
+func (c *Observer) observeAttempts(ctx context.Context, t *runTick) {
 	for _, d := range t.decisions {
 		if len(d.Attempts) == 0 {
 			continue
@@ -126,7 +123,7 @@ func (c *Coordinator) observeAttempts(ctx context.Context, t *runTick) {
 	}
 }
 
-func (c *Coordinator) attemptFailed(ctx context.Context, t *runTick, a engine.Attempt, next engine.DispatchAttempt, retried bool) {
+func (c *Observer) attemptFailed(ctx context.Context, t *runTick, a engine.Attempt, next engine.DispatchAttempt, retried bool) {
 	attrs := append(runAttrs(t.load.Run), "node", a.Node, "attempt", a.Attempt, "error_code", a.Error.Code,
 		"retryable", a.Error.Retryable)
 	if !a.StartedAt.IsZero() {
@@ -187,7 +184,7 @@ func processID() string {
 // attemptBegins starts the span of step attempt a, one the job carries,
 // that a worker is about to execute, as a child of its run's, and records
 // how long the job waited in its queue; done ends the span and records the execution time.
-func (c *Coordinator) attemptBegins(ctx context.Context, job *river.Job[StepArgs], a StepArgs) (context.Context, func(*engine.Error)) {
+func (c *Observer) attemptBegins(ctx context.Context, job *river.Job[StepArgs], a StepArgs) (context.Context, func(*engine.Error)) {
 	tier, typ, handler := tierOf(job.Queue), stepTypeLabel(a.Type), c.handlerLabel(a.Type, a.Params)
 	started := time.Now()
 	c.metrics.queueWait.WithLabelValues(tier, typ, handler).Observe(max(started.Sub(job.CreatedAt), 0).Seconds())

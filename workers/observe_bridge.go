@@ -17,7 +17,7 @@ import (
 const bridgeTier = "bridge"
 
 // polled counts a bridge poll and how long its tasks waited to be claimed.
-func (c *Coordinator) polled(tasks []store.BridgeTask, err error) {
+func (c *Observer) polled(tasks []store.BridgeTask, err error) {
 	switch {
 	case err != nil:
 		c.metrics.polls.WithLabelValues(outcome(err)).Inc()
@@ -38,7 +38,7 @@ func (c *Coordinator) polled(tasks []store.BridgeTask, err error) {
 // taskAnswered counts a bridge task's result and, when it was taken,
 // records the attempt's execution time and span: from the claim to now,
 // with the span id its worker was handed (telemetry.AttemptSpanID).
-func (c *Coordinator) taskAnswered(ctx context.Context, t store.BridgeTask, stepErr *engine.Error, err error) {
+func (c *Observer) taskAnswered(ctx context.Context, t store.BridgeTask, stepErr *engine.Error, err error) {
 	verb := "complete"
 	if stepErr != nil {
 		verb = "fail"
@@ -61,7 +61,7 @@ func (c *Coordinator) taskAnswered(ctx context.Context, t store.BridgeTask, step
 
 // published counts an event: created, a duplicate of an earlier one, or
 // refused.
-func (c *Coordinator) published(created bool, err error) {
+func (c *Observer) published(created bool, err error) {
 	switch {
 	case err != nil:
 		c.metrics.events.WithLabelValues(outcome(err)).Inc()

@@ -131,7 +131,7 @@ func (b testBundle) runEverything(t *testing.T) uuid.UUID {
 	t.Helper()
 	id := b.start(t, "everything", nil)
 	b.waitNode(t, id, "sig", engine.NodeWaiting)
-	if _, err := b.coord.Signal(b.ctx, b.tenant.ID, id, engine.Signal{RequestID: "r1", Name: "go"}); err != nil {
+	if _, err := b.coord.Runs.Signal(b.ctx, b.tenant.ID, id, engine.Signal{RequestID: "r1", Name: "go"}); err != nil {
 		t.Fatal(err)
 	}
 	b.waitNode(t, id, "paid", engine.NodeWaiting)
@@ -150,7 +150,7 @@ func (b testBundle) runEverything(t *testing.T) uuid.UUID {
 		t.Fatalf("cases %v %v", cs, err)
 	}
 	resolved := "resolved"
-	if _, err := b.coord.UpdateCase(b.ctx, b.tenant.ID, cs[0].ID, workers.CaseChange{Status: &resolved}); err != nil {
+	if _, err := b.coord.Runs.UpdateCase(b.ctx, b.tenant.ID, cs[0].ID, workers.CaseChange{Status: &resolved}); err != nil {
 		t.Fatal(err)
 	}
 	b.finish(t, id, engine.RunSucceeded)
@@ -169,14 +169,14 @@ func (b testBundle) runChain(t *testing.T) []uuid.UUID {
 	t.Helper()
 	first := b.start(t, "parked", nil)
 	b.waitRunStatus(t, first, engine.RunWaiting)
-	next, err := b.coord.ContinueAsNew(b.ctx, b.tenant.ID, first, "can", nil)
+	next, err := b.coord.Runs.ContinueAsNew(b.ctx, b.tenant.ID, first, "can", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	b.waitTerminal(t, first)
 	second := uuid.MustParse(next)
 	b.waitRunStatus(t, second, engine.RunWaiting)
-	if err := b.coord.Control(b.ctx, b.tenant.ID, second, engine.Cancel{RequestID: "stop"}); err != nil {
+	if err := b.coord.Runs.Control(b.ctx, b.tenant.ID, second, engine.Cancel{RequestID: "stop"}); err != nil {
 		t.Fatal(err)
 	}
 	b.waitTerminal(t, second)
@@ -295,7 +295,7 @@ func TestPruneWaitsForTheScheduleToSettle(t *testing.T) {
 	}
 	testdb.Definition(t, b.store, b.tenant.ID, noopDef)
 	b.newSchedule(t, "nightly", "tick", time.Hour, schedule.OverlapSkip)
-	a, err := b.coord.TriggerSchedule(b.ctx, b.tenant.ID, "nightly", "")
+	a, err := b.coord.Runs.Schedules.Trigger(b.ctx, b.tenant.ID, "nightly", "")
 	if err != nil || a.RunID == nil {
 		t.Fatalf("trigger = %+v, %v", a, err)
 	}
@@ -307,7 +307,7 @@ func TestPruneWaitsForTheScheduleToSettle(t *testing.T) {
 	if st, err := pruner.Pass(b.ctx); err != nil || st.Runs != 0 {
 		t.Fatalf("pass before the schedule settled: %+v %v", st, err)
 	}
-	if _, err := b.coord.SchedulesOnce(b.ctx); err != nil {
+	if _, err := b.coord.Runs.Schedules.Once(b.ctx); err != nil {
 		t.Fatal(err)
 	}
 	if st, err := pruner.Pass(b.ctx); err != nil || st.Runs != 1 {

@@ -35,7 +35,7 @@ import (
 // results waiting, workers wait for theirs again, so a slow database
 // slows the workers down rather than filling memory.
 type resultGroup struct {
-	c *Coordinator
+	c *Ticker
 	g grouper[*resultRequest]
 
 	mu         sync.Mutex
@@ -48,7 +48,7 @@ const maxUnrecorded = 1024
 
 // One group out at a time, of up to 128 results: fewer busy connections
 // leave more of the machine to other tenants' work.
-func newResultGroup(c *Coordinator) *resultGroup {
+func newResultGroup(c *Ticker) *resultGroup {
 	r := &resultGroup{c: c}
 	r.drained = sync.NewCond(&r.mu)
 	r.g = grouper[*resultRequest]{limit: 128, flushers: 1, write: func(group []*resultRequest) {
@@ -147,7 +147,7 @@ func (g *resultGroup) write(ctx context.Context, group []*resultRequest) {
 		if err := c.faultTx(ctx, tx, FaultResultWrite); err != nil {
 			return err
 		}
-		return c.Deliver(ctx, tx, r.key.TenantID, r.key.ID, r.result)
+		return c.w.Deliver(ctx, tx, r.key.TenantID, r.key.ID, r.result)
 	})
 	if store.Transient(r.err) && g.retryLater(r) {
 		return
@@ -182,7 +182,7 @@ func (g *resultGroup) tickGroup(ctx context.Context, group []*resultRequest) err
 		inputs[r.key] = append(inputs[r.key], r.result)
 	}
 	var err error
-	if store.New(c.pool).With(c.TickLoadOptions...).LocksAsItReads() {
+	if store.New(c.pool).With(c.Testing.TickLoadOptions...).LocksAsItReads() {
 		err = g.tickGroupLocked(ctx, keys, inputs)
 	} else {
 		err = g.tickGroupDecided(ctx, keys, inputs)
@@ -196,14 +196,14 @@ func (g *resultGroup) tickGroup(ctx context.Context, group []*resultRequest) err
 
 func (g *resultGroup) tickGroupDecided(ctx context.Context, keys []store.RunKey, inputs map[store.RunKey][]engine.Input) (err error) {
 	c := g.c
-	defer c.observeTick("inline", time.Now())
+	defer c.obs.observeTick("inline", time.Now())
 	begun := time.Now()
 	ticks, left, err := c.decideFree(ctx, keys, inputs)
 	if err != nil {
 		return err
 	}
 	var kept []*runTick
-	defer func() { c.observeTicks(ctx, kept, begun, &err) }()
+	defer func() { c.obs.observeTicks(ctx, kept, begun, &err) }()
 	return store.WithTx(ctx, c.pool, func(tx pgx.Tx) (err error) {
 		defer recoverAs(&err)
 		if err := c.faultTx(ctx, tx, FaultResultWrite); err != nil {
@@ -213,11 +213,11 @@ func (g *resultGroup) tickGroupDecided(ctx context.Context, keys []store.RunKey,
 		if err != nil {
 			return err
 		}
-		if err := c.persist(ctx, tx, k); err != nil {
+		if err := c.w.persist(ctx, tx, k); err != nil {
 			return err
 		}
 		for _, k := range append(lost, left...) {
-			if err := c.DeliverMany(ctx, tx, k.TenantID, k.ID, inputs[k]); err != nil {
+			if err := c.w.DeliverMany(ctx, tx, k.TenantID, k.ID, inputs[k]); err != nil {
 				return err
 			}
 		}
@@ -242,7 +242,7 @@ func (g *resultGroup) tickGroupLocked(ctx context.Context, keys []store.RunKey, 
 			return err
 		}
 		for _, k := range left {
-			if err := c.DeliverMany(ctx, tx, k.TenantID, k.ID, inputs[k]); err != nil {
+			if err := c.w.DeliverMany(ctx, tx, k.TenantID, k.ID, inputs[k]); err != nil {
 				return err
 			}
 		}
@@ -274,7 +274,7 @@ func (g *resultGroup) retryLater(r *resultRequest) bool {
 // sparse step (see StepArgs.Sparse) goes on its own
 // instead, as urgent work, unless maxExpress of them are already out.
 type attemptStarts struct {
-	c *Coordinator
+	c *deps
 	g grouper[*startRequest]
 
 	mu      sync.Mutex
@@ -290,7 +290,7 @@ type startRequest struct {
 	done    chan struct{}
 }
 
-func newAttemptStarts(c *Coordinator) *attemptStarts {
+func newAttemptStarts(c *deps) *attemptStarts {
 	a := &attemptStarts{c: c}
 	a.g = grouper[*startRequest]{limit: 256, flushers: 1, write: a.write}
 	return a

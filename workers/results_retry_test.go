@@ -22,22 +22,23 @@ import (
 func TestResultWriteRetriedAfterStatementTimeout(t *testing.T) {
 	t.Parallel()
 	var ran atomic.Int32
-	b := setup(t, map[string]steps.Handler{"test.count": func(context.Context, steps.Call) (any, error) {
+	var timedOut atomic.Int32
+	b := setupWith(t, func(c *workers.Config) {
+		c.RescueWindow = 200 * time.Millisecond
+		c.Testing.FaultTx = func(ctx context.Context, tx pgx.Tx, point string) error {
+			if point != workers.FaultResultWrite || timedOut.Load() >= 2 {
+				return nil
+			}
+			_, err := tx.Exec(ctx, "SET LOCAL statement_timeout = '20ms'; SELECT pg_sleep(5)")
+			if pgErr, ok := err.(*pgconn.PgError); ok && pgErr.Code == "57014" {
+				timedOut.Add(1)
+			}
+			return err
+		}
+	}, map[string]steps.Handler{"test.count": func(context.Context, steps.Call) (any, error) {
 		ran.Add(1)
 		return map[string]any{"ok": true}, nil
 	}})
-	b.coord.RescueWindow = 200 * time.Millisecond
-	var timedOut atomic.Int32
-	b.coord.FaultTx = func(ctx context.Context, tx pgx.Tx, point string) error {
-		if point != workers.FaultResultWrite || timedOut.Load() >= 2 {
-			return nil
-		}
-		_, err := tx.Exec(ctx, "SET LOCAL statement_timeout = '20ms'; SELECT pg_sleep(5)")
-		if pgErr, ok := err.(*pgconn.PgError); ok && pgErr.Code == "57014" {
-			timedOut.Add(1)
-		}
-		return err
-	}
 	st := step("count", definition.TypeTask, map[string]any{"handler": "test.count"})
 	st.TimeoutMS = 2000
 	b.publish(t, chain("counted", st))

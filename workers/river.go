@@ -10,7 +10,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
-	"github.com/riverqueue/river/rivertype"
 
 	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/app/store"
@@ -36,28 +35,20 @@ type Options struct {
 	// so many of them share a few connections.
 	MaxWorkers int
 	Logger     *slog.Logger
-	// C is the coordinator the workers drive; NewClient hands it the
-	// client. Executor runs step attempts (required with Steps).
-	C        *Coordinator
+	// Runtime is what the workers drive. Executor runs step attempts
+	// (required with Steps); the runtime's Config.LocalHandlers should be
+	// its Handles.
+	Runtime  *Runtime
 	Executor *steps.Executor
 }
 
-// NewClient builds a River client over pool with Ductor's queues and tuning.
+// NewClient builds the River client that works Ductor's queues over pool,
+// with its tuning. (The runtime inserts with a client of its own.)
 func NewClient(pool *pgxpool.Pool, opts Options) (*river.Client[pgx.Tx], error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	cfg := &river.Config{
-		Logger:                      opts.Logger,
-		CompletedJobRetentionPeriod: time.Hour,
-		JobTimeout:                  -1, // each worker sets its own
-		MaxAttempts:                 25,
-		Middleware:                  []rivertype.Middleware{&fairMiddleware{}, &readyMiddleware{}},
-		// A coordinator-only process inserts step jobs it does not work
-		// itself (roles split across replicas).
-		SkipUnknownJobCheck: true,
-		ReindexerIndexNames: reindexed(),
-	}
+	cfg := insertConfig(opts.Logger)
 	if opts.Coordinator || opts.Steps {
 		cfg.Workers = register(opts)
 		cfg.Queues = queues(opts)
@@ -65,12 +56,6 @@ func NewClient(pool *pgxpool.Pool, opts Options) (*river.Client[pgx.Tx], error) 
 	client, err := river.NewClient(riverpgxv5.New(pool), cfg)
 	if err != nil {
 		return nil, fmt.Errorf("river client: %w", err)
-	}
-	if opts.C != nil {
-		opts.C.SetClient(client)
-		if opts.Executor != nil {
-			opts.C.SetLocalHandlers(opts.Executor.Handles)
-		}
 	}
 	return client, nil
 }
@@ -91,10 +76,10 @@ func register(opts Options) *river.Workers {
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &NoopWorker{})
 	if opts.Coordinator {
-		river.AddWorker(workers, &TickWorker{C: opts.C})
+		river.AddWorker(workers, &TickWorker{C: opts.Runtime.Ticker})
 	}
 	if opts.Steps {
-		river.AddWorker(workers, &StepWorker{C: opts.C, Executor: opts.Executor})
+		river.AddWorker(workers, &StepWorker{C: opts.Runtime, Executor: opts.Executor})
 	}
 	return workers
 }

@@ -55,7 +55,7 @@ type InputValidator func(schema []byte, input any) error
 // Start creates a run and enqueues its first tick in one transaction. A
 // repeated idempotency key returns the existing run with created false;
 // with a different request, it is an IdempotencyMismatch (MatchRequest).
-func (c *Coordinator) Start(ctx context.Context, t Trigger, validate InputValidator) (store.Run, bool, error) {
+func (c *Service) Start(ctx context.Context, t Trigger, validate InputValidator) (store.Run, bool, error) {
 	// The trigger of a tenant with nothing queued is urgent (see yieldGate).
 	if !c.busy.busy(t.TenantID) {
 		c.gate.enter()
@@ -65,7 +65,7 @@ func (c *Coordinator) Start(ctx context.Context, t Trigger, validate InputValida
 		return store.Run{}, false, err
 	}
 	s := store.New(c.pool)
-	v, err := c.version(ctx, s, t.TenantID, t.Definition, t.Version)
+	v, err := c.w.version(ctx, s, t.TenantID, t.Definition, t.Version)
 	if err != nil {
 		return store.Run{}, false, err
 	}
@@ -91,12 +91,12 @@ func (c *Coordinator) Start(ctx context.Context, t Trigger, validate InputValida
 		tally.reset()
 		return store.WithTx(ctx, c.pool, func(tx pgx.Tx) error {
 			var startNow bool
-			run, created, startNow, err = c.createRun(ctx, tx, v.Manifest, n, false)
+			run, created, startNow, err = c.w.createRun(ctx, tx, v.Manifest, n, false)
 			if err != nil || !startNow {
 				return err
 			}
 			if inline {
-				ticked, err := c.tickNew(ctx, tx, run)
+				ticked, err := c.t.tickNew(ctx, tx, run)
 				if err != nil {
 					return &inlineTickError{err}
 				}
@@ -104,12 +104,12 @@ func (c *Coordinator) Start(ctx context.Context, t Trigger, validate InputValida
 					return nil
 				}
 			}
-			return c.Wake(ctx, tx, t.TenantID, run.ID)
+			return c.w.Wake(ctx, tx, t.TenantID, run.ID)
 		})
 	}
 	// The first tick runs in the creating transaction; should it fail,
 	// the run is created again, for its tick job.
-	err = create(c.InlineTicks)
+	err = create(!c.NoInlineTicks)
 	var inlineErr *inlineTickError
 	if errors.As(err, &inlineErr) {
 		c.log.WarnContext(ctx, "inline tick failed; handing over to a tick job", "run_id", run.ID, "err", inlineErr.err)
@@ -119,7 +119,7 @@ func (c *Coordinator) Start(ctx context.Context, t Trigger, validate InputValida
 		c.flowMetrics.count(tally)
 	}
 	if err == nil && created {
-		c.runStarted(ctx, run)
+		c.obs.runStarted(ctx, run)
 	}
 	return run, created, err
 }
@@ -143,9 +143,9 @@ func checkTrigger(t Trigger) error {
 // is known: no node, no pending input, the run as inserted, and the
 // transaction's now() as the run's created_at. It reports false when the
 // tick failed on its own, for a tick job to take over.
-func (c *Coordinator) tickNew(ctx context.Context, tx pgx.Tx, run store.Run) (bool, error) {
+func (c *Ticker) tickNew(ctx context.Context, tx pgx.Tx, run store.Run) (bool, error) {
 	c.inputs.put(run.ID, run.State.Input) // decoded from the row, as a load would
-	defer c.observeTick("inline", time.Now())
+	defer c.obs.observeTick("inline", time.Now())
 	k := store.RunKey{TenantID: run.TenantID, ID: run.ID}
 	t := &runTick{key: k, load: store.TickLoad{LeanRun: store.LeanRun{Run: run, Now: run.CreatedAt}}}
 	failed, err := c.tickRuns(ctx, tx, []*runTick{t}, c.InlineBudget)
@@ -169,7 +169,7 @@ func (e *inlineTickError) Unwrap() error { return e.err }
 // newest still published), its manifest from the cache by hash when it is
 // there: reading and decoding a manifest costs more than the rest of a
 // trigger.
-func (c *Coordinator) version(ctx context.Context, s *store.Store, tenantID uuid.UUID, key string, version int) (store.DefinitionVersion, error) {
+func (c *Writer) version(ctx context.Context, s *store.Store, tenantID uuid.UUID, key string, version int) (store.DefinitionVersion, error) {
 	v, err := s.DefinitionVersionRef(ctx, tenantID, key, version)
 	if err != nil {
 		return v, err
@@ -183,23 +183,23 @@ func (c *Coordinator) version(ctx context.Context, s *store.Store, tenantID uuid
 
 // Control delivers an operator's control intent (cancel, retry-from-node,
 // continue-as-new) to a run of the tenant, to be drained by its next tick.
-func (c *Coordinator) Control(ctx context.Context, tenantID, runID uuid.UUID, in engine.Input) error {
+func (c *Service) Control(ctx context.Context, tenantID, runID uuid.UUID, in engine.Input) error {
 	return store.WithTx(ctx, c.pool, func(tx pgx.Tx) error {
 		if _, err := store.New(tx).RunGet(ctx, tenantID, runID); err != nil {
 			return err
 		}
-		return c.Deliver(ctx, tx, tenantID, runID, in)
+		return c.w.Deliver(ctx, tx, tenantID, runID, in)
 	})
 }
 
 // RetryNode asks a run to retry a failed (or cancelled) node.
-func (c *Coordinator) RetryNode(ctx context.Context, tenantID, runID uuid.UUID, node string) error {
+func (c *Service) RetryNode(ctx context.Context, tenantID, runID uuid.UUID, node string) error {
 	s := store.New(c.pool)
 	run, err := s.RunGet(ctx, tenantID, runID)
 	if err != nil {
 		return err
 	}
-	if err := c.refuseReopenUnderConcurrency(ctx, s, run); err != nil {
+	if err := c.w.refuseReopenUnderConcurrency(ctx, s, run); err != nil {
 		return err
 	}
 	nodes, err := s.RunNodesByName(ctx, tenantID, runID, []string{node})
@@ -220,7 +220,7 @@ func (c *Coordinator) RetryNode(ctx context.Context, tenantID, runID uuid.UUID, 
 // ended, and a retry does not pass admission again, so reopening it could
 // put its key over the limit. A run still going holds its slot, and a
 // node of it may be retried.
-func (c *Coordinator) refuseReopenUnderConcurrency(ctx context.Context, s *store.Store, r store.Run) error {
+func (c *Writer) refuseReopenUnderConcurrency(ctx context.Context, s *store.Store, r store.Run) error {
 	if !r.Status.Terminal() {
 		return nil
 	}

@@ -48,12 +48,12 @@ const stateDuplicate = "duplicate"
 // actions are recorded (keyed by scheduled time), its runs created and its
 // next time moved on, so two replicas, a restart or a retry never start a
 // scheduled time twice. The database's clock decides what is due.
-func (c *Coordinator) RunSchedules(ctx context.Context) {
+func (c *Schedules) Run(ctx context.Context) {
 	t := time.NewTicker(ScheduleEvery)
 	defer t.Stop()
 	for {
 		for {
-			n, err := c.SchedulesOnce(ctx)
+			n, err := c.Once(ctx)
 			if err != nil && ctx.Err() == nil {
 				c.log.ErrorContext(ctx, "schedules", "err", err)
 			}
@@ -71,7 +71,7 @@ func (c *Coordinator) RunSchedules(ctx context.Context) {
 
 // SchedulesOnce settles a batch of schedules whose running action ended,
 // then fires a batch of due schedules; it returns the larger batch.
-func (c *Coordinator) SchedulesOnce(ctx context.Context) (int, error) {
+func (c *Schedules) Once(ctx context.Context) (int, error) {
 	settled, err := c.settleSchedules(ctx)
 	if err != nil {
 		return 0, err
@@ -80,7 +80,7 @@ func (c *Coordinator) SchedulesOnce(ctx context.Context) (int, error) {
 	return max(settled, fired), err
 }
 
-func (c *Coordinator) fireSchedules(ctx context.Context) (int, error) {
+func (c *Schedules) fireSchedules(ctx context.Context) (int, error) {
 	var n int
 	err := store.WithTx(ctx, c.pool, func(tx pgx.Tx) error {
 		s := store.New(tx)
@@ -103,7 +103,7 @@ func (c *Coordinator) fireSchedules(ctx context.Context) (int, error) {
 
 // inSavepoint runs one schedule's work in a savepoint: a schedule that
 // fails is logged and tried again next pass, without holding up others.
-func (c *Coordinator) inSavepoint(ctx context.Context, tx pgx.Tx, sc store.Schedule, fn func(pgx.Tx) error) {
+func (c *Schedules) inSavepoint(ctx context.Context, tx pgx.Tx, sc store.Schedule, fn func(pgx.Tx) error) {
 	if err := store.WithTx(ctx, tx, fn); err != nil && ctx.Err() == nil {
 		c.log.ErrorContext(ctx, "schedule pass failed", "tenant_id", sc.TenantID, "schedule_id", sc.ID, "err", err)
 	}
@@ -111,7 +111,7 @@ func (c *Coordinator) inSavepoint(ctx context.Context, tx pgx.Tx, sc store.Sched
 
 // fire takes a due schedule's actions: those within the catchup window
 // under its overlap policy, the older ones counted as missed.
-func (c *Coordinator) fire(ctx context.Context, tx pgx.Tx, sc store.Schedule, now time.Time) error {
+func (c *Schedules) fire(ctx context.Context, tx pgx.Tx, sc store.Schedule, now time.Time) error {
 	plan, err := sc.Compiled()
 	if err != nil {
 		return store.New(tx).SchedulePause(ctx, sc.TenantID, sc.ID, "paused: "+err.Error())
@@ -141,7 +141,7 @@ func (c *Coordinator) fire(ctx context.Context, tx pgx.Tx, sc store.Schedule, no
 // settleSchedules ends the actions whose runs ended and starts what they
 // held back (buffered actions), or pauses a pause_on_failure schedule
 // whose run failed.
-func (c *Coordinator) settleSchedules(ctx context.Context) (int, error) {
+func (c *Schedules) settleSchedules(ctx context.Context) (int, error) {
 	var n int
 	err := store.WithTx(ctx, c.pool, func(tx pgx.Tx) error {
 		keys, err := store.New(tx).SchedulesToSettle(ctx, scheduleBatch)
@@ -182,7 +182,7 @@ type schedulePass struct {
 
 // openPass reads a locked schedule's open actions, ends those whose run
 // ended and, when nothing runs any more, starts the oldest buffered one.
-func (c *Coordinator) openPass(ctx context.Context, tx pgx.Tx, sc store.Schedule) (*schedulePass, error) {
+func (c *Schedules) openPass(ctx context.Context, tx pgx.Tx, sc store.Schedule) (*schedulePass, error) {
 	p := &schedulePass{tx: tx, s: store.New(tx), sc: sc, adv: store.Advance{NextAt: sc.NextAt, DueAt: sc.DueAt, LastError: sc.LastError}}
 	open, err := p.s.ScheduleActionsOpen(ctx, sc.TenantID, sc.ID)
 	if err != nil {
@@ -196,7 +196,7 @@ func (c *Coordinator) openPass(ctx context.Context, tx pgx.Tx, sc store.Schedule
 	return p, c.startBuffered(ctx, p)
 }
 
-func (c *Coordinator) settle(ctx context.Context, p *schedulePass, a store.ScheduleAction) error {
+func (c *Schedules) settle(ctx context.Context, p *schedulePass, a store.ScheduleAction) error {
 	switch {
 	case a.State == store.ActionBuffered:
 		p.buffered = append(p.buffered, a)
@@ -219,7 +219,7 @@ func (c *Coordinator) settle(ctx context.Context, p *schedulePass, a store.Sched
 
 // startBuffered starts buffered actions, oldest first, while nothing of
 // the schedule runs (one at a time: each waits for the one before).
-func (c *Coordinator) startBuffered(ctx context.Context, p *schedulePass) error {
+func (c *Schedules) startBuffered(ctx context.Context, p *schedulePass) error {
 	for len(p.running) == 0 && len(p.buffered) > 0 && !p.sc.Paused {
 		a := p.buffered[0]
 		p.buffered = p.buffered[1:]
@@ -230,7 +230,7 @@ func (c *Coordinator) startBuffered(ctx context.Context, p *schedulePass) error 
 	return nil
 }
 
-func (c *Coordinator) closePass(ctx context.Context, p *schedulePass) error {
+func (c *Schedules) closePass(ctx context.Context, p *schedulePass) error {
 	c.triggers.scheduleActions(p.adv, p.newlyBuffered)
 	if err := p.s.ScheduleAdvance(ctx, p.sc.TenantID, p.sc.ID, p.adv); err != nil {
 		return err
@@ -241,7 +241,7 @@ func (c *Coordinator) closePass(ctx context.Context, p *schedulePass) error {
 // act is one action at nominal time t under an overlap policy: start a
 // run, buffer it behind the running one, or skip it; cancel_other and
 // terminate_other first stop what runs.
-func (c *Coordinator) act(ctx context.Context, p *schedulePass, t time.Time, source string, o schedule.Overlap) (store.ScheduleAction, error) {
+func (c *Schedules) act(ctx context.Context, p *schedulePass, t time.Time, source string, o schedule.Overlap) (store.ScheduleAction, error) {
 	v, stop := o.Decide(len(p.running), len(p.buffered))
 	if stop {
 		if err := c.stopRunning(ctx, p, t, o); err != nil {
@@ -269,7 +269,7 @@ func (c *Coordinator) act(ctx context.Context, p *schedulePass, t time.Time, sou
 // startAction starts the run of the action at t, recording the action
 // first (unless it was buffered, and so is recorded): a time already
 // acted on starts nothing and answers state "duplicate".
-func (c *Coordinator) startAction(ctx context.Context, p *schedulePass, t time.Time, source string, buffered bool) (store.ScheduleAction, error) {
+func (c *Schedules) startAction(ctx context.Context, p *schedulePass, t time.Time, source string, buffered bool) (store.ScheduleAction, error) {
 	sc := p.sc
 	a := store.ScheduleAction{ScheduledAt: t, State: store.ActionRunning, Source: source}
 	if !buffered {
@@ -279,7 +279,7 @@ func (c *Coordinator) startAction(ctx context.Context, p *schedulePass, t time.T
 			return a, err
 		}
 	}
-	run, _, err := c.startTx(ctx, p.tx, scheduledTrigger(sc, t))
+	run, _, err := c.w.startTx(ctx, p.tx, scheduledTrigger(sc, t))
 	if notStartable(err) {
 		return c.notStarted(ctx, p, a, err)
 	}
@@ -297,7 +297,7 @@ func (c *Coordinator) startAction(ctx context.Context, p *schedulePass, t time.T
 // definition or version is gone, or its input does not fit the input
 // schema): a failed action, with why, that pauses a pause_on_failure
 // schedule.
-func (c *Coordinator) notStarted(ctx context.Context, p *schedulePass, a store.ScheduleAction, why error) (store.ScheduleAction, error) {
+func (c *Schedules) notStarted(ctx context.Context, p *schedulePass, a store.ScheduleAction, why error) (store.ScheduleAction, error) {
 	sc := p.sc
 	p.adv.LastError = why.Error()
 	a.State, a.Status, a.Error = store.ActionDone, statusNotStarted, why.Error()
@@ -336,7 +336,7 @@ func notStartable(err error) bool {
 
 // stopRunning cancels (cancel_other) or terminates (terminate_other) the
 // schedule's running runs, for the action at t.
-func (c *Coordinator) stopRunning(ctx context.Context, p *schedulePass, t time.Time, o schedule.Overlap) error {
+func (c *Schedules) stopRunning(ctx context.Context, p *schedulePass, t time.Time, o schedule.Overlap) error {
 	for _, a := range p.running {
 		var in engine.Input = engine.Terminate{Reason: engine.ReasonScheduleOverlap}
 		if o == schedule.OverlapCancelOther {
@@ -345,7 +345,7 @@ func (c *Coordinator) stopRunning(ctx context.Context, p *schedulePass, t time.T
 				Reason:    "schedule " + p.sc.ID + ": a newer action replaces it (cancel_other)",
 			}
 		}
-		if err := c.Deliver(ctx, p.tx, p.sc.TenantID, *a.RunID, in); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		if err := c.w.Deliver(ctx, p.tx, p.sc.TenantID, *a.RunID, in); err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return err
 		}
 	}

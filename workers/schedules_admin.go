@@ -19,7 +19,7 @@ const MaxBackfill = 1000
 // CreateSchedule stores a new schedule of a published definition, its
 // first time planned from the database's clock. validate, when set,
 // checks the schedule's input against the definition's input schema.
-func (c *Coordinator) CreateSchedule(ctx context.Context, sc store.Schedule, validate InputValidator) (store.Schedule, error) {
+func (c *Schedules) Create(ctx context.Context, sc store.Schedule, validate InputValidator) (store.Schedule, error) {
 	plan, err := c.checkSchedule(ctx, sc, validate)
 	if err != nil {
 		return store.Schedule{}, err
@@ -40,13 +40,13 @@ func (c *Coordinator) CreateSchedule(ctx context.Context, sc store.Schedule, val
 
 // checkSchedule checks the spec, that the definition is published, and
 // the input.
-func (c *Coordinator) checkSchedule(ctx context.Context, sc store.Schedule, validate InputValidator) (*schedule.Schedule, error) {
+func (c *Schedules) checkSchedule(ctx context.Context, sc store.Schedule, validate InputValidator) (*schedule.Schedule, error) {
 	plan, err := sc.Compiled()
 	if err != nil {
 		return nil, apperr.Wrap(err, apperr.Unprocessable, "spec."+err.Error())
 	}
 	s := store.New(c.pool)
-	v, err := c.version(ctx, s, sc.TenantID, sc.Definition, sc.Version)
+	v, err := c.w.version(ctx, s, sc.TenantID, sc.Definition, sc.Version)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +61,7 @@ func (c *Coordinator) checkSchedule(ctx context.Context, sc store.Schedule, vali
 // UpdateSchedule applies change to a schedule under its lock. A changed
 // spec, or an unpause, plans the next time afresh from now: a paused
 // schedule does not make up for the actions it did not take.
-func (c *Coordinator) UpdateSchedule(ctx context.Context, tenantID uuid.UUID, id string, change func(*store.Schedule) error, validate InputValidator) (store.Schedule, error) {
+func (c *Schedules) Update(ctx context.Context, tenantID uuid.UUID, id string, change func(*store.Schedule) error, validate InputValidator) (store.Schedule, error) {
 	var out store.Schedule
 	err := store.WithTx(ctx, c.pool, func(tx pgx.Tx) error {
 		s := store.New(tx)
@@ -100,7 +100,7 @@ func (c *Coordinator) UpdateSchedule(ctx context.Context, tenantID uuid.UUID, id
 // TriggerSchedule takes one action of the schedule now (by the database's
 // clock) under the overlap policy o (empty: the schedule's own), paused
 // or not.
-func (c *Coordinator) TriggerSchedule(ctx context.Context, tenantID uuid.UUID, id string, o schedule.Overlap) (store.ScheduleAction, error) {
+func (c *Schedules) Trigger(ctx context.Context, tenantID uuid.UUID, id string, o schedule.Overlap) (store.ScheduleAction, error) {
 	var out store.ScheduleAction
 	err := c.withPass(ctx, tenantID, id, func(p *schedulePass, now time.Time) error {
 		var err error
@@ -113,7 +113,7 @@ func (c *Coordinator) TriggerSchedule(ctx context.Context, tenantID uuid.UUID, i
 // BackfillSchedule takes the actions of the schedule's nominal times in
 // [from, to) under the overlap policy o (empty: the schedule's own),
 // whatever the catchup window; a time already acted on starts nothing.
-func (c *Coordinator) BackfillSchedule(ctx context.Context, tenantID uuid.UUID, id string, from, to time.Time, o schedule.Overlap) ([]store.ScheduleAction, error) {
+func (c *Schedules) Backfill(ctx context.Context, tenantID uuid.UUID, id string, from, to time.Time, o schedule.Overlap) ([]store.ScheduleAction, error) {
 	if !to.After(from) {
 		return nil, apperr.New(apperr.Invalid, "to must be after from")
 	}
@@ -140,7 +140,7 @@ func (c *Coordinator) BackfillSchedule(ctx context.Context, tenantID uuid.UUID, 
 }
 
 // withPass runs fn on a schedule locked for a pass, then records it.
-func (c *Coordinator) withPass(ctx context.Context, tenantID uuid.UUID, id string, fn func(*schedulePass, time.Time) error) error {
+func (c *Schedules) withPass(ctx context.Context, tenantID uuid.UUID, id string, fn func(*schedulePass, time.Time) error) error {
 	return store.WithTx(ctx, c.pool, func(tx pgx.Tx) error {
 		s := store.New(tx)
 		sc, err := s.ScheduleLock(ctx, tenantID, id)

@@ -25,7 +25,7 @@ const slowDef = "key: slow\nsteps:\n  - {ref: w, type: signal, with: {name: go}}
 // newSchedule creates a schedule of def every interval.
 func (b testBundle) newSchedule(t *testing.T, id, def string, every time.Duration, o schedule.Overlap) store.Schedule {
 	t.Helper()
-	sc, err := b.coord.CreateSchedule(b.ctx, store.Schedule{
+	sc, err := b.coord.Runs.Schedules.Create(b.ctx, store.Schedule{
 		TenantID: b.tenant.ID, ID: id, Definition: def, Spec: schedule.Spec{Interval: schedule.Duration(every)},
 		Overlap: o, CatchupWindow: time.Hour, Input: map[string]any{"from": id},
 	}, nil)
@@ -49,14 +49,14 @@ func (b testBundle) runsOf(t *testing.T, id string) []store.Run {
 // The shift is taken from the database's own unshifted clock the moment
 // before, so the pass sees at (plus the few milliseconds it takes to
 // begin) however long the test took to get there.
-func (b testBundle) passAt(t *testing.T, c *workers.Coordinator, at time.Time) {
+func (b testBundle) passAt(t *testing.T, c *workers.Runtime, at time.Time) {
 	t.Helper()
 	var real time.Time
 	if err := b.pool.QueryRow(b.ctx, `SELECT clock_timestamp()`).Scan(&real); err != nil {
 		t.Fatal(err)
 	}
 	b.shift(t, at.Sub(real))
-	if _, err := c.SchedulesOnce(b.ctx); err != nil {
+	if _, err := c.Runs.Schedules.Once(b.ctx); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -71,13 +71,13 @@ func (b testBundle) schedule(t *testing.T, id string) store.Schedule {
 }
 
 // runSchedules runs the coordinator's firing loop until the test ends.
-func runSchedules(t *testing.T, c *workers.Coordinator) {
+func runSchedules(t *testing.T, c *workers.Runtime) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		c.RunSchedules(ctx)
+		c.Runs.Schedules.Run(ctx)
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 }
@@ -105,7 +105,7 @@ func TestIntervalScheduleFiresOnTimeAndStopsWhenPaused(t *testing.T) {
 			t.Errorf("input = %v", r.State.Input)
 		}
 	}
-	paused, err := b.coord.UpdateSchedule(b.ctx, b.tenant.ID, "every-second", func(s *store.Schedule) error {
+	paused, err := b.coord.Runs.Schedules.Update(b.ctx, b.tenant.ID, "every-second", func(s *store.Schedule) error {
 		s.Paused, s.Note = true, "maintenance"
 		return nil
 	}, nil)
@@ -167,7 +167,7 @@ func TestSkipNeverOverlapsWhileBufferOneQueuesOne(t *testing.T) {
 	}
 	for _, id := range []string{"skip", "buffer"} {
 		r := b.runsOf(t, id)[0]
-		if _, err := b.coord.Signal(b.ctx, b.tenant.ID, r.ID, engine.Signal{RequestID: "end", Name: "go"}); err != nil {
+		if _, err := b.coord.Runs.Signal(b.ctx, b.tenant.ID, r.ID, engine.Signal{RequestID: "end", Name: "go"}); err != nil {
 			t.Fatal(err)
 		}
 		b.finish(t, r.ID, engine.RunSucceeded)
@@ -198,10 +198,10 @@ func TestTwoReplicasNeverStartAScheduledTimeTwice(t *testing.T) {
 	for step := 1; step <= 5; step++ {
 		b.shift(t, time.Duration(step)*10*time.Second)
 		var wg sync.WaitGroup
-		for _, c := range []*workers.Coordinator{b.coord, replica, b.coord, replica} {
+		for _, c := range []*workers.Runtime{b.coord, replica, b.coord, replica} {
 			wg.Go(func() {
 				for range 3 {
-					if _, err := c.SchedulesOnce(b.ctx); err != nil {
+					if _, err := c.Runs.Schedules.Once(b.ctx); err != nil {
 						t.Error(err)
 					}
 				}
@@ -230,7 +230,7 @@ func TestCatchupAfterAnOutage(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	testdb.Definition(t, b.store, b.tenant.ID, noopDef)
-	sc, err := b.coord.CreateSchedule(b.ctx, store.Schedule{
+	sc, err := b.coord.Runs.Schedules.Create(b.ctx, store.Schedule{
 		TenantID: b.tenant.ID, ID: "catchup", Definition: "tick", Spec: schedule.Spec{Interval: schedule.Duration(time.Minute)},
 		Overlap: schedule.OverlapAllowAll, CatchupWindow: 5 * time.Minute,
 	}, nil)
@@ -254,7 +254,7 @@ func TestBackfill(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	testdb.Definition(t, b.store, b.tenant.ID, noopDef)
-	_, err := b.coord.CreateSchedule(b.ctx, store.Schedule{
+	_, err := b.coord.Runs.Schedules.Create(b.ctx, store.Schedule{
 		TenantID: b.tenant.ID, ID: "hourly", Definition: "tick", Spec: schedule.Spec{Cron: "@hourly"},
 		Overlap: schedule.OverlapSkip, CatchupWindow: time.Hour,
 	}, nil)
@@ -262,7 +262,7 @@ func TestBackfill(t *testing.T) {
 		t.Fatal(err)
 	}
 	from := time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC)
-	acts, err := b.coord.BackfillSchedule(b.ctx, b.tenant.ID, "hourly", from, from.Add(3*time.Hour), schedule.OverlapAllowAll)
+	acts, err := b.coord.Runs.Schedules.Backfill(b.ctx, b.tenant.ID, "hourly", from, from.Add(3*time.Hour), schedule.OverlapAllowAll)
 	if err != nil || len(acts) != 3 {
 		t.Fatalf("backfill = %+v, %v", acts, err)
 	}
@@ -273,11 +273,11 @@ func TestBackfill(t *testing.T) {
 	if len(times) != 3 || !times["2024-03-01T00:00:00Z"] || !times["2024-03-01T02:00:00Z"] {
 		t.Fatalf("backfilled times = %v", times)
 	}
-	again, err := b.coord.BackfillSchedule(b.ctx, b.tenant.ID, "hourly", from, from.Add(3*time.Hour), schedule.OverlapAllowAll)
+	again, err := b.coord.Runs.Schedules.Backfill(b.ctx, b.tenant.ID, "hourly", from, from.Add(3*time.Hour), schedule.OverlapAllowAll)
 	if err != nil || len(again) != 3 || again[0].State != "duplicate" || len(b.runsOf(t, "hourly")) != 3 {
 		t.Errorf("backfill again = %+v, %v; %d runs", again, err, len(b.runsOf(t, "hourly")))
 	}
-	if _, err := b.coord.BackfillSchedule(b.ctx, b.tenant.ID, "hourly", from, from.AddDate(1, 0, 0), ""); err == nil {
+	if _, err := b.coord.Runs.Schedules.Backfill(b.ctx, b.tenant.ID, "hourly", from, from.AddDate(1, 0, 0), ""); err == nil {
 		t.Errorf("a backfill of a year of hours was accepted")
 	}
 }
@@ -288,14 +288,14 @@ func TestTriggerNow(t *testing.T) {
 	b := setup(t)
 	testdb.Definition(t, b.store, b.tenant.ID, slowDef)
 	b.newSchedule(t, "manual", "slow", time.Hour, schedule.OverlapSkip)
-	a, err := b.coord.TriggerSchedule(b.ctx, b.tenant.ID, "manual", "")
+	a, err := b.coord.Runs.Schedules.Trigger(b.ctx, b.tenant.ID, "manual", "")
 	if err != nil || a.State != store.ActionRunning || a.RunID == nil || a.Source != workers.SourceTrigger {
 		t.Fatalf("trigger = %+v, %v", a, err)
 	}
-	if again, err := b.coord.TriggerSchedule(b.ctx, b.tenant.ID, "manual", ""); err != nil || again.State != "skipped" {
+	if again, err := b.coord.Runs.Schedules.Trigger(b.ctx, b.tenant.ID, "manual", ""); err != nil || again.State != "skipped" {
 		t.Errorf("trigger while its run runs (skip) = %+v, %v", again, err)
 	}
-	if third, err := b.coord.TriggerSchedule(b.ctx, b.tenant.ID, "manual", schedule.OverlapAllowAll); err != nil || third.RunID == nil {
+	if third, err := b.coord.Runs.Schedules.Trigger(b.ctx, b.tenant.ID, "manual", schedule.OverlapAllowAll); err != nil || third.RunID == nil {
 		t.Errorf("trigger with allow_all = %+v, %v", third, err)
 	}
 	if n := len(b.runsOf(t, "manual")); n != 2 {
@@ -308,19 +308,19 @@ func TestPauseOnFailure(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	testdb.Definition(t, b.store, b.tenant.ID, "key: fails\nsteps:\n  - {ref: a, type: transform, with: {expr: '1 / 0'}}\n")
-	_, err := b.coord.CreateSchedule(b.ctx, store.Schedule{
+	_, err := b.coord.Runs.Schedules.Create(b.ctx, store.Schedule{
 		TenantID: b.tenant.ID, ID: "fragile", Definition: "fails", Spec: schedule.Spec{Interval: schedule.Duration(time.Hour)},
 		Overlap: schedule.OverlapSkip, CatchupWindow: time.Hour, PauseOnFailure: true,
 	}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := b.coord.TriggerSchedule(b.ctx, b.tenant.ID, "fragile", "")
+	a, err := b.coord.Runs.Schedules.Trigger(b.ctx, b.tenant.ID, "fragile", "")
 	if err != nil || a.RunID == nil {
 		t.Fatal(a, err)
 	}
 	b.finish(t, *a.RunID, engine.RunFailed)
-	if _, err := b.coord.SchedulesOnce(b.ctx); err != nil {
+	if _, err := b.coord.Runs.Schedules.Once(b.ctx); err != nil {
 		t.Fatal(err)
 	}
 	if sc := b.schedule(t, "fragile"); !sc.Paused || sc.Note == "" {

@@ -162,7 +162,7 @@ func TestCancelRun(t *testing.T) {
 		edge("block", "after", definition.OutcomeSuccess)))
 	id := b.start(t, "cancel-me", nil)
 	<-started
-	if err := b.coord.Control(b.ctx, b.tenant.ID, id, engine.Cancel{RequestID: "c1", Reason: "test"}); err != nil {
+	if err := b.coord.Runs.Control(b.ctx, b.tenant.ID, id, engine.Cancel{RequestID: "c1", Reason: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	run := b.waitTerminal(t, id)
@@ -196,7 +196,7 @@ func TestRetryFromFailedNodeKeepsUpstream(t *testing.T) {
 		t.Fatalf("first pass: %s, want failed", run.Status)
 	}
 	healed.Store(true)
-	if err := b.coord.RetryNode(b.ctx, b.tenant.ID, id, "flaky"); err != nil {
+	if err := b.coord.Runs.RetryNode(b.ctx, b.tenant.ID, id, "flaky"); err != nil {
 		t.Fatal(err)
 	}
 	run := b.waitTerminalAfter(t, id, engine.RunFailed)
@@ -223,7 +223,7 @@ func TestIdempotentTriggers(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			run, _, err := b.coord.Start(b.ctx, workers.Trigger{TenantID: b.tenant.ID, Definition: "once", IdempotencyKey: "order-42"}, nil)
+			run, _, err := b.coord.Runs.Start(b.ctx, workers.Trigger{TenantID: b.tenant.ID, Definition: "once", IdempotencyKey: "order-42"}, nil)
 			if err != nil {
 				t.Error(err)
 				return

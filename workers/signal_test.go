@@ -12,11 +12,12 @@ import (
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testwait"
+	"github.com/ductor/ductor/workers"
 )
 
 func (b testBundle) signal(t *testing.T, id uuid.UUID, rid, name string, payload any) error {
 	t.Helper()
-	_, err := b.coord.Signal(b.ctx, b.tenant.ID, id, engine.Signal{RequestID: rid, Name: name, Payload: payload})
+	_, err := b.coord.Runs.Signal(b.ctx, b.tenant.ID, id, engine.Signal{RequestID: rid, Name: name, Payload: payload})
 	return err
 }
 
@@ -131,8 +132,7 @@ edges:
 // refused, and a consumed signal frees its place.
 func TestSignalBufferBound(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	b.coord.SetMaxBufferedSignals(3)
+	b := setupWith(t, func(c *workers.Config) { c.MaxBufferedSignals = 3 })
 	b.publishYAML(t, `
 key: sig-bound
 steps:

@@ -20,11 +20,7 @@ const MaxPayloadBytes = engine.DefaultMaxOutputBytes
 // maxChainHops bounds how far a signal follows ContinueAsNew successors.
 const maxChainHops = 100
 
-// SetMaxBufferedSignals changes the per-run bound on buffered signals
-// (default engine.DefaultMaxBufferedSignals).
-func (c *Coordinator) SetMaxBufferedSignals(n int) { c.engine.MaxBufferedSignals = n }
-
-func (c *Coordinator) maxSignals() int {
+func (c *Service) maxSignals() int {
 	if n := c.engine.MaxBufferedSignals; n > 0 {
 		return n
 	}
@@ -39,7 +35,7 @@ func (c *Coordinator) maxSignals() int {
 // the run's senders so that concurrent ones never pass the bound together;
 // an ended run refuses any (Conflict).
 // It returns the run that received the signal.
-func (c *Coordinator) Signal(ctx context.Context, tenantID, runID uuid.UUID, sig engine.Signal) (_ uuid.UUID, err error) {
+func (c *Service) Signal(ctx context.Context, tenantID, runID uuid.UUID, sig engine.Signal) (_ uuid.UUID, err error) {
 	defer func() { c.metrics.signals.WithLabelValues(outcome(err)).Inc() }()
 	if err := checkPayload("signal payload", "payload", sig.Payload); err != nil {
 		return uuid.Nil, err
@@ -56,7 +52,7 @@ func (c *Coordinator) Signal(ctx context.Context, tenantID, runID uuid.UUID, sig
 	return runID, err
 }
 
-func (c *Coordinator) signalTx(ctx context.Context, tx pgx.Tx, s *store.Store, run store.Run, sig engine.Signal) error {
+func (c *Service) signalTx(ctx context.Context, tx pgx.Tx, s *store.Store, run store.Run, sig engine.Signal) error {
 	chain, err := s.RunChainRoot(ctx, run.TenantID, run.ID)
 	if err != nil {
 		return err
@@ -84,7 +80,7 @@ func (c *Coordinator) signalTx(ctx context.Context, tx pgx.Tx, s *store.Store, r
 	if !added {
 		return apperr.New(apperr.Conflict, "a signal with request id %q was already sent to this run", sig.RequestID)
 	}
-	return c.Deliver(ctx, tx, run.TenantID, run.ID, engine.SignalReceived{Signal: sig})
+	return c.w.Deliver(ctx, tx, run.TenantID, run.ID, engine.SignalReceived{Signal: sig})
 }
 
 // liveRun is the run, or the last of its ContinueAsNew successors; an

@@ -17,7 +17,7 @@ import (
 // begins a trace of its own (or joins t.Parent's). Under flow control, a
 // run held back is not woken, and one a cancel_newest rule refuses is
 // created and cancelled rather than refused.
-func (c *Coordinator) startTx(ctx context.Context, tx pgx.Tx, t Trigger) (store.Run, bool, error) {
+func (c *Writer) startTx(ctx context.Context, tx pgx.Tx, t Trigger) (store.Run, bool, error) {
 	s := store.New(tx)
 	v, err := c.version(ctx, s, t.TenantID, t.Definition, t.Version)
 	if err != nil {
@@ -35,7 +35,7 @@ func (c *Coordinator) startTx(ctx context.Context, tx pgx.Tx, t Trigger) (store.
 	if err != nil || !created {
 		return run, created, err
 	}
-	c.runStarted(ctx, run)
+	c.obs.runStarted(ctx, run)
 	if !startNow {
 		return run, true, nil
 	}

@@ -18,7 +18,7 @@ import (
 // run's next tick.
 type StepWorker struct {
 	river.WorkerDefaults[StepArgs]
-	C        *Coordinator
+	C        *Runtime
 	Executor *steps.Executor
 }
 
@@ -55,7 +55,7 @@ func (w *StepWorker) Work(ctx context.Context, job *river.Job[StepArgs]) error {
 	// that a cancel committed after the start ends the step's context.
 	ctxs, releases, err := w.C.cancels.watch(ctx, []store.AttemptKey{a.attemptKey()})
 	if err != nil {
-		w.C.log.WarnContext(ctx, "could not watch a step for cancels; offering it again", "run_id", a.RunID, "node", a.Node, "err", err)
+		w.C.deps.log.WarnContext(ctx, "could not watch a step for cancels; offering it again", "run_id", a.RunID, "node", a.Node, "err", err)
 		return river.JobSnooze(startRetry)
 	}
 	defer releases[0]()
@@ -64,7 +64,7 @@ func (w *StepWorker) Work(ctx context.Context, job *river.Job[StepArgs]) error {
 		// Nothing ran and nothing is recorded: offer the job again rather
 		// than let River discard its only attempt. (Snoozing costs it its
 		// fair tag; the sweep puts it back at the head of its queue.)
-		w.C.log.WarnContext(ctx, "could not record a step's start; offering it again", "run_id", a.RunID, "node", a.Node, "err", err)
+		w.C.deps.log.WarnContext(ctx, "could not record a step's start; offering it again", "run_id", a.RunID, "node", a.Node, "err", err)
 		return river.JobSnooze(startRetry)
 	}
 	switch outcome {
@@ -93,7 +93,7 @@ func (w *StepWorker) workBatch(ctx context.Context, job *river.Job[StepArgs]) er
 	}
 	ctxs, releases, err := w.C.cancels.watch(ctx, keys)
 	if err != nil {
-		w.C.log.WarnContext(ctx, "could not watch a step batch for cancels; offering it again", "run_id", job.Args.RunID, "steps", len(members), "err", err)
+		w.C.deps.log.WarnContext(ctx, "could not watch a step batch for cancels; offering it again", "run_id", job.Args.RunID, "steps", len(members), "err", err)
 		return river.JobSnooze(startRetry)
 	}
 	var (
@@ -115,7 +115,7 @@ func (w *StepWorker) workBatch(ctx context.Context, job *river.Job[StepArgs]) er
 				return
 			}
 			if err != nil {
-				w.C.log.WarnContext(ctx, "could not record a step's start; offering it again", "run_id", a.RunID, "node", a.Node, "err", err)
+				w.C.deps.log.WarnContext(ctx, "could not record a step's start; offering it again", "run_id", a.RunID, "node", a.Node, "err", err)
 			}
 			mu.Lock()
 			unstarted = unstarted || err != nil
@@ -142,16 +142,16 @@ func (w *StepWorker) workBatch(ctx context.Context, job *river.Job[StepArgs]) er
 // take records the start of attempt a, one the job carries, and returns
 // what became of it and until when its lease runs at least.
 func (w *StepWorker) take(ctx context.Context, job *river.Job[StepArgs], a StepArgs) (store.TakeOutcome, time.Time, error) {
-	lease := time.Duration(a.TimeoutMS)*time.Millisecond + w.C.RescueWindow
-	take := store.AttemptTake{Key: a.attemptKey(), Lease: lease, By: startBy(job, w.C.RescueWindow)}
-	outcome, leased, err := w.C.starts.start(ctx, take, a.Sparse, time.Now().Add(w.C.RescueWindow))
+	lease := time.Duration(a.TimeoutMS)*time.Millisecond + w.C.deps.RescueWindow
+	take := store.AttemptTake{Key: a.attemptKey(), Lease: lease, By: startBy(job, w.C.deps.RescueWindow)}
+	outcome, leased, err := w.C.starts.start(ctx, take, a.Sparse, time.Now().Add(w.C.deps.RescueWindow))
 	return outcome, leased.Add(lease), err
 }
 
 // execute runs a taken attempt and hands its result over, to be offered
 // until until; the channel closes once it is recorded or given up on.
 func (w *StepWorker) execute(ctx context.Context, job *river.Job[StepArgs], a StepArgs, until time.Time) (<-chan struct{}, error) {
-	ctx, done := w.C.attemptBegins(ctx, job, a)
+	ctx, done := w.C.Observer.attemptBegins(ctx, job, a)
 	out, stepErr := w.Executor.Execute(ctx, steps.Request{
 		TenantID: a.TenantID.String(), RunID: a.RunID.String(), Node: a.Node, Ref: a.Ref, Type: a.Type,
 		Generation: a.Generation, Attempt: a.Attempt, IdempotencyKey: a.IdempotencyKey,

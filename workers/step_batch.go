@@ -64,7 +64,7 @@ func packable(a StepArgs) bool {
 }
 
 // stepBatchMax is the coordinator's batch bound.
-func (c *Coordinator) stepBatchMax() int {
+func (c *Writer) stepBatchMax() int {
 	if c.StepBatchMax == 0 {
 		return DefaultStepBatchMax
 	}

@@ -52,14 +52,14 @@ func TestBatchedStepsCancelledWhileQueuedNeverRun(t *testing.T) {
 	}}
 	pool := testdb.Schema(t)
 	b := testBundle{ctx: t.Context(), pool: pool, store: store.New(pool)}
-	b.coord = startWith(t, pool, roles{steps: false, handlers: []map[string]steps.Handler{count}})
-	b.coord.StepBatchMax = 4 // three steps in one job
+	b.coord = startWith(t, pool, roles{steps: false, handlers: []map[string]steps.Handler{count},
+		config: func(c *workers.Config) { c.StepBatchMax = 4 }}) // three steps in one job
 	b.tenant = testdb.Tenant(t, b.store, nil)
 	b.publishYAML(t, threeAtOnce)
 	id := b.start(t, "three", nil)
 	b.poll(t, func() bool { return batchSize(t, b, id, "available") == 3 })
 
-	if err := b.coord.Control(b.ctx, b.tenant.ID, id, engine.Cancel{RequestID: "c1", Reason: "test"}); err != nil {
+	if err := b.coord.Runs.Control(b.ctx, b.tenant.ID, id, engine.Cancel{RequestID: "c1", Reason: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	if run := b.waitTerminal(t, id); run.Status != engine.RunCancelled {
@@ -126,7 +126,7 @@ steps:
 	if !first {
 		victim, other = other, victim
 	}
-	if err := b.coord.CancelNode(b.ctx, b.tenant.ID, id, victim, "test"); err != nil {
+	if err := b.coord.Runs.CancelNode(b.ctx, b.tenant.ID, id, victim, "test"); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -157,9 +157,10 @@ func TestBatchLostWithItsWorkerIsRetriedStepByStep(t *testing.T) {
 	count := map[string]steps.Handler{"test.count": func(context.Context, steps.Call) (any, error) { return nil, nil }}
 	pool := testdb.Schema(t)
 	b := testBundle{ctx: t.Context(), pool: pool, store: store.New(pool)}
-	b.coord = startWith(t, pool, roles{steps: false, handlers: []map[string]steps.Handler{count}})
-	b.coord.StepBatchMax = 4 // three steps in one job
-	b.coord.RescueWindow = 200 * time.Millisecond
+	b.coord = startWith(t, pool, roles{steps: false, handlers: []map[string]steps.Handler{count}, config: func(c *workers.Config) {
+		c.StepBatchMax = 4 // three steps in one job
+		c.RescueWindow = 200 * time.Millisecond
+	}})
 	b.tenant = testdb.Tenant(t, b.store, nil)
 	b.publishYAML(t, threeAtOnce)
 	id := b.start(t, "three", nil)
@@ -198,8 +199,8 @@ func TestBatchWithoutAStepsWorkerFailsEachStepNoWorker(t *testing.T) {
 	t.Parallel()
 	pool := testdb.Schema(t)
 	b := testBundle{ctx: t.Context(), pool: pool, store: store.New(pool)}
-	b.coord = startWith(t, pool, roles{steps: false})
-	b.coord.StepBatchMax = 4 // three steps in one job
+	b.coord = startWith(t, pool, roles{steps: false,
+		config: func(c *workers.Config) { c.StepBatchMax = 4 }}) // three steps in one job
 	b.tenant = testdb.Tenant(t, b.store, nil)
 	b.publishYAML(t, `
 key: lonely-pair
@@ -263,8 +264,8 @@ func TestQueueDepthCountsEveryStepOfABatch(t *testing.T) {
 	count := map[string]steps.Handler{"test.count": func(context.Context, steps.Call) (any, error) { return nil, nil }}
 	pool := testdb.Schema(t)
 	b := testBundle{ctx: t.Context(), pool: pool, store: store.New(pool)}
-	b.coord = startWith(t, pool, roles{steps: false, handlers: []map[string]steps.Handler{count}})
-	b.coord.StepBatchMax = 4 // three steps in one job
+	b.coord = startWith(t, pool, roles{steps: false, handlers: []map[string]steps.Handler{count},
+		config: func(c *workers.Config) { c.StepBatchMax = 4 }}) // three steps in one job
 	b.tenant = testdb.Tenant(t, b.store, nil)
 	b.publishYAML(t, threeAtOnce)
 	id := b.start(t, "three", nil)

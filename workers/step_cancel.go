@@ -74,7 +74,7 @@ const listenWait = 10 * time.Second
 // the listener that ends them when they are cancelled. The listener starts
 // with the first step and runs until Close.
 type stepCancels struct {
-	c         *Coordinator
+	c         *deps
 	mu        sync.Mutex
 	running   map[store.AttemptKey]map[*context.CancelCauseFunc]struct{}
 	listening chan struct{} // closed while the listener listens
@@ -83,7 +83,7 @@ type stepCancels struct {
 	stopped   chan struct{}
 }
 
-func newStepCancels(c *Coordinator) *stepCancels {
+func newStepCancels(c *deps) *stepCancels {
 	return &stepCancels{c: c, running: map[store.AttemptKey]map[*context.CancelCauseFunc]struct{}{}, listening: make(chan struct{})}
 }
 

@@ -25,7 +25,7 @@ key: watched
 steps:
   - {ref: w, type: task, with: {handler: builtin.noop}}
 `)
-	run, _, err := c.Start(ctx, Trigger{TenantID: tenant.ID, Definition: "watched"}, nil)
+	run, _, err := c.Runs.Start(ctx, Trigger{TenantID: tenant.ID, Definition: "watched"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,7 +43,7 @@ func (b *commandBatch) startSuccessor(ctx context.Context, cmd engine.StartSucce
 	if next, created, err := b.s.RunCreate(ctx, n); err != nil {
 		return err
 	} else if created {
-		b.c.runStarted(ctx, next)
+		b.c.obs.runStarted(ctx, next)
 		if err := b.c.enqueueTick(ctx, b.tx, b.run.TenantID, id); err != nil {
 			return err
 		}
@@ -68,7 +68,7 @@ func (b *commandBatch) startSuccessor(ctx context.Context, cmd engine.StartSucce
 // for this very request, which then answers the same successor again.
 // The run is locked while its status is checked and the intent stored, so
 // no tick ends it in between.
-func (c *Coordinator) ContinueAsNew(ctx context.Context, tenantID, runID uuid.UUID, requestID string, input any) (string, error) {
+func (c *Service) ContinueAsNew(ctx context.Context, tenantID, runID uuid.UUID, requestID string, input any) (string, error) {
 	if requestID == "" {
 		return "", apperr.New(apperr.Invalid, "request_id is required")
 	}
@@ -94,7 +94,7 @@ func (c *Coordinator) ContinueAsNew(ctx context.Context, tenantID, runID uuid.UU
 		if p := run.State.PendingCAN; p != nil && p.RequestID != requestID {
 			return apperr.New(apperr.Conflict, "run %s is already continuing as new (request %q)", run.ID, p.RequestID)
 		}
-		return c.Deliver(ctx, tx, tenantID, runID, engine.ContinueAsNew{RequestID: requestID, Input: input})
+		return c.w.Deliver(ctx, tx, tenantID, runID, engine.ContinueAsNew{RequestID: requestID, Input: input})
 	})
 	if err != nil {
 		return "", err

@@ -34,7 +34,7 @@ const (
 // time has come (flowOnce), until ctx ends. Every coordinator process runs it;
 // SKIP LOCKED lets replicas share the work, and the database's clock
 // decides what is due.
-func (c *Coordinator) Sweep(ctx context.Context) {
+func (c *Sweeper) Sweep(ctx context.Context) {
 	t := time.NewTicker(SweepEvery)
 	defer t.Stop()
 	for {
@@ -47,7 +47,7 @@ func (c *Coordinator) Sweep(ctx context.Context) {
 				break
 			}
 		}
-		if _, err := c.BatchOnce(ctx); err != nil && ctx.Err() == nil {
+		if _, err := c.batches.Once(ctx); err != nil && ctx.Err() == nil {
 			c.log.ErrorContext(ctx, "batch", "err", err)
 		}
 		c.flowSweep(ctx)
@@ -61,7 +61,7 @@ func (c *Coordinator) Sweep(ctx context.Context) {
 
 // SweepOnce handles one batch in one transaction and returns the largest
 // number of rows it claimed of any kind.
-func (c *Coordinator) SweepOnce(ctx context.Context) (int, error) {
+func (c *Sweeper) SweepOnce(ctx context.Context) (int, error) {
 	var claimed int
 	err := store.WithTx(ctx, c.pool, func(tx pgx.Tx) error {
 		s := store.New(tx)
@@ -101,7 +101,7 @@ func (c *Coordinator) SweepOnce(ctx context.Context) (int, error) {
 			return err
 		}
 		var retagged int
-		if !c.PlainFIFO {
+		if !c.Testing.plainFIFO() {
 			retagged, err = s.StepJobsRetag(ctx, stepQueues(), sweepBatch)
 		}
 		claimed = max(timers, lost, rescued, completed, due, expired, unstarted, unserved, retagged)
@@ -119,13 +119,13 @@ func stepQueues() []string {
 	return qs
 }
 
-func (c *Coordinator) fireTimers(ctx context.Context, tx pgx.Tx, s *store.Store) (int, error) {
+func (c *Sweeper) fireTimers(ctx context.Context, tx pgx.Tx, s *store.Store) (int, error) {
 	timers, err := s.TimersClaimDue(ctx, sweepBatch)
 	if err != nil {
 		return 0, err
 	}
 	for _, t := range timers {
-		if err := c.Deliver(ctx, tx, t.TenantID, t.RunID, engine.TimerFired{TimerID: t.TimerID, Node: t.Node}); err != nil {
+		if err := c.w.Deliver(ctx, tx, t.TenantID, t.RunID, engine.TimerFired{TimerID: t.TimerID, Node: t.Node}); err != nil {
 			return 0, err
 		}
 	}
@@ -140,7 +140,7 @@ func (c *Coordinator) fireTimers(ctx context.Context, tx pgx.Tx, s *store.Store)
 // are finalized at the same time, not an hour later by River's rescuer:
 // River's rescue follows Ductor's detection, and since a step job has one
 // River attempt, River never runs it again.
-func (c *Coordinator) reportLost(ctx context.Context, tx pgx.Tx, s *store.Store) (int, error) {
+func (c *Sweeper) reportLost(ctx context.Context, tx pgx.Tx, s *store.Store) (int, error) {
 	lost, err := s.AttemptsClaimLost(ctx, sweepBatch)
 	if err != nil {
 		return 0, err
@@ -157,7 +157,7 @@ func (c *Coordinator) reportLost(ctx context.Context, tx pgx.Tx, s *store.Store)
 		res := engine.StepResult{Node: a.Node, Generation: a.Generation, Attempt: a.Attempt, Error: &engine.Error{
 			Code: "worker_lost", Message: fmt.Sprintf("the worker of attempt %d stopped answering", a.Attempt), Retryable: true,
 		}}
-		if err := c.Deliver(ctx, tx, a.TenantID, a.RunID, res); err != nil {
+		if err := c.w.Deliver(ctx, tx, a.TenantID, a.RunID, res); err != nil {
 			return 0, err
 		}
 	}
@@ -167,7 +167,7 @@ func (c *Coordinator) reportLost(ctx context.Context, tx pgx.Tx, s *store.Store)
 // failUnstarted fails the bridge tasks that no worker claimed within
 // their schedule_to_start, by the database's clock, as no_worker: a
 // retryable failure, retried by the step's policy.
-func (c *Coordinator) failUnstarted(ctx context.Context, tx pgx.Tx, s *store.Store) (int, error) {
+func (c *Sweeper) failUnstarted(ctx context.Context, tx pgx.Tx, s *store.Store) (int, error) {
 	tasks, err := s.BridgeTasksClaimUnstarted(ctx, sweepBatch)
 	if err != nil {
 		return 0, err
@@ -177,7 +177,7 @@ func (c *Coordinator) failUnstarted(ctx context.Context, tx pgx.Tx, s *store.Sto
 			Code: CodeNoWorker, Retryable: true,
 			Message: fmt.Sprintf("no worker claimed the task within %s: nothing polls queue %q for handler %q", t.ScheduleToStart, t.Queue, t.Handler),
 		}}
-		if err := c.Deliver(ctx, tx, t.TenantID, t.RunID, res); err != nil {
+		if err := c.w.Deliver(ctx, tx, t.TenantID, t.RunID, res); err != nil {
 			return 0, err
 		}
 	}
@@ -187,7 +187,7 @@ func (c *Coordinator) failUnstarted(ctx context.Context, tx pgx.Tx, s *store.Sto
 // CodeNoWorker fails a task that no worker claimed in time.
 const CodeNoWorker = "no_worker"
 
-func (c *Coordinator) enqueueDue(ctx context.Context, tx pgx.Tx, s *store.Store) (int, error) {
+func (c *Sweeper) enqueueDue(ctx context.Context, tx pgx.Tx, s *store.Store) (int, error) {
 	due, err := s.DispatchesClaimDue(ctx, sweepBatch)
 	if err != nil {
 		return 0, err
@@ -200,7 +200,7 @@ func (c *Coordinator) enqueueDue(ctx context.Context, tx pgx.Tx, s *store.Store)
 		}
 		jobs[i] = river.InsertManyParams{Args: args, InsertOpts: stepOpts(d.Queue)}
 	}
-	return len(due), c.insertSteps(ctx, tx, jobs, nil)
+	return len(due), c.w.insertSteps(ctx, tx, jobs, nil)
 }
 
 // rescueTicks ticks again the runs whose tick job has been running for
@@ -208,7 +208,7 @@ func (c *Coordinator) enqueueDue(ctx context.Context, tx pgx.Tx, s *store.Store)
 // run's inputs undrained and its wake flag cleared), and finalizes those
 // jobs. The new tick is enqueued whatever the wake flag says: the flag may
 // have been set for the very job that died.
-func (c *Coordinator) rescueTicks(ctx context.Context, tx pgx.Tx, s *store.Store) (int, error) {
+func (c *Sweeper) rescueTicks(ctx context.Context, tx pgx.Tx, s *store.Store) (int, error) {
 	runs, err := s.TickJobsRescue(ctx, c.RescueWindow, sweepBatch)
 	if err != nil {
 		return 0, err

@@ -61,7 +61,7 @@ func (w *waiters) wake(tenantID uuid.UUID) {
 
 // TaskPollsWaiting is how many of this process's long polls wait for the
 // tenant's tasks.
-func (c *Coordinator) TaskPollsWaiting(tenantID uuid.UUID) int {
+func (c *Tasks) Waiting(tenantID uuid.UUID) int {
 	w := &c.bridge.waiters
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -79,7 +79,7 @@ func (w *waiters) recheck() time.Duration {
 // process's long polls until ctx ends, holding one connection of the pool
 // and reconnecting after a failure. Processes serving the API run it;
 // without it, polls look for tasks every 200 ms.
-func (c *Coordinator) ListenTasks(ctx context.Context) {
+func (c *Tasks) Listen(ctx context.Context) {
 	for ctx.Err() == nil {
 		err := c.listenTasks(ctx)
 		c.bridge.waiters.listening.Store(false)
@@ -94,7 +94,7 @@ func (c *Coordinator) ListenTasks(ctx context.Context) {
 	}
 }
 
-func (c *Coordinator) listenTasks(ctx context.Context) error {
+func (c *Tasks) listenTasks(ctx context.Context) error {
 	conn, err := c.pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("acquire listener: %w", err)

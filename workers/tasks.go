@@ -26,8 +26,8 @@ type TaskPoll struct {
 // are none it waits up to p.Wait for some, woken by the notification of
 // new tasks (or a periodic recheck), and returns early, empty, when ctx
 // ends.
-func (c *Coordinator) TaskPoll(ctx context.Context, tenantID uuid.UUID, p TaskPoll) (tasks []store.BridgeTask, err error) {
-	defer func() { c.polled(tasks, err) }()
+func (c *Tasks) Poll(ctx context.Context, tenantID uuid.UUID, p TaskPoll) (tasks []store.BridgeTask, err error) {
+	defer func() { c.obs.polled(tasks, err) }()
 	tasks, err = c.taskClaim(ctx, tenantID, p)
 	if err != nil || len(tasks) > 0 || p.Wait <= 0 {
 		return tasks, err
@@ -53,33 +53,33 @@ func (c *Coordinator) TaskPoll(ctx context.Context, tenantID uuid.UUID, p TaskPo
 	}
 }
 
-func (c *Coordinator) taskClaim(ctx context.Context, tenantID uuid.UUID, p TaskPoll) ([]store.BridgeTask, error) {
+func (c *Tasks) taskClaim(ctx context.Context, tenantID uuid.UUID, p TaskPoll) ([]store.BridgeTask, error) {
 	var tasks []store.BridgeTask
 	err := store.WithTx(ctx, c.pool, func(tx pgx.Tx) error {
 		var err error
 		tasks, err = store.New(tx).BridgeTasksClaim(ctx, store.BridgeTaskClaim{
 			TenantID: tenantID, Queue: p.Queue, Handlers: p.Handlers, WorkerID: p.WorkerID, Max: p.Max,
-		}, c.taskLease())
+		}, c.bridge.lease)
 		return err
 	})
 	return tasks, err
 }
 
 // TaskComplete delivers a bridge task's output as its attempt's result.
-func (c *Coordinator) TaskComplete(ctx context.Context, tenantID, id uuid.UUID, token string, output any) error {
+func (c *Tasks) Complete(ctx context.Context, tenantID, id uuid.UUID, token string, output any) error {
 	return c.taskResult(ctx, tenantID, id, token, output, nil)
 }
 
 // TaskFail delivers a bridge task's failure as its attempt's result; a
 // retryable one is retried by the step's policy.
-func (c *Coordinator) TaskFail(ctx context.Context, tenantID, id uuid.UUID, token string, stepErr *engine.Error) error {
+func (c *Tasks) Fail(ctx context.Context, tenantID, id uuid.UUID, token string, stepErr *engine.Error) error {
 	return c.taskResult(ctx, tenantID, id, token, nil, stepErr)
 }
 
 // taskResult checks the token and the lease, deletes the task and, in the
 // same transaction, delivers the result exactly as a local step worker
 // would: a duplicate is dropped by the input's dedup key.
-func (c *Coordinator) taskResult(ctx context.Context, tenantID, id uuid.UUID, token string, output any, stepErr *engine.Error) error {
+func (c *Tasks) taskResult(ctx context.Context, tenantID, id uuid.UUID, token string, output any, stepErr *engine.Error) error {
 	var task store.BridgeTask
 	err := store.WithTx(context.WithoutCancel(ctx), c.pool, func(tx pgx.Tx) error {
 		s := store.New(tx)
@@ -92,16 +92,16 @@ func (c *Coordinator) taskResult(ctx context.Context, tenantID, id uuid.UUID, to
 		}
 		task = t
 		res := engine.StepResult{Node: t.Node, Generation: t.Generation, Attempt: t.Attempt, Output: output, Error: stepErr}
-		return c.deliverAndTick(ctx, tx, tenantID, t.RunID, res)
+		return c.t.deliverAndTick(ctx, tx, tenantID, t.RunID, res)
 	})
-	c.taskAnswered(ctx, task, stepErr, err)
+	c.obs.taskAnswered(ctx, task, stepErr, err)
 	return err
 }
 
 // TaskHeartbeat extends a claimed task's lease and returns the new one.
 // A task whose attempt is no longer leased (reported lost, cancelled or
 // ended) is a conflict: its worker should stop.
-func (c *Coordinator) TaskHeartbeat(ctx context.Context, tenantID, id uuid.UUID, token string) (until time.Time, err error) {
+func (c *Tasks) Heartbeat(ctx context.Context, tenantID, id uuid.UUID, token string) (until time.Time, err error) {
 	defer func() { c.metrics.heartbeats.WithLabelValues(outcome(err)).Inc() }()
 	err = store.WithTx(ctx, c.pool, func(tx pgx.Tx) error {
 		s := store.New(tx)
@@ -109,7 +109,7 @@ func (c *Coordinator) TaskHeartbeat(ctx context.Context, tenantID, id uuid.UUID,
 		if err != nil {
 			return err
 		}
-		until, err = s.BridgeTaskExtend(ctx, t, c.taskLease())
+		until, err = s.BridgeTaskExtend(ctx, t, c.bridge.lease)
 		return err
 	})
 	return until, err
@@ -117,7 +117,7 @@ func (c *Coordinator) TaskHeartbeat(ctx context.Context, tenantID, id uuid.UUID,
 
 // taskHeld locks the tenant's task and checks that token holds its live
 // claim: a wrong or expired token is store.ErrTaskLeaseLost.
-func (c *Coordinator) taskHeld(ctx context.Context, s *store.Store, tenantID, id uuid.UUID, token string) (store.BridgeTask, error) {
+func (c *Tasks) taskHeld(ctx context.Context, s *store.Store, tenantID, id uuid.UUID, token string) (store.BridgeTask, error) {
 	t, live, err := s.BridgeTaskLock(ctx, tenantID, id)
 	if err != nil {
 		return store.BridgeTask{}, err

@@ -20,7 +20,7 @@ import (
 // TickWorker runs coordinator ticks.
 type TickWorker struct {
 	river.WorkerDefaults[TickArgs]
-	C *Coordinator
+	C *Ticker
 }
 
 // Work runs one tick of the run.
@@ -59,10 +59,10 @@ func tickRetryDelay(attempt int) time.Duration {
 // if the run's record_version is still the one it decided on; a tick
 // that loses that race decides again. A wake that lands after the flag is
 // cleared enqueues the next tick, so no input is left undrained.
-func (c *Coordinator) Tick(ctx context.Context, tenantID, runID uuid.UUID) error {
+func (c *Ticker) Tick(ctx context.Context, tenantID, runID uuid.UUID) error {
 	ctx = asBulk(ctx)
 	c.gate.yield(ctx, true)
-	defer c.observeTick("job", time.Now())
+	defer c.obs.observeTick("job", time.Now())
 	if err := store.New(c.pool).RunClearTick(ctx, tenantID, runID); err != nil {
 		return err
 	}
@@ -82,7 +82,7 @@ func (c *Coordinator) Tick(ctx context.Context, tenantID, runID uuid.UUID) error
 	}
 	// Still losing: whoever keeps winning is ticking this run; hand over to
 	// a fresh tick rather than hold a worker and a connection waiting.
-	return store.WithTx(ctx, c.pool, func(tx pgx.Tx) error { return c.Wake(ctx, tx, tenantID, runID) })
+	return store.WithTx(ctx, c.pool, func(tx pgx.Tx) error { return c.w.Wake(ctx, tx, tenantID, runID) })
 }
 
 // tickOnce is one try of a tick job: it reads the run (store.RunTickPeek)
@@ -99,7 +99,7 @@ func (c *Coordinator) Tick(ctx context.Context, tenantID, runID uuid.UUID) error
 // (store.RunInputsArrived), since nothing would drain it: a signal, whose
 // sender locked the run and found it live, must reach it or the run that
 // continues it.
-func (c *Coordinator) tickOnce(ctx context.Context, k store.RunKey) (err error) {
+func (c *Ticker) tickOnce(ctx context.Context, k store.RunKey) (err error) {
 	s := store.New(c.pool)
 	loads, err := c.load(ctx, s, []store.RunKey{k}, false)
 	if err != nil {
@@ -121,7 +121,7 @@ func (c *Coordinator) tickOnce(ctx context.Context, k store.RunKey) (err error) 
 	if len(decided) == 0 {
 		return nil // nothing new to decide on
 	}
-	defer c.observeTicks(ctx, decided, begun, &err)
+	defer c.obs.observeTicks(ctx, decided, begun, &err)
 	return store.WithTx(ctx, c.pool, func(tx pgx.Tx) error {
 		s := store.New(tx)
 		v, err := s.RunLockVersion(ctx, k.TenantID, k.ID)
@@ -138,7 +138,7 @@ func (c *Coordinator) tickOnce(ctx context.Context, k store.RunKey) (err error) 
 		if arrived {
 			return store.ErrConflict
 		}
-		return c.persist(ctx, tx, decided)
+		return c.w.persist(ctx, tx, decided)
 	})
 }
 
@@ -168,9 +168,9 @@ type runTick struct {
 // reads them without locking (store.RunTickPeek), each run's input from
 // the cache when it is there, and its state and step nodes from runCache
 // when this process's last commit of the run is still its newest.
-func (c *Coordinator) load(ctx context.Context, s *store.Store, keys []store.RunKey, lock bool) (map[store.RunKey]store.TickLoad, error) {
-	if len(c.TickLoadOptions) > 0 {
-		s = s.With(c.TickLoadOptions...)
+func (c *Ticker) load(ctx context.Context, s *store.Store, keys []store.RunKey, lock bool) (map[store.RunKey]store.TickLoad, error) {
+	if len(c.Testing.TickLoadOptions) > 0 {
+		s = s.With(c.Testing.TickLoadOptions...)
 	}
 	read := s.RunTickPeek
 	if lock {
@@ -225,13 +225,13 @@ func (c *Coordinator) load(ctx context.Context, s *store.Store, keys []store.Run
 // returned as err. A positive budget bounds the time the engine may spend
 // deciding all of them (see InlineBudget); the runs it interrupts fail
 // with errInlineBudget and are the caller's to hand to their tick jobs.
-func (c *Coordinator) tickRuns(ctx context.Context, tx pgx.Tx, ticks []*runTick, budget time.Duration) (failed []*runTick, err error) {
-	defer c.observeTicks(ctx, ticks, time.Now(), &err)
+func (c *Ticker) tickRuns(ctx context.Context, tx pgx.Tx, ticks []*runTick, budget time.Duration) (failed []*runTick, err error) {
+	defer c.obs.observeTicks(ctx, ticks, time.Now(), &err)
 	decided, failed, err := c.decideRuns(ctx, store.New(tx), tx, ticks, budget)
 	if err != nil {
 		return nil, err
 	}
-	return failed, c.persist(ctx, tx, decided)
+	return failed, c.w.persist(ctx, tx, decided)
 }
 
 // decideRuns decides the loaded ticks that have something to decide on,
@@ -239,7 +239,7 @@ func (c *Coordinator) tickRuns(ctx context.Context, tx pgx.Tx, ticks []*runTick,
 // failed (with their err). With tx, the transaction s reads in, a failed
 // statement that spoiled it is returned as err; without, s reads outside
 // any transaction. budget is tickRuns'.
-func (c *Coordinator) decideRuns(ctx context.Context, s *store.Store, tx pgx.Tx, ticks []*runTick, budget time.Duration) (decided, failed []*runTick, err error) {
+func (c *Ticker) decideRuns(ctx context.Context, s *store.Store, tx pgx.Tx, ticks []*runTick, budget time.Duration) (decided, failed []*runTick, err error) {
 	dctx := ctx
 	if budget > 0 {
 		var cancel context.CancelFunc
@@ -275,7 +275,7 @@ var errInlineBudget = errors.New("inline tick budget spent")
 // decision to the in-memory state. It reads but writes nothing. The
 // engine decides under dctx (ctx with the caller's budget, if any); the
 // reads use ctx, since a cancelled query would spoil the transaction.
-func (c *Coordinator) decide(ctx, dctx context.Context, s *store.Store, run store.Run, m *definition.Manifest, pending store.PendingInputs, now time.Time, nodes []*engine.Node) (*engine.State, []*engine.Decision, error) {
+func (c *Ticker) decide(ctx, dctx context.Context, s *store.Store, run store.Run, m *definition.Manifest, pending store.PendingInputs, now time.Time, nodes []*engine.Node) (*engine.State, []*engine.Decision, error) {
 	state, err := c.loadState(ctx, s, run, nodes, pending.Inputs)
 	if err != nil {
 		return nil, nil, err
@@ -308,7 +308,7 @@ func (c *Coordinator) decide(ctx, dctx context.Context, s *store.Store, run stor
 // statement: nodes, attempts, history, consumed inputs and the guarded run
 // updates. (Nothing references node, attempt or history rows, so they can
 // come last.)
-func (c *Coordinator) persist(ctx context.Context, tx pgx.Tx, ticks []*runTick) error {
+func (c *Writer) persist(ctx context.Context, tx pgx.Tx, ticks []*runTick) error {
 	if len(ticks) == 0 {
 		return nil
 	}
@@ -386,7 +386,7 @@ func (c *Coordinator) persist(ctx context.Context, tx pgx.Tx, ticks []*runTick) 
 
 // loadState builds what Decide needs from the run and its step nodes,
 // loading the scatter children the inputs name.
-func (c *Coordinator) loadState(ctx context.Context, s *store.Store, run store.Run, nodes []*engine.Node, inputs []engine.Input) (*engine.State, error) {
+func (c *Ticker) loadState(ctx context.Context, s *store.Store, run store.Run, nodes []*engine.Node, inputs []engine.Input) (*engine.State, error) {
 	st := &engine.State{Run: run.State, Nodes: make(map[string]*engine.Node, len(nodes))}
 	for _, n := range nodes {
 		st.Nodes[n.ID] = n
@@ -412,7 +412,7 @@ func (c *Coordinator) loadState(ctx context.Context, s *store.Store, run store.R
 	return st, nil
 }
 
-func (c *Coordinator) loadNeeds(ctx context.Context, s *store.Store, run store.Run, st *engine.State, needs []engine.Need) error {
+func (c *Ticker) loadNeeds(ctx context.Context, s *store.Store, run store.Run, st *engine.State, needs []engine.Need) error {
 	for _, need := range needs {
 		children, err := s.RunNodesChildren(ctx, run.TenantID, run.ID, need)
 		if err != nil {

@@ -1,10 +1,12 @@
 package workers_test
 
 import (
+	"context"
 	"sync/atomic"
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/workers"
@@ -20,24 +22,31 @@ func TestTickDecidesOutsideATransaction(t *testing.T) {
 	for _, path := range []string{"job", "group"} {
 		t.Run(path, func(t *testing.T) {
 			t.Parallel()
-			b := setup(t)
-			b.coord.InlineTicks = path == "group" // without, every result is ticked by the run's tick job
 			var looks, idle atomic.Int32
-			b.coord.Fault = func(point string) error {
-				if point != workers.FaultBeforeDecide {
+			var probe atomic.Pointer[pgxpool.Pool] // set once the bundle is built
+			b := setupWith(t, func(c *workers.Config) {
+				c.NoInlineTicks = path != "group" // without, every result is ticked by the run's tick job
+				c.Testing.Fault = func(point string) error {
+					if point != workers.FaultBeforeDecide {
+						return nil
+					}
+					pool := probe.Load()
+					if pool == nil {
+						return nil
+					}
+					var n int32
+					err := pool.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
+						WHERE datname = current_database() AND state = 'idle in transaction'
+						  AND position('RunTickRead' IN query) > 0`).Scan(&n)
+					if err != nil {
+						return err
+					}
+					looks.Add(1)
+					idle.Add(n)
 					return nil
 				}
-				var n int32
-				err := b.pool.QueryRow(b.ctx, `SELECT count(*) FROM pg_stat_activity
-					WHERE datname = current_database() AND state = 'idle in transaction'
-					  AND position('RunTickRead' IN query) > 0`).Scan(&n)
-				if err != nil {
-					return err
-				}
-				looks.Add(1)
-				idle.Add(n)
-				return nil
-			}
+			})
+			probe.Store(b.pool)
 			b.publish(t, chain("decides-outside", noop("a"), noop("b"), noop("c")))
 			id := b.start(t, "decides-outside", nil)
 			if run := b.waitTerminal(t, id); run.Status != engine.RunSucceeded {
@@ -60,8 +69,16 @@ func TestTickDecidesOutsideATransaction(t *testing.T) {
 // no step waits for it yet, moves to the successor and completes it.
 func TestSignalDuringAnEndingTickReachesTheSuccessor(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	b.coord.InlineTicks = false // the switch is decided by the run's tick job
+	var fault atomic.Pointer[func(string) error] // armed once the run waits
+	b := setupWith(t, func(c *workers.Config) {
+		c.NoInlineTicks = true // the switch is decided by the run's tick job
+		c.Testing.Fault = func(point string) error {
+			if f := fault.Load(); f != nil {
+				return (*f)(point)
+			}
+			return nil
+		}
+	})
 	b.publishYAML(t, `
 key: listens-twice
 steps:
@@ -73,14 +90,15 @@ edges: [{from: first, to: second}]
 	b.poll(t, func() bool { r, _ := b.store.RunGet(b.ctx, b.tenant.ID, id); return r.Status == engine.RunWaiting })
 	var sent atomic.Bool
 	signalled := make(chan error, 1)
-	b.coord.Fault = func(point string) error {
+	signalOnce := func(point string) error {
 		if point == workers.FaultBeforeDecide && sent.CompareAndSwap(false, true) {
-			_, err := b.coord.Signal(b.ctx, b.tenant.ID, id, engine.Signal{RequestID: "s-go", Name: "go"})
+			_, err := b.coord.Runs.Signal(b.ctx, b.tenant.ID, id, engine.Signal{RequestID: "s-go", Name: "go"})
 			signalled <- err
 		}
 		return nil
 	}
-	succ, err := b.coord.ContinueAsNew(b.ctx, b.tenant.ID, id, "can", nil)
+	fault.Store(&signalOnce)
+	succ, err := b.coord.Runs.ContinueAsNew(b.ctx, b.tenant.ID, id, "can", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +109,7 @@ edges: [{from: first, to: second}]
 		t.Fatalf("signal sent while the switch was decided: %v", err)
 	}
 	next := uuid.MustParse(succ)
-	if _, err := b.coord.Signal(b.ctx, b.tenant.ID, next, engine.Signal{RequestID: "s-first", Name: "first"}); err != nil {
+	if _, err := b.coord.Runs.Signal(b.ctx, b.tenant.ID, next, engine.Signal{RequestID: "s-first", Name: "first"}); err != nil {
 		t.Fatal(err)
 	}
 	if run := b.waitTerminal(t, next); run.Status != engine.RunSucceeded {

@@ -72,6 +72,6 @@ func (m *triggerMetrics) add(v *prometheus.CounterVec, outcome string, n int64) 
 }
 
 // WebhookDelivered counts an inbound webhook delivery by its outcome.
-func (c *Coordinator) WebhookDelivered(outcome string) {
+func (c *Events) WebhookDelivered(outcome string) {
 	c.triggers.webhooks.WithLabelValues(outcome).Inc()
 }

@@ -27,7 +27,7 @@ func TestEventTriggerStartsExactlyTheRunsItShould(t *testing.T) {
 	testdb.Definition(t, b.store, b.tenant.ID, orderDef)
 	publish := func(data any, key string) store.Event {
 		t.Helper()
-		e, _, err := b.coord.Publish(b.ctx, store.Event{TenantID: b.tenant.ID, Name: "order.created", Data: data, IdempotencyKey: key})
+		e, _, err := b.coord.Runs.Events.Publish(b.ctx, store.Event{TenantID: b.tenant.ID, Name: "order.created", Data: data, IdempotencyKey: key})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -37,7 +37,7 @@ func TestEventTriggerStartsExactlyTheRunsItShould(t *testing.T) {
 	big := publish(map[string]any{"amount": 500.0}, "k1")
 	publish(map[string]any{"amount": 500.0}, "k1")   // a retry of the same event
 	publish(map[string]any{"note": "no amount"}, "") // the filter errors
-	if _, _, err := b.coord.Publish(b.ctx, store.Event{TenantID: b.tenant.ID, Name: "order.cancelled", Data: map[string]any{"amount": 50.0}}); err != nil {
+	if _, _, err := b.coord.Runs.Events.Publish(b.ctx, store.Event{TenantID: b.tenant.ID, Name: "order.cancelled", Data: map[string]any{"amount": 50.0}}); err != nil {
 		t.Fatal(err)
 	}
 	filtered, plain := 0, 0
@@ -111,7 +111,7 @@ func TestPauseAScheduleWithoutAPublishedDefinition(t *testing.T) {
 	if _, _, err := b.store.DefinitionVersionUnpublish(b.ctx, b.tenant.ID, "gone", v.Version, ""); err != nil {
 		t.Fatal(err)
 	}
-	sc, err := b.coord.UpdateSchedule(b.ctx, b.tenant.ID, "gone-s", func(s *store.Schedule) error { s.Note = "still here"; return nil }, nil)
+	sc, err := b.coord.Runs.Schedules.Update(b.ctx, b.tenant.ID, "gone-s", func(s *store.Schedule) error { s.Note = "still here"; return nil }, nil)
 	if err != nil || sc.Note != "still here" {
 		t.Errorf("update = %+v, %v", sc, err)
 	}

@@ -75,16 +75,16 @@ func TestThousandRunsWokenByThousandEvents(t *testing.T) {
 
 // startStoppable runs a coordinator process (River client and sweep) on
 // pool and returns how to stop it, as a process exit would.
-func startStoppable(t *testing.T, pool *pgxpool.Pool) (*workers.Coordinator, func()) {
+func startStoppable(t *testing.T, pool *pgxpool.Pool) (*workers.Runtime, func()) {
 	t.Helper()
 	log := slog.New(slog.DiscardHandler)
-	coord, err := workers.NewCoordinator(pool, log)
+	coord, err := workers.New(workers.Config{Pool: pool, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(coord.Close)
 	client, err := workers.NewClient(pool, workers.Options{
-		Coordinator: true, Steps: true, Logger: log, C: coord,
+		Coordinator: true, Steps: true, Logger: log, Runtime: coord,
 		Executor: steps.NewExecutor(steps.NewRegistry(), steps.HTTPOptions{}),
 	})
 	if err != nil {
@@ -95,7 +95,7 @@ func startStoppable(t *testing.T, pool *pgxpool.Pool) (*workers.Coordinator, fun
 		t.Fatal(err)
 	}
 	swept := make(chan struct{})
-	go func() { defer close(swept); coord.Sweep(ctx) }()
+	go func() { defer close(swept); coord.Sweeper.Sweep(ctx) }()
 	var stopped bool
 	stop := func() {
 		if stopped {

@@ -27,7 +27,7 @@ type testBundle struct {
 	ctx    context.Context
 	pool   *pgxpool.Pool
 	store  *store.Store
-	coord  *workers.Coordinator
+	coord  *workers.Runtime
 	tenant store.Tenant
 }
 
@@ -42,9 +42,19 @@ func setup(t *testing.T, handlers ...map[string]steps.Handler) testBundle {
 	return b
 }
 
+// setupWith is setup with changes to the runtime's Config.
+func setupWith(t *testing.T, config func(*workers.Config), handlers ...map[string]steps.Handler) testBundle {
+	t.Helper()
+	pool := testdb.Schema(t)
+	b := testBundle{ctx: context.Background(), pool: pool, store: store.New(pool)}
+	b.coord = startWith(t, pool, roles{steps: true, handlers: handlers, config: config})
+	b.tenant = testdb.Tenant(t, b.store, nil)
+	return b
+}
+
 // startCoordinator runs a coordinator, its River client and its sweep on
 // pool until the test ends.
-func startCoordinator(t *testing.T, pool *pgxpool.Pool, handlers ...map[string]steps.Handler) *workers.Coordinator {
+func startCoordinator(t *testing.T, pool *pgxpool.Pool, handlers ...map[string]steps.Handler) *workers.Runtime {
 	t.Helper()
 	return startWith(t, pool, roles{steps: true, handlers: handlers})
 }
@@ -55,20 +65,17 @@ type roles struct {
 	maxWorkers int // 0: the default
 	http       steps.HTTPOptions
 	handlers   []map[string]steps.Handler
+	// config changes the runtime's Config before it is built.
+	config func(*workers.Config)
 }
 
-func startWith(t *testing.T, pool *pgxpool.Pool, r roles) *workers.Coordinator {
+func startWith(t *testing.T, pool *pgxpool.Pool, r roles) *workers.Runtime {
 	t.Helper()
 	ctx := context.Background()
 	log := slog.New(slog.DiscardHandler)
 	if os.Getenv("TEST_LOG") != "" {
 		log = slog.Default()
 	}
-	coord, err := workers.NewCoordinator(pool, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(coord.Close)
 	reg := steps.NewRegistry()
 	for _, hs := range r.handlers {
 		for name, h := range hs {
@@ -77,9 +84,19 @@ func startWith(t *testing.T, pool *pgxpool.Pool, r roles) *workers.Coordinator {
 			}
 		}
 	}
+	exec := steps.NewExecutor(reg, r.http)
+	cfg := workers.Config{Pool: pool, Logger: log, LocalHandlers: exec.Handles}
+	if r.config != nil {
+		r.config(&cfg)
+	}
+	coord, err := workers.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(coord.Close)
 	client, err := workers.NewClient(pool, workers.Options{
-		Coordinator: true, Steps: r.steps, MaxWorkers: r.maxWorkers, Logger: log, C: coord,
-		Executor: steps.NewExecutor(reg, r.http),
+		Coordinator: true, Steps: r.steps, MaxWorkers: r.maxWorkers, Logger: log, Runtime: coord,
+		Executor: exec,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -95,7 +112,7 @@ func startWith(t *testing.T, pool *pgxpool.Pool, r roles) *workers.Coordinator {
 		if r.steps {
 			beat.Go(func() { workers.HeartbeatSteps(sweepCtx, pool, log) })
 		}
-		coord.Sweep(sweepCtx)
+		coord.Sweeper.Sweep(sweepCtx)
 		beat.Wait()
 	}()
 	t.Cleanup(func() {
@@ -123,7 +140,7 @@ func (b testBundle) publish(t *testing.T, m *definition.Manifest) {
 
 func (b testBundle) start(t *testing.T, key string, input any) uuid.UUID {
 	t.Helper()
-	run, created, err := b.coord.Start(b.ctx, workers.Trigger{TenantID: b.tenant.ID, Definition: key, Input: input}, nil)
+	run, created, err := b.coord.Runs.Start(b.ctx, workers.Trigger{TenantID: b.tenant.ID, Definition: key, Input: input}, nil)
 	if err != nil || !created {
 		t.Fatalf("start %s: created=%v err=%v", key, created, err)
 	}

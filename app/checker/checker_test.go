@@ -43,12 +43,12 @@ func setup(t *testing.T) bundle {
 	s := store.New(pool)
 	tenant := testdb.Tenant(t, s, nil)
 	Publish(t, s, tenant.ID)
-	coord, err := workers.NewCoordinator(pool, slog.New(slog.DiscardHandler))
+	coord, err := workers.New(workers.Config{Pool: pool, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(coord.Close)
-	if _, err := workers.NewClient(pool, workers.Options{C: coord, Logger: slog.New(slog.DiscardHandler)}); err != nil {
+	if _, err := workers.NewClient(pool, workers.Options{Runtime: coord, Logger: slog.New(slog.DiscardHandler)}); err != nil {
 		t.Fatal(err)
 	}
 	return bundle{ctx: ctx, pool: pool, url: url, w: &Workload{C: coord, DB: pool, Tenant: tenant.ID, Scatter: 150}}

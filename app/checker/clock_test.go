@@ -122,7 +122,7 @@ func signalWake(t *testing.T, c *ownCluster) (time.Duration, uuid.UUID) {
 	id := c.start(t, "clk-signal", nil)
 	c.waitRun(t, id, 30*time.Second, c.waiting(id, "wake"))
 	sent := time.Now()
-	if _, err := c.coord.Signal(c.ctx, c.tenant, id, engine.Signal{RequestID: "w", Name: "wake"}); err != nil {
+	if _, err := c.coord.Runs.Signal(c.ctx, c.tenant, id, engine.Signal{RequestID: "w", Name: "wake"}); err != nil {
 		t.Fatal(err)
 	}
 	c.waitRun(t, id, 60*time.Second, ended)

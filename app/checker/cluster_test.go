@@ -33,7 +33,7 @@ type ownCluster struct {
 	pool    *pgxpool.Pool
 	store   *store.Store
 	tenant  uuid.UUID
-	coord   *workers.Coordinator
+	coord   *workers.Runtime
 	api     *httptest.Server
 	key     string
 }
@@ -82,16 +82,16 @@ func (c *ownCluster) open(t *testing.T) {
 	c.store = store.New(c.pool)
 	c.tenant = testdb.Tenant(t, c.store, nil).ID
 	log := slog.New(slog.DiscardHandler)
-	if c.coord, err = workers.NewCoordinator(c.pool, log); err != nil {
+	if c.coord, err = workers.New(workers.Config{Pool: c.pool, Logger: log}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := workers.NewClient(c.pool, workers.Options{C: c.coord, Logger: log}); err != nil {
+	if _, err := workers.NewClient(c.pool, workers.Options{Runtime: c.coord, Logger: log}); err != nil {
 		t.Fatal(err)
 	}
 	listen, stop := context.WithCancel(c.ctx)
 	listened := make(chan struct{})
-	go func() { defer close(listened); c.coord.ListenTasks(listen) }()
-	c.api = httptest.NewServer(server.New(server.Deps{Pool: c.pool, Store: c.store, Logger: log, API: true, Runs: c.coord}))
+	go func() { defer close(listened); c.coord.Runs.Tasks.Listen(listen) }()
+	c.api = httptest.NewServer(server.New(server.Deps{Pool: c.pool, Store: c.store, Logger: log, API: true, Runs: c.coord.Runs}))
 	_, c.key = testdb.APIKey(t, c.store, store.Tenant{ID: c.tenant}, nil)
 	t.Cleanup(func() {
 		c.api.Close()
@@ -104,7 +104,7 @@ func (c *ownCluster) open(t *testing.T) {
 // start triggers a run.
 func (c *ownCluster) start(t *testing.T, key string, input any) uuid.UUID {
 	t.Helper()
-	run, _, err := c.coord.Start(c.ctx, workers.Trigger{TenantID: c.tenant, Definition: key, Input: input}, nil)
+	run, _, err := c.coord.Runs.Start(c.ctx, workers.Trigger{TenantID: c.tenant, Definition: key, Input: input}, nil)
 	if err != nil {
 		t.Fatalf("start %s: %v", key, err)
 	}

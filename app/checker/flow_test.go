@@ -106,7 +106,7 @@ func flowSetup(t *testing.T, o WorkerOptions) bundle {
 // startFlow starts a run and returns it as the start left it.
 func (b bundle) startFlow(t *testing.T, key string, input any) store.Run {
 	t.Helper()
-	run, _, err := b.w.C.Start(b.ctx, workers.Trigger{TenantID: b.w.Tenant, Definition: key, Input: input}, nil)
+	run, _, err := b.w.C.Runs.Start(b.ctx, workers.Trigger{TenantID: b.w.Tenant, Definition: key, Input: input}, nil)
 	if err != nil {
 		t.Fatalf("start %s: %v", key, err)
 	}
@@ -135,7 +135,7 @@ func (b bundle) awaitStatus(t *testing.T, id uuid.UUID, st engine.RunStatus) sto
 
 func (b bundle) signalGo(t *testing.T, id uuid.UUID) {
 	t.Helper()
-	if _, err := b.w.C.Signal(b.ctx, b.w.Tenant, id, engine.Signal{RequestID: "go-" + id.String(), Name: "go"}); err != nil {
+	if _, err := b.w.C.Runs.Signal(b.ctx, b.w.Tenant, id, engine.Signal{RequestID: "go-" + id.String(), Name: "go"}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -241,11 +241,11 @@ func (b bundle) watchLimits(t *testing.T, runs []store.Run) {
 func TestFlowCancelStrategiesAcrossProcesses(t *testing.T) {
 	b := flowSetup(t, WorkerOptions{})
 	first := b.startFlow(t, "chk-flow-newest", nil)
-	_, _, err := b.w.C.Start(b.ctx, workers.Trigger{TenantID: b.w.Tenant, Definition: "chk-flow-newest"}, nil)
+	_, _, err := b.w.C.Runs.Start(b.ctx, workers.Trigger{TenantID: b.w.Tenant, Definition: "chk-flow-newest"}, nil)
 	if !apperr.Is(err, apperr.ConcurrencyLimit) {
 		t.Fatalf("a second start at the API: %v, want concurrency_limit", err)
 	}
-	e, _, err := b.w.C.Publish(b.ctx, store.Event{TenantID: b.w.Tenant, Name: "chk.newest", Data: map[string]any{}})
+	e, _, err := b.w.C.Runs.Events.Publish(b.ctx, store.Event{TenantID: b.w.Tenant, Name: "chk.newest", Data: map[string]any{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -383,7 +383,7 @@ func TestFlowSlotsNeverLeakAcrossProcesses(t *testing.T) {
 	}
 	b.awaitStatus(t, timedOut, engine.RunTimedOut)
 	b.awaitStatus(t, continued, engine.RunWaiting)
-	next, err := b.w.C.ContinueAsNew(b.ctx, b.w.Tenant, continued, "can", nil)
+	next, err := b.w.C.Runs.ContinueAsNew(b.ctx, b.w.Tenant, continued, "can", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -407,7 +407,7 @@ func TestFlowSlotsNeverLeakAcrossProcesses(t *testing.T) {
 
 func (b bundle) cancel(t *testing.T, id uuid.UUID) {
 	t.Helper()
-	if err := b.w.C.Control(b.ctx, b.w.Tenant, id, engine.Cancel{RequestID: uuid.NewString(), Reason: "checker"}); err != nil {
+	if err := b.w.C.Runs.Control(b.ctx, b.w.Tenant, id, engine.Cancel{RequestID: uuid.NewString(), Reason: "checker"}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -478,7 +478,7 @@ func TestFlowOverlapsOrderRunsByTheirCommits(t *testing.T) {
 	}
 	started := make(chan result, 1)
 	go func() {
-		run, _, err := b.w.C.Start(b.ctx, workers.Trigger{TenantID: b.w.Tenant, Definition: "chk-flow-leak", Input: in}, nil)
+		run, _, err := b.w.C.Runs.Start(b.ctx, workers.Trigger{TenantID: b.w.Tenant, Definition: "chk-flow-leak", Input: in}, nil)
 		started <- result{run, err}
 	}()
 	b.awaitBlockedBy(t, holder)

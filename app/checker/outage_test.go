@@ -249,7 +249,7 @@ func (c *ownCluster) loadChains(t *testing.T) *chainLoad {
 				default:
 				}
 				ctx, cancel := context.WithTimeout(c.ctx, 5*time.Second)
-				run, _, err := c.coord.Start(ctx, workers.Trigger{TenantID: c.tenant, Definition: "out-chain"}, nil)
+				run, _, err := c.coord.Runs.Start(ctx, workers.Trigger{TenantID: c.tenant, Definition: "out-chain"}, nil)
 				cancel()
 				l.mu.Lock()
 				if err == nil {

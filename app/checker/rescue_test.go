@@ -44,12 +44,12 @@ func TestKilledProcessJobsAreRescuedByDuctorsDetection(t *testing.T) {
 	s := store.New(pool)
 	tenant := testdb.Tenant(t, s, nil)
 	testdb.Definition(t, s, tenant.ID, rescueChain)
-	coord, err := workers.NewCoordinator(pool, slog.New(slog.DiscardHandler))
+	coord, err := workers.New(workers.Config{Pool: pool, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(coord.Close)
-	if _, err := workers.NewClient(pool, workers.Options{C: coord, Logger: slog.New(slog.DiscardHandler)}); err != nil {
+	if _, err := workers.NewClient(pool, workers.Options{Runtime: coord, Logger: slog.New(slog.DiscardHandler)}); err != nil {
 		t.Fatal(err)
 	}
 	// The doomed worker sends results through tick jobs and holds every
@@ -62,7 +62,7 @@ func TestKilledProcessJobsAreRescuedByDuctorsDetection(t *testing.T) {
 		if i%2 == 1 {
 			ms = 4000
 		}
-		run, _, err := coord.Start(ctx, workers.Trigger{TenantID: tenant.ID, Definition: "rescue-chain", Input: map[string]any{"ms": ms}}, nil)
+		run, _, err := coord.Runs.Start(ctx, workers.Trigger{TenantID: tenant.ID, Definition: "rescue-chain", Input: map[string]any{"ms": ms}}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -107,7 +107,7 @@ func runWorker(raw string) error {
 		return err
 	}
 	swept, beat := make(chan struct{}), make(chan struct{})
-	go func() { defer close(swept); coord.Sweep(ctx) }()
+	go func() { defer close(swept); coord.Sweeper.Sweep(ctx) }()
 	go func() { defer close(beat); workers.HeartbeatSteps(ctx, pool, slog.New(slog.DiscardHandler)) }()
 	fmt.Println("ready")
 	<-ctx.Done()
@@ -135,25 +135,26 @@ func workerPool(ctx context.Context, o WorkerOptions) (*pgxpool.Pool, error) {
 	return pgxpool.NewWithConfig(ctx, cfg)
 }
 
-func workerCoordinator(pool *pgxpool.Pool, log *slog.Logger, o WorkerOptions) (*workers.Coordinator, *river.Client[pgx.Tx], error) {
-	coord, err := workers.NewCoordinator(pool, log)
-	if err != nil {
-		return nil, nil, err
-	}
-	coord.RescueWindow = cmp.Or(o.RescueWindow, time.Second)
-	coord.InlineTicks = !o.NoInlineTicks
-	coord.StepBatchMax = o.StepBatchMax
-	coord.Fault = o.fault()
-	if o.SameStatement {
-		coord.TickLoadOptions = []store.Option{store.SameStatementTickLoad()}
-	}
+func workerCoordinator(pool *pgxpool.Pool, log *slog.Logger, o WorkerOptions) (*workers.Runtime, *river.Client[pgx.Tx], error) {
 	reg := steps.NewRegistry()
 	if err := reg.Register(StepHandler, stepHandler(pool)); err != nil {
 		return nil, nil, err
 	}
+	exec := steps.NewExecutor(reg, steps.HTTPOptions{}, steps.WithLogger(log))
+	cfg := workers.Config{
+		Pool: pool, Logger: log, LocalHandlers: exec.Handles,
+		RescueWindow: cmp.Or(o.RescueWindow, time.Second), NoInlineTicks: o.NoInlineTicks, StepBatchMax: o.StepBatchMax,
+		Testing: workers.Testing{Fault: o.fault()},
+	}
+	if o.SameStatement {
+		cfg.Testing.TickLoadOptions = []store.Option{store.SameStatementTickLoad()}
+	}
+	coord, err := workers.New(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
 	client, err := workers.NewClient(pool, workers.Options{
-		Coordinator: true, Steps: true, Logger: log, C: coord,
-		Executor: steps.NewExecutor(reg, steps.HTTPOptions{}, steps.WithLogger(log)),
+		Coordinator: true, Steps: true, Logger: log, Runtime: coord, Executor: exec,
 	})
 	return coord, client, err
 }

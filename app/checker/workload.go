@@ -112,7 +112,7 @@ func Prepare(ctx context.Context, db *pgxpool.Pool) error {
 // ContinueAsNew, concurrently with the runs' own progress. It remembers
 // every acknowledged trigger and what it should end as.
 type Workload struct {
-	C      *workers.Coordinator
+	C      *workers.Runtime
 	DB     *pgxpool.Pool
 	Tenant uuid.UUID
 	// Scatter is the inline scatter's width (default 60); Fanout the
@@ -152,7 +152,7 @@ func (w *Workload) Round(ctx context.Context, round int) {
 }
 
 func (w *Workload) start(ctx context.Context, key string, input any) (uuid.UUID, bool) {
-	run, _, err := w.C.Start(ctx, workers.Trigger{TenantID: w.Tenant, Definition: key, Input: input}, nil)
+	run, _, err := w.C.Runs.Start(ctx, workers.Trigger{TenantID: w.Tenant, Definition: key, Input: input}, nil)
 	if err != nil {
 		w.fail("start %s: %v", key, err)
 		return uuid.Nil, false
@@ -221,7 +221,7 @@ func (w *Workload) signals(ctx context.Context, round int) {
 }
 
 func (w *Workload) signal(ctx context.Context, id uuid.UUID, request, name string) {
-	_, err := w.C.Signal(ctx, w.Tenant, id, engine.Signal{RequestID: request, Name: name})
+	_, err := w.C.Runs.Signal(ctx, w.Tenant, id, engine.Signal{RequestID: request, Name: name})
 	if err != nil && !apperr.Is(err, apperr.Conflict) {
 		w.fail("signal %s to %s: %v", name, id, err)
 	}
@@ -234,7 +234,7 @@ func (w *Workload) cancel(ctx context.Context, _ int) {
 		return
 	}
 	w.await(ctx, id, func(r store.Run) bool { return r.Status == engine.RunRunning })
-	if err := w.C.Control(ctx, w.Tenant, id, engine.Cancel{RequestID: uuid.NewString(), Reason: "checker"}); err != nil {
+	if err := w.C.Runs.Control(ctx, w.Tenant, id, engine.Cancel{RequestID: uuid.NewString(), Reason: "checker"}); err != nil {
 		w.fail("cancel %s: %v", id, err)
 	}
 }
@@ -250,7 +250,7 @@ func (w *Workload) continueAsNew(ctx context.Context, round int) {
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		if _, err := w.C.ContinueAsNew(ctx, w.Tenant, id, fmt.Sprintf("can-%d", round), nil); err != nil {
+		if _, err := w.C.Runs.ContinueAsNew(ctx, w.Tenant, id, fmt.Sprintf("can-%d", round), nil); err != nil {
 			w.fail("continue %s as new: %v", id, err)
 		}
 	})

@@ -48,22 +48,21 @@ func (p process) run(ctx context.Context) error {
 	}
 	defer p.shutdownTracing(tracing)
 
-	coord, err := workers.NewCoordinator(p.pool, p.log)
+	exec := steps.NewExecutor(steps.NewRegistry(), steps.HTTPOptions{Allow: p.cfg.HTTPAllow}, steps.WithLogger(p.log))
+	coord, err := workers.New(workers.Config{
+		Pool: p.pool, Logger: p.log, Tracing: tracing, LocalHandlers: exec.Handles,
+		StepBatchMax: p.cfg.StepBatch, RescueWindow: p.cfg.RescueWindow,
+	})
 	if err != nil {
 		return err
 	}
 	defer coord.Close()
-	coord.SetTracing(tracing)
-	coord.StepBatchMax = p.cfg.StepBatch
-	if p.cfg.RescueWindow > 0 {
-		coord.RescueWindow = p.cfg.RescueWindow
-	}
 	reg.MustRegister(coord.Collectors()...)
 	pruner := p.pruner()
 	if pruner != nil {
 		reg.MustRegister(pruner.Collectors()...)
 	}
-	stopWorkers, err := p.startWorkers(ctx, coord, pruner)
+	stopWorkers, err := p.startWorkers(ctx, coord, exec, pruner)
 	if err != nil {
 		return err
 	}
@@ -95,7 +94,7 @@ func (p process) run(ctx context.Context) error {
 	srv := server.New(server.Deps{
 		Secrets: box,
 		Login:   web.Login, DevLogin: web.DevLogin, BaseURL: web.BaseURL,
-		Pool: p.pool, Store: store.New(p.pool), Logger: p.log, Registry: reg, Runs: coord,
+		Pool: p.pool, Store: store.New(p.pool), Logger: p.log, Registry: reg, Runs: coord.Runs,
 		API: p.cfg.Roles.Has(config.RoleAPI), Web: p.cfg.Roles.Has(config.RoleWeb), APIRate: p.cfg.APIRate,
 		ValidateInput: server.NewInputValidator(), TrustedProxies: p.cfg.TrustedProxies,
 	})
@@ -105,13 +104,13 @@ func (p process) run(ctx context.Context) error {
 // startWorkers builds the River client the coordinator enqueues with and,
 // for the coordinator and steps roles, starts it. The returned function
 // stops it, letting running jobs finish for a while.
-func (p process) startWorkers(ctx context.Context, coord *workers.Coordinator, pruner *prune.Pruner) (func(), error) {
+func (p process) startWorkers(ctx context.Context, coord *workers.Runtime, exec *steps.Executor, pruner *prune.Pruner) (func(), error) {
 	client, err := workers.NewClient(p.pool, workers.Options{
 		Coordinator: p.cfg.Roles.Has(config.RoleCoordinator),
 		Steps:       p.cfg.Roles.Has(config.RoleSteps),
 		Logger:      p.log,
-		C:           coord,
-		Executor:    steps.NewExecutor(steps.NewRegistry(), steps.HTTPOptions{Allow: p.cfg.HTTPAllow}, steps.WithLogger(p.log)),
+		Runtime:     coord,
+		Executor:    exec,
 	})
 	if err != nil {
 		return nil, err
@@ -125,8 +124,8 @@ func (p process) startWorkers(ctx context.Context, coord *workers.Coordinator, p
 	sweepCtx, stopSweep := context.WithCancel(context.WithoutCancel(ctx))
 	var loops sync.WaitGroup
 	if p.cfg.Roles.Has(config.RoleCoordinator) {
-		loops.Go(func() { coord.Sweep(sweepCtx) })
-		loops.Go(func() { coord.RunSchedules(sweepCtx) })
+		loops.Go(func() { coord.Sweeper.Sweep(sweepCtx) })
+		loops.Go(func() { coord.Runs.Schedules.Run(sweepCtx) })
 		loops.Go(func() { workers.DeleteExpiredLogins(sweepCtx, p.pool, p.log) })
 	}
 	if p.cfg.Roles.Has(config.RoleSteps) {
@@ -203,11 +202,11 @@ func newLogger(env Env, cfg config.Config, format string) (*slog.Logger, *loggin
 
 // listenTasks relays new bridge tasks to the API's long polls until ctx
 // ends; the returned function waits for it to let go of its connection.
-func listenTasks(ctx context.Context, coord *workers.Coordinator) func() {
+func listenTasks(ctx context.Context, coord *workers.Runtime) func() {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		coord.ListenTasks(ctx)
+		coord.Runs.Tasks.Listen(ctx)
 	}()
 	return func() { <-done }
 }

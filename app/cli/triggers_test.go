@@ -21,19 +21,19 @@ func setupTriggers(t *testing.T) *applyBundle {
 	pool, url := testdb.SchemaURL(t)
 	s := store.New(pool)
 	log := slog.New(slog.DiscardHandler)
-	coord, err := workers.NewCoordinator(pool, log)
+	coord, err := workers.New(workers.Config{Pool: pool, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(coord.Close)
-	if _, err := workers.NewClient(pool, workers.Options{C: coord, Logger: log}); err != nil {
+	if _, err := workers.NewClient(pool, workers.Options{Runtime: coord, Logger: log}); err != nil {
 		t.Fatal(err)
 	}
 	box, err := secrets.NewBox(strings.Repeat("s", 32))
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(server.New(server.Deps{Pool: pool, Store: s, Logger: log, API: true, Runs: coord, Secrets: box}))
+	srv := httptest.NewServer(server.New(server.Deps{Pool: pool, Store: s, Logger: log, API: true, Runs: coord.Runs, Secrets: box}))
 	t.Cleanup(srv.Close)
 	b := &applyBundle{store: s, tenant: testdb.Tenant(t, s, nil), dir: t.TempDir()}
 	_, key := testdb.APIKey(t, s, b.tenant, nil)

@@ -37,19 +37,25 @@ type apiBundle struct {
 	tenantA    store.Tenant
 	keyA, keyB string
 	echoRoutes []string
-	runs       *workers.Coordinator
+	runs       *workers.Runtime
 	pool       *pgxpool.Pool
 }
 
 func setupAPI(t *testing.T, opts ...func(*Deps)) *apiBundle {
 	t.Helper()
+	return setupAPIConfig(t, nil, opts...)
+}
+
+// setupAPIConfig is setupAPI with changes to the runtime's Config.
+func setupAPIConfig(t *testing.T, config func(*workers.Config), opts ...func(*Deps)) *apiBundle {
+	t.Helper()
 	pool := testdb.Schema(t)
 	log := slog.New(slog.DiscardHandler)
-	coord := startWorkers(t, pool, log)
+	coord := startWorkers(t, pool, log, config)
 	s := store.New(pool)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(coord.Collectors()...)
-	d := Deps{Pool: pool, Store: s, Logger: log, Registry: reg, API: true, Runs: coord, ValidateInput: NewInputValidator(), Secrets: testBox(t)}
+	d := Deps{Pool: pool, Store: s, Logger: log, Registry: reg, API: true, Runs: coord.Runs, ValidateInput: NewInputValidator(), Secrets: testBox(t)}
 	for _, o := range opts {
 		o(&d)
 	}
@@ -70,15 +76,20 @@ func setupAPI(t *testing.T, opts ...func(*Deps)) *apiBundle {
 
 // startWorkers runs a coordinator with a River client working every queue
 // on pool until the test ends.
-func startWorkers(t *testing.T, pool *pgxpool.Pool, log *slog.Logger) *workers.Coordinator {
+func startWorkers(t *testing.T, pool *pgxpool.Pool, log *slog.Logger, config func(*workers.Config)) *workers.Runtime {
 	t.Helper()
-	coord, err := workers.NewCoordinator(pool, log)
+	exec := steps.NewExecutor(steps.NewRegistry(), steps.HTTPOptions{})
+	cfg := workers.Config{Pool: pool, Logger: log, LocalHandlers: exec.Handles}
+	if config != nil {
+		config(&cfg)
+	}
+	coord, err := workers.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(coord.Close)
-	client, err := workers.NewClient(pool, workers.Options{Coordinator: true, Steps: true, Logger: log, C: coord,
-		Executor: steps.NewExecutor(steps.NewRegistry(), steps.HTTPOptions{})})
+	client, err := workers.NewClient(pool, workers.Options{Coordinator: true, Steps: true, Logger: log, Runtime: coord,
+		Executor: exec})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,11 +113,17 @@ func startWorkers(t *testing.T, pool *pgxpool.Pool, log *slog.Logger) *workers.C
 // task notification listener and the sweep that reports lost attempts.
 func setupTasks(t *testing.T) *apiBundle {
 	t.Helper()
-	b := setupAPI(t)
+	return setupTasksConfig(t, nil)
+}
+
+// setupTasksConfig is setupTasks with changes to the runtime's Config.
+func setupTasksConfig(t *testing.T, config func(*workers.Config)) *apiBundle {
+	t.Helper()
+	b := setupAPIConfig(t, config)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{}, 2)
-	go func() { b.runs.ListenTasks(ctx); done <- struct{}{} }()
-	go func() { b.runs.Sweep(ctx); done <- struct{}{} }()
+	go func() { b.runs.Runs.Tasks.Listen(ctx); done <- struct{}{} }()
+	go func() { b.runs.Sweeper.Sweep(ctx); done <- struct{}{} }()
 	t.Cleanup(func() { cancel(); <-done; <-done })
 	return b
 }

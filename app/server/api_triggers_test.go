@@ -291,7 +291,7 @@ func TestScheduleInputCheckedWhenItFires(t *testing.T) {
 
 	var got map[string]any
 	testwait.Until(context.Background(), 20*time.Second, func() bool {
-		if _, err := b.runs.SchedulesOnce(context.Background()); err != nil {
+		if _, err := b.runs.Runs.Schedules.Once(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		_, got = b.call(t, "GET", "/api/v1/schedules/greet-often", b.keyA, "")

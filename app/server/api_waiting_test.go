@@ -15,6 +15,7 @@ import (
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
 	"github.com/ductor/ductor/app/testwait"
+	"github.com/ductor/ductor/workers"
 )
 
 // isolationCase is a row of TestAPITenantIsolation.
@@ -130,8 +131,7 @@ edges:
 
 func TestSignalsAPIBound(t *testing.T) {
 	t.Parallel()
-	b := setupAPI(t)
-	b.runs.SetMaxBufferedSignals(2)
+	b := setupAPIConfig(t, func(c *workers.Config) { c.MaxBufferedSignals = 2 })
 	b.publishYAML(t, `
 key: sig
 steps:

@@ -56,7 +56,7 @@ type decisionRequest struct {
 // when a key of this name already decided, or when the key's maker did
 // (as a person or by another key: see store.DeciderPrincipal); 422 for a
 // comment over store.MaxCommentBytes.
-func handleApprovalDecision(runs *workers.Coordinator) echo.HandlerFunc {
+func handleApprovalDecision(runs *workers.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id, err := pathUUID(c, "id", "approval")
 		if err != nil {

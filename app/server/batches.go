@@ -50,7 +50,7 @@ type batchRequest struct {
 // handleBatchCreate starts a bulk cancel or retry of the runs a filter
 // matches (those created so far) or of a list of run ids: 202 with the
 // batch, which the sweep works in the background.
-func handleBatchCreate(s *store.Store, runs *workers.Coordinator) echo.HandlerFunc {
+func handleBatchCreate(s *store.Store, runs *workers.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var req batchRequest
 		if err := bindJSON(c, &req); err != nil {
@@ -60,7 +60,7 @@ func handleBatchCreate(s *store.Store, runs *workers.Coordinator) echo.HandlerFu
 		if err != nil {
 			return err
 		}
-		if b, err = runs.CreateBatch(c.Request().Context(), b); err != nil {
+		if b, err = runs.Batches.Create(c.Request().Context(), b); err != nil {
 			return err
 		}
 		return c.JSON(http.StatusAccepted, batchJSON(b))

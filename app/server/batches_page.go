@@ -19,13 +19,13 @@ import (
 // handleRunsBatchForm starts a bulk operation from the runs list: on the
 // selected runs (run_id), or on every run the list's filter matches
 // (scope=filter), then shows its progress (post/redirect/get).
-func handleRunsBatchForm(s *store.Store, runs *workers.Coordinator) echo.HandlerFunc {
+func handleRunsBatchForm(s *store.Store, runs *workers.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx, v := c.Request().Context(), viewerOf(c)
 		filter, _ := url.ParseQuery(c.FormValue("filter"))
 		b, err := batchFromForm(c, s, filter)
 		if err == nil {
-			b, err = runs.CreateBatch(ctx, b)
+			b, err = runs.Batches.Create(ctx, b)
 		}
 		if err != nil {
 			return formError(c, err, func(status int, msg string) error {

@@ -32,7 +32,7 @@ steps:
 	if code != http.StatusAccepted {
 		t.Fatalf("create batch: %d %v", code, created)
 	}
-	runBatches(t, b.runs)
+	runBatches(t, b.runs.Runs)
 	_, got := b.call(t, "GET", "/api/v1/batches/"+created["id"].(string), b.keyA, "")
 	errs, _ := got["errors"].([]any)
 	if got["status"] != "completed" || got["failed"] != float64(1) || len(errs) != 1 {
@@ -50,8 +50,7 @@ steps:
 // its own.
 func TestBatchQueueIsBoundedPerTenant(t *testing.T) {
 	t.Parallel()
-	b := setupAPI(t)
-	b.runs.BatchQueueMax = 100
+	b := setupAPIConfig(t, func(c *workers.Config) { c.BatchQueueMax = 100 })
 	create := func(key string, n int) (int, map[string]any, http.Header) {
 		ids := make([]string, n)
 		for i := range ids {
@@ -83,7 +82,7 @@ func TestBatchQueueIsBoundedPerTenant(t *testing.T) {
 	if code, body, _ := create(b.keyB, 101); code != http.StatusUnprocessableEntity {
 		t.Errorf("a batch larger than the bound: %d %v, want 422", code, body)
 	}
-	runBatches(t, b.runs)
+	runBatches(t, b.runs.Runs)
 	if code, body, _ := create(b.keyA, 30); code != http.StatusAccepted {
 		t.Errorf("once the queue drained: %d %v", code, body)
 	}

@@ -70,7 +70,7 @@ type caseRequest struct {
 
 // handleCaseUpdate changes a case's status and data: 200 with the case;
 // 422 when data breaks the case's fields schema; 409 once closed.
-func handleCaseUpdate(runs *workers.Coordinator) echo.HandlerFunc {
+func handleCaseUpdate(runs *workers.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id, err := pathUUID(c, "id", "case")
 		if err != nil {

@@ -13,7 +13,7 @@ import (
 
 // handleTestRun starts a run of the definition's latest published version
 // with the posted JSON input, and answers its id (script) or its page.
-func handleTestRun(runs *workers.Coordinator, validate workers.InputValidator) echo.HandlerFunc {
+func handleTestRun(runs *workers.Service, validate workers.InputValidator) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if runs == nil {
 			return apperr.New(apperr.Unavailable, "this server does not run workflows")

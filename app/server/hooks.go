@@ -44,7 +44,7 @@ const (
 // are written to their webhook sparingly (see deliveryRecorder).
 type hooks struct {
 	store    *store.Store
-	runs     *workers.Coordinator
+	runs     *workers.Service
 	box      *secrets.Box
 	log      *slog.Logger
 	proxies  trustedProxies
@@ -72,14 +72,14 @@ func (h hooks) handleHookDelivery(c echo.Context) error {
 	ctx, addr := c.Request().Context(), h.proxies.clientAddr(c.Request())
 	slug, id := c.Param("tenant"), c.Param("id")
 	if err := h.precheck(c, addr, slug, id); err != nil {
-		h.runs.WebhookDelivered(deliveryRateLimited)
+		h.runs.Events.WebhookDelivered(deliveryRateLimited)
 		return err
 	}
 	w, err := h.find(ctx, slug, id)
 	if apperr.Is(err, apperr.NotFound) {
 		h.known.forget(slug, id)
 		h.failures.fail(unknownHookBudget(addr))
-		h.runs.WebhookDelivered(deliveryNotFound)
+		h.runs.Events.WebhookDelivered(deliveryNotFound)
 	}
 	if err != nil {
 		return err
@@ -139,7 +139,7 @@ func readDelivery(c echo.Context, s webhook.Scheme) ([]byte, string, error) {
 // spent.
 func (h hooks) refuse(c echo.Context, w store.Webhook, budget, outcome string, err error) error {
 	if spent := h.failures.check(c, budget); spent != nil {
-		h.runs.WebhookDelivered(deliveryRateLimited)
+		h.runs.Events.WebhookDelivered(deliveryRateLimited)
 		return spent
 	}
 	h.failures.fail(budget)
@@ -211,11 +211,11 @@ func (h hooks) publish(c echo.Context, w store.Webhook, id string, body []byte, 
 		sum := sha256.Sum256(body)
 		id = hex.EncodeToString(sum[:])
 	}
-	e, created, err := h.runs.Publish(ctx, store.Event{
+	e, created, err := h.runs.Events.Publish(ctx, store.Event{
 		TenantID: w.TenantID, Name: w.Event, Data: data, IdempotencyKey: "webhook:" + w.ID + ":" + id, MatchRequest: true,
 	})
 	if apperr.Is(err, apperr.IdempotencyMismatch) {
-		h.runs.WebhookDelivered(deliveryIDReused)
+		h.runs.Events.WebhookDelivered(deliveryIDReused)
 		h.write(ctx, w, store.Delivery{Outcome: deliveryIDReused, Status: http.StatusConflict,
 			Count: h.recorder.succeeded(hookKey{w.TenantID, w.ID}, time.Now())})
 		return apperr.New(apperr.IdempotencyMismatch, "delivery id %q was already used for a different body", id)
@@ -227,7 +227,7 @@ func (h hooks) publish(c echo.Context, w store.Webhook, id string, body []byte, 
 	if !created {
 		outcome, status = deliveryDuplicate, http.StatusOK
 	}
-	h.runs.WebhookDelivered(outcome)
+	h.runs.Events.WebhookDelivered(outcome)
 	n := h.recorder.succeeded(hookKey{w.TenantID, w.ID}, time.Now())
 	h.write(ctx, w, store.Delivery{Outcome: outcome, Status: status, EventID: &e.ID, Count: n})
 	return c.JSON(status, map[string]any{"event_id": e.ID, "duplicate": !created})
@@ -236,7 +236,7 @@ func (h hooks) publish(c echo.Context, w store.Webhook, id string, body []byte, 
 // recordFailure counts a failed delivery and writes it to the webhook
 // when the recorder says so.
 func (h hooks) recordFailure(ctx context.Context, w store.Webhook, outcome string, status int) {
-	h.runs.WebhookDelivered(outcome)
+	h.runs.Events.WebhookDelivered(outcome)
 	if ok, n := h.recorder.failed(hookKey{w.TenantID, w.ID}, time.Now()); ok {
 		h.write(ctx, w, store.Delivery{Outcome: outcome, Status: status, Count: n})
 	}

@@ -23,14 +23,14 @@ var inboxNotices = map[string]string{
 // handleInbox shows the approvals and cases addressed to the person (by
 // email) or their role, newest first: pending ones by default, decided
 // ones with ?tab=decided.
-func handleInbox(s *store.Store, runs *workers.Coordinator) echo.HandlerFunc {
+func handleInbox(s *store.Store, runs *workers.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		d := views.InboxData{Tab: c.QueryParam("tab"), Notice: inboxNotices[c.QueryParam("done")]}
 		return renderInbox(c, s, runs, http.StatusOK, d)
 	}
 }
 
-func renderInbox(c echo.Context, s *store.Store, runs *workers.Coordinator, status int, d views.InboxData) error {
+func renderInbox(c echo.Context, s *store.Store, runs *workers.Service, status int, d views.InboxData) error {
 	if d.Tab != "decided" {
 		d.Tab = "pending"
 	}
@@ -109,7 +109,7 @@ func inboxCount(ctx context.Context, s *store.Store, v Viewer) int {
 // handleApprovalDecide records the viewer's decision on an approval
 // addressed to them: by their own name (so min_approvals counts people)
 // and only when their email or role is among the approvers.
-func handleApprovalDecide(s *store.Store, runs *workers.Coordinator) echo.HandlerFunc {
+func handleApprovalDecide(s *store.Store, runs *workers.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		v := viewerOf(c)
 		decision := c.FormValue("decision")

@@ -24,7 +24,7 @@ var errBadDecision = apperr.New(apperr.Invalid, `decision must be "approve" or "
 // handleCaseSave updates a case assigned to the viewer from its form:
 // each field.NAME input becomes the data's NAME (typed by the fields
 // schema), status the case's status.
-func handleCaseSave(s *store.Store, runs *workers.Coordinator) echo.HandlerFunc {
+func handleCaseSave(s *store.Store, runs *workers.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		v := viewerOf(c)
 		err := inboxAction(c, "case", func(id uuid.UUID) error {
@@ -169,7 +169,7 @@ func inboxAction(c echo.Context, what string, act func(uuid.UUID) error) error {
 // afterInbox redirects to the inbox after a decision, or shows it again
 // with why the decision was refused (decided already, not addressed to
 // the viewer, invalid data).
-func afterInbox(c echo.Context, s *store.Store, runs *workers.Coordinator, err error, done string) error {
+func afterInbox(c echo.Context, s *store.Store, runs *workers.Service, err error, done string) error {
 	if err == nil {
 		return seeOther(c, "/inbox?done="+done)
 	}
@@ -193,7 +193,7 @@ func afterInbox(c echo.Context, s *store.Store, runs *workers.Coordinator, err e
 // approval's step.
 type runContexts struct {
 	s      *store.Store
-	runs   *workers.Coordinator
+	runs   *workers.Service
 	tenant uuid.UUID
 	slug   string
 	reader caseReader // whose inbox: the outputs shown keep to the case data rule

@@ -45,7 +45,7 @@ var hereKeys = []string{"node", "state", "q", "after", "history", "layout"}
 // handleInspector shows one run: graph, steps, the selected node (a step,
 // or a scatter child by its id: ?node=resize[402]), history, signals,
 // lineage and, to operators, the actions.
-func handleInspector(s *store.Store, runs *workers.Coordinator) echo.HandlerFunc {
+func handleInspector(s *store.Store, runs *workers.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		d, err := loadInspector(c, s, runs)
 		if err != nil {
@@ -73,7 +73,7 @@ func hereOf(q url.Values) url.Values {
 
 // loadInspector reads everything the page shows; each list is bounded
 // (history and children are paged, child runs cut at a few rows).
-func loadInspector(c echo.Context, s *store.Store, runs *workers.Coordinator) (views.InspectorData, error) {
+func loadInspector(c echo.Context, s *store.Store, runs *workers.Service) (views.InspectorData, error) {
 	ctx, v := c.Request().Context(), viewerOf(c)
 	id, err := pathUUID(c, "id", "run")
 	if err != nil {

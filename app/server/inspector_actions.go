@@ -22,7 +22,7 @@ import (
 
 // handleRunCancelForm asks the run to cancel, recording who asked and the
 // reason typed on the run.
-func handleRunCancelForm(s *store.Store, runs *workers.Coordinator) echo.HandlerFunc {
+func handleRunCancelForm(s *store.Store, runs *workers.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		v := viewerOf(c)
 		reason := strings.TrimSpace(c.FormValue("reason"))
@@ -39,7 +39,7 @@ func handleRunCancelForm(s *store.Store, runs *workers.Coordinator) echo.Handler
 
 // handleRunSignalForm sends a signal: the name is required, the request id
 // is generated when empty, the payload is JSON (empty: null).
-func handleRunSignalForm(s *store.Store, runs *workers.Coordinator) echo.HandlerFunc {
+func handleRunSignalForm(s *store.Store, runs *workers.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		form := views.ActionForm{
 			SignalName: strings.TrimSpace(c.FormValue("name")), SignalRequestID: strings.TrimSpace(c.FormValue("request_id")),
@@ -66,7 +66,7 @@ func handleRunSignalForm(s *store.Store, runs *workers.Coordinator) echo.Handler
 
 // handleRunContinueForm asks the run to continue as new, with the given
 // JSON input or, when empty, its own.
-func handleRunContinueForm(s *store.Store, runs *workers.Coordinator) echo.HandlerFunc {
+func handleRunContinueForm(s *store.Store, runs *workers.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		form := views.ActionForm{CANInput: c.FormValue("input")}
 		err := withRunID(c, func(id uuid.UUID) error {
@@ -83,7 +83,7 @@ func handleRunContinueForm(s *store.Store, runs *workers.Coordinator) echo.Handl
 
 // handleNodeRetryForm retries the failed (or cancelled) node the form
 // names.
-func handleNodeRetryForm(s *store.Store, runs *workers.Coordinator) echo.HandlerFunc {
+func handleNodeRetryForm(s *store.Store, runs *workers.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		err := withRunID(c, func(id uuid.UUID) error {
 			return runs.RetryNode(c.Request().Context(), viewerOf(c).Tenant.ID, id, c.FormValue("node"))
@@ -114,7 +114,7 @@ func formJSON(field, raw string) (any, error) {
 
 // afterAction redirects to the run on success; a client error shows the
 // run again with the message (an unknown run is the plain 404 page).
-func afterAction(c echo.Context, s *store.Store, runs *workers.Coordinator, err error, done string, form views.ActionForm) error {
+func afterAction(c echo.Context, s *store.Store, runs *workers.Service, err error, done string, form views.ActionForm) error {
 	if err == nil {
 		return seeOther(c, "/runs/"+c.Param("id")+afterActionQuery(c.FormValue("here"), done))
 	}

@@ -194,7 +194,7 @@ func TestInspectorShowsWorkerWaitsAndDiscardedEvents(t *testing.T) {
 
 	paid := b.start(t, workers.Trigger{Definition: "paid"})
 	b.waitNode(t, paid, "p", engine.NodeWaiting)
-	if _, _, err := b.runs.Publish(context.Background(), store.Event{TenantID: b.tenant.ID, Name: "paid", Data: map[string]any{}}); err != nil {
+	if _, _, err := b.runs.Events.Publish(context.Background(), store.Event{TenantID: b.tenant.ID, Name: "paid", Data: map[string]any{}}); err != nil {
 		t.Fatal(err)
 	}
 	b.waitRun(t, paid, "a discarded event", func(r store.Run) bool { return r.State.DiscardedTotal == 1 })

@@ -41,7 +41,7 @@ type webBundle struct {
 	testBundle
 	app  *Server
 	oidc *mockoidc.MockOIDC
-	runs *workers.Coordinator // starts runs; no worker ticks them
+	runs *workers.Service // starts runs; no worker ticks them
 	// forgeNonce makes the provider put another nonce in the ID token;
 	// dropVerifier removes the PKCE verifier from the token request.
 	forgeNonce, dropVerifier *atomic.Bool
@@ -61,13 +61,12 @@ func setupWeb(t *testing.T, o webOpts) webBundle {
 		t.Fatal(err)
 	}
 	b := webBundle{forgeNonce: &atomic.Bool{}, dropVerifier: &atomic.Bool{}}
-	if b.runs, err = workers.NewCoordinator(pool, slog.New(slog.DiscardHandler)); err != nil {
-		t.Fatal(err)
+	rt, err := workers.New(workers.Config{Pool: pool, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err) // jobs are queued, never worked
 	}
-	t.Cleanup(b.runs.Close)
-	if _, err = workers.NewClient(pool, workers.Options{C: b.runs, Logger: slog.New(slog.DiscardHandler)}); err != nil {
-		t.Fatal(err) // insert-only: jobs are queued, never worked
-	}
+	t.Cleanup(rt.Close)
+	b.runs = rt.Runs
 	b.oidc = startProvider(t, b, o.endSession)
 	lp, err := login.New(context.Background(), login.Config{
 		Issuer: b.oidc.Issuer(), ClientID: b.oidc.ClientID, ClientSecret: b.oidc.ClientSecret,
@@ -230,7 +229,7 @@ func (b webBundle) sessions(t *testing.T) int {
 type dashBundle struct {
 	srvURL string
 	store  *store.Store
-	runs   *workers.Coordinator
+	runs   *workers.Service
 	tenant store.Tenant
 	base   string // /t/{slug}
 	key    string // an admin API key of the tenant, made on first use
@@ -250,7 +249,7 @@ func setupDashboard(t *testing.T) *dashBundle {
 	t.Helper()
 	pool := testdb.Schema(t)
 	log := slog.New(slog.DiscardHandler)
-	coord := startWorkers(t, pool, log)
+	coord := startWorkers(t, pool, log, nil).Runs
 	s := store.New(pool)
 	srv := httptest.NewServer(New(Deps{Pool: pool, Store: s, Logger: log, API: true, Web: true, Runs: coord, ValidateInput: NewInputValidator()}))
 	t.Cleanup(srv.Close)

@@ -169,7 +169,7 @@ type startRunRequest struct {
 // run for a repeated idempotency key (the Idempotency-Key header or the
 // body's), 409 idempotency_mismatch when that key came with a different
 // request.
-func handleRunStart(runs *workers.Coordinator, validate workers.InputValidator) echo.HandlerFunc {
+func handleRunStart(runs *workers.Service, validate workers.InputValidator) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var req startRunRequest
 		if err := bindJSON(c, &req); err != nil {
@@ -200,7 +200,7 @@ func handleRunStart(runs *workers.Coordinator, validate workers.InputValidator) 
 }
 
 // handleRunGet shows a run with its step nodes.
-func handleRunGet(s *store.Store, runs *workers.Coordinator) echo.HandlerFunc {
+func handleRunGet(s *store.Store, runs *workers.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx := c.Request().Context()
 		run, err := loadRun(c, s)
@@ -221,7 +221,7 @@ func handleRunGet(s *store.Store, runs *workers.Coordinator) echo.HandlerFunc {
 
 // runWithNodes is the run with its step nodes, its case data passed
 // through g.
-func runWithNodes(ctx context.Context, s *store.Store, runs *workers.Coordinator, run store.Run, g caseGuard) (RunJSON, error) {
+func runWithNodes(ctx context.Context, s *store.Store, runs *workers.Service, run store.Run, g caseGuard) (RunJSON, error) {
 	out := runJSON(g.Run(run))
 	m, err := runs.Manifest(ctx, run)
 	if err != nil {
@@ -299,7 +299,7 @@ func handleRunHistory(s *store.Store) echo.HandlerFunc {
 
 // handleRunCancel asks a run to cancel, recording the key that asked
 // and the reason on the run.
-func handleRunCancel(runs *workers.Coordinator) echo.HandlerFunc {
+func handleRunCancel(runs *workers.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var req struct {
 			Reason string `json:"reason"`
@@ -323,7 +323,7 @@ func handleRunCancel(runs *workers.Coordinator) echo.HandlerFunc {
 }
 
 // handleNodeRetry retries a failed node and resumes its run.
-func handleNodeRetry(runs *workers.Coordinator) echo.HandlerFunc {
+func handleNodeRetry(runs *workers.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id, err := pathUUID(c, "id", "run")
 		if err != nil {
@@ -338,7 +338,7 @@ func handleNodeRetry(runs *workers.Coordinator) echo.HandlerFunc {
 
 // handleContinueAsNew asks a run to continue as new: 202 with the
 // successor's id, the same for the same request id.
-func handleContinueAsNew(runs *workers.Coordinator) echo.HandlerFunc {
+func handleContinueAsNew(runs *workers.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var req struct {
 			RequestID string `json:"request_id"`

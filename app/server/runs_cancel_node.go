@@ -19,7 +19,7 @@ const maxReasonLength = 1000
 
 // handleNodeCancel asks a run to cancel one running or waiting node:
 // 202, or 409 when the run ended or the node has nothing to cancel.
-func handleNodeCancel(runs *workers.Coordinator) echo.HandlerFunc {
+func handleNodeCancel(runs *workers.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var req struct {
 			Reason string `json:"reason"`
@@ -44,7 +44,7 @@ func handleNodeCancel(runs *workers.Coordinator) echo.HandlerFunc {
 // handleNodeCancelForm is the inspector's "Cancel node": it cancels the
 // running or waiting node the form names, with the reason typed (by
 // default who cancelled it).
-func handleNodeCancelForm(s *store.Store, runs *workers.Coordinator) echo.HandlerFunc {
+func handleNodeCancelForm(s *store.Store, runs *workers.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		v := viewerOf(c)
 		reason := strings.TrimSpace(c.FormValue("reason"))

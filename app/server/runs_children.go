@@ -20,7 +20,7 @@ import (
 // with their counts by state: ?after=INDEX&limit=N (default 50, at most
 // 500), so a 10,000-way fan-out stays usable; ?state= keeps the children
 // in one state and ?q= those whose key contains the text.
-func handleScatterChildren(s *store.Store, runs *workers.Coordinator) echo.HandlerFunc {
+func handleScatterChildren(s *store.Store, runs *workers.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx := c.Request().Context()
 		run, err := loadRun(c, s)

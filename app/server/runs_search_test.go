@@ -228,10 +228,10 @@ func TestRunsPageBulkCancelByFilter(t *testing.T) {
 }
 
 // runBatches works every running batch to its end, as the sweep does.
-func runBatches(t *testing.T, c *workers.Coordinator) {
+func runBatches(t *testing.T, c *workers.Service) {
 	t.Helper()
 	for range 1000 {
-		worked, err := c.BatchOnce(t.Context())
+		worked, err := c.Batches.Once(t.Context())
 		if err != nil {
 			t.Fatal(err)
 		}

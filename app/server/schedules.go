@@ -64,7 +64,7 @@ type scheduleRequest struct {
 }
 
 // handleScheduleCreate creates a schedule: 201 with its next_run_at.
-func handleScheduleCreate(s *store.Store, runs *workers.Coordinator, validate workers.InputValidator) echo.HandlerFunc {
+func handleScheduleCreate(s *store.Store, runs *workers.Service, validate workers.InputValidator) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var req scheduleRequest
 		if err := bindJSON(c, &req); err != nil {
@@ -75,7 +75,7 @@ func handleScheduleCreate(s *store.Store, runs *workers.Coordinator, validate wo
 			return err
 		}
 		sc.TenantID = tenantOf(c)
-		out, err := runs.CreateSchedule(c.Request().Context(), sc, validate)
+		out, err := runs.Schedules.Create(c.Request().Context(), sc, validate)
 		if err != nil {
 			return err
 		}

@@ -43,7 +43,7 @@ type Deps struct {
 	Logger   *slog.Logger
 	Registry *prometheus.Registry
 	// Runs starts runs and delivers controls to them.
-	Runs *workers.Coordinator
+	Runs *workers.Service
 	// ValidateInput checks trigger input against a definition's schema.
 	ValidateInput workers.InputValidator
 	// API and Web choose which halves of the server are mounted.

@@ -70,7 +70,7 @@ type TaskJSON struct {
 // handleTaskPoll claims up to max tasks of the queue for the handlers,
 // waiting up to wait_ms (at most 30 s) when there are none: 200 {"tasks"}.
 // A wait ends early when the client goes away or the server is stopping.
-func handleTaskPoll(runs *workers.Coordinator, stopping <-chan struct{}) echo.HandlerFunc {
+func handleTaskPoll(runs *workers.Service, stopping <-chan struct{}) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var req taskPollRequest
 		if err := bindJSON(c, &req); err != nil {
@@ -84,7 +84,7 @@ func handleTaskPoll(runs *workers.Coordinator, stopping <-chan struct{}) echo.Ha
 		defer cancel()
 		stop := afterClose(stopping, cancel)
 		defer stop()
-		tasks, err := runs.TaskPoll(ctx, tenantOf(c), p)
+		tasks, err := runs.Tasks.Poll(ctx, tenantOf(c), p)
 		if err != nil {
 			return err
 		}
@@ -155,7 +155,7 @@ type taskCompleteRequest struct {
 // invalid_output) fails the attempt, not retried, and answers 200
 // {"status": "failed", "error"}: the worker did its part, and the node
 // says why it failed rather than wait for the lease to run out.
-func handleTaskComplete(runs *workers.Coordinator) echo.HandlerFunc {
+func handleTaskComplete(runs *workers.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id, err := pathUUID(c, "id", "task")
 		if err != nil {
@@ -171,12 +171,12 @@ func handleTaskComplete(runs *workers.Coordinator) echo.HandlerFunc {
 			return err
 		}
 		if bad != nil {
-			if err := runs.TaskFail(ctx, tenant, id, req.Token, bad); err != nil {
+			if err := runs.Tasks.Fail(ctx, tenant, id, req.Token, bad); err != nil {
 				return err
 			}
 			return c.JSON(http.StatusOK, map[string]any{"status": "failed", "error": bad})
 		}
-		if err := runs.TaskComplete(ctx, tenant, id, req.Token, output); err != nil {
+		if err := runs.Tasks.Complete(ctx, tenant, id, req.Token, output); err != nil {
 			return err
 		}
 		return c.JSON(http.StatusOK, map[string]string{"status": "completed"})
@@ -233,7 +233,7 @@ type taskFailRequest struct {
 
 // handleTaskFail delivers a task's failure: 200; a retryable one is
 // retried by the step's policy; 409 for a wrong or expired token.
-func handleTaskFail(runs *workers.Coordinator) echo.HandlerFunc {
+func handleTaskFail(runs *workers.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id, err := pathUUID(c, "id", "task")
 		if err != nil {
@@ -253,7 +253,7 @@ func handleTaskFail(runs *workers.Coordinator) echo.HandlerFunc {
 		if e.Code == "" {
 			e.Code = steps.CodeTaskFailed
 		}
-		if err := runs.TaskFail(c.Request().Context(), tenantOf(c), id, req.Token, e); err != nil {
+		if err := runs.Tasks.Fail(c.Request().Context(), tenantOf(c), id, req.Token, e); err != nil {
 			return err
 		}
 		return c.JSON(http.StatusOK, map[string]string{"status": "failed"})
@@ -267,7 +267,7 @@ type taskHeartbeatRequest struct {
 // handleTaskHeartbeat extends a task's lease: 200 {"lease_until"}; 409
 // for a wrong or expired token, or a task that is no longer wanted
 // (cancelled or reported lost): its worker should stop.
-func handleTaskHeartbeat(runs *workers.Coordinator) echo.HandlerFunc {
+func handleTaskHeartbeat(runs *workers.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id, err := pathUUID(c, "id", "task")
 		if err != nil {
@@ -277,7 +277,7 @@ func handleTaskHeartbeat(runs *workers.Coordinator) echo.HandlerFunc {
 		if err := bindJSON(c, &req); err != nil {
 			return err
 		}
-		until, err := runs.TaskHeartbeat(c.Request().Context(), tenantOf(c), id, req.Token)
+		until, err := runs.Tasks.Heartbeat(c.Request().Context(), tenantOf(c), id, req.Token)
 		if err != nil {
 			return err
 		}

@@ -15,8 +15,10 @@ import (
 
 	"github.com/ductor/ductor/app/auth"
 	"github.com/ductor/ductor/app/definition"
+	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
 	"github.com/ductor/ductor/app/testwait"
+	"github.com/ductor/ductor/workers"
 )
 
 // remoteDoc has one task step for a bridge worker, then an echo of its
@@ -144,8 +146,7 @@ func TestTaskFail(t *testing.T) {
 
 func TestTaskHeartbeatExtendsLease(t *testing.T) {
 	t.Parallel()
-	b := setupTasks(t)
-	b.runs.SetTaskLease(5*time.Second, time.Second)
+	b := setupTasksConfig(t, func(c *workers.Config) { c.TaskLease = store.BridgeLease{Lease: 5 * time.Second, Grace: time.Second} })
 	b.publishDoc(t, fmt.Sprintf(remoteDoc, "beat", "slow.op", "default", 1))
 	id := b.startTaskRun(t, "beat", `{}`)
 	task := b.pollOne(t, "default", "slow.op")
@@ -179,11 +180,10 @@ func (b *apiBundle) attemptLease(t *testing.T, runID string) time.Time {
 
 func TestTaskLeaseExpiryRetries(t *testing.T) {
 	t.Parallel()
-	b := setupTasks(t)
 	// Two seconds: the first lease runs out while the test waits for it,
 	// and the second attempt is answered well inside its own, even on a
 	// loaded machine.
-	b.runs.SetTaskLease(2*time.Second, time.Second)
+	b := setupTasksConfig(t, func(c *workers.Config) { c.TaskLease = store.BridgeLease{Lease: 2 * time.Second, Grace: time.Second} })
 	b.publishDoc(t, fmt.Sprintf(remoteDoc, "lost", "lost.op", "default", 2))
 	id := b.startTaskRun(t, "lost", `{}`)
 	first := b.pollOne(t, "default", "lost.op")
@@ -310,7 +310,7 @@ func TestTaskRoutesNeedTheTasksScope(t *testing.T) {
 func TestServeEndsLongPollsWhenStopping(t *testing.T) {
 	t.Parallel()
 	b := setupAPI(t)
-	srv := New(Deps{Store: b.store, Logger: slog.New(slog.DiscardHandler), API: true, Runs: b.runs})
+	srv := New(Deps{Store: b.store, Logger: slog.New(slog.DiscardHandler), API: true, Runs: b.runs.Runs})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -332,7 +332,7 @@ func TestServeEndsLongPollsWhenStopping(t *testing.T) {
 		polled <- res.StatusCode
 	}()
 	// Stop once the poll is waiting: the server has it in flight.
-	testwait.Until(context.Background(), 10*time.Second, func() bool { return b.runs.TaskPollsWaiting(b.tenantA.ID) > 0 })
+	testwait.Until(context.Background(), 10*time.Second, func() bool { return b.runs.Runs.Tasks.Waiting(b.tenantA.ID) > 0 })
 	stop()
 	select {
 	case err := <-served:

@@ -31,12 +31,12 @@ func renderSchedules(c echo.Context, s *store.Store, status int, msg string) err
 }
 
 // handleScheduleCreateForm creates a schedule from the page's form.
-func handleScheduleCreateForm(s *store.Store, runs *workers.Coordinator, validate workers.InputValidator) echo.HandlerFunc {
+func handleScheduleCreateForm(s *store.Store, runs *workers.Service, validate workers.InputValidator) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		sc, err := scheduleFromForm(c)
 		if err == nil {
 			sc.TenantID = viewerOf(c).Tenant.ID
-			sc, err = runs.CreateSchedule(c.Request().Context(), sc, validate)
+			sc, err = runs.Schedules.Create(c.Request().Context(), sc, validate)
 		}
 		if err == nil {
 			err = auditAPI(c, s, store.AuditScheduleCreate, sc.ID, map[string]any{"definition": sc.Definition, "paused": sc.Paused})
@@ -98,11 +98,11 @@ func renderSchedule(c echo.Context, s *store.Store, status int, msg string) erro
 }
 
 // handleSchedulePauseForm pauses (with the note) or unpauses.
-func handleSchedulePauseForm(s *store.Store, runs *workers.Coordinator) echo.HandlerFunc {
+func handleSchedulePauseForm(s *store.Store, runs *workers.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		paused, note := c.FormValue("paused") == "true", strings.TrimSpace(c.FormValue("note"))
 		p := schedulePatch{Paused: &paused, Note: &note}
-		if _, err := runs.UpdateSchedule(c.Request().Context(), viewerOf(c).Tenant.ID, c.Param("id"), p.apply, nil); err != nil {
+		if _, err := runs.Schedules.Update(c.Request().Context(), viewerOf(c).Tenant.ID, c.Param("id"), p.apply, nil); err != nil {
 			return err
 		}
 		if err := auditAPI(c, s, p.action(), c.Param("id"), p.details()); err != nil {
@@ -114,9 +114,9 @@ func handleSchedulePauseForm(s *store.Store, runs *workers.Coordinator) echo.Han
 
 // handleScheduleTriggerForm takes one action now and redirects to the
 // schedule, which says what it did.
-func handleScheduleTriggerForm(s *store.Store, runs *workers.Coordinator) echo.HandlerFunc {
+func handleScheduleTriggerForm(s *store.Store, runs *workers.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		a, err := runs.TriggerSchedule(c.Request().Context(), viewerOf(c).Tenant.ID, c.Param("id"), "")
+		a, err := runs.Schedules.Trigger(c.Request().Context(), viewerOf(c).Tenant.ID, c.Param("id"), "")
 		if err != nil {
 			return err
 		}

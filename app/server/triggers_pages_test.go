@@ -22,7 +22,7 @@ func triggersFixture(t *testing.T, w webBundle, tenant store.Tenant) {
 	t.Helper()
 	ctx := context.Background()
 	for _, id := range []string{"sched-a", "sched-del"} {
-		_, err := w.runs.CreateSchedule(ctx, store.Schedule{
+		_, err := w.runs.Schedules.Create(ctx, store.Schedule{
 			TenantID: tenant.ID, ID: id, Definition: "orders", Spec: schedule.Spec{Interval: schedule.Duration(time.Hour)},
 			Overlap: schedule.OverlapSkip, CatchupWindow: time.Hour,
 		}, nil)
@@ -137,7 +137,7 @@ func TestEventTriggerErrorsAreShown(t *testing.T) {
 	ctx := context.Background()
 	testdb.Definition(t, f.store, f.a.ID, "key: on-total\nsteps:\n  - {ref: a, type: task, with: {handler: builtin.noop}}\ntriggers:\n  - {event: order.totaled, filter_expr: 'event.total > 0.0'}\n")
 	for _, data := range []any{map[string]any{"count": 3}, map[string]any{"total": 12.5}} {
-		if _, _, err := f.runs.Publish(ctx, store.Event{TenantID: f.a.ID, Name: "order.totaled", Data: data}); err != nil {
+		if _, _, err := f.runs.Events.Publish(ctx, store.Event{TenantID: f.a.ID, Name: "order.totaled", Data: data}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -19,7 +19,7 @@ type signalRequest struct {
 
 // handleSignal delivers a signal: 202; 409 for a repeated request id or
 // an ended run; 429 when the run's buffer is full.
-func handleSignal(runs *workers.Coordinator) echo.HandlerFunc {
+func handleSignal(runs *workers.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id, err := pathUUID(c, "id", "run")
 		if err != nil {
@@ -51,7 +51,7 @@ type eventRequest struct {
 // its name: 202 {"id"}; a repeated idempotency key (the Idempotency-Key
 // header or the body's) answers the first id, or 409
 // idempotency_mismatch when it came with a different name or data.
-func handleEvent(runs *workers.Coordinator) echo.HandlerFunc {
+func handleEvent(runs *workers.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var req eventRequest
 		if err := bindJSON(c, &req); err != nil {
@@ -61,7 +61,7 @@ func handleEvent(runs *workers.Coordinator) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		e, _, err := runs.Publish(workers.WithCaller(c.Request().Context(), callerSpan(c)), store.Event{
+		e, _, err := runs.Events.Publish(workers.WithCaller(c.Request().Context(), callerSpan(c)), store.Event{
 			TenantID: tenantOf(c), Name: req.Name, Data: req.Data, IdempotencyKey: key, MatchRequest: true,
 		})
 		if err != nil {
