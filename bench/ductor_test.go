@@ -19,6 +19,7 @@ import (
 
 	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/workers"
@@ -75,7 +76,7 @@ func startDuctor(b *testing.B, pool *pgxpool.Pool, opts ...func(*workers.Config)
 	}
 	sweepCtx, stopSweep := context.WithCancel(ctx)
 	var swept sync.WaitGroup
-	swept.Go(func() { coord.Sweeper.Sweep(sweepCtx) })
+	swept.Go(func() { coord.Sweep(sweepCtx) })
 	swept.Go(func() { workers.HeartbeatSteps(sweepCtx, pool, logger()) })
 	b.Cleanup(func() {
 		stopSweep()
@@ -106,7 +107,7 @@ func (d *ductor) publish(b *testing.B, m *definition.Manifest) {
 }
 
 func (d *ductor) start(key string, input any) (uuid.UUID, error) {
-	run, created, err := d.coord.Runs.Start(d.ctx, workers.Trigger{TenantID: d.tenant.ID, Definition: key, Input: input}, nil)
+	run, created, err := d.coord.Runs.Start(d.ctx, runs.Trigger{TenantID: d.tenant.ID, Definition: key, Input: input}, nil)
 	if err != nil {
 		return uuid.Nil, err
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/pgcluster"
+	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
@@ -87,7 +88,7 @@ edges:
 	}
 	sweepCtx, stopSweep := context.WithCancel(ctx)
 	swept := make(chan struct{})
-	go func() { defer close(swept); coord.Sweeper.Sweep(sweepCtx) }()
+	go func() { defer close(swept); coord.Sweep(sweepCtx) }()
 	t.Cleanup(func() {
 		stopSweep()
 		<-swept
@@ -117,7 +118,7 @@ edges:
 			default:
 			}
 			callCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			run, _, err := coord.Runs.Start(callCtx, workers.Trigger{TenantID: tenant.ID, Definition: "three"}, nil)
+			run, _, err := coord.Runs.Start(callCtx, runs.Trigger{TenantID: tenant.ID, Definition: "three"}, nil)
 			cancel()
 			mu.Lock()
 			if err == nil {

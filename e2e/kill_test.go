@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
 	"github.com/ductor/ductor/app/testwait"
@@ -92,10 +93,10 @@ steps:
 	if _, err := workers.NewClient(pool, workers.Options{Runtime: coord}); err != nil {
 		t.Fatal(err)
 	}
-	const runs = 10
+	const n = 10
 	var ids []uuid.UUID
-	for range runs {
-		run, _, err := coord.Runs.Start(ctx, workers.Trigger{TenantID: tenant.ID, Definition: "slow"}, nil)
+	for range n {
+		run, _, err := coord.Runs.Start(ctx, runs.Trigger{TenantID: tenant.ID, Definition: "slow"}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,7 +107,7 @@ steps:
 	testwait.Eventually(t, 60*time.Second, "every step to start on the first worker", func() bool {
 		var started int
 		err := pool.QueryRow(ctx, `SELECT count(*) FROM run_attempt WHERE started_at IS NOT NULL`).Scan(&started)
-		return err == nil && started == runs
+		return err == nil && started == n
 	})
 	if err := doomed.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)

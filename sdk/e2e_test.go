@@ -46,7 +46,7 @@ func startDuctor(t *testing.T) (string, string) {
 		defer cancel()
 		_ = client.StopAndCancel(ctx)
 	})
-	background(t, coord.Sweeper.Sweep, coord.Runs.Tasks.Listen)
+	background(t, coord.Sweep, coord.Runs.Tasks.Listen)
 	s := store.New(pool)
 	box, err := secrets.NewBox(strings.Repeat("s", 32))
 	if err != nil {
@@ -346,40 +346,40 @@ func TestClientCoversTheAPI(t *testing.T) {
 	}
 
 	// Schedules, webhooks, one node's cancel.
-	if _, err := c.CreateSchedule(ctx, sdk.Schedule{ID: "hourly", Definition: "gate", Spec: sdk.ScheduleSpec{Interval: "1h"}, Paused: true}); err != nil {
+	if _, err := c.Triggers().CreateSchedule(ctx, sdk.Schedule{ID: "hourly", Definition: "gate", Spec: sdk.ScheduleSpec{Interval: "1h"}, Paused: true}); err != nil {
 		t.Fatalf("CreateSchedule: %v", err)
 	}
-	if got, err := c.GetSchedule(ctx, "hourly"); err != nil || !strings.Contains(string(got), `"paused":true`) {
+	if got, err := c.Triggers().GetSchedule(ctx, "hourly"); err != nil || !strings.Contains(string(got), `"paused":true`) {
 		t.Fatalf("GetSchedule = %s, %v", got, err)
 	}
-	if got, err := c.PauseSchedule(ctx, "hourly", false, "go"); err != nil || !strings.Contains(string(got), `"paused":false`) {
+	if got, err := c.Triggers().PauseSchedule(ctx, "hourly", false, "go"); err != nil || !strings.Contains(string(got), `"paused":false`) {
 		t.Fatalf("PauseSchedule = %s, %v", got, err)
 	}
-	if got, err := c.TriggerSchedule(ctx, "hourly", "allow_all"); err != nil || !strings.Contains(string(got), "run_id") {
+	if got, err := c.Triggers().TriggerSchedule(ctx, "hourly", "allow_all"); err != nil || !strings.Contains(string(got), "run_id") {
 		t.Fatalf("TriggerSchedule = %s, %v", got, err)
 	}
 	from := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	if got, err := c.BackfillSchedule(ctx, "hourly", from, from.Add(2*time.Hour), "allow_all"); err != nil || strings.Count(string(got), "scheduled_at") != 2 {
+	if got, err := c.Triggers().BackfillSchedule(ctx, "hourly", from, from.Add(2*time.Hour), "allow_all"); err != nil || strings.Count(string(got), "scheduled_at") != 2 {
 		t.Fatalf("BackfillSchedule = %s, %v", got, err)
 	}
-	if list, err := c.ListSchedules(ctx, sdk.Page{}); err != nil || !strings.Contains(string(list), "hourly") {
+	if list, err := c.Triggers().ListSchedules(ctx, sdk.Page{}); err != nil || !strings.Contains(string(list), "hourly") {
 		t.Fatalf("ListSchedules = %s, %v", list, err)
 	}
-	must(c.DeleteSchedule(ctx, "hourly"))
-	hook, err := c.CreateWebhook(ctx, "psp", "payment.settled", "")
+	must(c.Triggers().DeleteSchedule(ctx, "hourly"))
+	hook, err := c.Triggers().CreateWebhook(ctx, "psp", "payment.settled", "")
 	if err != nil || hook.Secret == "" || hook.URL == "" {
 		t.Fatalf("CreateWebhook = %+v, %v", hook, err)
 	}
-	if rotated, err := c.RotateWebhook(ctx, "psp"); err != nil || rotated.Secret == hook.Secret {
+	if rotated, err := c.Triggers().RotateWebhook(ctx, "psp"); err != nil || rotated.Secret == hook.Secret {
 		t.Fatalf("RotateWebhook = %+v, %v", rotated, err)
 	}
-	if hooks, err := c.ListWebhooks(ctx, sdk.Page{}); err != nil || len(hooks) != 1 || hooks[0].Secret != "" {
+	if hooks, err := c.Triggers().ListWebhooks(ctx, sdk.Page{}); err != nil || len(hooks) != 1 || hooks[0].Secret != "" {
 		t.Fatalf("ListWebhooks = %+v, %v", hooks, err)
 	}
-	if got, err := c.GetWebhook(ctx, "psp"); err != nil || got.Event != "payment.settled" {
+	if got, err := c.Triggers().GetWebhook(ctx, "psp"); err != nil || got.Event != "payment.settled" {
 		t.Fatalf("GetWebhook = %+v, %v", got, err)
 	}
-	must(c.DeleteWebhook(ctx, "psp"))
+	must(c.Triggers().DeleteWebhook(ctx, "psp"))
 	waiting, err := c.StartRun(ctx, sdk.StartRun{Definition: "gate"})
 	must(err)
 	waitRun(t, ctx, c, waiting.ID, isStatus("waiting"))

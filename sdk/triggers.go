@@ -40,60 +40,67 @@ type Schedule struct {
 // next action and its recent actions, as JSON.
 type ScheduleInfo = json.RawMessage
 
+// Triggers is the part of the client that manages what starts runs by
+// itself: schedules and webhooks (Client.Triggers).
+type Triggers struct{ c *Client }
+
+// Triggers manages the tenant's schedules and webhooks.
+func (c *Client) Triggers() *Triggers { return &Triggers{c: c} }
+
 // CreateSchedule creates a schedule and answers it.
-func (c *Client) CreateSchedule(ctx context.Context, s Schedule) (ScheduleInfo, error) {
+func (t *Triggers) CreateSchedule(ctx context.Context, s Schedule) (ScheduleInfo, error) {
 	var out ScheduleInfo
-	_, err := c.do(ctx, http.MethodPost, "/schedules", s, &out)
+	_, err := t.c.do(ctx, http.MethodPost, "/schedules", s, &out)
 	return out, err
 }
 
 // ListSchedules lists the tenant's schedules.
-func (c *Client) ListSchedules(ctx context.Context, p Page) (json.RawMessage, error) {
+func (t *Triggers) ListSchedules(ctx context.Context, p Page) (json.RawMessage, error) {
 	var out json.RawMessage
-	_, err := c.do(ctx, http.MethodGet, "/schedules?"+p.query(url.Values{}).Encode(), nil, &out)
+	_, err := t.c.do(ctx, http.MethodGet, "/schedules?"+p.query(url.Values{}).Encode(), nil, &out)
 	return out, err
 }
 
 // GetSchedule reads a schedule with its recent actions.
-func (c *Client) GetSchedule(ctx context.Context, id string) (ScheduleInfo, error) {
+func (t *Triggers) GetSchedule(ctx context.Context, id string) (ScheduleInfo, error) {
 	var out ScheduleInfo
-	_, err := c.do(ctx, http.MethodGet, schedulePath(id), nil, &out)
+	_, err := t.c.do(ctx, http.MethodGet, schedulePath(id), nil, &out)
 	return out, err
 }
 
 // UpdateSchedule changes the fields patch holds (JSON field names as in
 // the API: "paused", "note", "spec", …).
-func (c *Client) UpdateSchedule(ctx context.Context, id string, patch map[string]any) (ScheduleInfo, error) {
+func (t *Triggers) UpdateSchedule(ctx context.Context, id string, patch map[string]any) (ScheduleInfo, error) {
 	var out ScheduleInfo
-	_, err := c.do(ctx, http.MethodPatch, schedulePath(id), patch, &out)
+	_, err := t.c.do(ctx, http.MethodPatch, schedulePath(id), patch, &out)
 	return out, err
 }
 
 // PauseSchedule pauses (or, with pause false, resumes) a schedule.
-func (c *Client) PauseSchedule(ctx context.Context, id string, pause bool, note string) (ScheduleInfo, error) {
-	return c.UpdateSchedule(ctx, id, map[string]any{"paused": pause, "note": note})
+func (t *Triggers) PauseSchedule(ctx context.Context, id string, pause bool, note string) (ScheduleInfo, error) {
+	return t.UpdateSchedule(ctx, id, map[string]any{"paused": pause, "note": note})
 }
 
 // DeleteSchedule deletes a schedule.
-func (c *Client) DeleteSchedule(ctx context.Context, id string) error {
-	_, err := c.do(ctx, http.MethodDelete, schedulePath(id), nil, nil)
+func (t *Triggers) DeleteSchedule(ctx context.Context, id string) error {
+	_, err := t.c.do(ctx, http.MethodDelete, schedulePath(id), nil, nil)
 	return err
 }
 
 // TriggerSchedule starts a run now, by the overlap policy given (empty:
 // the schedule's).
-func (c *Client) TriggerSchedule(ctx context.Context, id, overlap string) (json.RawMessage, error) {
+func (t *Triggers) TriggerSchedule(ctx context.Context, id, overlap string) (json.RawMessage, error) {
 	var out json.RawMessage
-	_, err := c.do(ctx, http.MethodPost, schedulePath(id)+"/trigger", omitEmpty(map[string]any{"overlap": overlap}), &out)
+	_, err := t.c.do(ctx, http.MethodPost, schedulePath(id)+"/trigger", omitEmpty(map[string]any{"overlap": overlap}), &out)
 	return out, err
 }
 
 // BackfillSchedule starts the runs the schedule would have started from
 // from (included) to to (excluded).
-func (c *Client) BackfillSchedule(ctx context.Context, id string, from, to time.Time, overlap string) (json.RawMessage, error) {
+func (t *Triggers) BackfillSchedule(ctx context.Context, id string, from, to time.Time, overlap string) (json.RawMessage, error) {
 	body := omitEmpty(map[string]any{"from": from.UTC().Format(time.RFC3339), "to": to.UTC().Format(time.RFC3339), "overlap": overlap})
 	var out json.RawMessage
-	_, err := c.do(ctx, http.MethodPost, schedulePath(id)+"/backfill", body, &out)
+	_, err := t.c.do(ctx, http.MethodPost, schedulePath(id)+"/backfill", body, &out)
 	return out, err
 }
 
@@ -124,38 +131,38 @@ type Webhook struct {
 
 // CreateWebhook creates a webhook; the answer holds its secret, shown
 // only then.
-func (c *Client) CreateWebhook(ctx context.Context, id, event, scheme string) (Webhook, error) {
+func (t *Triggers) CreateWebhook(ctx context.Context, id, event, scheme string) (Webhook, error) {
 	var out Webhook
-	_, err := c.do(ctx, http.MethodPost, "/webhooks", Webhook{ID: id, Event: event, Scheme: scheme}, &out)
+	_, err := t.c.do(ctx, http.MethodPost, "/webhooks", Webhook{ID: id, Event: event, Scheme: scheme}, &out)
 	return out, err
 }
 
 // ListWebhooks lists the tenant's webhooks, without their secrets.
-func (c *Client) ListWebhooks(ctx context.Context, p Page) ([]Webhook, error) {
+func (t *Triggers) ListWebhooks(ctx context.Context, p Page) ([]Webhook, error) {
 	var out struct {
 		Webhooks []Webhook `json:"webhooks"`
 	}
-	_, err := c.do(ctx, http.MethodGet, "/webhooks?"+p.query(url.Values{}).Encode(), nil, &out)
+	_, err := t.c.do(ctx, http.MethodGet, "/webhooks?"+p.query(url.Values{}).Encode(), nil, &out)
 	return out.Webhooks, err
 }
 
 // GetWebhook reads a webhook.
-func (c *Client) GetWebhook(ctx context.Context, id string) (Webhook, error) {
+func (t *Triggers) GetWebhook(ctx context.Context, id string) (Webhook, error) {
 	var out Webhook
-	_, err := c.do(ctx, http.MethodGet, webhookPath(id), nil, &out)
+	_, err := t.c.do(ctx, http.MethodGet, webhookPath(id), nil, &out)
 	return out, err
 }
 
 // RotateWebhook replaces a webhook's secret; the answer holds the new one.
-func (c *Client) RotateWebhook(ctx context.Context, id string) (Webhook, error) {
+func (t *Triggers) RotateWebhook(ctx context.Context, id string) (Webhook, error) {
 	var out Webhook
-	_, err := c.do(ctx, http.MethodPost, webhookPath(id)+"/rotate", nil, &out)
+	_, err := t.c.do(ctx, http.MethodPost, webhookPath(id)+"/rotate", nil, &out)
 	return out, err
 }
 
 // DeleteWebhook deletes a webhook.
-func (c *Client) DeleteWebhook(ctx context.Context, id string) error {
-	_, err := c.do(ctx, http.MethodDelete, webhookPath(id), nil, nil)
+func (t *Triggers) DeleteWebhook(ctx context.Context, id string) error {
+	_, err := t.c.do(ctx, http.MethodDelete, webhookPath(id), nil, nil)
 	return err
 }
 

@@ -11,11 +11,11 @@ import (
 
 	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
 	"github.com/ductor/ductor/app/testwait"
-	"github.com/ductor/ductor/workers"
 )
 
 // waitBatch polls the batch until it is completed.
@@ -43,7 +43,7 @@ func TestBatchCancelsByFilterInChunks(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	b.publish(t, chain("parked", step("wait", definition.TypeSignal, map[string]any{"name": "never"})))
-	n := workers.BatchChunk*2 + 7
+	n := runs.BatchChunk*2 + 7
 	var runs []uuid.UUID
 	for range n {
 		runs = append(runs, b.start(t, "parked", nil))
@@ -139,7 +139,7 @@ func TestBatchesTakeTurnsAcrossTenants(t *testing.T) {
 	other := testdb.Tenant(t, b.store, nil)
 	var big []uuid.UUID
 	for range 3 {
-		ids := make([]uuid.UUID, 20*workers.BatchChunk)
+		ids := make([]uuid.UUID, 20*runs.BatchChunk)
 		for i := range ids {
 			ids[i] = uuid.New()
 		}

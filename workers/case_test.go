@@ -6,8 +6,8 @@ import (
 
 	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/store"
-	"github.com/ductor/ductor/workers"
 )
 
 // A case moves through statuses; only the awaited one resumes the node,
@@ -34,16 +34,16 @@ steps:
 		t.Fatalf("cases %v %v", cs, err)
 	}
 	status := func(s string) *string { return &s }
-	_, err = b.coord.Runs.UpdateCase(b.ctx, b.tenant.ID, cs[0].ID, workers.CaseChange{Status: status("resolved"), Data: map[string]any{"score": 0}})
+	_, err = b.coord.Runs.UpdateCase(b.ctx, b.tenant.ID, cs[0].ID, runs.CaseChange{Status: status("resolved"), Data: map[string]any{"score": 0}})
 	wantCode(t, err, apperr.Unprocessable)
-	if _, err := b.coord.Runs.UpdateCase(b.ctx, b.tenant.ID, cs[0].ID, workers.CaseChange{Status: status("in_progress"), Data: map[string]any{"score": 2}}); err != nil {
+	if _, err := b.coord.Runs.UpdateCase(b.ctx, b.tenant.ID, cs[0].ID, runs.CaseChange{Status: status("in_progress"), Data: map[string]any{"score": 2}}); err != nil {
 		t.Fatal(err)
 	}
 	b.waitEventsDrained(t, id)
 	if run, _ := b.store.RunGet(b.ctx, b.tenant.ID, id); run.Status != engine.RunWaiting {
 		t.Fatalf("run %s after a status that is not awaited", run.Status)
 	}
-	if _, err := b.coord.Runs.UpdateCase(b.ctx, b.tenant.ID, cs[0].ID, workers.CaseChange{Status: status("resolved")}); err != nil {
+	if _, err := b.coord.Runs.UpdateCase(b.ctx, b.tenant.ID, cs[0].ID, runs.CaseChange{Status: status("resolved")}); err != nil {
 		t.Fatal(err)
 	}
 	if out := b.finish(t, id, engine.RunSucceeded)["review"].Output; out.(map[string]any)["score"] != int64(2) {
@@ -57,6 +57,6 @@ steps:
 		t.Errorf("timed out node %s, want skipped", n.State)
 	}
 	cs, _ = b.store.CasesOfRun(b.ctx, b.tenant.ID, timedOut)
-	_, err = b.coord.Runs.UpdateCase(b.ctx, b.tenant.ID, cs[0].ID, workers.CaseChange{Status: status("resolved"), Data: map[string]any{"score": 3}})
+	_, err = b.coord.Runs.UpdateCase(b.ctx, b.tenant.ID, cs[0].ID, runs.CaseChange{Status: status("resolved"), Data: map[string]any{"score": 3}})
 	wantCode(t, err, apperr.Conflict)
 }

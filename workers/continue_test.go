@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
@@ -31,7 +32,7 @@ func TestContinueAsNewCarriesTheRun(t *testing.T) {
 	t.Parallel()
 	b := setup(t, blockHandler())
 	b.publishYAML(t, blockingDoc)
-	run, _, err := b.coord.Runs.Start(b.ctx, workers.Trigger{
+	run, _, err := b.coord.Runs.Start(b.ctx, runs.Trigger{
 		TenantID: b.tenant.ID, Definition: "long-lived", Input: map[string]any{"n": 1}, Subject: "acct-9",
 		Context: map[string]any{"region": "eu"}, SearchAttributes: map[string]any{"customer": "c1"},
 	}, nil)
@@ -163,7 +164,7 @@ edges:
 	if _, err := b.pool.Exec(b.ctx, "UPDATE definition_version SET unpublished_at = now() WHERE key = 'busy'"); err != nil {
 		t.Fatal(err)
 	}
-	pinned, _, err := b.coord.Runs.Start(b.ctx, workers.Trigger{TenantID: b.tenant.ID, Definition: "busy", Version: 1}, nil)
+	pinned, _, err := b.coord.Runs.Start(b.ctx, runs.Trigger{TenantID: b.tenant.ID, Definition: "busy", Version: 1}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/shell"
 	"github.com/ductor/ductor/workers"
 )
 
@@ -18,8 +19,8 @@ var errCrash = errors.New("injected crash")
 // still completes with exactly one step job and one attempt per task.
 func TestTickCrashAtEachPoint(t *testing.T) {
 	t.Parallel()
-	points := []string{workers.FaultBeforeDecide, workers.FaultAfterSave, workers.FaultAfterEnqueue,
-		workers.FaultAfterUpdate, workers.FaultAfterCommit}
+	points := []string{shell.FaultBeforeDecide, shell.FaultAfterSave, shell.FaultAfterEnqueue,
+		shell.FaultAfterUpdate, shell.FaultAfterCommit}
 	for _, point := range points {
 		t.Run(point, func(t *testing.T) {
 			t.Parallel()
@@ -27,7 +28,7 @@ func TestTickCrashAtEachPoint(t *testing.T) {
 			b := setupWith(t, func(c *workers.Config) {
 				// A crash after commit is a tick job's: inline ticks
 				// commit with the step's own job.
-				c.NoInlineTicks = point == workers.FaultAfterCommit
+				c.NoInlineTicks = point == shell.FaultAfterCommit
 				c.Testing.Fault = func(p string) error {
 					if p == point && crashes.Add(1) <= 4 {
 						return errCrash

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/shell"
 	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/workers"
 )
@@ -107,7 +108,7 @@ func TestTenThousandWayScatterSurvivesATickCrash(t *testing.T) {
 	var crashed atomic.Bool
 	b := setupWith(t, func(c *workers.Config) {
 		c.Testing.Fault = func(p string) error {
-			if p == workers.FaultAfterSave && crashed.CompareAndSwap(false, true) {
+			if p == shell.FaultAfterSave && crashed.CompareAndSwap(false, true) {
 				return errCrash
 			}
 			return nil

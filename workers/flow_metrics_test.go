@@ -14,6 +14,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/shell"
 	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/app/testwait"
 	"github.com/ductor/ductor/workers"
@@ -174,7 +175,7 @@ func TestFlowDecisionOfARetriedStartCountsOnce(t *testing.T) {
 	var armed, failed atomic.Bool
 	b := setupWith(t, func(c *workers.Config) {
 		c.Testing.Fault = func(p string) error {
-			if p == workers.FaultAfterSave && armed.Load() && failed.CompareAndSwap(false, true) {
+			if p == shell.FaultAfterSave && armed.Load() && failed.CompareAndSwap(false, true) {
 				return errors.New("the inline tick fails once")
 			}
 			return nil

@@ -16,12 +16,12 @@ import (
 
 	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/schedule"
 	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
 	"github.com/ductor/ductor/app/testwait"
-	"github.com/ductor/ductor/workers"
 )
 
 // A key kept busy past its debounce's max_wait starts its run then, with
@@ -38,7 +38,7 @@ steps:
 	var first uuid.UUID
 	for n := range 4 {
 		b.shift(t, time.Duration(n)*9*time.Minute) // 0, 9, 18, 27 minutes: never quiet for 10
-		run, _, err := b.coord.Runs.Start(b.ctx, workers.Trigger{TenantID: b.tenant.ID, Definition: "busy-key", Input: map[string]any{"user": "u", "n": n}}, nil)
+		run, _, err := b.coord.Runs.Start(b.ctx, runs.Trigger{TenantID: b.tenant.ID, Definition: "busy-key", Input: map[string]any{"user": "u", "n": n}}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

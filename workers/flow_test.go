@@ -11,9 +11,9 @@ import (
 
 	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/app/store"
-	"github.com/ductor/ductor/workers"
 )
 
 // A run over its key's limit waits pending, held, and starts once the
@@ -69,7 +69,7 @@ steps:
   - {ref: gate, type: signal, with: {name: go}}
 `)
 	first := b.start(t, "one-at-a-time", nil)
-	_, _, err := b.coord.Runs.Start(b.ctx, workers.Trigger{TenantID: b.tenant.ID, Definition: "one-at-a-time"}, nil)
+	_, _, err := b.coord.Runs.Start(b.ctx, runs.Trigger{TenantID: b.tenant.ID, Definition: "one-at-a-time"}, nil)
 	if !apperr.Is(err, apperr.ConcurrencyLimit) {
 		t.Fatalf("a second start: %v, want concurrency_limit", err)
 	}
@@ -109,7 +109,7 @@ steps:
 `)
 	var ids []uuid.UUID
 	for n := range 5 {
-		run, _, err := b.coord.Runs.Start(b.ctx, workers.Trigger{TenantID: b.tenant.ID, Definition: "burst", Input: map[string]any{"user": "u", "n": n}}, nil)
+		run, _, err := b.coord.Runs.Start(b.ctx, runs.Trigger{TenantID: b.tenant.ID, Definition: "burst", Input: map[string]any{"user": "u", "n": n}}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -146,7 +146,7 @@ steps:
 `)
 	b.start(t, "limited", nil)
 	b.start(t, "limited", nil)
-	_, _, err := b.coord.Runs.Start(b.ctx, workers.Trigger{TenantID: b.tenant.ID, Definition: "limited"}, nil)
+	_, _, err := b.coord.Runs.Start(b.ctx, runs.Trigger{TenantID: b.tenant.ID, Definition: "limited"}, nil)
 	var ae *apperr.Error
 	if !apperr.Is(err, apperr.RateLimited) || !asAppErr(err, &ae) || ae.RetryAfter <= 59*time.Minute {
 		t.Fatalf("a third start: %v, want rate_limited with about an hour to wait", err)

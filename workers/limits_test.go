@@ -7,9 +7,10 @@ import (
 	"time"
 
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/runs"
+	"github.com/ductor/ductor/app/shell"
 	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/app/testwait"
-	"github.com/ductor/ductor/workers"
 )
 
 // A tenant's concurrency cap holds however wide its fan-out, and the work
@@ -116,8 +117,8 @@ steps:
 			t.Fatal(err)
 		}
 		peak = max(peak, n)
-		tasks, err := b.coord.Runs.Tasks.Poll(b.ctx, b.tenant.ID, workers.TaskPoll{
-			Queue: workers.DefaultQueue, Handlers: []string{"remote.work"}, WorkerID: "w", Max: 10,
+		tasks, err := b.coord.Runs.Tasks.Poll(b.ctx, b.tenant.ID, runs.TaskPoll{
+			Queue: shell.DefaultQueue, Handlers: []string{"remote.work"}, WorkerID: "w", Max: 10,
 		})
 		if err != nil {
 			t.Fatal(err)

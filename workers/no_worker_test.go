@@ -8,9 +8,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/shell"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
-	"github.com/ductor/ductor/workers"
 )
 
 // A task of a built-in handler in a deployment where no process has the
@@ -35,10 +35,10 @@ steps:
 	run := b.waitTerminal(t, id)
 	nodes := b.nodes(t, id)
 	n := nodes["t"]
-	if run.Status != engine.RunFailed || n == nil || n.Error == nil || n.Error.Code != workers.CodeNoWorker {
+	if run.Status != engine.RunFailed || n == nil || n.Error == nil || n.Error.Code != shell.CodeNoWorker {
 		t.Fatalf("run %s, node %+v: want failed with no_worker", run.Status, n)
 	}
-	if msg := n.Error.Message; !strings.Contains(msg, `"builtin.noop"`) || !strings.Contains(msg, `"`+workers.QueueStepsStandard+`"`) {
+	if msg := n.Error.Message; !strings.Contains(msg, `"builtin.noop"`) || !strings.Contains(msg, `"`+shell.QueueStepsStandard+`"`) {
 		t.Errorf("message %q names neither the handler nor the queue", msg)
 	}
 	if n.Attempt != 2 {

@@ -14,11 +14,11 @@ import (
 
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/prune"
+	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/schedule"
 	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
-	"github.com/ductor/ductor/workers"
 )
 
 // everythingDoc leaves a row in most run-owned tables: attempts (one
@@ -150,7 +150,7 @@ func (b testBundle) runEverything(t *testing.T) uuid.UUID {
 		t.Fatalf("cases %v %v", cs, err)
 	}
 	resolved := "resolved"
-	if _, err := b.coord.Runs.UpdateCase(b.ctx, b.tenant.ID, cs[0].ID, workers.CaseChange{Status: &resolved}); err != nil {
+	if _, err := b.coord.Runs.UpdateCase(b.ctx, b.tenant.ID, cs[0].ID, runs.CaseChange{Status: &resolved}); err != nil {
 		t.Fatal(err)
 	}
 	b.finish(t, id, engine.RunSucceeded)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/shell"
 	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/workers"
 )
@@ -26,7 +27,7 @@ func TestResultWriteRetriedAfterStatementTimeout(t *testing.T) {
 	b := setupWith(t, func(c *workers.Config) {
 		c.RescueWindow = 200 * time.Millisecond
 		c.Testing.FaultTx = func(ctx context.Context, tx pgx.Tx, point string) error {
-			if point != workers.FaultResultWrite || timedOut.Load() >= 2 {
+			if point != shell.FaultResultWrite || timedOut.Load() >= 2 {
 				return nil
 			}
 			_, err := tx.Exec(ctx, "SET LOCAL statement_timeout = '20ms'; SELECT pg_sleep(5)")

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/schedule"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
@@ -289,7 +290,7 @@ func TestTriggerNow(t *testing.T) {
 	testdb.Definition(t, b.store, b.tenant.ID, slowDef)
 	b.newSchedule(t, "manual", "slow", time.Hour, schedule.OverlapSkip)
 	a, err := b.coord.Runs.Schedules.Trigger(b.ctx, b.tenant.ID, "manual", "")
-	if err != nil || a.State != store.ActionRunning || a.RunID == nil || a.Source != workers.SourceTrigger {
+	if err != nil || a.State != store.ActionRunning || a.RunID == nil || a.Source != runs.SourceTrigger {
 		t.Fatalf("trigger = %+v, %v", a, err)
 	}
 	if again, err := b.coord.Runs.Schedules.Trigger(b.ctx, b.tenant.ID, "manual", ""); err != nil || again.State != "skipped" {

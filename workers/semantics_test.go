@@ -12,8 +12,8 @@ import (
 
 	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/steps"
-	"github.com/ductor/ductor/workers"
 )
 
 // graph builds a manifest from steps and edges; entrypoints and order are
@@ -223,7 +223,7 @@ func TestIdempotentTriggers(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			run, _, err := b.coord.Runs.Start(b.ctx, workers.Trigger{TenantID: b.tenant.ID, Definition: "once", IdempotencyKey: "order-42"}, nil)
+			run, _, err := b.coord.Runs.Start(b.ctx, runs.Trigger{TenantID: b.tenant.ID, Definition: "once", IdempotencyKey: "order-42"}, nil)
 			if err != nil {
 				t.Error(err)
 				return

@@ -9,6 +9,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/shell"
 	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/app/store"
 )
@@ -17,16 +18,16 @@ import (
 // step of a step batch) and hands its result over, to be recorded for the
 // run's next tick.
 type StepWorker struct {
-	river.WorkerDefaults[StepArgs]
-	C        *Runtime
+	river.WorkerDefaults[shell.StepArgs]
+	C        *shell.Steps
 	Executor *steps.Executor
 }
 
 // Timeout lets the executor enforce the step's own timeout first; River's
 // is a backstop a little later (a batch's: its longest step's).
-func (w *StepWorker) Timeout(job *river.Job[StepArgs]) time.Duration {
+func (w *StepWorker) Timeout(job *river.Job[shell.StepArgs]) time.Duration {
 	var longest int64
-	for _, a := range job.Args.members() {
+	for _, a := range job.Args.Members() {
 		if a.TimeoutMS <= 0 {
 			return -1
 		}
@@ -46,16 +47,16 @@ const startRetry = time.Second
 var errStartTooLate = errors.New("the step's start came after its job could be reported stranded; the sweep retries the attempt")
 
 // Work executes the attempt unless it already has a result.
-func (w *StepWorker) Work(ctx context.Context, job *river.Job[StepArgs]) error {
+func (w *StepWorker) Work(ctx context.Context, job *river.Job[shell.StepArgs]) error {
 	if len(job.Args.More) > 0 {
 		return w.workBatch(ctx, job)
 	}
 	a := job.Args
 	// Watched before its start is recorded, as a batch's steps are, so
 	// that a cancel committed after the start ends the step's context.
-	ctxs, releases, err := w.C.cancels.watch(ctx, []store.AttemptKey{a.attemptKey()})
+	ctxs, releases, err := w.C.Watch(ctx, []store.AttemptKey{a.AttemptKey()})
 	if err != nil {
-		w.C.deps.log.WarnContext(ctx, "could not watch a step for cancels; offering it again", "run_id", a.RunID, "node", a.Node, "err", err)
+		w.C.Log().WarnContext(ctx, "could not watch a step for cancels; offering it again", "run_id", a.RunID, "node", a.Node, "err", err)
 		return river.JobSnooze(startRetry)
 	}
 	defer releases[0]()
@@ -64,7 +65,7 @@ func (w *StepWorker) Work(ctx context.Context, job *river.Job[StepArgs]) error {
 		// Nothing ran and nothing is recorded: offer the job again rather
 		// than let River discard its only attempt. (Snoozing costs it its
 		// fair tag; the sweep puts it back at the head of its queue.)
-		w.C.deps.log.WarnContext(ctx, "could not record a step's start; offering it again", "run_id", a.RunID, "node", a.Node, "err", err)
+		w.C.Log().WarnContext(ctx, "could not record a step's start; offering it again", "run_id", a.RunID, "node", a.Node, "err", err)
 		return river.JobSnooze(startRetry)
 	}
 	switch outcome {
@@ -85,15 +86,15 @@ func (w *StepWorker) Work(ctx context.Context, job *river.Job[StepArgs]) error {
 // offers the job again, but only once the results of the steps that ran
 // are recorded: the job delivered again skips those (they have their
 // result) instead of running them twice.
-func (w *StepWorker) workBatch(ctx context.Context, job *river.Job[StepArgs]) error {
-	members := job.Args.members()
+func (w *StepWorker) workBatch(ctx context.Context, job *river.Job[shell.StepArgs]) error {
+	members := job.Args.Members()
 	keys := make([]store.AttemptKey, len(members))
 	for i, a := range members {
-		keys[i] = a.attemptKey()
+		keys[i] = a.AttemptKey()
 	}
-	ctxs, releases, err := w.C.cancels.watch(ctx, keys)
+	ctxs, releases, err := w.C.Watch(ctx, keys)
 	if err != nil {
-		w.C.deps.log.WarnContext(ctx, "could not watch a step batch for cancels; offering it again", "run_id", job.Args.RunID, "steps", len(members), "err", err)
+		w.C.Log().WarnContext(ctx, "could not watch a step batch for cancels; offering it again", "run_id", job.Args.RunID, "steps", len(members), "err", err)
 		return river.JobSnooze(startRetry)
 	}
 	var (
@@ -115,7 +116,7 @@ func (w *StepWorker) workBatch(ctx context.Context, job *river.Job[StepArgs]) er
 				return
 			}
 			if err != nil {
-				w.C.deps.log.WarnContext(ctx, "could not record a step's start; offering it again", "run_id", a.RunID, "node", a.Node, "err", err)
+				w.C.Log().WarnContext(ctx, "could not record a step's start; offering it again", "run_id", a.RunID, "node", a.Node, "err", err)
 			}
 			mu.Lock()
 			unstarted = unstarted || err != nil
@@ -141,17 +142,17 @@ func (w *StepWorker) workBatch(ctx context.Context, job *river.Job[StepArgs]) er
 
 // take records the start of attempt a, one the job carries, and returns
 // what became of it and until when its lease runs at least.
-func (w *StepWorker) take(ctx context.Context, job *river.Job[StepArgs], a StepArgs) (store.TakeOutcome, time.Time, error) {
-	lease := time.Duration(a.TimeoutMS)*time.Millisecond + w.C.deps.RescueWindow
-	take := store.AttemptTake{Key: a.attemptKey(), Lease: lease, By: startBy(job, w.C.deps.RescueWindow)}
-	outcome, leased, err := w.C.starts.start(ctx, take, a.Sparse, time.Now().Add(w.C.deps.RescueWindow))
+func (w *StepWorker) take(ctx context.Context, job *river.Job[shell.StepArgs], a shell.StepArgs) (store.TakeOutcome, time.Time, error) {
+	lease := time.Duration(a.TimeoutMS)*time.Millisecond + w.C.RescueWindow()
+	take := store.AttemptTake{Key: a.AttemptKey(), Lease: lease, By: startBy(job, w.C.RescueWindow())}
+	outcome, leased, err := w.C.Take(ctx, take, a.Sparse, time.Now().Add(w.C.RescueWindow()))
 	return outcome, leased.Add(lease), err
 }
 
 // execute runs a taken attempt and hands its result over, to be offered
 // until until; the channel closes once it is recorded or given up on.
-func (w *StepWorker) execute(ctx context.Context, job *river.Job[StepArgs], a StepArgs, until time.Time) (<-chan struct{}, error) {
-	ctx, done := w.C.Observer.attemptBegins(ctx, job, a)
+func (w *StepWorker) execute(ctx context.Context, job *river.Job[shell.StepArgs], a shell.StepArgs, until time.Time) (<-chan struct{}, error) {
+	ctx, done := w.C.Begin(ctx, job, a)
 	out, stepErr := w.Executor.Execute(ctx, steps.Request{
 		TenantID: a.TenantID.String(), RunID: a.RunID.String(), Node: a.Node, Ref: a.Ref, Type: a.Type,
 		Generation: a.Generation, Attempt: a.Attempt, IdempotencyKey: a.IdempotencyKey,
@@ -159,7 +160,7 @@ func (w *StepWorker) execute(ctx context.Context, job *river.Job[StepArgs], a St
 	})
 	done(stepErr)
 	result := engine.StepResult{Node: a.Node, Generation: a.Generation, Attempt: a.Attempt, Output: out, Error: stepErr}
-	return w.C.results.handOver(store.RunKey{TenantID: a.TenantID, ID: a.RunID}, result, until)
+	return w.C.HandOver(store.RunKey{TenantID: a.TenantID, ID: a.RunID}, result, until)
 }
 
 // startBy is when the sweep may report the job stranded if its attempt
@@ -167,7 +168,7 @@ func (w *StepWorker) execute(ctx context.Context, job *river.Job[StepArgs], a St
 // database's clock at the fetch, plus the rescue window. A start recorded
 // from then on is refused, so that a step is never both executed here and
 // reported lost.
-func startBy(job *river.Job[StepArgs], window time.Duration) time.Time {
+func startBy(job *river.Job[shell.StepArgs], window time.Duration) time.Time {
 	if job.AttemptedAt == nil {
 		return time.Time{}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/shell"
 	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
@@ -212,7 +213,7 @@ steps:
 	b.poll(t, func() bool { return batchSize(t, b, id, "available", "cancelled") == 2 })
 	b.waitTerminal(t, id)
 	for ref, n := range b.nodes(t, id) {
-		if n.Error == nil || n.Error.Code != workers.CodeNoWorker {
+		if n.Error == nil || n.Error.Code != shell.CodeNoWorker {
 			t.Errorf("node %s: %s %+v, want failed with no_worker", ref, n.State, n.Error)
 		}
 	}

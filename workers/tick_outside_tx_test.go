@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/shell"
 	"github.com/ductor/ductor/workers"
 )
 
@@ -27,7 +28,7 @@ func TestTickDecidesOutsideATransaction(t *testing.T) {
 			b := setupWith(t, func(c *workers.Config) {
 				c.NoInlineTicks = path != "group" // without, every result is ticked by the run's tick job
 				c.Testing.Fault = func(point string) error {
-					if point != workers.FaultBeforeDecide {
+					if point != shell.FaultBeforeDecide {
 						return nil
 					}
 					pool := probe.Load()
@@ -91,7 +92,7 @@ edges: [{from: first, to: second}]
 	var sent atomic.Bool
 	signalled := make(chan error, 1)
 	signalOnce := func(point string) error {
-		if point == workers.FaultBeforeDecide && sent.CompareAndSwap(false, true) {
+		if point == shell.FaultBeforeDecide && sent.CompareAndSwap(false, true) {
 			_, err := b.coord.Runs.Signal(b.ctx, b.tenant.ID, id, engine.Signal{RequestID: "s-go", Name: "go"})
 			signalled <- err
 		}

@@ -95,7 +95,7 @@ func startStoppable(t *testing.T, pool *pgxpool.Pool) (*workers.Runtime, func())
 		t.Fatal(err)
 	}
 	swept := make(chan struct{})
-	go func() { defer close(swept); coord.Sweeper.Sweep(ctx) }()
+	go func() { defer close(swept); coord.Sweep(ctx) }()
 	var stopped bool
 	stop := func() {
 		if stopped {

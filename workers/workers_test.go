@@ -16,6 +16,7 @@ import (
 
 	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
@@ -112,7 +113,7 @@ func startWith(t *testing.T, pool *pgxpool.Pool, r roles) *workers.Runtime {
 		if r.steps {
 			beat.Go(func() { workers.HeartbeatSteps(sweepCtx, pool, log) })
 		}
-		coord.Sweeper.Sweep(sweepCtx)
+		coord.Sweep(sweepCtx)
 		beat.Wait()
 	}()
 	t.Cleanup(func() {
@@ -140,7 +141,7 @@ func (b testBundle) publish(t *testing.T, m *definition.Manifest) {
 
 func (b testBundle) start(t *testing.T, key string, input any) uuid.UUID {
 	t.Helper()
-	run, created, err := b.coord.Runs.Start(b.ctx, workers.Trigger{TenantID: b.tenant.ID, Definition: key, Input: input}, nil)
+	run, created, err := b.coord.Runs.Start(b.ctx, runs.Trigger{TenantID: b.tenant.ID, Definition: key, Input: input}, nil)
 	if err != nil || !created {
 		t.Fatalf("start %s: created=%v err=%v", key, created, err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/pgcluster"
+	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/server"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
@@ -104,7 +105,7 @@ func (c *ownCluster) open(t *testing.T) {
 // start triggers a run.
 func (c *ownCluster) start(t *testing.T, key string, input any) uuid.UUID {
 	t.Helper()
-	run, _, err := c.coord.Runs.Start(c.ctx, workers.Trigger{TenantID: c.tenant, Definition: key, Input: input}, nil)
+	run, _, err := c.coord.Runs.Start(c.ctx, runs.Trigger{TenantID: c.tenant, Definition: key, Input: input}, nil)
 	if err != nil {
 		t.Fatalf("start %s: %v", key, err)
 	}

@@ -11,10 +11,10 @@ import (
 
 	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
 	"github.com/ductor/ductor/app/testwait"
-	"github.com/ductor/ductor/workers"
 )
 
 // Flow control across two worker processes: this process only starts
@@ -106,7 +106,7 @@ func flowSetup(t *testing.T, o WorkerOptions) bundle {
 // startFlow starts a run and returns it as the start left it.
 func (b bundle) startFlow(t *testing.T, key string, input any) store.Run {
 	t.Helper()
-	run, _, err := b.w.C.Runs.Start(b.ctx, workers.Trigger{TenantID: b.w.Tenant, Definition: key, Input: input}, nil)
+	run, _, err := b.w.C.Runs.Start(b.ctx, runs.Trigger{TenantID: b.w.Tenant, Definition: key, Input: input}, nil)
 	if err != nil {
 		t.Fatalf("start %s: %v", key, err)
 	}
@@ -241,7 +241,7 @@ func (b bundle) watchLimits(t *testing.T, runs []store.Run) {
 func TestFlowCancelStrategiesAcrossProcesses(t *testing.T) {
 	b := flowSetup(t, WorkerOptions{})
 	first := b.startFlow(t, "chk-flow-newest", nil)
-	_, _, err := b.w.C.Runs.Start(b.ctx, workers.Trigger{TenantID: b.w.Tenant, Definition: "chk-flow-newest"}, nil)
+	_, _, err := b.w.C.Runs.Start(b.ctx, runs.Trigger{TenantID: b.w.Tenant, Definition: "chk-flow-newest"}, nil)
 	if !apperr.Is(err, apperr.ConcurrencyLimit) {
 		t.Fatalf("a second start at the API: %v, want concurrency_limit", err)
 	}
@@ -478,7 +478,7 @@ func TestFlowOverlapsOrderRunsByTheirCommits(t *testing.T) {
 	}
 	started := make(chan result, 1)
 	go func() {
-		run, _, err := b.w.C.Runs.Start(b.ctx, workers.Trigger{TenantID: b.w.Tenant, Definition: "chk-flow-leak", Input: in}, nil)
+		run, _, err := b.w.C.Runs.Start(b.ctx, runs.Trigger{TenantID: b.w.Tenant, Definition: "chk-flow-leak", Input: in}, nil)
 		started <- result{run, err}
 	}()
 	b.awaitBlockedBy(t, holder)

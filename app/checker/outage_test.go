@@ -13,9 +13,9 @@ import (
 
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/pgcluster"
+	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/testdb"
 	"github.com/ductor/ductor/app/testwait"
-	"github.com/ductor/ductor/workers"
 )
 
 // A chain of ten 20 ms steps with a 60 s timeout, leased for 70 s (plus
@@ -249,7 +249,7 @@ func (c *ownCluster) loadChains(t *testing.T) *chainLoad {
 				default:
 				}
 				ctx, cancel := context.WithTimeout(c.ctx, 5*time.Second)
-				run, _, err := c.coord.Runs.Start(ctx, workers.Trigger{TenantID: c.tenant, Definition: "out-chain"}, nil)
+				run, _, err := c.coord.Runs.Start(ctx, runs.Trigger{TenantID: c.tenant, Definition: "out-chain"}, nil)
 				cancel()
 				l.mu.Lock()
 				if err == nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
 	"github.com/ductor/ductor/app/testwait"
@@ -62,7 +63,7 @@ func TestKilledProcessJobsAreRescuedByDuctorsDetection(t *testing.T) {
 		if i%2 == 1 {
 			ms = 4000
 		}
-		run, _, err := coord.Runs.Start(ctx, workers.Trigger{TenantID: tenant.ID, Definition: "rescue-chain", Input: map[string]any{"ms": ms}}, nil)
+		run, _, err := coord.Runs.Start(ctx, runs.Trigger{TenantID: tenant.ID, Definition: "rescue-chain", Input: map[string]any{"ms": ms}}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/ductor/ductor/app/logging"
+	"github.com/ductor/ductor/app/shell"
 	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/workers"
@@ -107,7 +108,7 @@ func runWorker(raw string) error {
 		return err
 	}
 	swept, beat := make(chan struct{}), make(chan struct{})
-	go func() { defer close(swept); coord.Sweeper.Sweep(ctx) }()
+	go func() { defer close(swept); coord.Sweep(ctx) }()
 	go func() { defer close(beat); workers.HeartbeatSteps(ctx, pool, slog.New(slog.DiscardHandler)) }()
 	fmt.Println("ready")
 	<-ctx.Done()
@@ -144,7 +145,7 @@ func workerCoordinator(pool *pgxpool.Pool, log *slog.Logger, o WorkerOptions) (*
 	cfg := workers.Config{
 		Pool: pool, Logger: log, LocalHandlers: exec.Handles,
 		RescueWindow: cmp.Or(o.RescueWindow, time.Second), NoInlineTicks: o.NoInlineTicks, StepBatchMax: o.StepBatchMax,
-		Testing: workers.Testing{Fault: o.fault()},
+		Testing: shell.Testing{Fault: o.fault()},
 	}
 	if o.SameStatement {
 		cfg.Testing.TickLoadOptions = []store.Option{store.SameStatementTickLoad()}
@@ -166,7 +167,7 @@ func (o WorkerOptions) fault() func(string) error {
 		return nil
 	}
 	return func(point string) error {
-		if point != workers.FaultBeforeDecide {
+		if point != shell.FaultBeforeDecide {
 			return nil
 		}
 		if o.HoldTicks {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
 	"github.com/ductor/ductor/workers"
@@ -152,7 +153,7 @@ func (w *Workload) Round(ctx context.Context, round int) {
 }
 
 func (w *Workload) start(ctx context.Context, key string, input any) (uuid.UUID, bool) {
-	run, _, err := w.C.Runs.Start(ctx, workers.Trigger{TenantID: w.Tenant, Definition: key, Input: input}, nil)
+	run, _, err := w.C.Runs.Start(ctx, runs.Trigger{TenantID: w.Tenant, Definition: key, Input: input}, nil)
 	if err != nil {
 		w.fail("start %s: %v", key, err)
 		return uuid.Nil, false

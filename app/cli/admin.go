@@ -11,8 +11,8 @@ import (
 	"github.com/ductor/ductor/app/auth"
 	"github.com/ductor/ductor/app/config"
 	"github.com/ductor/ductor/app/definition"
+	"github.com/ductor/ductor/app/shell"
 	"github.com/ductor/ductor/app/store"
-	"github.com/ductor/ductor/workers"
 )
 
 // runMigrate applies migrations; a second run applies nothing.
@@ -379,7 +379,7 @@ func scheduleToStartFlag(s string) (time.Duration, error) {
 
 func scheduleToStartText(d time.Duration) string {
 	if d == 0 {
-		return "default(" + workers.DefaultScheduleToStart.String() + ")"
+		return "default(" + shell.DefaultScheduleToStart.String() + ")"
 	}
 	return d.String()
 }

@@ -124,7 +124,7 @@ func (p process) startWorkers(ctx context.Context, coord *workers.Runtime, exec 
 	sweepCtx, stopSweep := context.WithCancel(context.WithoutCancel(ctx))
 	var loops sync.WaitGroup
 	if p.cfg.Roles.Has(config.RoleCoordinator) {
-		loops.Go(func() { coord.Sweeper.Sweep(sweepCtx) })
+		loops.Go(func() { coord.Sweep(sweepCtx) })
 		loops.Go(func() { coord.Runs.Schedules.Run(sweepCtx) })
 		loops.Go(func() { workers.DeleteExpiredLogins(sweepCtx, p.pool, p.log) })
 	}

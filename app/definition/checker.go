@@ -49,7 +49,7 @@ func (c *checker) document(v any) {
 	c.edgeList(o)
 	c.graph()
 	c.triggers(o)
-	c.flowRules(o)
+	rules{c}.flowRules(o)
 }
 
 // inputSchema checks the schema compiles as JSON Schema 2020-12 and keeps

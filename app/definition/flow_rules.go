@@ -14,6 +14,10 @@ import (
 // checks them; package flowcontrol evaluates them and workers enforces them in
 // Postgres.
 
+// rules checks a definition's flow control rules and a step's
+// concurrency for the checker.
+type rules struct{ c *checker }
+
 // Bounds of flow control.
 const (
 	// MaxConcurrencyRules bounds a definition's concurrency rules.
@@ -120,9 +124,10 @@ var StepConcurrencyFields = []Field{
 
 // flowRules reads the document's concurrency, debounce, throttle and
 // rate_limit.
-func (c *checker) flowRules(o object) {
-	c.m.Concurrency = c.concurrencyRules(o)
-	if r, ok := c.flowObject(o, "debounce", DebounceFields); ok {
+func (fr rules) flowRules(o object) {
+	c := fr.c
+	c.m.Concurrency = fr.concurrencyRules(o)
+	if r, ok := fr.flowObject(o, "debounce", DebounceFields); ok {
 		d := &Debounce{KeyExpr: flowKey(r)}
 		d.PeriodMS = r.durationMS("period", 0)
 		d.MaxWaitMS = r.durationMS("max_wait", 0)
@@ -131,11 +136,12 @@ func (c *checker) flowRules(o object) {
 		}
 		c.m.Debounce = d
 	}
-	c.m.Throttle = c.rate(o, "throttle")
-	c.m.RateLimit = c.rate(o, "rate_limit")
+	c.m.Throttle = fr.rate(o, "throttle")
+	c.m.RateLimit = fr.rate(o, "rate_limit")
 }
 
-func (c *checker) concurrencyRules(o object) []ConcurrencyRule {
+func (fr rules) concurrencyRules(o object) []ConcurrencyRule {
+	c := fr.c
 	list := o.list("concurrency", false)
 	if len(list) > MaxConcurrencyRules {
 		o.problem("concurrency", "at most %d rules, found %d", MaxConcurrencyRules, len(list))
@@ -160,8 +166,8 @@ func (c *checker) concurrencyRules(o object) []ConcurrencyRule {
 	return rules
 }
 
-func (c *checker) rate(o object, name string) *Rate {
-	r, ok := c.flowObject(o, name, RateFields)
+func (fr rules) rate(o object, name string) *Rate {
+	r, ok := fr.flowObject(o, name, RateFields)
 	if !ok {
 		return nil
 	}
@@ -170,7 +176,8 @@ func (c *checker) rate(o object, name string) *Rate {
 
 // flowObject reads an optional object field through its table, checking
 // its required fields.
-func (c *checker) flowObject(o object, name string, fs []Field) (object, bool) {
+func (fr rules) flowObject(o object, name string, fs []Field) (object, bool) {
+	c := fr.c
 	v, present := o.m[name]
 	if !present {
 		return object{}, false
@@ -213,7 +220,7 @@ func (o object) limit() (int, string) {
 
 // stepConcurrency reads a task or http step's (or template's)
 // concurrency.
-func (c *checker) stepConcurrency(o object, t StepType) *StepConcurrency {
+func (fr rules) stepConcurrency(o object, t StepType) *StepConcurrency {
 	if !o.has("concurrency") {
 		return nil
 	}
@@ -221,7 +228,7 @@ func (c *checker) stepConcurrency(o object, t StepType) *StepConcurrency {
 		o.problem("concurrency", "%s", stepConcurrencyProblem(t))
 		return nil
 	}
-	r, ok := c.flowObject(o, "concurrency", StepConcurrencyFields)
+	r, ok := fr.flowObject(o, "concurrency", StepConcurrencyFields)
 	if !ok {
 		return nil
 	}

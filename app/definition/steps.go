@@ -54,7 +54,7 @@ func (c *checker) step(v any, p path, i int) *Step {
 	s.RunIf, _ = o.expr("run_if", expr.KindBool)
 	c.forEach(o, s)
 	s.Retry, s.TimeoutMS = c.attempts(o, s.Type)
-	s.Concurrency = c.stepConcurrency(o, s.Type)
+	s.Concurrency = rules{c}.stepConcurrency(o, s.Type)
 	s.With = c.with(o, s.Type)
 	return s
 }

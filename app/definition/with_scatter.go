@@ -66,7 +66,7 @@ func (c *checker) template(parent object) map[string]any {
 		"timeout_ms": timeout,
 		"retry":      retryMap(retry),
 	}
-	if sc := c.stepConcurrency(o, t); sc != nil {
+	if sc := (rules{c}).stepConcurrency(o, t); sc != nil {
 		out["concurrency"] = stepConcurrencyMap(sc)
 	}
 	return out

@@ -13,9 +13,9 @@ import (
 
 	"github.com/ductor/ductor/app/auth"
 	"github.com/ductor/ductor/app/definition"
+	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
-	"github.com/ductor/ductor/workers"
 )
 
 // twoTenants is tenant A (owner alice, viewer victor, editor walt, a key)
@@ -109,7 +109,7 @@ func ordersRun(t *testing.T, w webBundle, tenant store.Tenant) store.Run {
 	if _, _, err := w.store.DefinitionPublish(ctx, tenant.ID, pub); err != nil {
 		t.Fatal(err)
 	}
-	run, _, err := w.runs.Start(ctx, workers.Trigger{TenantID: tenant.ID, Definition: "orders", Input: map[string]any{}}, nil)
+	run, _, err := w.runs.Start(ctx, runs.Trigger{TenantID: tenant.ID, Definition: "orders", Input: map[string]any{}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

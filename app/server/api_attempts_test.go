@@ -17,7 +17,7 @@ func TestNodeStartedAtIsTheWorkersStart(t *testing.T) {
 	b := setupAPI(t)
 	ctx, stop := context.WithCancel(context.Background())
 	swept := make(chan struct{})
-	go func() { defer close(swept); b.runs.Sweeper.Sweep(ctx) }() // delayed dispatches go out through the sweep
+	go func() { defer close(swept); b.runs.Sweep(ctx) }() // delayed dispatches go out through the sweep
 	t.Cleanup(func() { stop(); <-swept })
 	testdb.Definition(t, b.store, b.tenantA.ID, `
 key: spaced

@@ -123,7 +123,7 @@ func setupTasksConfig(t *testing.T, config func(*workers.Config)) *apiBundle {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{}, 2)
 	go func() { b.runs.Runs.Tasks.Listen(ctx); done <- struct{}{} }()
-	go func() { b.runs.Sweeper.Sweep(ctx); done <- struct{}{} }()
+	go func() { b.runs.Sweep(ctx); done <- struct{}{} }()
 	t.Cleanup(func() { cancel(); <-done; <-done })
 	return b
 }

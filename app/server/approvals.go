@@ -6,8 +6,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/store"
-	"github.com/ductor/ductor/workers"
 )
 
 // handleApprovalList lists the approvals visible to the caller: an API
@@ -56,7 +56,7 @@ type decisionRequest struct {
 // when a key of this name already decided, or when the key's maker did
 // (as a person or by another key: see store.DeciderPrincipal); 422 for a
 // comment over store.MaxCommentBytes.
-func handleApprovalDecision(runs *workers.Service) echo.HandlerFunc {
+func handleApprovalDecision(rs *runs.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id, err := pathUUID(c, "id", "approval")
 		if err != nil {
@@ -70,7 +70,7 @@ func handleApprovalDecision(runs *workers.Service) echo.HandlerFunc {
 			return apperr.New(apperr.Invalid, `decision must be "approve" or "reject"`)
 		}
 		p, _ := principalOf(c)
-		a, err := runs.DecideApproval(c.Request().Context(), tenantOf(c), id, store.Decision{
+		a, err := rs.DecideApproval(c.Request().Context(), tenantOf(c), id, store.Decision{
 			By: store.DeciderKey(p.Key), Principal: store.DeciderPrincipal(p.Key), Approved: req.Decision == "approve", Comment: req.Comment,
 			Who: store.KeyAudience(p.Key),
 		})

@@ -12,9 +12,9 @@ import (
 
 	"github.com/ductor/ductor/app/auth"
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
-	"github.com/ductor/ductor/workers"
 )
 
 // decideAs posts a decision to the API with the key.
@@ -45,7 +45,7 @@ key: release
 steps:
   - { ref: ok, type: approval, with: { approvers: [ "`+dOwner+`", "key:deployer" ], title: Release, min_approvals: 2 } }
 `)
-	id := b.start(t, workers.Trigger{Definition: "release"})
+	id := b.start(t, runs.Trigger{Definition: "release"})
 	b.waitNode(t, id, "ok", engine.NodeWaiting)
 	approval := store.ApprovalID(id.String() + ":ok").String()
 	long := strings.Repeat("é", 2000) // 4000 bytes

@@ -10,8 +10,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/store"
-	"github.com/ductor/ductor/workers"
 )
 
 // BatchJSON is a bulk operation and its progress as the API shows it.
@@ -50,7 +50,7 @@ type batchRequest struct {
 // handleBatchCreate starts a bulk cancel or retry of the runs a filter
 // matches (those created so far) or of a list of run ids: 202 with the
 // batch, which the sweep works in the background.
-func handleBatchCreate(s *store.Store, runs *workers.Service) echo.HandlerFunc {
+func handleBatchCreate(s *store.Store, rs *runs.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var req batchRequest
 		if err := bindJSON(c, &req); err != nil {
@@ -60,7 +60,7 @@ func handleBatchCreate(s *store.Store, runs *workers.Service) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		if b, err = runs.Batches.Create(c.Request().Context(), b); err != nil {
+		if b, err = rs.Batches.Create(c.Request().Context(), b); err != nil {
 			return err
 		}
 		return c.JSON(http.StatusAccepted, batchJSON(b))
@@ -77,8 +77,8 @@ func newBatch(ctx context.Context, s *store.Store, tenantID uuid.UUID, req batch
 		return b, apperr.New(apperr.Invalid, "give either a filter or run_ids")
 	case utf8.RuneCountInString(req.Reason) > maxReasonLength:
 		return b, apperr.New(apperr.Invalid, "reason is longer than %d characters", maxReasonLength)
-	case len(req.RunIDs) > workers.MaxBatchRuns:
-		return b, apperr.New(apperr.Invalid, "a batch covers at most %d runs", workers.MaxBatchRuns)
+	case len(req.RunIDs) > runs.MaxBatchRuns:
+		return b, apperr.New(apperr.Invalid, "a batch covers at most %d runs", runs.MaxBatchRuns)
 	}
 	b.RunIDs = req.RunIDs
 	if req.Filter != nil {

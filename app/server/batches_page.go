@@ -11,21 +11,21 @@ import (
 
 	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/auth"
+	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/views"
-	"github.com/ductor/ductor/workers"
 )
 
 // handleRunsBatchForm starts a bulk operation from the runs list: on the
 // selected runs (run_id), or on every run the list's filter matches
 // (scope=filter), then shows its progress (post/redirect/get).
-func handleRunsBatchForm(s *store.Store, runs *workers.Service) echo.HandlerFunc {
+func handleRunsBatchForm(s *store.Store, rs *runs.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx, v := c.Request().Context(), viewerOf(c)
 		filter, _ := url.ParseQuery(c.FormValue("filter"))
 		b, err := batchFromForm(c, s, filter)
 		if err == nil {
-			b, err = runs.Batches.Create(ctx, b)
+			b, err = rs.Batches.Create(ctx, b)
 		}
 		if err != nil {
 			return formError(c, err, func(status int, msg string) error {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/workers"
 )
 
@@ -22,7 +23,7 @@ steps:
   - { ref: wait, type: signal, with: { name: never } }
 `)
 	var ids []string
-	for range workers.BatchChunk + 10 {
+	for range runs.BatchChunk + 10 {
 		ids = append(ids, b.startRun(t, "parked"))
 	}
 	missing := uuid.New().String()

@@ -12,7 +12,7 @@ import (
 
 	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/jsonvalue"
-	"github.com/ductor/ductor/workers"
+	"github.com/ductor/ductor/app/runs"
 )
 
 // bindJSON decodes the request body into v by the JSON value model
@@ -57,7 +57,7 @@ func checkNUL(raw []byte) error {
 		return nil
 	}
 	if nul, found := jsonvalue.FindNUL(v); found {
-		return workers.NULProblem("request body", strings.TrimPrefix(nul.Path, "."))
+		return runs.NULProblem("request body", strings.TrimPrefix(nul.Path, "."))
 	}
 	return nil
 }

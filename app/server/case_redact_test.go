@@ -14,10 +14,10 @@ import (
 
 	"github.com/ductor/ductor/app/auth"
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
 	"github.com/ductor/ductor/app/testwait"
-	"github.com/ductor/ductor/workers"
 )
 
 // caseDataDefs: a parent run with a case of its own, a sync child run and
@@ -71,8 +71,8 @@ func TestRestrictedCaseDataRedactedEverywhere(t *testing.T) {
 	for _, doc := range strings.Split(caseDataDefs, "---\n") {
 		b.publish(t, doc)
 	}
-	parent := b.start(t, workers.Trigger{Definition: "cd-parent", Input: map[string]any{}})
-	wait := b.start(t, workers.Trigger{Definition: "cd-wait", Input: map[string]any{}})
+	parent := b.start(t, runs.Trigger{Definition: "cd-parent", Input: map[string]any{}})
+	wait := b.start(t, runs.Trigger{Definition: "cd-wait", Input: map[string]any{}})
 	cases := b.resolveCases(t, 4)
 	b.waitStatus(t, parent, engine.RunSucceeded)
 	b.waitNode(t, wait, "check", engine.NodeWaiting)
@@ -166,7 +166,7 @@ func (b *dashBundle) resolveCases(t *testing.T, n int) []store.Case {
 	resolved := "resolved"
 	for i, k := range open {
 		data := map[string]any{"note": fmt.Sprintf("secret-%d", i)}
-		if _, err := b.runs.UpdateCase(ctx, b.tenant.ID, k.ID, workers.CaseChange{Status: &resolved, Data: data}); err != nil {
+		if _, err := b.runs.UpdateCase(ctx, b.tenant.ID, k.ID, runs.CaseChange{Status: &resolved, Data: data}); err != nil {
 			t.Fatal(err)
 		}
 	}

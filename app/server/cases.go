@@ -5,8 +5,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/store"
-	"github.com/ductor/ductor/workers"
 )
 
 // CaseSummaryJSON is a case as lists show it: without its data unless
@@ -70,7 +70,7 @@ type caseRequest struct {
 
 // handleCaseUpdate changes a case's status and data: 200 with the case;
 // 422 when data breaks the case's fields schema; 409 once closed.
-func handleCaseUpdate(runs *workers.Service) echo.HandlerFunc {
+func handleCaseUpdate(rs *runs.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id, err := pathUUID(c, "id", "case")
 		if err != nil {
@@ -81,8 +81,8 @@ func handleCaseUpdate(runs *workers.Service) echo.HandlerFunc {
 			return err
 		}
 		_, actor := requestActor(c)
-		ch := workers.CaseChange{Status: req.Status, Data: req.Data, Actor: actor}
-		out, err := runs.UpdateCase(c.Request().Context(), tenantOf(c), id, ch)
+		ch := runs.CaseChange{Status: req.Status, Data: req.Data, Actor: actor}
+		out, err := rs.UpdateCase(c.Request().Context(), tenantOf(c), id, ch)
 		if err != nil {
 			return err
 		}

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/ductor/ductor/app/engine"
-	"github.com/ductor/ductor/workers"
+	"github.com/ductor/ductor/app/runs"
 )
 
 // wideValue is {"x": ["item-0", …]}: n items, far past a preview's size.
@@ -54,7 +54,7 @@ edges:
   - {from: hold, to: review}
 `)
 	value := wideValue(3000)
-	id := b.start(t, workers.Trigger{Definition: "wide", Input: value})
+	id := b.start(t, runs.Trigger{Definition: "wide", Input: value})
 	b.waitNode(t, id, "hold", engine.NodeWaiting)
 	ctx := context.Background()
 	if _, err := b.runs.Signal(ctx, b.tenant.ID, id, engine.Signal{RequestID: "big/one", Name: "go", Payload: value}); err != nil {
@@ -67,7 +67,7 @@ edges:
 	}
 	done := "done"
 	caseValue := wideValue(3001) // not the other values: equal ones would be redacted as the case's data
-	if _, err := b.runs.UpdateCase(ctx, b.tenant.ID, cases[0].ID, workers.CaseChange{Status: &done, Data: caseValue}); err != nil {
+	if _, err := b.runs.UpdateCase(ctx, b.tenant.ID, cases[0].ID, runs.CaseChange{Status: &done, Data: caseValue}); err != nil {
 		t.Fatal(err)
 	}
 	b.waitStatus(t, id, engine.RunSucceeded)

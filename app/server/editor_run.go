@@ -8,14 +8,14 @@ import (
 
 	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/jsonvalue"
-	"github.com/ductor/ductor/workers"
+	"github.com/ductor/ductor/app/runs"
 )
 
 // handleTestRun starts a run of the definition's latest published version
 // with the posted JSON input, and answers its id (script) or its page.
-func handleTestRun(runs *workers.Service, validate workers.InputValidator) echo.HandlerFunc {
+func handleTestRun(rs *runs.Service, validate runs.InputValidator) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if runs == nil {
+		if rs == nil {
 			return apperr.New(apperr.Unavailable, "this server does not run workflows")
 		}
 		var input any = map[string]any{}
@@ -27,7 +27,7 @@ func handleTestRun(runs *workers.Service, validate workers.InputValidator) echo.
 			input = decoded
 		}
 		v := viewerOf(c)
-		run, _, err := runs.Start(c.Request().Context(), workers.Trigger{TenantID: v.Tenant.ID, Definition: c.Param("key"), Input: input}, validate)
+		run, _, err := rs.Start(c.Request().Context(), runs.Trigger{TenantID: v.Tenant.ID, Definition: c.Param("key"), Input: input}, validate)
 		if err != nil {
 			return err
 		}

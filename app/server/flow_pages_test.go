@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/ductor/ductor/app/engine"
-	"github.com/ductor/ductor/workers"
+	"github.com/ductor/ductor/app/runs"
 )
 
 // The definition page lists the newest version's flow control rules
@@ -22,8 +22,8 @@ steps:
   - {ref: call, type: task, concurrency: {key_expr: '"vendor"', limit: 3}, with: {handler: builtin.noop}}
 edges: [{from: gate, to: call}]
 `)
-	first := b.start(t, workers.Trigger{Definition: "flowy", Input: map[string]any{"user": "ada"}})
-	second := b.start(t, workers.Trigger{Definition: "flowy", Input: map[string]any{"user": "ada"}})
+	first := b.start(t, runs.Trigger{Definition: "flowy", Input: map[string]any{"user": "ada"}})
+	second := b.start(t, runs.Trigger{Definition: "flowy", Input: map[string]any{"user": "ada"}})
 	b.waitStatus(t, first, engine.RunWaiting)
 	wantPage(t, "definition page", b.get(b.viewer, "/definitions/flowy/edit"), http.StatusOK,
 		`id="flow-rules"`, `data-rule="concurrency[0]"`, `input.user`, `<td data-count="running">1</td><td data-count="queued">1</td><td data-count="keys">1</td>`,

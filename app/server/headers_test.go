@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/static"
-	"github.com/ductor/ductor/workers"
 )
 
 // Every dashboard response carries the security headers: each GET route
@@ -17,7 +17,7 @@ func TestSecurityHeadersOnEveryPage(t *testing.T) {
 	t.Parallel()
 	b := setupDashboard(t)
 	b.publish(t, "key: hdr\nsteps:\n  - {ref: a, type: task, with: {handler: builtin.noop}}\n")
-	run := b.start(t, workers.Trigger{Definition: "hdr", Input: map[string]any{}})
+	run := b.start(t, runs.Trigger{Definition: "hdr", Input: map[string]any{}})
 	b.waitStatus(t, run, engine.RunSucceeded)
 	fill := strings.NewReplacer(":tenant", b.tenant.Slug, ":id", run.String(), ":key", "hdr", ":part", "input", ":node", "a", ":generation", "0", ":attempt", "1")
 

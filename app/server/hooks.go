@@ -15,10 +15,10 @@ import (
 
 	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/jsonvalue"
+	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/secrets"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/webhook"
-	"github.com/ductor/ductor/workers"
 )
 
 // Outcomes of a webhook delivery (recorded on the webhook and counted).
@@ -44,7 +44,7 @@ const (
 // are written to their webhook sparingly (see deliveryRecorder).
 type hooks struct {
 	store    *store.Store
-	runs     *workers.Service
+	runs     *runs.Service
 	box      *secrets.Box
 	log      *slog.Logger
 	proxies  trustedProxies
@@ -206,7 +206,7 @@ func (h hooks) verify(ctx context.Context, w store.Webhook, hdr http.Header, bod
 // body, so another body under the same id is a bug or a forgery, and
 // answering it as a duplicate would drop it without a word.
 func (h hooks) publish(c echo.Context, w store.Webhook, id string, body []byte, data any) error {
-	ctx := workers.WithCaller(c.Request().Context(), callerSpan(c))
+	ctx := runs.WithCaller(c.Request().Context(), callerSpan(c))
 	if id == "" {
 		sum := sha256.Sum256(body)
 		id = hex.EncodeToString(sum[:])

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/ductor/ductor/app/engine"
-	"github.com/ductor/ductor/workers"
+	"github.com/ductor/ductor/app/runs"
 )
 
 // deepList is [[[…]]] nested depth deep: 2 × depth bytes of JSON.
@@ -44,7 +44,7 @@ steps:
 		"9,000-deep 18 KB list": map[string]any{"x": deepList(9000)},
 	} {
 		raw, _ := json.Marshal(input)
-		id := b.start(t, workers.Trigger{Definition: "deep", Input: input})
+		id := b.start(t, runs.Trigger{Definition: "deep", Input: input})
 		b.waitNode(t, id, "ok", engine.NodeWaiting)
 		for what, a := range map[string]answer{
 			"run page":  b.get(b.owner, "/runs/"+id.String()),

@@ -8,9 +8,9 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ductor/ductor/app/auth"
+	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/views"
-	"github.com/ductor/ductor/workers"
 )
 
 // inboxNotices confirm a decision (?done=NAME after the redirect).
@@ -23,14 +23,14 @@ var inboxNotices = map[string]string{
 // handleInbox shows the approvals and cases addressed to the person (by
 // email) or their role, newest first: pending ones by default, decided
 // ones with ?tab=decided.
-func handleInbox(s *store.Store, runs *workers.Service) echo.HandlerFunc {
+func handleInbox(s *store.Store, rs *runs.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		d := views.InboxData{Tab: c.QueryParam("tab"), Notice: inboxNotices[c.QueryParam("done")]}
-		return renderInbox(c, s, runs, http.StatusOK, d)
+		return renderInbox(c, s, rs, http.StatusOK, d)
 	}
 }
 
-func renderInbox(c echo.Context, s *store.Store, runs *workers.Service, status int, d views.InboxData) error {
+func renderInbox(c echo.Context, s *store.Store, rs *runs.Service, status int, d views.InboxData) error {
 	if d.Tab != "decided" {
 		d.Tab = "pending"
 	}
@@ -41,7 +41,7 @@ func renderInbox(c echo.Context, s *store.Store, runs *workers.Service, status i
 	}
 	d.Pending = len(box.approvals[true]) + len(box.cases[true])
 	pending := d.Tab == "pending"
-	ctxs := runContexts{s: s, runs: runs, tenant: viewerOf(c).Tenant.ID, slug: viewerOf(c).Tenant.Slug, reader: caseReaderOf(c)}
+	ctxs := runContexts{s: s, runs: rs, tenant: viewerOf(c).Tenant.ID, slug: viewerOf(c).Tenant.Slug, reader: caseReaderOf(c)}
 	for _, a := range box.approvals[pending] {
 		item, err := ctxs.approval(c.Request().Context(), a, store.UserPrincipal(viewerOf(c).User.ID))
 		if err != nil {
@@ -109,7 +109,7 @@ func inboxCount(ctx context.Context, s *store.Store, v Viewer) int {
 // handleApprovalDecide records the viewer's decision on an approval
 // addressed to them: by their own name (so min_approvals counts people)
 // and only when their email or role is among the approvers.
-func handleApprovalDecide(s *store.Store, runs *workers.Service) echo.HandlerFunc {
+func handleApprovalDecide(s *store.Store, rs *runs.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		v := viewerOf(c)
 		decision := c.FormValue("decision")
@@ -117,13 +117,13 @@ func handleApprovalDecide(s *store.Store, runs *workers.Service) echo.HandlerFun
 			if decision != "approve" && decision != "reject" {
 				return errBadDecision
 			}
-			_, err := runs.DecideApproval(c.Request().Context(), v.Tenant.ID, id, store.Decision{
+			_, err := rs.DecideApproval(c.Request().Context(), v.Tenant.ID, id, store.Decision{
 				By: v.Actor(), Principal: store.UserPrincipal(v.User.ID), Approved: decision == "approve", Comment: c.FormValue("comment"),
 				Who: store.Audience(v.User.Email, string(v.Role)),
 			})
 			return err
 		})
-		return afterInbox(c, s, runs, err, decision)
+		return afterInbox(c, s, rs, err, decision)
 	}
 }
 

@@ -14,9 +14,9 @@ import (
 	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/jsonvalue"
+	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/views"
-	"github.com/ductor/ductor/workers"
 )
 
 var errBadDecision = apperr.New(apperr.Invalid, `decision must be "approve" or "reject"`)
@@ -24,7 +24,7 @@ var errBadDecision = apperr.New(apperr.Invalid, `decision must be "approve" or "
 // handleCaseSave updates a case assigned to the viewer from its form:
 // each field.NAME input becomes the data's NAME (typed by the fields
 // schema), status the case's status.
-func handleCaseSave(s *store.Store, runs *workers.Service) echo.HandlerFunc {
+func handleCaseSave(s *store.Store, rs *runs.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		v := viewerOf(c)
 		err := inboxAction(c, "case", func(id uuid.UUID) error {
@@ -41,10 +41,10 @@ func handleCaseSave(s *store.Store, runs *workers.Service) echo.HandlerFunc {
 				return err
 			}
 			status := strings.TrimSpace(c.FormValue("status"))
-			_, err = runs.UpdateCase(c.Request().Context(), v.Tenant.ID, id, workers.CaseChange{Status: &status, Data: data, Actor: v.Actor()})
+			_, err = rs.UpdateCase(c.Request().Context(), v.Tenant.ID, id, runs.CaseChange{Status: &status, Data: data, Actor: v.Actor()})
 			return err
 		})
-		return afterInbox(c, s, runs, err, "case")
+		return afterInbox(c, s, rs, err, "case")
 	}
 }
 
@@ -169,7 +169,7 @@ func inboxAction(c echo.Context, what string, act func(uuid.UUID) error) error {
 // afterInbox redirects to the inbox after a decision, or shows it again
 // with why the decision was refused (decided already, not addressed to
 // the viewer, invalid data).
-func afterInbox(c echo.Context, s *store.Store, runs *workers.Service, err error, done string) error {
+func afterInbox(c echo.Context, s *store.Store, rs *runs.Service, err error, done string) error {
 	if err == nil {
 		return seeOther(c, "/inbox?done="+done)
 	}
@@ -184,7 +184,7 @@ func afterInbox(c echo.Context, s *store.Store, runs *workers.Service, err error
 				d.Error = "The case was not saved: fix the fields marked below."
 			}
 		}
-		return renderInbox(c, s, runs, status, d)
+		return renderInbox(c, s, rs, status, d)
 	})
 }
 
@@ -193,7 +193,7 @@ func afterInbox(c echo.Context, s *store.Store, runs *workers.Service, err error
 // approval's step.
 type runContexts struct {
 	s      *store.Store
-	runs   *workers.Service
+	runs   *runs.Service
 	tenant uuid.UUID
 	slug   string
 	reader caseReader // whose inbox: the outputs shown keep to the case data rule

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/store"
-	"github.com/ductor/ductor/workers"
 )
 
 // An approval for two approvers by role: each decides as themselves, the
@@ -26,7 +26,7 @@ steps:
 edges:
   - { from: prep, to: ok }
 `)
-	id := b.start(t, workers.Trigger{Definition: "pay", Input: map[string]any{"amount": 1234}})
+	id := b.start(t, runs.Trigger{Definition: "pay", Input: map[string]any{"amount": 1234}})
 	b.waitNode(t, id, "ok", engine.NodeWaiting)
 	approval := store.ApprovalID(id.String() + ":ok").String()
 	form := func(decision string) url.Values { return url.Values{"decision": {decision}, "comment": {"fine by me"}} }
@@ -87,7 +87,7 @@ steps:
           urgent: { type: boolean }
           level: { enum: [ low, high ] }
 `)
-	id := b.start(t, workers.Trigger{Definition: "review", Subject: "order-7", Input: map[string]any{"sku": "A-1"}})
+	id := b.start(t, runs.Trigger{Definition: "review", Subject: "order-7", Input: map[string]any{"sku": "A-1"}})
 	b.waitNode(t, id, "check", engine.NodeWaiting)
 	kase := store.CaseID(id.String() + ":check").String()
 	path := "/inbox/cases/" + kase

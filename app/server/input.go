@@ -8,7 +8,7 @@ import (
 
 	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/definition"
-	"github.com/ductor/ductor/workers"
+	"github.com/ductor/ductor/app/runs"
 )
 
 // maxCachedSchemas bounds the compiled input schemas kept; the cache
@@ -19,7 +19,7 @@ const maxCachedSchemas = 1024
 // definition's input_schema. Each schema is compiled once and kept. An
 // input that does not match is a 422 (unprocessable) whose details list
 // where, with paths starting at "input".
-func NewInputValidator() workers.InputValidator {
+func NewInputValidator() runs.InputValidator {
 	var mu sync.Mutex
 	cache := map[[32]byte]*definition.InputValidator{}
 	return func(schema []byte, input any) error {

@@ -14,9 +14,9 @@ import (
 	"github.com/ductor/ductor/app/auth"
 	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/views"
-	"github.com/ductor/ductor/workers"
 )
 
 const (
@@ -45,9 +45,9 @@ var hereKeys = []string{"node", "state", "q", "after", "history", "layout"}
 // handleInspector shows one run: graph, steps, the selected node (a step,
 // or a scatter child by its id: ?node=resize[402]), history, signals,
 // lineage and, to operators, the actions.
-func handleInspector(s *store.Store, runs *workers.Service) echo.HandlerFunc {
+func handleInspector(s *store.Store, rs *runs.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		d, err := loadInspector(c, s, runs)
+		d, err := loadInspector(c, s, rs)
 		if err != nil {
 			return err
 		}
@@ -73,7 +73,7 @@ func hereOf(q url.Values) url.Values {
 
 // loadInspector reads everything the page shows; each list is bounded
 // (history and children are paged, child runs cut at a few rows).
-func loadInspector(c echo.Context, s *store.Store, runs *workers.Service) (views.InspectorData, error) {
+func loadInspector(c echo.Context, s *store.Store, rs *runs.Service) (views.InspectorData, error) {
 	ctx, v := c.Request().Context(), viewerOf(c)
 	id, err := pathUUID(c, "id", "run")
 	if err != nil {
@@ -89,7 +89,7 @@ func loadInspector(c echo.Context, s *store.Store, runs *workers.Service) (views
 	}
 	run = g.Run(run)
 	d := views.InspectorData{Run: run, CanOperate: v.Can(auth.PermRunsOperate), Now: time.Now(), Here: hereOf(c.QueryParams())}
-	m, err := runs.Manifest(ctx, run)
+	m, err := rs.Manifest(ctx, run)
 	if err != nil {
 		return d, err
 	}

@@ -11,9 +11,9 @@ import (
 	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/jsonvalue"
+	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/views"
-	"github.com/ductor/ductor/workers"
 )
 
 // The inspector's operator actions are plain form posts: each hands a
@@ -22,7 +22,7 @@ import (
 
 // handleRunCancelForm asks the run to cancel, recording who asked and the
 // reason typed on the run.
-func handleRunCancelForm(s *store.Store, runs *workers.Service) echo.HandlerFunc {
+func handleRunCancelForm(s *store.Store, rs *runs.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		v := viewerOf(c)
 		reason := strings.TrimSpace(c.FormValue("reason"))
@@ -31,15 +31,15 @@ func handleRunCancelForm(s *store.Store, runs *workers.Service) echo.HandlerFunc
 				return apperr.New(apperr.Invalid, "the reason is longer than %d characters", maxReasonLength)
 			}
 			in := engine.Cancel{RequestID: uuid.NewString(), Reason: reason, By: v.Actor()}
-			return runs.Control(c.Request().Context(), v.Tenant.ID, id, in)
+			return rs.Control(c.Request().Context(), v.Tenant.ID, id, in)
 		})
-		return afterAction(c, s, runs, err, "cancel", views.ActionForm{})
+		return afterAction(c, s, rs, err, "cancel", views.ActionForm{})
 	}
 }
 
 // handleRunSignalForm sends a signal: the name is required, the request id
 // is generated when empty, the payload is JSON (empty: null).
-func handleRunSignalForm(s *store.Store, runs *workers.Service) echo.HandlerFunc {
+func handleRunSignalForm(s *store.Store, rs *runs.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		form := views.ActionForm{
 			SignalName: strings.TrimSpace(c.FormValue("name")), SignalRequestID: strings.TrimSpace(c.FormValue("request_id")),
@@ -57,16 +57,16 @@ func handleRunSignalForm(s *store.Store, runs *workers.Service) echo.HandlerFunc
 			if sig.RequestID == "" {
 				sig.RequestID = uuid.NewString()
 			}
-			_, err = runs.Signal(c.Request().Context(), viewerOf(c).Tenant.ID, id, sig)
+			_, err = rs.Signal(c.Request().Context(), viewerOf(c).Tenant.ID, id, sig)
 			return err
 		})
-		return afterAction(c, s, runs, err, "signal", form)
+		return afterAction(c, s, rs, err, "signal", form)
 	}
 }
 
 // handleRunContinueForm asks the run to continue as new, with the given
 // JSON input or, when empty, its own.
-func handleRunContinueForm(s *store.Store, runs *workers.Service) echo.HandlerFunc {
+func handleRunContinueForm(s *store.Store, rs *runs.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		form := views.ActionForm{CANInput: c.FormValue("input")}
 		err := withRunID(c, func(id uuid.UUID) error {
@@ -74,21 +74,21 @@ func handleRunContinueForm(s *store.Store, runs *workers.Service) echo.HandlerFu
 			if err != nil {
 				return err
 			}
-			_, err = runs.ContinueAsNew(c.Request().Context(), viewerOf(c).Tenant.ID, id, uuid.NewString(), input)
+			_, err = rs.ContinueAsNew(c.Request().Context(), viewerOf(c).Tenant.ID, id, uuid.NewString(), input)
 			return err
 		})
-		return afterAction(c, s, runs, err, "can", form)
+		return afterAction(c, s, rs, err, "can", form)
 	}
 }
 
 // handleNodeRetryForm retries the failed (or cancelled) node the form
 // names.
-func handleNodeRetryForm(s *store.Store, runs *workers.Service) echo.HandlerFunc {
+func handleNodeRetryForm(s *store.Store, rs *runs.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		err := withRunID(c, func(id uuid.UUID) error {
-			return runs.RetryNode(c.Request().Context(), viewerOf(c).Tenant.ID, id, c.FormValue("node"))
+			return rs.RetryNode(c.Request().Context(), viewerOf(c).Tenant.ID, id, c.FormValue("node"))
 		})
-		return afterAction(c, s, runs, err, "retry", views.ActionForm{})
+		return afterAction(c, s, rs, err, "retry", views.ActionForm{})
 	}
 }
 
@@ -114,7 +114,7 @@ func formJSON(field, raw string) (any, error) {
 
 // afterAction redirects to the run on success; a client error shows the
 // run again with the message (an unknown run is the plain 404 page).
-func afterAction(c echo.Context, s *store.Store, runs *workers.Service, err error, done string, form views.ActionForm) error {
+func afterAction(c echo.Context, s *store.Store, rs *runs.Service, err error, done string, form views.ActionForm) error {
 	if err == nil {
 		return seeOther(c, "/runs/"+c.Param("id")+afterActionQuery(c.FormValue("here"), done))
 	}
@@ -124,7 +124,7 @@ func afterAction(c echo.Context, s *store.Store, runs *workers.Service, err erro
 	return formError(c, err, func(status int, msg string) error {
 		q, _ := url.ParseQuery(c.FormValue("here"))
 		c.Request().URL.RawQuery = hereOf(q).Encode() // the page as it was
-		d, lerr := loadInspector(c, s, runs)
+		d, lerr := loadInspector(c, s, rs)
 		if lerr != nil {
 			return lerr
 		}

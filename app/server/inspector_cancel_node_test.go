@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/store"
-	"github.com/ductor/ductor/workers"
 )
 
 // waitingNodeFixture gives the run a node "hold" that waits, for the
@@ -38,7 +38,7 @@ steps:
 edges:
   - {from: hold, to: after, on: error}
 `)
-	id := b.start(t, workers.Trigger{Definition: "park"})
+	id := b.start(t, runs.Trigger{Definition: "park"})
 	b.waitNode(t, id, "hold", engine.NodeWaiting)
 	path := "/runs/" + id.String()
 	wantPage(t, "waiting node", b.get(b.owner, path+"?node=hold"), http.StatusOK,
@@ -69,7 +69,7 @@ steps:
     type: scatter
     with: {items_expr: '[1, 2]', do: {type: task, with: {handler: builtin.sleep, input_expr: '{"ms": 30000}'}}}
 `)
-	id := b.start(t, workers.Trigger{Definition: "slow-fan"})
+	id := b.start(t, runs.Trigger{Definition: "slow-fan"})
 	path := "/runs/" + id.String()
 	b.waitRun(t, id, "with both children running", func(store.Run) bool {
 		kids, err := b.store.RunNodesChildren(context.Background(), b.tenant.ID, id, engine.Need{Scatter: "fan", From: 0, To: 2})
@@ -101,7 +101,7 @@ steps:
       complete_when: 'succeeded >= 1'
       do: {type: task, with: {handler: builtin.sleep, input_expr: '{"ms": item == 0 ? 0 : 30000}'}}
 `)
-	id := b.start(t, workers.Trigger{Definition: "early"})
+	id := b.start(t, runs.Trigger{Definition: "early"})
 	b.waitStatus(t, id, engine.RunSucceeded)
 	wantPage(t, "early scatter", b.get(b.owner, "/runs/"+id.String()+"?node=fan"), http.StatusOK,
 		`id="node-early">complete_when held once 1 of 4 children had finished (1 succeeded, 0 failed); 3 unfinished children were cancelled`,

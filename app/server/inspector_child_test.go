@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/store"
-	"github.com/ductor/ductor/workers"
 )
 
 // A failed child among many is found by the failed count, opened at its
@@ -28,7 +28,7 @@ steps:
 edges:
   - { from: fan, to: all }
 `)
-	id := b.start(t, workers.Trigger{Definition: "fan", Input: map[string]any{"items": []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}}})
+	id := b.start(t, runs.Trigger{Definition: "fan", Input: map[string]any{"items": []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}}})
 	b.waitStatus(t, id, engine.RunFailed)
 	run := "/runs/" + id.String()
 
@@ -63,7 +63,7 @@ func TestInspectorStreamEndsWithTheRun(t *testing.T) {
 	t.Parallel()
 	b := setupDashboard(t)
 	b.publish(t, "key: quick\nsteps:\n  - { ref: a, type: transform, with: { expr: '1' } }\n")
-	id := b.start(t, workers.Trigger{Definition: "quick"})
+	id := b.start(t, runs.Trigger{Definition: "quick"})
 	b.waitStatus(t, id, engine.RunSucceeded)
 	a := b.get(b.viewer, "/runs/"+id.String()+"/events")
 	if a.status != http.StatusOK || a.header.Get("Content-Type") != "text/event-stream" {
@@ -107,7 +107,7 @@ func TestInspectorLinksSubworkflowsToTheirRuns(t *testing.T) {
 	b := setupDashboard(t)
 	b.publish(t, "key: inner\nsteps:\n  - { ref: work, type: task, with: { handler: builtin.noop } }\n")
 	b.publish(t, "key: outer\nsteps:\n  - { ref: sub, type: subworkflow, with: { workflow: inner } }\n")
-	id := b.start(t, workers.Trigger{Definition: "outer"})
+	id := b.start(t, runs.Trigger{Definition: "outer"})
 	b.waitStatus(t, id, engine.RunSucceeded)
 	kids, err := b.store.RunList(context.Background(), b.tenant.ID, store.RunFilter{ParentID: &id, Limit: 10})
 	if err != nil || len(kids) != 1 {

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/store"
-	"github.com/ductor/ductor/workers"
 )
 
 // gateFlow runs a, waits at gate for signal "go", then runs b.
@@ -32,7 +32,7 @@ func TestInspectorShowsARunAndSendsASignal(t *testing.T) {
 	t.Parallel()
 	b := setupDashboard(t)
 	b.publish(t, gateFlow)
-	id := b.start(t, workers.Trigger{Definition: "gated", Input: map[string]any{"order": 7}, Subject: "order-7"})
+	id := b.start(t, runs.Trigger{Definition: "gated", Input: map[string]any{"order": 7}, Subject: "order-7"})
 	b.waitNode(t, id, "gate", engine.NodeWaiting)
 	path := "/runs/" + id.String()
 
@@ -76,7 +76,7 @@ func TestInspectorCancelAndContinueAsNew(t *testing.T) {
 	t.Parallel()
 	b := setupDashboard(t)
 	b.publish(t, gateFlow)
-	first := b.start(t, workers.Trigger{Definition: "gated", Input: map[string]any{"n": 1}})
+	first := b.start(t, runs.Trigger{Definition: "gated", Input: map[string]any{"n": 1}})
 	b.waitNode(t, first, "gate", engine.NodeWaiting)
 
 	wantRedirect(t, "continue as new", b.post(b.owner, "/runs/"+first.String()+"/continue-as-new", url.Values{"input": {`{"n": 2}`}}), "?done=can")
@@ -114,7 +114,7 @@ steps:
 edges:
   - { from: ok, to: boom }
 `)
-	id := b.start(t, workers.Trigger{Definition: "flaky"})
+	id := b.start(t, runs.Trigger{Definition: "flaky"})
 	b.waitStatus(t, id, engine.RunFailed)
 	path := "/runs/" + id.String()
 	wantPage(t, "failed run", b.get(b.owner, path+"?node=boom"), http.StatusOK,
@@ -149,7 +149,7 @@ steps:
 	for i := range items {
 		items[i] = i * 10
 	}
-	id := b.start(t, workers.Trigger{Definition: "wide", Input: map[string]any{"items": items}})
+	id := b.start(t, runs.Trigger{Definition: "wide", Input: map[string]any{"items": items}})
 	b.waitStatus(t, id, engine.RunSucceeded)
 	path := "/runs/" + id.String() + "?node=fan"
 	first := b.get(b.viewer, path)
@@ -187,12 +187,12 @@ func TestInspectorShowsWorkerWaitsAndDiscardedEvents(t *testing.T) {
 	b := setupDashboard(t)
 	b.publish(t, "key: lonely\nsteps:\n  - {ref: t, type: task, with: {handler: nobody.serves, queue: far}}\n")
 	b.publish(t, "key: paid\nsteps:\n  - {ref: p, type: event, with: {name: paid, match_expr: 'event.order == 1'}}\n")
-	lonely := b.start(t, workers.Trigger{Definition: "lonely"})
+	lonely := b.start(t, runs.Trigger{Definition: "lonely"})
 	b.waitNode(t, lonely, "t", engine.NodeRunning)
 	wantPage(t, "a task without a worker", b.get(b.viewer, "/runs/"+lonely.String()+"?node=t"), http.StatusOK,
 		`class="waiting-worker"`, `id="node-worker"`, "handler nobody.serves on queue far", "fails as no_worker at")
 
-	paid := b.start(t, workers.Trigger{Definition: "paid"})
+	paid := b.start(t, runs.Trigger{Definition: "paid"})
 	b.waitNode(t, paid, "p", engine.NodeWaiting)
 	if _, _, err := b.runs.Events.Publish(context.Background(), store.Event{TenantID: b.tenant.ID, Name: "paid", Data: map[string]any{}}); err != nil {
 		t.Fatal(err)

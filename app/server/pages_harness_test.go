@@ -29,6 +29,7 @@ import (
 	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/login"
+	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
 	"github.com/ductor/ductor/app/testwait"
@@ -41,7 +42,7 @@ type webBundle struct {
 	testBundle
 	app  *Server
 	oidc *mockoidc.MockOIDC
-	runs *workers.Service // starts runs; no worker ticks them
+	runs *runs.Service // starts runs; no worker ticks them
 	// forgeNonce makes the provider put another nonce in the ID token;
 	// dropVerifier removes the PKCE verifier from the token request.
 	forgeNonce, dropVerifier *atomic.Bool
@@ -229,7 +230,7 @@ func (b webBundle) sessions(t *testing.T) int {
 type dashBundle struct {
 	srvURL string
 	store  *store.Store
-	runs   *workers.Service
+	runs   *runs.Service
 	tenant store.Tenant
 	base   string // /t/{slug}
 	key    string // an admin API key of the tenant, made on first use
@@ -303,7 +304,7 @@ func (b *dashBundle) publish(t *testing.T, doc string) {
 	}
 }
 
-func (b *dashBundle) start(t *testing.T, tr workers.Trigger) uuid.UUID {
+func (b *dashBundle) start(t *testing.T, tr runs.Trigger) uuid.UUID {
 	t.Helper()
 	tr.TenantID = b.tenant.ID
 	run, _, err := b.runs.Start(context.Background(), tr, nil)

@@ -9,8 +9,8 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/store"
-	"github.com/ductor/ductor/workers"
 )
 
 // rateBucketKey holds the token bucket of the request's API key, for a
@@ -59,6 +59,6 @@ func chargeBackfill(c echo.Context, s *store.Store, from, to time.Time) error {
 	if err != nil {
 		return apperr.Wrap(err, apperr.Unprocessable, "spec."+err.Error())
 	}
-	times, _ := plan.Between(from, to, workers.MaxBackfill)
+	times, _ := plan.Between(from, to, runs.MaxBackfill)
 	return chargeRate(c, len(times)-1, "a backfill of "+strconv.Itoa(len(times))+" times")
 }

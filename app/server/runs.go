@@ -12,9 +12,9 @@ import (
 	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/telemetry"
-	"github.com/ductor/ductor/workers"
 )
 
 // RunJSON is a run as the API shows it.
@@ -169,7 +169,7 @@ type startRunRequest struct {
 // run for a repeated idempotency key (the Idempotency-Key header or the
 // body's), 409 idempotency_mismatch when that key came with a different
 // request.
-func handleRunStart(runs *workers.Service, validate workers.InputValidator) echo.HandlerFunc {
+func handleRunStart(rs *runs.Service, validate runs.InputValidator) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var req startRunRequest
 		if err := bindJSON(c, &req); err != nil {
@@ -182,7 +182,7 @@ func handleRunStart(runs *workers.Service, validate workers.InputValidator) echo
 		if err != nil {
 			return err
 		}
-		run, created, err := runs.Start(c.Request().Context(), workers.Trigger{
+		run, created, err := rs.Start(c.Request().Context(), runs.Trigger{
 			TenantID: tenantOf(c), Definition: req.Definition, Version: req.Version,
 			Input: req.Input, Subject: req.Subject, Context: req.Context,
 			SearchAttributes: req.SearchAttributes, IdempotencyKey: key, MatchRequest: true,
@@ -200,7 +200,7 @@ func handleRunStart(runs *workers.Service, validate workers.InputValidator) echo
 }
 
 // handleRunGet shows a run with its step nodes.
-func handleRunGet(s *store.Store, runs *workers.Service) echo.HandlerFunc {
+func handleRunGet(s *store.Store, rs *runs.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx := c.Request().Context()
 		run, err := loadRun(c, s)
@@ -211,7 +211,7 @@ func handleRunGet(s *store.Store, runs *workers.Service) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		out, err := runWithNodes(ctx, s, runs, run, g)
+		out, err := runWithNodes(ctx, s, rs, run, g)
 		if err != nil {
 			return err
 		}
@@ -221,9 +221,9 @@ func handleRunGet(s *store.Store, runs *workers.Service) echo.HandlerFunc {
 
 // runWithNodes is the run with its step nodes, its case data passed
 // through g.
-func runWithNodes(ctx context.Context, s *store.Store, runs *workers.Service, run store.Run, g caseGuard) (RunJSON, error) {
+func runWithNodes(ctx context.Context, s *store.Store, rs *runs.Service, run store.Run, g caseGuard) (RunJSON, error) {
 	out := runJSON(g.Run(run))
-	m, err := runs.Manifest(ctx, run)
+	m, err := rs.Manifest(ctx, run)
 	if err != nil {
 		return out, err
 	}
@@ -299,7 +299,7 @@ func handleRunHistory(s *store.Store) echo.HandlerFunc {
 
 // handleRunCancel asks a run to cancel, recording the key that asked
 // and the reason on the run.
-func handleRunCancel(runs *workers.Service) echo.HandlerFunc {
+func handleRunCancel(rs *runs.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var req struct {
 			Reason string `json:"reason"`
@@ -315,7 +315,7 @@ func handleRunCancel(runs *workers.Service) echo.HandlerFunc {
 			return err
 		}
 		in := engine.Cancel{RequestID: uuid.NewString(), Reason: req.Reason, By: actorOf(c)}
-		if err := runs.Control(c.Request().Context(), tenantOf(c), id, in); err != nil {
+		if err := rs.Control(c.Request().Context(), tenantOf(c), id, in); err != nil {
 			return err
 		}
 		return c.JSON(http.StatusAccepted, map[string]string{"status": "accepted"})
@@ -323,13 +323,13 @@ func handleRunCancel(runs *workers.Service) echo.HandlerFunc {
 }
 
 // handleNodeRetry retries a failed node and resumes its run.
-func handleNodeRetry(runs *workers.Service) echo.HandlerFunc {
+func handleNodeRetry(rs *runs.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id, err := pathUUID(c, "id", "run")
 		if err != nil {
 			return err
 		}
-		if err := runs.RetryNode(c.Request().Context(), tenantOf(c), id, c.Param("node")); err != nil {
+		if err := rs.RetryNode(c.Request().Context(), tenantOf(c), id, c.Param("node")); err != nil {
 			return err
 		}
 		return c.JSON(http.StatusAccepted, map[string]string{"status": "accepted"})
@@ -338,7 +338,7 @@ func handleNodeRetry(runs *workers.Service) echo.HandlerFunc {
 
 // handleContinueAsNew asks a run to continue as new: 202 with the
 // successor's id, the same for the same request id.
-func handleContinueAsNew(runs *workers.Service) echo.HandlerFunc {
+func handleContinueAsNew(rs *runs.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var req struct {
 			RequestID string `json:"request_id"`
@@ -351,7 +351,7 @@ func handleContinueAsNew(runs *workers.Service) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		successor, err := runs.ContinueAsNew(c.Request().Context(), tenantOf(c), id, req.RequestID, req.Input)
+		successor, err := rs.ContinueAsNew(c.Request().Context(), tenantOf(c), id, req.RequestID, req.Input)
 		if err != nil {
 			return err
 		}

@@ -9,9 +9,9 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/views"
-	"github.com/ductor/ductor/workers"
 )
 
 // maxReasonLength bounds the reason an operator gives for a cancel.
@@ -19,7 +19,7 @@ const maxReasonLength = 1000
 
 // handleNodeCancel asks a run to cancel one running or waiting node:
 // 202, or 409 when the run ended or the node has nothing to cancel.
-func handleNodeCancel(runs *workers.Service) echo.HandlerFunc {
+func handleNodeCancel(rs *runs.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var req struct {
 			Reason string `json:"reason"`
@@ -34,7 +34,7 @@ func handleNodeCancel(runs *workers.Service) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		if err := runs.CancelNode(c.Request().Context(), tenantOf(c), id, c.Param("node"), req.Reason); err != nil {
+		if err := rs.CancelNode(c.Request().Context(), tenantOf(c), id, c.Param("node"), req.Reason); err != nil {
 			return err
 		}
 		return c.JSON(http.StatusAccepted, map[string]string{"status": "accepted"})
@@ -44,7 +44,7 @@ func handleNodeCancel(runs *workers.Service) echo.HandlerFunc {
 // handleNodeCancelForm is the inspector's "Cancel node": it cancels the
 // running or waiting node the form names, with the reason typed (by
 // default who cancelled it).
-func handleNodeCancelForm(s *store.Store, runs *workers.Service) echo.HandlerFunc {
+func handleNodeCancelForm(s *store.Store, rs *runs.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		v := viewerOf(c)
 		reason := strings.TrimSpace(c.FormValue("reason"))
@@ -55,8 +55,8 @@ func handleNodeCancelForm(s *store.Store, runs *workers.Service) echo.HandlerFun
 			if utf8.RuneCountInString(reason) > maxReasonLength {
 				return apperr.New(apperr.Invalid, "the reason is longer than %d characters", maxReasonLength)
 			}
-			return runs.CancelNode(c.Request().Context(), v.Tenant.ID, id, c.FormValue("node"), reason)
+			return rs.CancelNode(c.Request().Context(), v.Tenant.ID, id, c.FormValue("node"), reason)
 		})
-		return afterAction(c, s, runs, err, "cancel-node", views.ActionForm{})
+		return afterAction(c, s, rs, err, "cancel-node", views.ActionForm{})
 	}
 }

@@ -12,15 +12,15 @@ import (
 	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/store"
-	"github.com/ductor/ductor/workers"
 )
 
 // handleScatterChildren pages through a scatter's children in item order,
 // with their counts by state: ?after=INDEX&limit=N (default 50, at most
 // 500), so a 10,000-way fan-out stays usable; ?state= keeps the children
 // in one state and ?q= those whose key contains the text.
-func handleScatterChildren(s *store.Store, runs *workers.Service) echo.HandlerFunc {
+func handleScatterChildren(s *store.Store, rs *runs.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx := c.Request().Context()
 		run, err := loadRun(c, s)
@@ -32,7 +32,7 @@ func handleScatterChildren(s *store.Store, runs *workers.Service) echo.HandlerFu
 		if err != nil {
 			return err
 		}
-		m, err := runs.Manifest(ctx, run)
+		m, err := rs.Manifest(ctx, run)
 		if err != nil {
 			return err
 		}

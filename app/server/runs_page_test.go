@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/ductor/ductor/app/engine"
-	"github.com/ductor/ductor/workers"
+	"github.com/ductor/ductor/app/runs"
 )
 
 var runRow = regexp.MustCompile(`<tr data-run="([0-9a-f-]{36})"`)
@@ -23,10 +23,10 @@ func TestRunsPageFiltersAndPages(t *testing.T) {
 	b.publish(t, gateFlow)
 	b.publish(t, "key: quick\nsteps:\n  - { ref: a, type: task, with: { handler: builtin.noop } }\n")
 	for i := range 55 {
-		b.start(t, workers.Trigger{Definition: "gated", Subject: fmt.Sprintf("order-%d", i),
+		b.start(t, runs.Trigger{Definition: "gated", Subject: fmt.Sprintf("order-%d", i),
 			SearchAttributes: map[string]any{"tier": []string{"gold", "silver"}[i%2], "n": i}})
 	}
-	quick := b.start(t, workers.Trigger{Definition: "quick", Subject: "order-q"})
+	quick := b.start(t, runs.Trigger{Definition: "quick", Subject: "order-q"})
 	b.waitStatus(t, quick, engine.RunSucceeded)
 
 	first := b.get(b.viewer, "/runs")

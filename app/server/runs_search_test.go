@@ -13,9 +13,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
-	"github.com/ductor/ductor/workers"
 )
 
 // The runs list searches by run id (whole or its first characters),
@@ -28,10 +28,10 @@ func TestRunsPageSearchesCountsAndPagesBack(t *testing.T) {
 	b.publish(t, "key: quick-orders\nsteps:\n  - { ref: a, type: task, with: { handler: builtin.noop } }\n")
 	var gated []string
 	for i := range 55 {
-		id := b.start(t, workers.Trigger{Definition: "gated", Subject: fmt.Sprintf("order-%d", i), SearchAttributes: map[string]any{"n": i}})
+		id := b.start(t, runs.Trigger{Definition: "gated", Subject: fmt.Sprintf("order-%d", i), SearchAttributes: map[string]any{"n": i}})
 		gated = append(gated, id.String())
 	}
-	quick := b.start(t, workers.Trigger{Definition: "quick-orders", Subject: "invoice-1"})
+	quick := b.start(t, runs.Trigger{Definition: "quick-orders", Subject: "invoice-1"})
 	b.waitStatus(t, quick, engine.RunSucceeded)
 
 	first := b.get(b.viewer, "/runs")
@@ -179,11 +179,11 @@ func TestRunsPageBulkCancelByFilter(t *testing.T) {
 	b.publish(t, gateFlow)
 	var waiting []string
 	for i := range 7 {
-		id := b.start(t, workers.Trigger{Definition: "gated", Subject: fmt.Sprintf("bulk-%d", i)})
+		id := b.start(t, runs.Trigger{Definition: "gated", Subject: fmt.Sprintf("bulk-%d", i)})
 		b.waitNode(t, id, "gate", engine.NodeWaiting)
 		waiting = append(waiting, id.String())
 	}
-	other := b.start(t, workers.Trigger{Definition: "gated", Subject: "keep"})
+	other := b.start(t, runs.Trigger{Definition: "gated", Subject: "keep"})
 
 	list := b.get(b.owner, "/runs?q=bulk-")
 	wantPage(t, "operator's list", list, http.StatusOK, `id="bulk-form"`, `id="select-matching"`, `name="run_id"`, `All 7 runs matching this filter`)
@@ -228,7 +228,7 @@ func TestRunsPageBulkCancelByFilter(t *testing.T) {
 }
 
 // runBatches works every running batch to its end, as the sweep does.
-func runBatches(t *testing.T, c *workers.Service) {
+func runBatches(t *testing.T, c *runs.Service) {
 	t.Helper()
 	for range 1000 {
 		worked, err := c.Batches.Once(t.Context())
@@ -267,11 +267,11 @@ func TestRunsPageBulkRetrySelectedRuns(t *testing.T) {
 	b.publish(t, gateFlow)
 	var failed []uuid.UUID
 	for i := range 3 {
-		id := b.start(t, workers.Trigger{Definition: "shaky", Subject: fmt.Sprintf("shaky-%d", i), Input: map[string]any{"n": i}})
+		id := b.start(t, runs.Trigger{Definition: "shaky", Subject: fmt.Sprintf("shaky-%d", i), Input: map[string]any{"n": i}})
 		b.waitStatus(t, id, engine.RunFailed)
 		failed = append(failed, id)
 	}
-	waiting := b.start(t, workers.Trigger{Definition: "gated"})
+	waiting := b.start(t, runs.Trigger{Definition: "gated"})
 	b.waitNode(t, waiting, "gate", engine.NodeWaiting)
 
 	list := b.get(b.owner, "/runs?status=failed")

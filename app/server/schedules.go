@@ -12,9 +12,9 @@ import (
 
 	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/definition"
+	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/schedule"
 	"github.com/ductor/ductor/app/store"
-	"github.com/ductor/ductor/workers"
 )
 
 // ScheduleJSON is a schedule as the API shows it. NextRunAt is when its
@@ -64,7 +64,7 @@ type scheduleRequest struct {
 }
 
 // handleScheduleCreate creates a schedule: 201 with its next_run_at.
-func handleScheduleCreate(s *store.Store, runs *workers.Service, validate workers.InputValidator) echo.HandlerFunc {
+func handleScheduleCreate(s *store.Store, rs *runs.Service, validate runs.InputValidator) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var req scheduleRequest
 		if err := bindJSON(c, &req); err != nil {
@@ -75,7 +75,7 @@ func handleScheduleCreate(s *store.Store, runs *workers.Service, validate worker
 			return err
 		}
 		sc.TenantID = tenantOf(c)
-		out, err := runs.Schedules.Create(c.Request().Context(), sc, validate)
+		out, err := rs.Schedules.Create(c.Request().Context(), sc, validate)
 		if err != nil {
 			return err
 		}

@@ -9,9 +9,9 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/schedule"
 	"github.com/ductor/ductor/app/store"
-	"github.com/ductor/ductor/workers"
 )
 
 // schedulePatch changes what it sets; an owned schedule (declared by its
@@ -29,13 +29,13 @@ type schedulePatch struct {
 
 // handleScheduleUpdate pauses or unpauses a schedule (with a note) or
 // changes its spec and settings.
-func handleScheduleUpdate(s *store.Store, runs *workers.Service, validate workers.InputValidator) echo.HandlerFunc {
+func handleScheduleUpdate(s *store.Store, rs *runs.Service, validate runs.InputValidator) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var p schedulePatch
 		if err := bindJSON(c, &p); err != nil {
 			return err
 		}
-		out, err := runs.Schedules.Update(c.Request().Context(), tenantOf(c), c.Param("id"), p.apply, validate)
+		out, err := rs.Schedules.Update(c.Request().Context(), tenantOf(c), c.Param("id"), p.apply, validate)
 		if err != nil {
 			return err
 		}
@@ -114,7 +114,7 @@ func set[T any](dst *T, v *T) {
 
 // handleScheduleTrigger takes one action now: 200 with the action (its
 // run, or buffered, or skipped under the overlap policy).
-func handleScheduleTrigger(s *store.Store, runs *workers.Service) echo.HandlerFunc {
+func handleScheduleTrigger(s *store.Store, rs *runs.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var req struct {
 			Overlap string `json:"overlap"`
@@ -126,7 +126,7 @@ func handleScheduleTrigger(s *store.Store, runs *workers.Service) echo.HandlerFu
 		if err != nil {
 			return err
 		}
-		a, err := runs.Schedules.Trigger(c.Request().Context(), tenantOf(c), c.Param("id"), o)
+		a, err := rs.Schedules.Trigger(c.Request().Context(), tenantOf(c), c.Param("id"), o)
 		if err != nil {
 			return err
 		}
@@ -151,7 +151,7 @@ func optionalOverlap(s string) (schedule.Overlap, error) {
 // handleScheduleBackfill takes the actions of the schedule's times in
 // [from, to): 200 with each action. Each time of the range costs the key
 // a request of its rate (see chargeBackfill).
-func handleScheduleBackfill(s *store.Store, runs *workers.Service) echo.HandlerFunc {
+func handleScheduleBackfill(s *store.Store, rs *runs.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var req struct {
 			From    *time.Time `json:"from"`
@@ -171,7 +171,7 @@ func handleScheduleBackfill(s *store.Store, runs *workers.Service) echo.HandlerF
 		if err := chargeBackfill(c, s, *req.From, *req.To); err != nil {
 			return err
 		}
-		acts, err := runs.Schedules.Backfill(c.Request().Context(), tenantOf(c), c.Param("id"), *req.From, *req.To, o)
+		acts, err := rs.Schedules.Backfill(c.Request().Context(), tenantOf(c), c.Param("id"), *req.From, *req.To, o)
 		if err != nil {
 			return err
 		}

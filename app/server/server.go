@@ -24,9 +24,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ductor/ductor/app/login"
+	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/secrets"
 	"github.com/ductor/ductor/app/store"
-	"github.com/ductor/ductor/workers"
 )
 
 // MaxBodyBytes bounds every request body: definitions are at most 1 MiB,
@@ -43,9 +43,9 @@ type Deps struct {
 	Logger   *slog.Logger
 	Registry *prometheus.Registry
 	// Runs starts runs and delivers controls to them.
-	Runs *workers.Service
+	Runs *runs.Service
 	// ValidateInput checks trigger input against a definition's schema.
-	ValidateInput workers.InputValidator
+	ValidateInput runs.InputValidator
 	// API and Web choose which halves of the server are mounted.
 	API, Web bool
 	// Login is the OIDC provider people sign in with; nil when none is

@@ -12,10 +12,11 @@ import (
 	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/jsonvalue"
+	"github.com/ductor/ductor/app/runs"
+	"github.com/ductor/ductor/app/shell"
 	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/telemetry"
-	"github.com/ductor/ductor/workers"
 )
 
 // Bounds of the bridge workers' API.
@@ -70,7 +71,7 @@ type TaskJSON struct {
 // handleTaskPoll claims up to max tasks of the queue for the handlers,
 // waiting up to wait_ms (at most 30 s) when there are none: 200 {"tasks"}.
 // A wait ends early when the client goes away or the server is stopping.
-func handleTaskPoll(runs *workers.Service, stopping <-chan struct{}) echo.HandlerFunc {
+func handleTaskPoll(rs *runs.Service, stopping <-chan struct{}) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var req taskPollRequest
 		if err := bindJSON(c, &req); err != nil {
@@ -84,7 +85,7 @@ func handleTaskPoll(runs *workers.Service, stopping <-chan struct{}) echo.Handle
 		defer cancel()
 		stop := afterClose(stopping, cancel)
 		defer stop()
-		tasks, err := runs.Tasks.Poll(ctx, tenantOf(c), p)
+		tasks, err := rs.Tasks.Poll(ctx, tenantOf(c), p)
 		if err != nil {
 			return err
 		}
@@ -109,18 +110,18 @@ func afterClose(ch <-chan struct{}, fn func()) (stop func()) {
 	return func() { close(done) }
 }
 
-func (r taskPollRequest) poll() (workers.TaskPoll, error) {
+func (r taskPollRequest) poll() (runs.TaskPoll, error) {
 	if len(r.Handlers) == 0 {
-		return workers.TaskPoll{}, apperr.New(apperr.Invalid, "handlers is required: the handler names this worker runs")
+		return runs.TaskPoll{}, apperr.New(apperr.Invalid, "handlers is required: the handler names this worker runs")
 	}
 	if r.Max < 0 || r.WaitMS < 0 {
-		return workers.TaskPoll{}, apperr.New(apperr.Invalid, "max and wait_ms cannot be negative")
+		return runs.TaskPoll{}, apperr.New(apperr.Invalid, "max and wait_ms cannot be negative")
 	}
 	if r.Queue == "" {
-		r.Queue = workers.DefaultQueue
+		r.Queue = shell.DefaultQueue
 	}
 	wait := min(time.Duration(r.WaitMS)*time.Millisecond, MaxTaskWait)
-	return workers.TaskPoll{
+	return runs.TaskPoll{
 		Queue: r.Queue, Handlers: r.Handlers, WorkerID: r.WorkerID, Max: min(max(r.Max, 1), MaxTasksPerPoll), Wait: wait,
 	}, nil
 }
@@ -155,7 +156,7 @@ type taskCompleteRequest struct {
 // invalid_output) fails the attempt, not retried, and answers 200
 // {"status": "failed", "error"}: the worker did its part, and the node
 // says why it failed rather than wait for the lease to run out.
-func handleTaskComplete(runs *workers.Service) echo.HandlerFunc {
+func handleTaskComplete(rs *runs.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id, err := pathUUID(c, "id", "task")
 		if err != nil {
@@ -171,12 +172,12 @@ func handleTaskComplete(runs *workers.Service) echo.HandlerFunc {
 			return err
 		}
 		if bad != nil {
-			if err := runs.Tasks.Fail(ctx, tenant, id, req.Token, bad); err != nil {
+			if err := rs.Tasks.Fail(ctx, tenant, id, req.Token, bad); err != nil {
 				return err
 			}
 			return c.JSON(http.StatusOK, map[string]any{"status": "failed", "error": bad})
 		}
-		if err := runs.Tasks.Complete(ctx, tenant, id, req.Token, output); err != nil {
+		if err := rs.Tasks.Complete(ctx, tenant, id, req.Token, output); err != nil {
 			return err
 		}
 		return c.JSON(http.StatusOK, map[string]string{"status": "completed"})
@@ -233,7 +234,7 @@ type taskFailRequest struct {
 
 // handleTaskFail delivers a task's failure: 200; a retryable one is
 // retried by the step's policy; 409 for a wrong or expired token.
-func handleTaskFail(runs *workers.Service) echo.HandlerFunc {
+func handleTaskFail(rs *runs.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id, err := pathUUID(c, "id", "task")
 		if err != nil {
@@ -253,7 +254,7 @@ func handleTaskFail(runs *workers.Service) echo.HandlerFunc {
 		if e.Code == "" {
 			e.Code = steps.CodeTaskFailed
 		}
-		if err := runs.Tasks.Fail(c.Request().Context(), tenantOf(c), id, req.Token, e); err != nil {
+		if err := rs.Tasks.Fail(c.Request().Context(), tenantOf(c), id, req.Token, e); err != nil {
 			return err
 		}
 		return c.JSON(http.StatusOK, map[string]string{"status": "failed"})
@@ -267,7 +268,7 @@ type taskHeartbeatRequest struct {
 // handleTaskHeartbeat extends a task's lease: 200 {"lease_until"}; 409
 // for a wrong or expired token, or a task that is no longer wanted
 // (cancelled or reported lost): its worker should stop.
-func handleTaskHeartbeat(runs *workers.Service) echo.HandlerFunc {
+func handleTaskHeartbeat(rs *runs.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id, err := pathUUID(c, "id", "task")
 		if err != nil {
@@ -277,7 +278,7 @@ func handleTaskHeartbeat(runs *workers.Service) echo.HandlerFunc {
 		if err := bindJSON(c, &req); err != nil {
 			return err
 		}
-		until, err := runs.Tasks.Heartbeat(c.Request().Context(), tenantOf(c), id, req.Token)
+		until, err := rs.Tasks.Heartbeat(c.Request().Context(), tenantOf(c), id, req.Token)
 		if err != nil {
 			return err
 		}

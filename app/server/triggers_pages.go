@@ -10,10 +10,10 @@ import (
 	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/auth"
 	"github.com/ductor/ductor/app/jsonvalue"
+	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/schedule"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/views"
-	"github.com/ductor/ductor/workers"
 )
 
 func handleSchedulesPage(s *store.Store) echo.HandlerFunc {
@@ -31,12 +31,12 @@ func renderSchedules(c echo.Context, s *store.Store, status int, msg string) err
 }
 
 // handleScheduleCreateForm creates a schedule from the page's form.
-func handleScheduleCreateForm(s *store.Store, runs *workers.Service, validate workers.InputValidator) echo.HandlerFunc {
+func handleScheduleCreateForm(s *store.Store, rs *runs.Service, validate runs.InputValidator) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		sc, err := scheduleFromForm(c)
 		if err == nil {
 			sc.TenantID = viewerOf(c).Tenant.ID
-			sc, err = runs.Schedules.Create(c.Request().Context(), sc, validate)
+			sc, err = rs.Schedules.Create(c.Request().Context(), sc, validate)
 		}
 		if err == nil {
 			err = auditAPI(c, s, store.AuditScheduleCreate, sc.ID, map[string]any{"definition": sc.Definition, "paused": sc.Paused})
@@ -98,11 +98,11 @@ func renderSchedule(c echo.Context, s *store.Store, status int, msg string) erro
 }
 
 // handleSchedulePauseForm pauses (with the note) or unpauses.
-func handleSchedulePauseForm(s *store.Store, runs *workers.Service) echo.HandlerFunc {
+func handleSchedulePauseForm(s *store.Store, rs *runs.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		paused, note := c.FormValue("paused") == "true", strings.TrimSpace(c.FormValue("note"))
 		p := schedulePatch{Paused: &paused, Note: &note}
-		if _, err := runs.Schedules.Update(c.Request().Context(), viewerOf(c).Tenant.ID, c.Param("id"), p.apply, nil); err != nil {
+		if _, err := rs.Schedules.Update(c.Request().Context(), viewerOf(c).Tenant.ID, c.Param("id"), p.apply, nil); err != nil {
 			return err
 		}
 		if err := auditAPI(c, s, p.action(), c.Param("id"), p.details()); err != nil {
@@ -114,9 +114,9 @@ func handleSchedulePauseForm(s *store.Store, runs *workers.Service) echo.Handler
 
 // handleScheduleTriggerForm takes one action now and redirects to the
 // schedule, which says what it did.
-func handleScheduleTriggerForm(s *store.Store, runs *workers.Service) echo.HandlerFunc {
+func handleScheduleTriggerForm(s *store.Store, rs *runs.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		a, err := runs.Schedules.Trigger(c.Request().Context(), viewerOf(c).Tenant.ID, c.Param("id"), "")
+		a, err := rs.Schedules.Trigger(c.Request().Context(), viewerOf(c).Tenant.ID, c.Param("id"), "")
 		if err != nil {
 			return err
 		}

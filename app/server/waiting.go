@@ -7,8 +7,8 @@ import (
 
 	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/store"
-	"github.com/ductor/ductor/workers"
 )
 
 type signalRequest struct {
@@ -19,7 +19,7 @@ type signalRequest struct {
 
 // handleSignal delivers a signal: 202; 409 for a repeated request id or
 // an ended run; 429 when the run's buffer is full.
-func handleSignal(runs *workers.Service) echo.HandlerFunc {
+func handleSignal(rs *runs.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id, err := pathUUID(c, "id", "run")
 		if err != nil {
@@ -33,7 +33,7 @@ func handleSignal(runs *workers.Service) echo.HandlerFunc {
 			return apperr.New(apperr.Invalid, "request_id and name are required")
 		}
 		sig := engine.Signal{RequestID: req.RequestID, Name: req.Name, Payload: req.Payload}
-		to, err := runs.Signal(c.Request().Context(), tenantOf(c), id, sig)
+		to, err := rs.Signal(c.Request().Context(), tenantOf(c), id, sig)
 		if err != nil {
 			return err
 		}
@@ -51,7 +51,7 @@ type eventRequest struct {
 // its name: 202 {"id"}; a repeated idempotency key (the Idempotency-Key
 // header or the body's) answers the first id, or 409
 // idempotency_mismatch when it came with a different name or data.
-func handleEvent(runs *workers.Service) echo.HandlerFunc {
+func handleEvent(rs *runs.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var req eventRequest
 		if err := bindJSON(c, &req); err != nil {
@@ -61,7 +61,7 @@ func handleEvent(runs *workers.Service) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		e, _, err := runs.Events.Publish(workers.WithCaller(c.Request().Context(), callerSpan(c)), store.Event{
+		e, _, err := rs.Events.Publish(runs.WithCaller(c.Request().Context(), callerSpan(c)), store.Event{
 			TenantID: tenantOf(c), Name: req.Name, Data: req.Data, IdempotencyKey: key, MatchRequest: true,
 		})
 		if err != nil {

@@ -23,9 +23,9 @@ import (
 	"github.com/riverqueue/river/rivermigrate"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/ductor/ductor/app/shell"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
-	"github.com/ductor/ductor/workers"
 )
 
 // These tests pin what Ductor's statements against River's tables
@@ -180,8 +180,8 @@ var (
 func TestRiverJobArgsKeysAreDuctors(t *testing.T) {
 	t.Parallel()
 	tags := map[string]map[string]bool{
-		workers.TickArgs{}.Kind(): jsonKeys(reflect.TypeFor[workers.TickArgs]()),
-		workers.StepArgs{}.Kind(): jsonKeys(reflect.TypeFor[workers.StepArgs]()),
+		shell.TickArgs{}.Kind(): jsonKeys(reflect.TypeFor[shell.TickArgs]()),
+		shell.StepArgs{}.Kind(): jsonKeys(reflect.TypeFor[shell.StepArgs]()),
 	}
 	for name, sql := range store.RiverStatements {
 		var kinds []string

@@ -62,3 +62,11 @@ func (c poolCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(s.desc, s.kind, s.value(st))
 	}
 }
+
+// InitSeries creates v's series of each label value, at 0, so that a
+// rate over them is defined before the first increment.
+func InitSeries(v *prometheus.CounterVec, values []string) {
+	for _, l := range values {
+		v.WithLabelValues(l)
+	}
+}
