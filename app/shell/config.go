@@ -91,7 +91,6 @@ type deps struct {
 	log         *slog.Logger
 	inserter    *river.Client[pgx.Tx]
 	manifests   sync.Map // manifest hash → *definition.Manifest
-	schemas     sync.Map // manifest hash → *definition.InputValidator
 	tenants     tenantCache
 	metrics     *metrics
 	flowMetrics *flowMetrics
