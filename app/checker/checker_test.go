@@ -48,9 +48,6 @@ func setup(t *testing.T) bundle {
 		t.Fatal(err)
 	}
 	t.Cleanup(coord.Close)
-	if _, err := workers.NewClient(pool, workers.Options{Runtime: coord, Logger: slog.New(slog.DiscardHandler)}); err != nil {
-		t.Fatal(err)
-	}
 	return bundle{ctx: ctx, pool: pool, url: url, w: &Workload{C: coord, DB: pool, Tenant: tenant.ID, Scatter: 150}}
 }
 

@@ -86,9 +86,6 @@ func (c *ownCluster) open(t *testing.T) {
 	if c.coord, err = workers.New(workers.Config{Pool: c.pool, Logger: log}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := workers.NewClient(c.pool, workers.Options{Runtime: c.coord, Logger: log}); err != nil {
-		t.Fatal(err)
-	}
 	listen, stop := context.WithCancel(c.ctx)
 	listened := make(chan struct{})
 	go func() { defer close(listened); c.coord.Runs.Tasks.Listen(listen) }()

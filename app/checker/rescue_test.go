@@ -50,9 +50,6 @@ func TestKilledProcessJobsAreRescuedByDuctorsDetection(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(coord.Close)
-	if _, err := workers.NewClient(pool, workers.Options{Runtime: coord, Logger: slog.New(slog.DiscardHandler)}); err != nil {
-		t.Fatal(err)
-	}
 	// The doomed worker sends results through tick jobs and holds every
 	// tick it takes; half the runs' first steps are quick (their results
 	// recorded, their ticks held), half still running at the kill.

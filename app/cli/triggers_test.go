@@ -26,9 +26,6 @@ func setupTriggers(t *testing.T) *applyBundle {
 		t.Fatal(err)
 	}
 	t.Cleanup(coord.Close)
-	if _, err := workers.NewClient(pool, workers.Options{Runtime: coord, Logger: log}); err != nil {
-		t.Fatal(err)
-	}
 	box, err := secrets.NewBox(strings.Repeat("s", 32))
 	if err != nil {
 		t.Fatal(err)
