@@ -83,12 +83,28 @@ func (c *Service) Start(ctx context.Context, t Trigger, validate InputValidator)
 	var run store.Run
 	var created bool
 	ctx, tally := shell.WithFlowTally(ctx)
+	// The start is logged as the transaction's last act, before it
+	// commits: once it commits, its first step may run, and fail, before
+	// this goroutine is scheduled again, and the run's log must read in
+	// order. (Should the commit itself fail, the line names a run that
+	// was not made; the run is retried under the same id or the caller
+	// gets the error.)
+	logged := false
+	started := func() {
+		if created && !logged {
+			logged = true
+			c.obs.RunStarted(ctx, run)
+		}
+	}
 	create := func(inline bool) error {
 		tally.Reset()
 		return store.WithTx(ctx, c.pool, func(tx pgx.Tx) error {
 			var startNow bool
 			run, created, startNow, err = c.w.CreateRun(ctx, tx, v.Manifest, n, false)
 			if err != nil || !startNow {
+				if err == nil {
+					started()
+				}
 				return err
 			}
 			if inline {
@@ -97,10 +113,15 @@ func (c *Service) Start(ctx context.Context, t Trigger, validate InputValidator)
 					return &inlineTickError{err}
 				}
 				if ticked {
+					started()
 					return nil
 				}
 			}
-			return c.w.Wake(ctx, tx, t.TenantID, run.ID)
+			if err := c.w.Wake(ctx, tx, t.TenantID, run.ID); err != nil {
+				return err
+			}
+			started()
+			return nil
 		})
 	}
 	// The first tick runs in the creating transaction; should it fail,
@@ -113,9 +134,6 @@ func (c *Service) Start(ctx context.Context, t Trigger, validate InputValidator)
 	}
 	if err == nil || apperr.CodeOf(err) != apperr.Internal { // committed, or refused
 		c.w.CountFlow(tally)
-	}
-	if err == nil && created {
-		c.obs.RunStarted(ctx, run)
 	}
 	return run, created, err
 }
