@@ -10,7 +10,7 @@ import (
 )
 
 // binaryNames are the PostgreSQL server programs a cluster needs.
-var binaryNames = []string{"initdb", "pg_ctl", "postgres"}
+var binaryNames = []string{"initdb", "pg_ctl", "postgres", "pg_basebackup"}
 
 // debianRoot is where Debian and Ubuntu install PostgreSQL server
 // binaries, one bin directory per major version.
@@ -18,11 +18,12 @@ const debianRoot = "/usr/lib/postgresql"
 
 // binaries holds the paths of the PostgreSQL server programs.
 type binaries struct {
-	initdb string
-	pgCtl  string
+	initdb       string
+	pgCtl        string
+	pgBasebackup string
 }
 
-// findBinaries looks for initdb, pg_ctl and postgres on PATH first, then
+// findBinaries looks for initdb, pg_ctl, postgres and pg_basebackup on PATH first, then
 // in the highest version under root/*/bin. lookPath is exec.LookPath
 // outside tests.
 func findBinaries(lookPath func(string) (string, error), root string) (binaries, error) {
@@ -52,7 +53,7 @@ func lookAll(lookPath func(string) (string, error)) (binaries, []string) {
 		}
 		paths[name] = p
 	}
-	return binaries{initdb: paths["initdb"], pgCtl: paths["pg_ctl"]}, missing
+	return binaries{initdb: paths["initdb"], pgCtl: paths["pg_ctl"], pgBasebackup: paths["pg_basebackup"]}, missing
 }
 
 // versionDirs lists root/*/bin, highest version first.

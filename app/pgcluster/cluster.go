@@ -104,16 +104,7 @@ func newCluster(opts Options) (*Cluster, error) {
 
 // prepare creates Dir for the server's user and runs initdb if needed.
 func (c *Cluster) prepare(ctx context.Context, fast bool) error {
-	if err := os.MkdirAll(c.dir, 0o755); err != nil {
-		return fmt.Errorf("pgcluster: %w", err)
-	}
-	if err := os.Chmod(c.dir, 0o700); err != nil {
-		return fmt.Errorf("pgcluster: %w", err)
-	}
-	if err := c.owner.chown(c.dir); err != nil {
-		return err
-	}
-	if err := c.owner.checkTraversable(c.dir); err != nil {
+	if err := c.prepareDir(); err != nil {
 		return err
 	}
 	if _, err := os.Stat(filepath.Join(c.dataDir(), "PG_VERSION")); err == nil {

@@ -61,6 +61,20 @@ func (w *waiters) wake(tenantID uuid.UUID) {
 	}
 }
 
+// wakeAll tells every waiting poll, of every tenant.
+func (w *waiters) wakeAll() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, chans := range w.byTenant {
+		for ch := range chans {
+			select {
+			case ch <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
 // TaskPollsWaiting is how many of this process's long polls wait for the
 // tenant's tasks.
 func (c *Tasks) Waiting(tenantID uuid.UUID) int {
@@ -113,6 +127,9 @@ func (c *Tasks) listenTasks(ctx context.Context) error {
 		}
 	}()
 	c.waiters.listening.Store(true)
+	// Notifications sent while no listener listened are lost: every
+	// waiting poll looks again now.
+	c.waiters.wakeAll()
 	for {
 		n, err := conn.Conn().WaitForNotification(ctx)
 		if err != nil {

@@ -14,9 +14,11 @@ import (
 // and jsonb by Ductor's value model (package jsonvalue), so that a column
 // pgx decodes itself (into any, a map or a struct) reads as the store's
 // own decoding does: integral numbers within int64 as int64, others as
-// float64; and encode and scan uuids directly (RegisterUUID). Call it on
-// every pool before it is opened.
+// float64; and encode and scan uuids directly (RegisterUUID). It also
+// keeps the pool on the server that accepts writes (writable.go). Call
+// it on every pool before it is opened.
 func ConfigurePool(cfg *pgxpool.Config) {
+	requireWritable(cfg)
 	next := cfg.AfterConnect
 	cfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
 		RegisterJSON(conn.TypeMap())

@@ -41,12 +41,14 @@ func Unavailable(err error) bool {
 }
 
 // unavailableState holds for SQLSTATEs of a connection that failed or a
-// server that is shutting down, starting or full: class 08 (connection
-// exception), admin_shutdown, crash_shutdown, cannot_connect_now and
-// too_many_connections.
+// server that is shutting down, starting, full or no longer the primary:
+// class 08 (connection exception), admin_shutdown, crash_shutdown,
+// cannot_connect_now, too_many_connections and read_only_sql_transaction
+// (Ductor opens no read-only transaction of its own, so a refused write
+// means its connection now leads to a standby).
 func unavailableState(code string) bool {
 	switch code {
-	case "57P01", "57P02", "57P03", "53300":
+	case "57P01", "57P02", "57P03", "53300", readOnlySQLTransaction:
 		return true
 	}
 	return strings.HasPrefix(code, "08")
