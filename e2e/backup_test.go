@@ -8,8 +8,10 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -63,12 +65,12 @@ edges:
 	live.waitStatus(t, signal, "waiting")
 
 	dump := filepath.Join(t.TempDir(), "ductor.dump")
-	runClient(t, pgDump, "--format=custom", "--file="+dump, "--dbname="+source)
+	runClient(t, pgDump, append(slices.Clone(dumpFlags), "--file="+dump, "--dbname="+source)...)
 	if err := live.Stop(t); err != nil {
 		t.Fatalf("the source process: %v", err)
 	}
 	restored := newDatabase(t, "backup_dst")
-	runClient(t, pgRestore, "--no-owner", "--exit-on-error", "--dbname="+restored, dump)
+	runClient(t, pgRestore, append(slices.Clone(restoreFlags), "--dbname="+restored, dump)...)
 
 	env["DATABASE_URL"] = restored
 	ductorCLI(t, env, "migrate")
@@ -82,6 +84,33 @@ edges:
 		run := again.waitStatus(t, id, "succeeded")
 		if out, _ := json.Marshal(run["output"]); !strings.Contains(string(out), `"n"`) {
 			t.Errorf("run %s ended with output %s, want its input echoed", id, out)
+		}
+	}
+}
+
+// dumpFlags and restoreFlags are the flags of the backup and restore
+// commands docs/operations.md gives, which TestBackupCommandsAreDocumented
+// keeps the same.
+var (
+	dumpFlags    = []string{"--format=custom"}
+	restoreFlags = []string{"--no-owner", "--exit-on-error"}
+)
+
+// The backup section of docs/operations.md gives the commands this test
+// runs.
+func TestBackupCommandsAreDocumented(t *testing.T) {
+	t.Parallel()
+	page, err := os.ReadFile("../docs/operations.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{
+		"pg_dump " + strings.Join(dumpFlags, " ") + " --file=ductor.dump --dbname=",
+		"pg_restore " + strings.Join(restoreFlags, " ") + " --dbname=",
+		"ductor migrate", "TestBackupAndRestoreRoundTrip",
+	} {
+		if !strings.Contains(string(page), cmd) {
+			t.Errorf("docs/operations.md does not give %q", cmd)
 		}
 	}
 }
