@@ -7,7 +7,7 @@ TEMPL := go run github.com/a-h/templ/cmd/templ@v0.3.1100
 SUDO  := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 GOTEST_FLAGS ?= -count=1 -timeout 25m
 
-.PHONY: run test build generate check-generated vet unit fuzz vulncheck apiclients pg-deps browser-deps node-deps check-deploy bench bench-short clean
+.PHONY: run test build generate check-generated vet unit fuzz vulncheck apiclients pg-deps browser-deps node-deps check-deploy bench bench-short release clean
 
 ## run: Ductor in one process, with its own Postgres under ./.ductor when DATABASE_URL is unset
 run: pg-deps
@@ -21,6 +21,17 @@ test: pg-deps browser-deps check-generated vet vulncheck apiclients check-deploy
 VERSION ?=
 build:
 	go build -ldflags "$(if $(VERSION),-X github.com/ductor/ductor/app/version.version=$(VERSION))" -o bin/ductor .
+
+## release: VERSION=vX.Y.Z checks the version is semver and CHANGELOG.md has its
+## dated section (docs/versioning.md), then builds bin/ductor stamped with it
+release:
+	@echo "$(VERSION)" | grep -Eq '^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$$' || \
+		{ echo "release: VERSION=$(VERSION) is not vMAJOR.MINOR.PATCH (make release VERSION=v1.2.3)"; exit 1; }
+	@grep -Eq '^## \[$(patsubst v%,%,$(VERSION))\] - [0-9]{4}-[0-9]{2}-[0-9]{2}$$' CHANGELOG.md || \
+		{ echo "release: CHANGELOG.md has no section \"## [$(patsubst v%,%,$(VERSION))] - YYYY-MM-DD\""; exit 1; }
+	$(MAKE) build VERSION=$(VERSION)
+	@bin/ductor version | grep -q '^ductor $(VERSION) ' || { echo "release: bin/ductor does not report $(VERSION)"; exit 1; }
+	@echo "release: bin/ductor is $(VERSION); tag it with: git tag -a $(VERSION) -m 'Ductor $(VERSION)'"
 
 ## unit: every package's tests; the e2e scrape of a running server is checked with promtool
 unit: pg-deps bin/pgrun bin/promtool
