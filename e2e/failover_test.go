@@ -506,6 +506,11 @@ func (f *failover) checkSettled(t *testing.T) {
 	if len(failed) > 0 {
 		t.Errorf("%d runs did not succeed: %s", len(failed), strings.Join(failed[:min(len(failed), 20)], "; "))
 	}
+	var leaders int
+	testwait.Eventually(t, 30*time.Second, "River to elect a leader on the new primary", func() bool {
+		err := pool.QueryRow(ctx, `SELECT count(*) FROM river_leader WHERE expires_at > now()`).Scan(&leaders)
+		return err == nil && leaders == 1
+	})
 	var twice int
 	err = pool.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM run_attempt WHERE finished_at IS NOT NULL AND error IS NULL
 		GROUP BY tenant_id, run_id, node, generation HAVING count(*) > 1) d`).Scan(&twice)
