@@ -26,6 +26,10 @@ Handler = Callable[[TaskContext], Any]
 #: payload_too_large (not retried).
 MAX_OUTPUT_BYTES = 1 << 20
 
+#: How long a cancelled handler may take to return its own answer before
+#: the worker answers for it.
+CANCEL_GRACE = 0.25
+
 #: The least time a result is offered for.
 MIN_REPORT = 10.0
 
@@ -204,6 +208,7 @@ class Worker:
             return None, TaskFailure(f"no handler {ctx.task.handler!r} on worker {self.worker_id}",
                                      "unknown_handler", retryable=False)
         result: list[Any] = []
+        done = threading.Event()
 
         def target() -> None:
             try:
@@ -211,6 +216,7 @@ class Worker:
             except BaseException as e:  # noqa: B036: a handler's every failure is reported
                 result.append((None, e))
             finally:
+                done.set()
                 ctx._wake.set()
 
         threading.Thread(target=target, name=f"ductor-handler-{ctx.task.id}", daemon=True).start()
@@ -219,9 +225,11 @@ class Worker:
             timeout = None if deadline is None else max(deadline - time.monotonic(), 0)
             if not ctx._wake.wait(timeout) and deadline is not None:
                 ctx._cancel(DEADLINE)
+        if not result and ctx.cause != LOST:
+            done.wait(CANCEL_GRACE)  # a handler that heeds the event answers itself
         if result:
             return result[0]
-        return None, TaskFailure(f"handler stopped: {ctx.cause}", "cancelled", retryable=True)
+        return None, TaskFailure(f"handler stopped: {ctx.cause}", CAUSE_CODES.get(ctx.cause or "", "task_failed"))
 
     def _heartbeat_every(self, t: Task) -> float:
         if self.heartbeat_every:
@@ -297,16 +305,17 @@ class Worker:
         self.client._call("POST", f"/tasks/{quote(t.id, safe='')}/{verb}", body)
 
 
+#: The failure code of a handler stopped by its context's cause: handed
+#: back at shutdown (retried, unlike "cancelled", which the server never
+#: retries), or out of time.
+CAUSE_CODES = {SHUTDOWN: "worker_stopped", DEADLINE: "timeout"}
+
+
 def failure(err: BaseException, cause: Optional[str] = None) -> dict[str, Any]:
     """The fail body's error for a handler's exception: a TaskFailure's
-    code and retryability; any other exception retryable, with its
-    message; one raised after a shutdown or the deadline, cancelled or
-    timeout."""
-    message = str(err) or type(err).__name__
+    code and retryability; any other exception retryable with its
+    message, coded by the cause when the handler was stopped."""
+    message = (str(err) or type(err).__name__)[:4096]
     if isinstance(err, TaskFailure):
-        code, retry = err.code, err.retryable
-        if cause in (SHUTDOWN, DEADLINE) and code == "cancelled":
-            code = "timeout" if cause == DEADLINE else "cancelled"
-        return {"code": code, "message": err.message or message, "retryable": retry}
-    code = {SHUTDOWN: "cancelled", DEADLINE: "timeout"}.get(cause or "", "task_failed")
-    return {"code": code, "message": message[:4096], "retryable": True}
+        return {"code": err.code, "message": err.message[:4096] or message, "retryable": err.retryable}
+    return {"code": CAUSE_CODES.get(cause or "", "task_failed"), "message": message, "retryable": True}
