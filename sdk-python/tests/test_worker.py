@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 import unittest
@@ -10,6 +11,10 @@ from typing import Any
 from ductor import APIError, Client, LOST, SHUTDOWN, TaskContext, Worker, permanent
 
 from stub import Stub
+
+QUIET = logging.getLogger("ductor.test")
+QUIET.addHandler(logging.NullHandler())
+QUIET.propagate = False
 
 
 class WorkerTest(unittest.TestCase):
@@ -22,6 +27,7 @@ class WorkerTest(unittest.TestCase):
         opts.setdefault("poll_wait", 0.2)
         opts.setdefault("min_backoff", 0.01)
         opts.setdefault("max_backoff", 0.05)
+        opts.setdefault("logger", QUIET)
         return Worker(self.client, **opts)
 
     def run_in_thread(self, w: Worker) -> threading.Thread:

@@ -1,0 +1,100 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// python3 is the interpreter the Python SDK's suite runs with; a machine
+// without one skips these tests.
+func python3(t *testing.T) string {
+	t.Helper()
+	path, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 is not installed: the Python SDK's suite needs it")
+	}
+	return path
+}
+
+// sdkPythonDir is the Python SDK's folder in this checkout.
+func sdkPythonDir(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", "sdk-python"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// pythonEnv is the environment an SDK process gets: the server, its key,
+// and the SDK importable from the checkout.
+func pythonEnv(p *program, key, dir string) []string {
+	return append(os.Environ(), "DUCTOR_URL="+p.BaseURL, "DUCTOR_API_KEY="+key, "PYTHONPATH="+dir,
+		"PYTHONDONTWRITEBYTECODE=1")
+}
+
+// TestSDKPython runs the Python SDK's whole unittest suite against a real
+// server: definitions checked by the server's compiler, every client
+// operation, and workers as separate processes killed, cancelled and
+// stopped mid-task.
+func TestSDKPython(t *testing.T) {
+	t.Parallel()
+	py := python3(t)
+	p := startDevOnTestDatabase(t)
+	dir := sdkPythonDir(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, py, "-m", "unittest", "discover", "-s", "tests", "-v")
+	cmd.Dir, cmd.Env = dir, pythonEnv(p, p.devKey(t), dir)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the Python SDK's suite failed: %v\n%s", err, out)
+	}
+	if strings.Contains(string(out), " ... skipped") {
+		t.Fatalf("the suite skipped tests:\n%s", out)
+	}
+	t.Logf("%s", out)
+}
+
+// TestSDKPythonQuickStart is docs/sdk-python.md's quick start as the page
+// tells it: the example worker as a process of its own, then the example
+// that publishes, starts a run and waits for it.
+func TestSDKPythonQuickStart(t *testing.T) {
+	t.Parallel()
+	py := python3(t)
+	p := startDevOnTestDatabase(t)
+	dir := sdkPythonDir(t)
+	env := pythonEnv(p, p.devKey(t), dir)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	worker := exec.CommandContext(ctx, py, "examples/worker.py")
+	worker.Dir, worker.Env = dir, env
+	var log lockedBuffer
+	worker.Stdout, worker.Stderr = &log, &log
+	if err := worker.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = worker.Process.Kill()
+		_ = worker.Wait()
+	})
+
+	start := exec.CommandContext(ctx, py, "examples/start.py", "ada")
+	start.Dir, start.Env = dir, env
+	out, err := start.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "succeeded") || !strings.Contains(string(out), "hello, ada") {
+		t.Fatalf("examples/start.py = %v\n%s\nthe worker said:\n%s", err, out, log.String())
+	}
+	if err := worker.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if err := worker.Wait(); err != nil {
+		t.Errorf("the worker did not exit cleanly on SIGINT: %v\n%s", err, log.String())
+	}
+}
