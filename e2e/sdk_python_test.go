@@ -31,7 +31,7 @@ func sdkPythonDir(t *testing.T) string {
 	return dir
 }
 
-// pythonEnv is the environment an SDK process gets: the server, its key,
+// pythonEnv is the environment the SDK's suite gets: the server, its key,
 // and the SDK importable from the checkout.
 func pythonEnv(p *program, key, dir string) []string {
 	return append(os.Environ(), "DUCTOR_URL="+p.BaseURL, "DUCTOR_API_KEY="+key, "PYTHONPATH="+dir,
@@ -62,19 +62,22 @@ func TestSDKPython(t *testing.T) {
 }
 
 // TestSDKPythonQuickStart is docs/sdk-python.md's quick start as the page
-// tells it: the example worker as a process of its own, then the example
-// that publishes, starts a run and waits for it.
+// tells it, from the repository's root: pip install ./sdk-python (into a
+// virtual environment), the example worker as a process of its own, then
+// the example that publishes, starts a run and waits for it.
 func TestSDKPythonQuickStart(t *testing.T) {
 	t.Parallel()
 	py := python3(t)
 	p := startDevOnTestDatabase(t)
-	dir := sdkPythonDir(t)
-	env := pythonEnv(p, p.devKey(t), dir)
+	root := filepath.Dir(sdkPythonDir(t))
+	env := append(os.Environ(), "DUCTOR_URL="+p.BaseURL, "DUCTOR_API_KEY="+p.devKey(t), "PIP_DISABLE_PIP_VERSION_CHECK=1")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	py, extra := pipInstall(t, ctx, py, root)
+	env = append(env, extra...)
 
-	worker := exec.CommandContext(ctx, py, "examples/worker.py")
-	worker.Dir, worker.Env = dir, env
+	worker := exec.CommandContext(ctx, py, "sdk-python/examples/worker.py")
+	worker.Dir, worker.Env = root, env
 	var log lockedBuffer
 	worker.Stdout, worker.Stderr = &log, &log
 	if err := worker.Start(); err != nil {
@@ -85,8 +88,8 @@ func TestSDKPythonQuickStart(t *testing.T) {
 		_ = worker.Wait()
 	})
 
-	start := exec.CommandContext(ctx, py, "examples/start.py", "ada")
-	start.Dir, start.Env = dir, env
+	start := exec.CommandContext(ctx, py, "sdk-python/examples/start.py", "ada")
+	start.Dir, start.Env = root, env
 	out, err := start.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "succeeded") || !strings.Contains(string(out), "hello, ada") {
 		t.Fatalf("examples/start.py = %v\n%s\nthe worker said:\n%s", err, out, log.String())
@@ -97,4 +100,24 @@ func TestSDKPythonQuickStart(t *testing.T) {
 	if err := worker.Wait(); err != nil {
 		t.Errorf("the worker did not exit cleanly on SIGINT: %v\n%s", err, log.String())
 	}
+}
+
+// pipInstall installs ./sdk-python into a new virtual environment, without
+// a package index (the package needs nothing from one), and returns the
+// environment's python. A Python without venv and pip (Debian's python3
+// without python3-venv) runs the examples from the checkout instead.
+func pipInstall(t *testing.T, ctx context.Context, py, root string) (string, []string) {
+	t.Helper()
+	venv := filepath.Join(t.TempDir(), "venv")
+	if out, err := exec.CommandContext(ctx, py, "-m", "venv", venv).CombinedOutput(); err != nil {
+		t.Logf("python3 -m venv failed (%v), so the examples import the SDK from the checkout:\n%s", err, out)
+		return py, []string{"PYTHONPATH=" + filepath.Join(root, "sdk-python")}
+	}
+	vpy := filepath.Join(venv, "bin", "python")
+	pip := exec.CommandContext(ctx, vpy, "-m", "pip", "install", "--no-index", "--quiet", "./sdk-python")
+	pip.Dir, pip.Env = root, append(os.Environ(), "PIP_DISABLE_PIP_VERSION_CHECK=1")
+	if out, err := pip.CombinedOutput(); err != nil {
+		t.Fatalf("pip install ./sdk-python: %v\n%s", err, out)
+	}
+	return vpy, nil
 }

@@ -1,7 +1,7 @@
 """Publishes a definition whose task runs on the queue py, starts a run
-and waits for it: the other half of examples/worker.py.
+and waits for it: the other half of sdk-python/examples/worker.py.
 
-    DUCTOR_URL=http://127.0.0.1:8080 DUCTOR_API_KEY=dk_… python3 examples/start.py ada"""
+    DUCTOR_URL=http://127.0.0.1:8080 DUCTOR_API_KEY=dk_… python3 sdk-python/examples/start.py ada"""
 
 import sys
 

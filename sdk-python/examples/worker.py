@@ -1,6 +1,6 @@
 """A Ductor worker: serves the handler py.greet on the queue py.
 
-    DUCTOR_URL=http://127.0.0.1:8080 DUCTOR_API_KEY=dk_… python3 examples/worker.py
+    DUCTOR_URL=http://127.0.0.1:8080 DUCTOR_API_KEY=dk_… python3 sdk-python/examples/worker.py
 
 It runs until Ctrl-C or SIGTERM, then lets running tasks finish."""
 
