@@ -133,6 +133,10 @@ class Client:
         newest version still published."""
         self._call("DELETE", f"/definitions/{_esc(key)}/versions/{int(version)}")
 
+    def openapi(self) -> Any:
+        """The API's OpenAPI 3.1 document."""
+        return self._get("/openapi.json")
+
     def definition_schema(self) -> Any:
         """The JSON Schema of definition documents."""
         return self._get("/schemas/definition.json")
@@ -218,6 +222,25 @@ class Client:
         return self._get(f"/runs/{_esc(run_id)}/nodes/{_esc(node)}/children"
                          + _query(state=state, q=q, limit=limit, cursor=cursor))
 
+    def create_batch(self, action: str, *, run_ids: Optional[list[str]] = None,
+                     filter: Optional[Mapping[str, Any]] = None, reason: str = "") -> Any:
+        """Cancels or retries (action "cancel" or "retry") many runs in the
+        background: those listed, or those a run filter selects
+        ({"status", "definition", …}). Returns the batch; follow it with
+        get_batch."""
+        body: dict[str, Any] = {"action": action}
+        if run_ids is not None:
+            body["run_ids"] = list(run_ids)
+        if filter is not None:
+            body["filter"] = dict(filter)
+        if reason:
+            body["reason"] = reason
+        return self._call("POST", "/runs/batch", body)[1]
+
+    def get_batch(self, batch_id: str) -> Any:
+        """A batch and its progress: done, failed and total."""
+        return self._get(f"/batches/{_esc(batch_id)}")
+
     # Waking runs.
 
     def signal(self, run_id: str, request_id: str, name: str, payload: Any = None) -> None:
@@ -237,6 +260,10 @@ class Client:
         """Approvals with the status (pending, approved, rejected, closed; "" for all)."""
         out = self._get("/approvals" + _query(status=status, limit=limit))
         return [from_dict(Approval, a) for a in out.get("approvals") or []]
+
+    def get_approval(self, approval_id: str) -> Approval:
+        """One approval with its decisions."""
+        return from_dict(Approval, self._get(f"/approvals/{_esc(approval_id)}"))
 
     def decide_approval(self, approval_id: str, approve: bool, comment: str = "") -> Approval:
         """Approves or rejects as the key; a decided approval is APIError 409."""

@@ -119,6 +119,11 @@ class ClientTest(unittest.TestCase):
         eventually(lambda: self.c.get_run(run.id).status == "waiting", what="the run to wait")
         self.c.cancel_run(run.id, "not today")
         self.assertEqual(self.c.wait_run(run.id).status, "cancelled")
+        naps = [self.c.start_run(key).id for _ in range(2)]
+        batch = self.c.create_batch("cancel", run_ids=naps, reason="bulk")
+        eventually(lambda: self.c.get_batch(batch["id"])["status"] == "completed", what="the batch")
+        self.assertEqual(self.c.get_batch(batch["id"])["done"] + self.c.get_batch(batch["id"])["failed"], 2)
+        self.assertEqual({self.c.wait_run(i).status for i in naps}, {"cancelled"})
 
         key = unique("boom")
         self.c.publish(Definition(key, [task_step("boom", TaskWith("builtin.fail"))]))
@@ -141,6 +146,7 @@ class ClientTest(unittest.TestCase):
                               what="the approval")
         decided = self.c.decide_approval(approval.id, True, "fine")
         self.assertEqual(decided.status, "approved")
+        self.assertEqual(self.c.get_approval(approval.id).status, "approved")
         with self.assertRaises(APIError) as twice:
             self.c.decide_approval(approval.id, False)
         self.assertTrue(is_status(twice.exception, 409))
