@@ -84,6 +84,7 @@ class Worker:
         self._lock = threading.Condition()
         self._active: set[TaskContext] = set()
         self._stopping = threading.Event()
+        self._now = threading.Event()
         self._abort = Abort()
 
     def handle(self, name: str, fn: Optional[Handler] = None) -> Union[Handler, Callable[[Handler], Handler]]:
@@ -94,10 +95,12 @@ class Worker:
             return h
         return register(fn) if fn is not None else register
 
-    def stop(self) -> None:
+    def stop(self, now: bool = False) -> None:
         """Asks run to stop polling, let running tasks finish (up to
-        drain_timeout, then hand them back) and return. Safe from any
-        thread and from a signal handler."""
+        drain_timeout, or with now not at all, then hand them back) and
+        return. Safe from any thread and from a signal handler."""
+        if now:
+            self._now.set()
         self._stopping.set()
         threading.Thread(target=self._wake_all, daemon=True).start()
 
@@ -110,7 +113,9 @@ class Worker:
         """Polls for tasks and runs them until stop; then waits for running
         tasks and returns. Raises the APIError that makes polling pointless
         (a refused key, a malformed request); an unreachable or failing
-        server is retried with backoff."""
+        server is retried with backoff. With handle_signals, in the main
+        thread, SIGINT and SIGTERM stop the worker, and a second one hands
+        running tasks back at once. A worker runs once."""
         with self._lock:
             if not self._handlers:
                 raise DuctorError("ductor: worker has no handlers")
@@ -127,7 +132,7 @@ class Worker:
             return {}
         old = {}
         for sig in (signal.SIGINT, signal.SIGTERM):
-            old[sig] = signal.signal(sig, lambda *_: self.stop())
+            old[sig] = signal.signal(sig, lambda *_: self.stop(now=self._stopping.is_set()))
         return old
 
     def _poll_loop(self) -> None:
@@ -179,10 +184,10 @@ class Worker:
 
     def _drain(self) -> None:
         with self._lock:
-            if not self._lock.wait_for(lambda: not self._active, timeout=self.drain_timeout):
-                for ctx in list(self._active):
-                    ctx._cancel(SHUTDOWN)
-                self._lock.wait_for(lambda: not self._active)
+            self._lock.wait_for(lambda: not self._active or self._now.is_set(), timeout=self.drain_timeout)
+            for ctx in list(self._active):
+                ctx._cancel(SHUTDOWN)
+            self._lock.wait_for(lambda: not self._active)
 
     def _execute(self, ctx: TaskContext) -> None:
         try:

@@ -150,6 +150,26 @@ class WorkerTest(unittest.TestCase):
         self.assertEqual((handed_back["code"], handed_back["retryable"]), ("worker_stopped", True))
         self.assertEqual(causes, [SHUTDOWN])
 
+    def test_stop_now_hands_back_at_once(self) -> None:
+        started = threading.Event()
+        w = self.start(drain_timeout=30)
+
+        @w.handle("stuck")
+        def stuck(ctx: TaskContext) -> Any:
+            started.set()
+            ctx.cancelled.wait(30)
+            raise RuntimeError("interrupted")
+
+        tid = self.stub.add_task("stuck")
+        th = self.run_in_thread(w)
+        self.assertTrue(started.wait(5))
+        w.stop()
+        self.assertTrue(th.is_alive())  # draining
+        w.stop(now=True)
+        th.join(5)
+        self.assertFalse(th.is_alive())
+        self.assertEqual(self.stub.wait_call(f"/tasks/{tid}/fail")["error"]["code"], "worker_stopped")
+
     def test_a_deadline_cancels_the_handler(self) -> None:
         w = self.start()
 
