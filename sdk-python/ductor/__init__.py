@@ -77,6 +77,7 @@ from .steps import (
     wait_step,
 )
 from .task import DEADLINE, LOST, SHUTDOWN, Task, TaskContext, TaskFailure, permanent
+from .triggers import Triggers
 from .worker import MAX_OUTPUT_BYTES, Handler, Worker
 
 __version__ = "0.1.0"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 from typing import Any, Mapping, Optional, Union
-from urllib.parse import quote, urlencode
+from urllib.parse import urlencode
 
 from .definition import Definition
 from .errors import DuctorError
@@ -21,11 +21,13 @@ from .models import (
     Transition,
     Version,
     VersionInfo,
-    Webhook,
     Whoami,
     from_dict,
 )
 from .transport import Transport
+from .transport import esc as _esc
+from .transport import query as _query
+from .triggers import Triggers
 
 #: Where a client connects when no URL is given: ``ductor dev``.
 DEFAULT_URL = "http://127.0.0.1:8080"
@@ -33,20 +35,13 @@ DEFAULT_URL = "http://127.0.0.1:8080"
 Document = Union[Definition, Mapping[str, Any]]
 
 
-def _esc(s: str) -> str:
-    return quote(str(s), safe="")
-
-
 def _doc(d: Document) -> Any:
     if isinstance(d, Definition):
         d.validate()
         return d.to_dict()
-    return d
-
-
-def _query(**params: Any) -> str:
-    q = {k: v for k, v in params.items() if v not in (None, "", 0)}
-    return "?" + urlencode(q) if q else ""
+    if not d.get("key"):
+        raise ValueError("ductor: definition has no key")
+    return dict(d)
 
 
 class Client:
@@ -73,6 +68,11 @@ class Client:
 
     def _get(self, path: str) -> Any:
         return self._call("GET", path)[1]
+
+    @property
+    def triggers(self) -> Triggers:
+        """The tenant's schedules and webhooks: what starts runs by itself."""
+        return Triggers(self)
 
     # The key.
 
@@ -150,9 +150,11 @@ class Client:
         A repeated start with the same idempotency_key answers the first
         run, with existing True."""
         body: dict[str, Any] = {"definition": definition}
-        for k, v in (("version", version), ("input", input), ("subject", subject), ("context", context),
-                     ("search_attributes", search_attributes), ("idempotency_key", idempotency_key)):
-            if v not in (None, "", 0) and v != {}:
+        for k, v in (("version", version), ("subject", subject), ("idempotency_key", idempotency_key)):
+            if v:
+                body[k] = v
+        for k, v in (("input", input), ("context", context), ("search_attributes", search_attributes)):
+            if v is not None:
                 body[k] = v
         status, out = self._call("POST", "/runs", body)
         s = from_dict(Started, out)
@@ -290,57 +292,3 @@ class Client:
         if data is not None:
             body["data"] = data
         return from_dict(Case, self._call("PATCH", f"/cases/{_esc(case_id)}", body)[1])
-
-    # Triggers: schedules and webhooks.
-
-    def create_schedule(self, schedule: Mapping[str, Any]) -> Any:
-        """Creates a schedule ({"definition", "spec": {"cron"|"interval", …}, …})."""
-        return self._call("POST", "/schedules", dict(schedule))[1]
-
-    def list_schedules(self, limit: int = 0, cursor: str = "") -> Any:
-        return self._get("/schedules" + _query(limit=limit, cursor=cursor))
-
-    def get_schedule(self, schedule_id: str) -> Any:
-        return self._get(f"/schedules/{_esc(schedule_id)}")
-
-    def update_schedule(self, schedule_id: str, patch: Mapping[str, Any]) -> Any:
-        """Changes the fields patch holds ("paused", "note", "spec", …)."""
-        return self._call("PATCH", f"/schedules/{_esc(schedule_id)}", dict(patch))[1]
-
-    def pause_schedule(self, schedule_id: str, pause: bool = True, note: str = "") -> Any:
-        return self.update_schedule(schedule_id, {"paused": pause, "note": note})
-
-    def delete_schedule(self, schedule_id: str) -> None:
-        self._call("DELETE", f"/schedules/{_esc(schedule_id)}")
-
-    def trigger_schedule(self, schedule_id: str, overlap: str = "") -> Any:
-        body = {"overlap": overlap} if overlap else {}
-        return self._call("POST", f"/schedules/{_esc(schedule_id)}/trigger", body)[1]
-
-    def backfill_schedule(self, schedule_id: str, from_: str, to: str, overlap: str = "") -> Any:
-        """Starts the runs the schedule would have started from from_
-        (included) to to (excluded), both RFC 3339."""
-        body = {"from": from_, "to": to}
-        if overlap:
-            body["overlap"] = overlap
-        return self._call("POST", f"/schedules/{_esc(schedule_id)}/backfill", body)[1]
-
-    def create_webhook(self, webhook_id: str, event: str, scheme: str = "") -> Webhook:
-        """Creates a webhook; the answer holds its secret, shown only then."""
-        body = {"id": webhook_id, "event": event}
-        if scheme:
-            body["scheme"] = scheme
-        return from_dict(Webhook, self._call("POST", "/webhooks", body)[1])
-
-    def list_webhooks(self, limit: int = 0, cursor: str = "") -> list[Webhook]:
-        out = self._get("/webhooks" + _query(limit=limit, cursor=cursor))
-        return [from_dict(Webhook, w) for w in out.get("webhooks") or []]
-
-    def get_webhook(self, webhook_id: str) -> Webhook:
-        return from_dict(Webhook, self._get(f"/webhooks/{_esc(webhook_id)}"))
-
-    def rotate_webhook(self, webhook_id: str) -> Webhook:
-        return from_dict(Webhook, self._call("POST", f"/webhooks/{_esc(webhook_id)}/rotate")[1])
-
-    def delete_webhook(self, webhook_id: str) -> None:
-        self._call("DELETE", f"/webhooks/{_esc(webhook_id)}")

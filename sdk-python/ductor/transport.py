@@ -10,9 +10,20 @@ import json
 import socket
 import threading
 from typing import Any, Optional
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlencode, urlsplit
 
 from .errors import APIError, TransportError, parse_retry_after
+
+
+def esc(s: str) -> str:
+    """s escaped as one path segment."""
+    return quote(str(s), safe="")
+
+
+def query(**params: Any) -> str:
+    """A query string of the params that are set ("" when none is)."""
+    q = {k: v for k, v in params.items() if v not in (None, "", 0)}
+    return "?" + urlencode(q) if q else ""
 
 
 class Abort:

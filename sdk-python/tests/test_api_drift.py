@@ -9,6 +9,7 @@ from typing import Any
 
 import ductor
 from ductor import Client, Worker
+from ductor.triggers import Triggers
 
 from support import client, live
 
@@ -25,12 +26,12 @@ OPERATIONS = {
     "signalRun": Client.signal, "publishEvent": Client.publish_event,
     "listApprovals": Client.list_approvals, "getApproval": Client.get_approval, "decideApproval": Client.decide_approval,
     "listCases": Client.list_cases, "getCase": Client.get_case, "updateCase": Client.update_case,
-    "listSchedules": Client.list_schedules, "createSchedule": Client.create_schedule,
-    "getSchedule": Client.get_schedule, "updateSchedule": Client.update_schedule,
-    "deleteSchedule": Client.delete_schedule, "backfillSchedule": Client.backfill_schedule,
-    "triggerSchedule": Client.trigger_schedule,
-    "listWebhooks": Client.list_webhooks, "createWebhook": Client.create_webhook, "getWebhook": Client.get_webhook,
-    "deleteWebhook": Client.delete_webhook, "rotateWebhook": Client.rotate_webhook,
+    "listSchedules": Triggers.list_schedules, "createSchedule": Triggers.create_schedule,
+    "getSchedule": Triggers.get_schedule, "updateSchedule": Triggers.update_schedule,
+    "deleteSchedule": Triggers.delete_schedule, "backfillSchedule": Triggers.backfill_schedule,
+    "triggerSchedule": Triggers.trigger_schedule,
+    "listWebhooks": Triggers.list_webhooks, "createWebhook": Triggers.create_webhook, "getWebhook": Triggers.get_webhook,
+    "deleteWebhook": Triggers.delete_webhook, "rotateWebhook": Triggers.rotate_webhook,
     # The bridge protocol, spoken by workers.
     "pollTasks": Worker._poll, "completeTask": Worker._report, "failTask": Worker._report,
     "heartbeatTask": Worker._heartbeat,
