@@ -18,7 +18,7 @@ from typing import Optional
 
 from ductor import Definition, Retry, TaskWith, task_step
 
-from support import client, eventually, live, unique
+from support import client, live, unique
 
 HERE = pathlib.Path(__file__).resolve().parent
 
@@ -93,14 +93,16 @@ class ProcessTest(unittest.TestCase):
     def test_cancelling_a_run_stops_its_handler_within_the_heartbeat_interval(self) -> None:
         key, q = unique("py-cancel"), unique("py-cancel")
         self.c.publish(task_definition(key, q))
-        w = self.worker(q, DUCTOR_BLOCK="1", DUCTOR_HEARTBEAT_EVERY="0.5")
+        every = 1.0
+        w = self.worker(q, DUCTOR_BLOCK="1", DUCTOR_HEARTBEAT_EVERY=str(every))
         run = self.c.start_run(key)
         w.expect("started")
         cancelled = time.monotonic()
         self.c.cancel_run(run.id, "changed my mind")
-        self.assertEqual(w.expect("stopped", timeout=5), "stopped lost")
+        self.assertEqual(w.expect("stopped", timeout=10), "stopped lost")
         took = time.monotonic() - cancelled
-        self.assertLess(took, 0.5 + 0.5, f"the handler stopped {took:.2f}s after the cancel")
+        # Within one interval, plus the heartbeat's round trip on a loaded machine.
+        self.assertLess(took, every + 1.0, f"the handler stopped {took:.2f}s after the cancel")
         self.assertEqual(self.c.wait_run(run.id).status, "cancelled")
 
         w.p.send_signal(signal.SIGTERM)  # idle: it stops polling and exits at once
