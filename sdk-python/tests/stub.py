@@ -23,6 +23,7 @@ class Stub:
         self.tasks: list[dict[str, Any]] = []
         self.poll_answers: list[Answer] = []  # answered before tasks are handed out
         self.heartbeat: Answer = (200, {"lease_until": "2030-01-01T00:00:00Z"}, {})
+        self.max_wait = 0.2  # seconds an empty poll waits at most
         stub = self
 
         class H(BaseHTTPRequestHandler):
@@ -71,7 +72,7 @@ class Stub:
             if path.endswith("/tasks/poll"):
                 if self.poll_answers:
                     return self.poll_answers.pop(0)
-                self.cv.wait_for(lambda: self.tasks, timeout=min(body.get("wait_ms", 0), 200) / 1000)
+                self.cv.wait_for(lambda: self.tasks, timeout=min(body.get("wait_ms", 0) / 1000, self.max_wait))
                 out, self.tasks = self.tasks[: body.get("max", 1)], self.tasks[body.get("max", 1):]
                 return 200, {"tasks": out}, {}
             if path.endswith("/heartbeat"):

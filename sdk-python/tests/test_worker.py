@@ -170,6 +170,18 @@ class WorkerTest(unittest.TestCase):
         self.assertFalse(th.is_alive())
         self.assertEqual(self.stub.wait_call(f"/tasks/{tid}/fail")["error"]["code"], "worker_stopped")
 
+    def test_stop_ends_a_long_poll_at_once(self) -> None:
+        self.stub.max_wait = 20
+        w = self.start(poll_wait=20)
+        w.handle("h", lambda ctx: 1)
+        th = self.run_in_thread(w)
+        self.stub.wait_call("/tasks/poll")
+        stopped = time.monotonic()
+        w.stop()
+        th.join(5)
+        self.assertFalse(th.is_alive())
+        self.assertLess(time.monotonic() - stopped, 2)
+
     def test_a_deadline_cancels_the_handler(self) -> None:
         w = self.start()
 
