@@ -11,12 +11,15 @@ import (
 )
 
 // python3 is the interpreter the Python SDK's suite runs with; a machine
-// without one skips these tests.
+// without one (or with one older than the SDK's 3.10) skips these tests.
 func python3(t *testing.T) string {
 	t.Helper()
 	path, err := exec.LookPath("python3")
 	if err != nil {
 		t.Skip("python3 is not installed: the Python SDK's suite needs it")
+	}
+	if out, err := exec.Command(path, "-c", "import sys; assert sys.version_info >= (3, 10), sys.version").CombinedOutput(); err != nil {
+		t.Skipf("python3 is older than 3.10, which the Python SDK needs: %s", out)
 	}
 	return path
 }
