@@ -308,7 +308,8 @@ export function failure(err: unknown, cause?: unknown): Failure {
   const message = truncate(err instanceof Error ? err.message : String(err));
   if (err instanceof TaskError) return { code: err.code, message, retryable: err.retryable };
   const why = err instanceof ReleasedError || err instanceof DeadlineError ? err : cause;
-  if (why instanceof ReleasedError) return { code: "cancelled", message, retryable: true };
+  // Not "cancelled": the engine never retries that code, and a task handed back is to be retried.
+  if (why instanceof ReleasedError) return { code: "worker_shutdown", message, retryable: true };
   if (why instanceof DeadlineError) return { code: "timeout", message, retryable: true };
   return { code: "task_failed", message, retryable: true };
 }
