@@ -102,3 +102,11 @@ test("the package has no runtime dependencies", () => {
   assert.equal(pkg.type, "module");
   assert.match(pkg.engines.node, />=20/);
 });
+
+test("the quick start on docs/sdk-typescript.md is the example files CI runs", () => {
+  const repo = new URL("../../../", import.meta.url);
+  const doc = readFileSync(new URL("docs/sdk-typescript.md", repo), "utf8");
+  const blocks = [...doc.matchAll(/<!-- (sdk-ts\/examples\/[\w.-]+) -->\n```js\n([\s\S]*?)```\n/g)];
+  assert.deepStrictEqual(blocks.map((m) => m[1]), ["sdk-ts/examples/worker.mjs", "sdk-ts/examples/start.mjs"]);
+  for (const [, file, body] of blocks) assert.equal(body, readFileSync(new URL(file!, repo), "utf8"), `${file} and its block on the page differ`);
+});
