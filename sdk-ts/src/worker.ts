@@ -90,6 +90,7 @@ export class Worker {
   readonly #running = new Map<string, Running>();
   readonly #stop = new AbortController();
   #slotFreed: (() => void) | undefined;
+  readonly #slots: Slots;
 
   constructor(c: Client, opts: WorkerOptions = {}) {
     this.#c = c;
@@ -105,6 +106,7 @@ export class Worker {
       maxBackoffMs: opts.maxBackoffMs && opts.maxBackoffMs >= min ? opts.maxBackoffMs : Math.max(10_000, min),
       logger: opts.logger ?? { warn: (m, f) => console.warn(m, f ?? "") },
     };
+    this.#slots = new Slots(this.#opts.concurrency);
     this.#stop.signal.addEventListener("abort", () => this.#slotFreed?.(), { once: true });
   }
 
@@ -173,12 +175,17 @@ export class Worker {
     }
   }
 
-  /** Waits until a slot is free (or the worker stops) and answers how many are. */
+  /**
+   * Waits until fewer tasks than concurrency are held (or the worker
+   * stops) and answers how many more to claim. A server may answer a poll
+   * with more tasks than asked: those wait for a handler slot (#slots),
+   * under heartbeats, and no poll is made until they have run.
+   */
   async #waitForSlot(): Promise<number> {
     while (this.#running.size >= this.#opts.concurrency && !this.#stop.signal.aborted) {
       await new Promise<void>((resolve) => { this.#slotFreed = resolve; });
     }
-    return this.#opts.concurrency - this.#running.size;
+    return Math.max(this.#opts.concurrency - this.#running.size, 1);
   }
 
   #start(t: Task, received: number): void {
@@ -214,12 +221,15 @@ export class Worker {
     let out: unknown;
     let err: unknown;
     let failed = false;
+    await this.#slots.acquire(); // the lease is kept while a task waits for a handler slot
     try {
+      abort.signal.throwIfAborted();
       out = await this.#call(t, abort.signal);
     } catch (e) {
       err = e;
       failed = true;
     } finally {
+      this.#slots.release();
       clearTimeout(deadline);
       stopBeat();
     }
@@ -370,5 +380,29 @@ async function pause(ms: number, signal: AbortSignal): Promise<boolean> {
     return true;
   } catch {
     return false;
+  }
+}
+
+/** A counting semaphore: at most n holders, the others waiting in order. */
+class Slots {
+  #free: number;
+  readonly #waiting: (() => void)[] = [];
+
+  constructor(n: number) {
+    this.#free = n;
+  }
+
+  async acquire(): Promise<void> {
+    if (this.#free > 0) {
+      this.#free--;
+      return;
+    }
+    await new Promise<void>((resolve) => this.#waiting.push(resolve));
+  }
+
+  release(): void {
+    const next = this.#waiting.shift();
+    if (next) next();
+    else this.#free++;
   }
 }

@@ -142,6 +142,34 @@ describe("against a real server", { skip: live ? false : "DUCTOR_URL and DUCTOR_
     }
   });
 
+  // All four runs wait before the worker polls: a poll may claim them all
+  // (more than the max it asks for), and the extra ones wait for a slot.
+  test("a worker runs at most its concurrency of tasks at once", async () => {
+    const queue = unique("ts-conc");
+    await c.publish(oneTask(queue, queue, "gate"));
+    const runs = await Promise.all([1, 2, 3, 4].map((n) => c.startRun({ definition: queue, input: { n } })));
+    const w = c.newWorker({ queue, concurrency: 2, pollWaitMs: 1000, logger: quiet });
+    let active = 0;
+    let peak = 0;
+    let full!: () => void;
+    const twoRunning = new Promise<void>((r) => (full = r));
+    w.handle("gate", async (task) => {
+      peak = Math.max(peak, ++active);
+      if (active === 2) full();
+      await twoRunning; // the first two wait for each other
+      active--;
+      return task.input;
+    });
+    const running = w.run();
+    try {
+      for (const r of runs) assert.equal((await waitFor(c, r.id, (x) => x.status === "succeeded")).status, "succeeded");
+      assert.equal(peak, 2);
+    } finally {
+      w.stop();
+      await running;
+    }
+  });
+
   test("cancelling a run aborts its handler's signal within the heartbeat interval", async () => {
     const queue = unique("ts-cancel");
     const heartbeatMs = 300;
