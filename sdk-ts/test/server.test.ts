@@ -12,8 +12,8 @@ import { fileURLToPath } from "node:url";
 import ts from "typescript";
 
 import {
-  APIError, Client, type Definition, type Run, ReleasedError, TaskError, TaskLostError, conditionStep, definitionDocument,
-  on, taskStep, transformStep,
+  APIError, Client, type Definition, type Run, ReleasedError, TaskError, TaskLostError, approvalStep, conditionStep,
+  eventStep, humanLoopStep, on, permanent, signalStep, taskStep, terminal, then, transformStep,
 } from "../src/index.js";
 import { everyStep } from "./every-step.js";
 
@@ -109,6 +109,68 @@ describe("against a real server", { skip: live ? false : "DUCTOR_URL and DUCTOR_
       assert.ok(Array.isArray(err.details) && err.details.length > 0, JSON.stringify(err.details));
       return true;
     });
+  });
+
+  test("the client wakes runs by signal, event, approval and case, retries a failed node and pages runs", async () => {
+    const me = await c.whoami();
+    const key = unique("ts-wake");
+    await c.publish({
+      key,
+      steps: [
+        signalStep("gate", { name: "go" }),
+        eventStep("paid", { name: `${key}.paid`, match_expr: "event.order == input.order" }),
+        approvalStep("ok", { approvers: [`key:${me.key_name}`], title: "Ship it?" }),
+        humanLoopStep("pack", { title: "Pack it" }),
+      ],
+      edges: [then("gate", "paid"), then("paid", "ok"), on("ok", "pack", "approved")],
+    });
+    const run = await c.startRun({ definition: key, input: { order: 7 } });
+    const waiting = (node: string) => (r: Run) => r.nodes?.some((n) => n.node === node && n.state === "waiting") ?? false;
+
+    await waitFor(c, run.id, waiting("gate"));
+    await c.signal(run.id, "go-1", "go", { by: "ops" });
+    await assert.rejects(c.signal(run.id, "go-1", "go"), (err: unknown) => err instanceof APIError && err.status === 409);
+    await waitFor(c, run.id, waiting("paid"));
+    assert.ok(await c.publishEvent({ name: `${key}.paid`, data: { order: 7 }, idempotency_key: `${key}-7` }));
+    await waitFor(c, run.id, waiting("ok"));
+    const approval = (await c.listApprovals("pending")).find((a) => a.run_id === run.id);
+    assert.ok(approval, "no pending approval for the run");
+    assert.equal((await c.decideApproval(approval.id, true, "fine")).status, "approved");
+    await waitFor(c, run.id, waiting("pack"));
+    const kase = (await c.listCases()).find((k) => k.run_id === run.id);
+    assert.ok(kase, "no case for the run");
+    assert.equal((await c.updateCase(kase.id, { status: "working", data: { box: "small" } })).status, "working");
+    assert.deepStrictEqual((await c.getCase(kase.id)).data, { box: "small" });
+    await c.updateCase(kase.id, { status: "resolved" });
+    const done = await waitFor(c, run.id, (r) => terminal(r.status));
+    assert.equal(done.status, "succeeded", JSON.stringify(done.nodes));
+
+    const queue = unique("ts-retry");
+    const w = c.newWorker({ queue, pollWaitMs: 1000, logger: quiet });
+    let calls = 0;
+    w.handle("once-broken", () => {
+      if (++calls === 1) throw permanent(new Error("broken the first time"));
+      return { calls };
+    });
+    const working = w.run();
+    try {
+      await c.publish(oneTask(queue, queue, "once-broken"));
+      const older = await c.startRun({ definition: queue });
+      const failed = await waitFor(c, older.id, (r) => r.status === "failed");
+      assert.equal(failed.nodes?.[0]?.error?.message, "broken the first time");
+      await c.retryNode(older.id, "work");
+      assert.deepStrictEqual((await waitFor(c, older.id, (r) => r.status === "succeeded")).output, { work: { calls: 2 } });
+      const newer = await c.startRun({ definition: queue });
+      await waitFor(c, newer.id, (r) => r.status === "succeeded");
+      const first = await c.listRuns({ definition: queue, limit: 1 });
+      assert.deepStrictEqual(first.runs.map((r) => r.id), [newer.id]);
+      assert.ok(first.next_cursor, "a first page of one of two runs has no next cursor");
+      const second = await c.listRuns({ definition: queue, limit: 1, cursor: first.next_cursor });
+      assert.deepStrictEqual(second.runs.map((r) => r.id), [older.id]);
+    } finally {
+      w.stop();
+      await working;
+    }
   });
 
   test("a worker completes a task, a thrown error is retried and a TaskError fails the step as it says", async () => {
@@ -306,6 +368,3 @@ function schemaTaggedProperties(): Map<string, [string, string[]]> {
   });
   return out;
 }
-
-// definitionDocument is what publish sends; a document built by hand is the same.
-void definitionDocument;
