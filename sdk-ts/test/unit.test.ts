@@ -110,3 +110,65 @@ test("the quick start on docs/sdk-typescript.md is the example files CI runs", (
   assert.deepStrictEqual(blocks.map((m) => m[1]), ["sdk-ts/examples/worker.mjs", "sdk-ts/examples/start.mjs"]);
   for (const [, file, body] of blocks) assert.equal(body, readFileSync(new URL(file!, repo), "utf8"), `${file} and its block on the page differ`);
 });
+
+test("a worker gives its handler the task's secrets and completes with its output", async (t) => {
+  const sent: { path: string; body: unknown }[] = [];
+  let polls = 0;
+  const task = {
+    id: "t1", token: "tok", handler: "h", queue: "default", input: { a: 1 }, attempt: 1, idempotency_key: "r:n",
+    deadline: null, lease_until: null, deadline_ms: null, lease_ms: 30_000, run_id: "r", node: "n", secrets: { API_KEY: "s3cret", n: 5 },
+  };
+  const s = await standIn((req, res, body) => {
+    if (req.url === "/api/v1/tasks/poll") {
+      polls++;
+      res.writeHead(200).end(JSON.stringify({ tasks: polls === 1 ? [task] : [] }));
+      return;
+    }
+    sent.push({ path: req.url!, body: JSON.parse(body) });
+    res.writeHead(200).end("{}");
+  });
+  t.after(s.close);
+  const w = new Client({ url: s.url, apiKey: "dk_test" }).newWorker({ pollWaitMs: 10, logger: { warn: () => {} } });
+  let seen: unknown;
+  w.handle("h", (got, { secrets }) => {
+    seen = { ...secrets };
+    return { echoed: got.input };
+  });
+  const ran = w.run();
+  while (sent.length === 0) await new Promise((r) => setTimeout(r, 10));
+  w.stop();
+  await ran;
+  assert.deepStrictEqual(seen, { API_KEY: "s3cret" }); // only string values
+  assert.deepStrictEqual(sent, [{ path: "/api/v1/tasks/t1/complete", body: { token: "tok", output: { echoed: { a: 1 } } } }]);
+});
+
+test("a worker that stops lets a running handler finish", async (t) => {
+  const sent: string[] = [];
+  let polls = 0;
+  const task = { id: "t2", token: "tok", handler: "h", queue: "default", input: null, attempt: 1, idempotency_key: "r:n", deadline: null, lease_until: null, deadline_ms: null, lease_ms: 30_000, run_id: "r", node: "n" };
+  const s = await standIn((req, res) => {
+    if (req.url === "/api/v1/tasks/poll") {
+      polls++;
+      res.writeHead(200).end(JSON.stringify({ tasks: polls === 1 ? [task] : [] }));
+      return;
+    }
+    sent.push(req.url!);
+    res.writeHead(200).end("{}");
+  });
+  t.after(s.close);
+  const w = new Client({ url: s.url, apiKey: "dk_test" }).newWorker({ pollWaitMs: 10, logger: { warn: () => {} } });
+  let finish!: () => void;
+  let started!: () => void;
+  const running = new Promise<void>((r) => (started = r));
+  w.handle("h", () => {
+    started();
+    return new Promise((r) => (finish = () => r("finished")));
+  });
+  const ran = w.run();
+  await running;
+  w.stop();
+  assert.equal(w.running, 1);
+  finish();
+  await ran;
+  assert.deepStrictEqual(sent, ["/api/v1/tasks/t2/complete"]);
+});
