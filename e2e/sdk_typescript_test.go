@@ -36,7 +36,11 @@ func TestSDKTypeScript(t *testing.T) {
 	defer cancel()
 
 	tsNPM(t, ctx, sdk, env, "ci", "--no-audit", "--no-fund")
-	tsNPM(t, ctx, sdk, env, "test")
+	if err := os.RemoveAll(filepath.Join(sdk, "dist")); err != nil { // no output of an earlier build
+		t.Fatal(err)
+	}
+	suite := tsNPM(t, ctx, sdk, env, "test")
+	t.Logf("the TypeScript SDK's suite: %s", tapSummary(suite))
 
 	project := t.TempDir()
 	tarball := tsPack(t, ctx, sdk, env, project)
@@ -151,4 +155,17 @@ func tsRunNode(t *testing.T, ctx context.Context, dir string, env []string, scri
 		t.Fatalf("node %s: %v\n%s", script, err, out)
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// tapSummary is the counts at the end of node --test's TAP output.
+func tapSummary(out string) string {
+	var counts []string
+	for _, line := range strings.Split(out, "\n") {
+		for _, name := range []string{"pass", "fail", "skipped"} {
+			if n, ok := strings.CutPrefix(line, "# "+name+" "); ok {
+				counts = append(counts, name+" "+n)
+			}
+		}
+	}
+	return strings.Join(counts, ", ")
 }
