@@ -40,7 +40,7 @@ func TestSDKTypeScript(t *testing.T) {
 		t.Fatal(err)
 	}
 	suite := tsNPM(t, ctx, sdk, env, "test")
-	t.Logf("the TypeScript SDK's suite: %s", tapSummary(suite))
+	t.Logf("the TypeScript SDK's suite: %s", tsTapSummary(suite))
 
 	project := t.TempDir()
 	tarball := tsPack(t, ctx, sdk, env, project)
@@ -157,8 +157,8 @@ func tsRunNode(t *testing.T, ctx context.Context, dir string, env []string, scri
 	return strings.TrimSpace(string(out))
 }
 
-// tapSummary is the counts at the end of node --test's TAP output.
-func tapSummary(out string) string {
+// tsTapSummary is the counts at the end of node --test's TAP output.
+func tsTapSummary(out string) string {
 	var counts []string
 	for _, line := range strings.Split(out, "\n") {
 		for _, name := range []string{"pass", "fail", "skipped"} {
