@@ -21,7 +21,17 @@ ON CONFLICT DO NOTHING;
 -- name: BridgeTaskClaim :many
 -- Claims up to max_rows waiting tasks of a queue and handlers, oldest
 -- first, each with its own token. The lease runs lease_seconds, but never
--- past the deadline and its grace.
+-- past the deadline and its grace. The rows are picked once, in a
+-- materialized CTE: a LIMIT … SKIP LOCKED subquery under IN may be run
+-- again for each row the planner joins it with, each run skipping the
+-- rows the last one locked, and claim more than max_rows.
+WITH picked AS MATERIALIZED (
+    SELECT w.tenant_id, w.id FROM bridge_task w
+    WHERE w.tenant_id = @tenant_id AND w.queue = @queue AND w.handler = ANY (@handlers::text[])
+      AND w.token IS NULL
+    ORDER BY w.created_at
+    LIMIT @max_rows
+    FOR UPDATE SKIP LOCKED)
 UPDATE bridge_task t
 SET worker_id = @worker_id,
     token = replace(gen_random_uuid()::text, '-', '') || replace(gen_random_uuid()::text, '-', ''),
@@ -31,14 +41,9 @@ SET worker_id = @worker_id,
                        THEN least(now() + make_interval(secs => @lease_seconds::float8),
                                   now() + make_interval(secs => t.timeout_ms / 1000.0 + @grace_seconds::float8))
                        ELSE now() + make_interval(secs => @lease_seconds::float8) END
-WHERE (t.tenant_id, t.id) IN (
-    SELECT w.tenant_id, w.id FROM bridge_task w
-    WHERE w.tenant_id = @tenant_id AND w.queue = @queue AND w.handler = ANY (@handlers::text[])
-      AND w.token IS NULL
-    ORDER BY w.created_at
-    LIMIT @max_rows
-    FOR UPDATE SKIP LOCKED)
-RETURNING *;
+FROM picked
+WHERE t.tenant_id = picked.tenant_id AND t.id = picked.id
+RETURNING t.*;
 
 -- name: BridgeTaskGetForUpdate :one
 -- live is whether the claim's lease still holds by the database's clock.

@@ -14,6 +14,13 @@ import (
 )
 
 const bridgeTaskClaim = `-- name: BridgeTaskClaim :many
+WITH picked AS MATERIALIZED (
+    SELECT w.tenant_id, w.id FROM bridge_task w
+    WHERE w.tenant_id = $4 AND w.queue = $5 AND w.handler = ANY ($6::text[])
+      AND w.token IS NULL
+    ORDER BY w.created_at
+    LIMIT $7
+    FOR UPDATE SKIP LOCKED)
 UPDATE bridge_task t
 SET worker_id = $1,
     token = replace(gen_random_uuid()::text, '-', '') || replace(gen_random_uuid()::text, '-', ''),
@@ -23,14 +30,9 @@ SET worker_id = $1,
                        THEN least(now() + make_interval(secs => $2::float8),
                                   now() + make_interval(secs => t.timeout_ms / 1000.0 + $3::float8))
                        ELSE now() + make_interval(secs => $2::float8) END
-WHERE (t.tenant_id, t.id) IN (
-    SELECT w.tenant_id, w.id FROM bridge_task w
-    WHERE w.tenant_id = $4 AND w.queue = $5 AND w.handler = ANY ($6::text[])
-      AND w.token IS NULL
-    ORDER BY w.created_at
-    LIMIT $7
-    FOR UPDATE SKIP LOCKED)
-RETURNING tenant_id, run_id, node, generation, attempt, id, queue, handler, input, idempotency_key, timeout_ms, created_at, worker_id, token, claimed_at, deadline, lease_until, schedule_to_start_ms, start_by, traceparent, tracestate, flow_key
+FROM picked
+WHERE t.tenant_id = picked.tenant_id AND t.id = picked.id
+RETURNING t.tenant_id, t.run_id, t.node, t.generation, t.attempt, t.id, t.queue, t.handler, t.input, t.idempotency_key, t.timeout_ms, t.created_at, t.worker_id, t.token, t.claimed_at, t.deadline, t.lease_until, t.schedule_to_start_ms, t.start_by, t.traceparent, t.tracestate, t.flow_key
 `
 
 type BridgeTaskClaimParams struct {
@@ -45,7 +47,10 @@ type BridgeTaskClaimParams struct {
 
 // Claims up to max_rows waiting tasks of a queue and handlers, oldest
 // first, each with its own token. The lease runs lease_seconds, but never
-// past the deadline and its grace.
+// past the deadline and its grace. The rows are picked once, in a
+// materialized CTE: a LIMIT … SKIP LOCKED subquery under IN may be run
+// again for each row the planner joins it with, each run skipping the
+// rows the last one locked, and claim more than max_rows.
 func (q *Queries) BridgeTaskClaim(ctx context.Context, arg BridgeTaskClaimParams) ([]BridgeTask, error) {
 	rows, err := q.db.Query(ctx, bridgeTaskClaim,
 		arg.WorkerID,
