@@ -1,51 +1,13 @@
 package server
 
 import (
-	"context"
 	"net/http"
-	"time"
-	"unicode/utf8"
 
-	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
-	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/store"
 )
-
-// BatchJSON is a bulk operation and its progress as the API shows it.
-type BatchJSON struct {
-	ID         string             `json:"id"`
-	Action     string             `json:"action"`
-	Status     string             `json:"status"`
-	Total      int                `json:"total"`
-	Done       int                `json:"done"`
-	Failed     int                `json:"failed"`
-	Reason     string             `json:"reason,omitempty"`
-	CreatedBy  string             `json:"created_by"`
-	CreatedAt  time.Time          `json:"created_at"`
-	FinishedAt *time.Time         `json:"finished_at"`
-	Errors     []store.BatchError `json:"errors"`
-}
-
-func batchJSON(b store.Batch) BatchJSON {
-	errs := b.Errors
-	if errs == nil {
-		errs = []store.BatchError{}
-	}
-	return BatchJSON{
-		ID: b.ID.String(), Action: b.Action, Status: b.Status, Total: b.Total, Done: b.Done, Failed: b.Failed,
-		Reason: b.Reason, CreatedBy: b.Actor, CreatedAt: b.CreatedAt, FinishedAt: b.FinishedAt, Errors: errs,
-	}
-}
-
-type batchRequest struct {
-	Action string      `json:"action"`
-	Filter *RunQuery   `json:"filter"`
-	RunIDs []uuid.UUID `json:"run_ids"`
-	Reason string      `json:"reason"`
-}
 
 // handleBatchCreate starts a bulk cancel or retry of the runs a filter
 // matches (those created so far) or of a list of run ids: 202 with the
@@ -63,32 +25,8 @@ func handleBatchCreate(s *store.Store, rs *runs.Service) echo.HandlerFunc {
 		if b, err = rs.Batches.Create(c.Request().Context(), b); err != nil {
 			return err
 		}
-		return c.JSON(http.StatusAccepted, batchJSON(b))
+		return c.JSON(http.StatusAccepted, batchJSONOf(b))
 	}
-}
-
-// newBatch checks a batch request and builds the batch.
-func newBatch(ctx context.Context, s *store.Store, tenantID uuid.UUID, req batchRequest, actor string) (store.Batch, error) {
-	b := store.Batch{TenantID: tenantID, ID: uuid.New(), Action: req.Action, Reason: req.Reason, Actor: actor}
-	switch {
-	case req.Action != store.BatchCancel && req.Action != store.BatchRetry:
-		return b, apperr.New(apperr.Invalid, `action must be "cancel" or "retry"`)
-	case (req.Filter == nil) == (req.RunIDs == nil):
-		return b, apperr.New(apperr.Invalid, "give either a filter or run_ids")
-	case utf8.RuneCountInString(req.Reason) > maxReasonLength:
-		return b, apperr.New(apperr.Invalid, "reason is longer than %d characters", maxReasonLength)
-	case len(req.RunIDs) > runs.MaxBatchRuns:
-		return b, apperr.New(apperr.Invalid, "a batch covers at most %d runs", runs.MaxBatchRuns)
-	}
-	b.RunIDs = req.RunIDs
-	if req.Filter != nil {
-		f, err := req.Filter.filter(ctx, s, tenantID)
-		if err != nil {
-			return b, err
-		}
-		b.Filter = &f
-	}
-	return b, nil
 }
 
 // handleBatchGet shows a batch's progress.
@@ -102,6 +40,6 @@ func handleBatchGet(s *store.Store) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		return c.JSON(http.StatusOK, batchJSON(b))
+		return c.JSON(http.StatusOK, batchJSONOf(b))
 	}
 }

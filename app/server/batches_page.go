@@ -89,7 +89,7 @@ func handleBatchProgress(s *store.Store) echo.HandlerFunc {
 			return err
 		}
 		c.Response().Header().Set("Cache-Control", "no-store")
-		return c.JSON(http.StatusOK, batchJSON(b))
+		return c.JSON(http.StatusOK, batchJSONOf(b))
 	}
 }
 

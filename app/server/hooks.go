@@ -53,7 +53,7 @@ type hooks struct {
 	recorder *deliveryRecorder
 }
 
-func newHooks(d Deps) hooks {
+func newHooks(d apiDeps) hooks {
 	return hooks{
 		store: d.Store, runs: d.Runs, box: d.Secrets, log: d.Logger, proxies: d.TrustedProxies,
 		failures: newFailureLimiter(d.AuthFailuresPerMinute, d.AuthFailureBurst),

@@ -50,3 +50,13 @@ func inputError(err error) error {
 	}
 	return apperr.New(apperr.Unprocessable, "input does not match the definition's input_schema: %s", ie.Error()).WithDetails(ie.Problems)
 }
+
+// maxReasonLength bounds the reason an operator gives for a cancel.
+const maxReasonLength = 1000
+
+// MaxBodyBytes bounds every request body: definitions are at most 1 MiB,
+// so 2 MiB leaves room for the JSON around them.
+const MaxBodyBytes = 2 << 20
+
+// MaxFormBytes bounds dashboard form posts.
+const MaxFormBytes = 64 << 10

@@ -179,54 +179,6 @@ func childRunOf(ctx context.Context, s *store.Store, run store.Run, st *definiti
 	return id
 }
 
-// workerWaits are the running nodes' tasks that no worker has claimed,
-// by node, for their current attempt only.
-func workerWaits(ctx context.Context, s *store.Store, run store.Run, nodes []*engine.Node) (map[string]*store.WorkerWait, error) {
-	waits, err := s.BridgeTasksUnclaimed(ctx, run.TenantID, run.ID, running(nodes))
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]*store.WorkerWait{}
-	for _, n := range nodes {
-		if w, ok := waits[n.ID]; ok && n.State == engine.NodeRunning && w.Generation == n.Generation && w.Attempt == n.Attempt {
-			out[n.ID] = &w
-		}
-	}
-	return out, nil
-}
-
-// slotWaits are the running nodes' attempts that their steps'
-// concurrency pools hold back, by node, for their current attempt only.
-func slotWaits(ctx context.Context, s *store.Store, run store.Run, nodes []*engine.Node) (map[string]*store.PoolWait, error) {
-	out := map[string]*store.PoolWait{}
-	if run.Status.Terminal() {
-		return out, nil
-	}
-	waits, err := s.PoolWaits(ctx, run.TenantID, run.ID)
-	if err != nil {
-		return nil, err
-	}
-	for _, n := range nodes {
-		if w, ok := waits[n.ID]; ok && n.State == engine.NodeRunning && w.Generation == n.Generation && w.Attempt == n.Attempt {
-			out[n.ID] = &w
-		}
-	}
-	return out, nil
-}
-
-// flowWait says what a run flow control holds back waits for; nil for
-// any other run.
-func flowWait(ctx context.Context, s *store.Store, run store.Run) (*store.FlowWait, error) {
-	if run.Status != engine.RunPending || !run.State.Held {
-		return nil, nil
-	}
-	w, found, err := s.FlowWaitOf(ctx, run.TenantID, run.ID)
-	if err != nil || !found {
-		return nil, err
-	}
-	return &w, nil
-}
-
 // loadHistory reads one page of transitions after ?history=SEQ.
 func loadHistory(c echo.Context, s *store.Store, d *views.InspectorData) error {
 	if v := c.QueryParam("history"); v != "" {

@@ -146,3 +146,23 @@ func afterActionQuery(here, done string) string {
 	}
 	return "?" + q.Encode() + frag
 }
+
+// handleNodeCancelForm is the inspector's "Cancel node": it cancels the
+// running or waiting node the form names, with the reason typed (by
+// default who cancelled it).
+func handleNodeCancelForm(s *store.Store, rs *runs.Service) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		v := viewerOf(c)
+		reason := strings.TrimSpace(c.FormValue("reason"))
+		if reason == "" {
+			reason = "by " + v.User.Email
+		}
+		err := withRunID(c, func(id uuid.UUID) error {
+			if utf8.RuneCountInString(reason) > maxReasonLength {
+				return apperr.New(apperr.Invalid, "the reason is longer than %d characters", maxReasonLength)
+			}
+			return rs.CancelNode(c.Request().Context(), v.Tenant.ID, id, c.FormValue("node"), reason)
+		})
+		return afterAction(c, s, rs, err, "cancel-node", views.ActionForm{})
+	}
+}

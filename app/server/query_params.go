@@ -3,11 +3,13 @@ package server
 import (
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/app/engine"
 )
 
 // The query parameters each list of the JSON API takes. A name ending in
@@ -89,4 +91,51 @@ func refuseNUL(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		return next(c)
 	}
+}
+
+const (
+	defaultPage = 50
+	maxPage     = 500
+)
+
+func limitParam(c echo.Context) (int, error) {
+	v := c.QueryParam("limit")
+	if v == "" {
+		return defaultPage, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > maxPage {
+		return 0, apperr.New(apperr.Invalid, "limit must be between 1 and %d", maxPage)
+	}
+	return n, nil
+}
+
+// pageParams reads after (a sequence number) and limit.
+func pageParams(c echo.Context) (int64, int, error) {
+	limit, err := limitParam(c)
+	if err != nil {
+		return 0, 0, err
+	}
+	v := c.QueryParam("after")
+	if v == "" {
+		return 0, limit, nil
+	}
+	after, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || after < 0 {
+		return 0, 0, apperr.New(apperr.Invalid, "after must be a sequence number")
+	}
+	return after, limit, nil
+}
+
+func childStateParam(v string) (string, error) {
+	if v == "" || slices.Contains(childStates, engine.NodeState(v)) {
+		return v, nil
+	}
+	return "", apperr.New(apperr.Invalid, "state %q is not a node state", v)
+}
+
+// childStates are the states a child can be in, for ?state=.
+var childStates = []engine.NodeState{
+	engine.NodePending, engine.NodeReady, engine.NodeRunning, engine.NodeWaiting,
+	engine.NodeSucceeded, engine.NodeFailed, engine.NodeSkipped, engine.NodeCancelled,
 }

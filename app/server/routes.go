@@ -27,14 +27,14 @@ func routes(e *echo.Echo, d Deps) {
 		e.GET("/api/v1/openapi.json", handleOpenAPI()) // documentation: no key needed
 		e.GET(definition.SchemaPath, handleDefinitionSchema())
 		failures := newFailureLimiter(d.AuthFailuresPerMinute, d.AuthFailureBurst)
-		apiRoutes(e.Group("/api/v1", bodyLimit(MaxBodyBytes), apiKeyAuth(d.Store, failures, d.TrustedProxies), rateLimit(d.APIRate)), d)
-		h := newHooks(d)
+		apiRoutes(e.Group("/api/v1", bodyLimit(MaxBodyBytes), apiKeyAuth(d.Store, failures, d.TrustedProxies), rateLimit(d.APIRate)), d.apiDeps())
+		h := newHooks(d.apiDeps())
 		e.POST("/hooks/:tenant/:id", h.handleHookDelivery) // signed: no API key; bounds its body itself
 	}
 	if d.Web {
 		e.Pre(trailingSlash)
 		e.GET(static.Prefix+"*", echo.WrapHandler(static.Handler()))
 		e.GET("/favicon.ico", handleFavicon())
-		webRoutes(e, d)
+		webRoutes(e, d.pagesDeps())
 	}
 }

@@ -1,14 +1,43 @@
 package server
 
 import (
+	"log/slog"
+	"net/netip"
+
 	"github.com/labstack/echo/v4"
 
 	"github.com/ductor/ductor/app/auth"
+	"github.com/ductor/ductor/app/runs"
+	"github.com/ductor/ductor/app/secrets"
+	"github.com/ductor/ductor/app/store"
 )
+
+// apiDeps is what the API's handlers take from the process.
+type apiDeps struct {
+	Store *store.Store
+	// Runs starts runs and delivers controls to them.
+	Runs *runs.Service
+	// ValidateInput checks trigger input against a definition's schema.
+	ValidateInput runs.InputValidator
+	Logger        *slog.Logger
+	// Secrets seals webhook secrets; nil when none is configured, and
+	// then webhooks answer 503.
+	Secrets *secrets.Box
+	// BaseURL is the public URL webhook addresses are given under.
+	BaseURL string
+	// TrustedProxies, AuthFailuresPerMinute and AuthFailureBurst bound
+	// failed webhook deliveries per client address, as for API keys.
+	TrustedProxies        []netip.Prefix
+	AuthFailuresPerMinute float64
+	AuthFailureBurst      int
+	// Stopping is closed when the server starts shutting down: long polls
+	// answer at once instead of holding the shutdown up.
+	Stopping <-chan struct{}
+}
 
 // apiRoutes lists the JSON API under /api/v1; every route is authenticated
 // by an API key and confined to the key's tenant.
-func apiRoutes(api *echo.Group, d Deps) {
+func apiRoutes(api *echo.Group, d apiDeps) {
 	api.GET("/whoami", handleWhoami())
 	waitingRoutes(api, d)
 	taskRoutes(api, d)
@@ -40,7 +69,7 @@ func apiRoutes(api *echo.Group, d Deps) {
 
 // waitingRoutes lists what wakes waiting runs: signals, events, approval
 // decisions and case updates.
-func waitingRoutes(api *echo.Group, d Deps) {
+func waitingRoutes(api *echo.Group, d apiDeps) {
 	api.POST("/runs/:id/signals", handleSignal(d.Runs), requireScope(auth.ScopeSignalsWrite))
 	api.POST("/events", handleEvent(d.Runs), requireScope(auth.ScopeEventsWrite))
 	approvals := requireScope(auth.ScopeApprovalsWrite)
@@ -54,9 +83,9 @@ func waitingRoutes(api *echo.Group, d Deps) {
 
 // taskRoutes lists what bridge-SDK workers call: a long poll that claims
 // tasks, then a result or heartbeats for each under its token.
-func taskRoutes(api *echo.Group, d Deps) {
+func taskRoutes(api *echo.Group, d apiDeps) {
 	work := []echo.MiddlewareFunc{requireScope(auth.ScopeTasksWork), bodyLimit(maxTaskBodyBytes)}
-	api.POST("/tasks/poll", handleTaskPoll(d.Runs, d.stopping), work...)
+	api.POST("/tasks/poll", handleTaskPoll(d.Runs, d.Stopping), work...)
 	api.POST("/tasks/:id/complete", handleTaskComplete(d.Runs), work...)
 	api.POST("/tasks/:id/fail", handleTaskFail(d.Runs), work...)
 	api.POST("/tasks/:id/heartbeat", handleTaskHeartbeat(d.Runs), work...)
@@ -65,7 +94,7 @@ func taskRoutes(api *echo.Group, d Deps) {
 // scheduleRoutes lists the schedules API. What can make a schedule start
 // runs (creating one, changing or unpausing it, triggering, backfilling)
 // needs runs:write as well: schedules:write alone is no way to start runs.
-func scheduleRoutes(api *echo.Group, d Deps) {
+func scheduleRoutes(api *echo.Group, d apiDeps) {
 	read, write := requireScope(auth.ScopeSchedulesRead), requireScope(auth.ScopeSchedulesWrite)
 	starts := requireScope(auth.ScopeRunsWrite)
 	api.POST("/schedules", handleScheduleCreate(d.Store, d.Runs, d.ValidateInput), write, starts)
@@ -80,7 +109,7 @@ func scheduleRoutes(api *echo.Group, d Deps) {
 // webhookRoutes lists the webhooks API; deliveries arrive on /hooks (see
 // hooks.go), outside it. A webhook's secret publishes its event, so
 // minting one (creating or rotating) needs events:write as well.
-func webhookRoutes(api *echo.Group, d Deps) {
+func webhookRoutes(api *echo.Group, d apiDeps) {
 	read, write := requireScope(auth.ScopeWebhooksRead), requireScope(auth.ScopeWebhooksWrite)
 	publishes := requireScope(auth.ScopeEventsWrite)
 	api.POST("/webhooks", handleWebhookCreate(d.Store, d.Secrets, d.BaseURL), write, publishes)

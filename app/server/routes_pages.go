@@ -1,17 +1,51 @@
 package server
 
 import (
+	"strings"
+	"time"
+
 	"github.com/labstack/echo/v4"
 
 	"github.com/ductor/ductor/app/auth"
 	"github.com/ductor/ductor/app/definition"
+	"github.com/ductor/ductor/app/login"
+	"github.com/ductor/ductor/app/runs"
+	"github.com/ductor/ductor/app/secrets"
+	"github.com/ductor/ductor/app/store"
 )
+
+// pagesDeps is what the dashboard's handlers take from the process.
+type pagesDeps struct {
+	Store *store.Store
+	// Runs starts runs and delivers controls to them.
+	Runs *runs.Service
+	// ValidateInput checks trigger input against a definition's schema.
+	ValidateInput runs.InputValidator
+	// Login is the OIDC provider people sign in with; nil when none is
+	// configured.
+	Login *login.Provider
+	// DevLogin offers the clearly marked dev login.
+	DevLogin bool
+	// BaseURL is the dashboard's public URL; cookies are Secure when it
+	// is https.
+	BaseURL string
+	// Secrets seals webhook secrets; nil when none is configured.
+	Secrets *secrets.Box
+	// LiveStreamFor bounds one live stream of the inspector (0: five
+	// minutes).
+	LiveStreamFor time.Duration
+	// Stopping is closed when the server starts shutting down: live
+	// streams end at once instead of holding the shutdown up.
+	Stopping <-chan struct{}
+}
+
+func (d pagesDeps) secureCookies() bool { return strings.HasPrefix(d.BaseURL, "https://") }
 
 // webRoutes lists the dashboard's pages. Every route loads the session
 // and refuses cross-site state changes; pages under /t/{tenant} also need
 // a login and a membership of the tenant (or answer 404), and each names
 // the permission its role check needs.
-func webRoutes(e *echo.Echo, d Deps) {
+func webRoutes(e *echo.Echo, d pagesDeps) {
 	st := site{DevLogin: d.DevLogin, SecureCookies: d.secureCookies()}
 	web := []echo.MiddlewareFunc{bodyLimit(MaxFormBytes), loadSession(d.Store, st), csrfProtect}
 	e.GET("/", handleHome(d.Store), web...)
@@ -47,7 +81,7 @@ func webRoutes(e *echo.Echo, d Deps) {
 // editorRoutes lists the editor's posts: like the tenant pages, but they
 // carry a whole definition document, so their body limit is the
 // document's (form-encoded, up to three bytes a byte).
-func editorRoutes(e *echo.Echo, d Deps, st site) {
+func editorRoutes(e *echo.Echo, d pagesDeps, st site) {
 	limit := int64(3*definition.MaxDocumentBytes + MaxFormBytes)
 	ed := e.Group("/t/:tenant/definitions/:key", bodyLimit(limit), loadSession(d.Store, st), csrfProtect, requireLogin, tenantAccess(d.Store))
 	ed.POST("/check", handleEditorCheck(), need(auth.PermView))
@@ -57,7 +91,7 @@ func editorRoutes(e *echo.Echo, d Deps, st site) {
 
 // runPages lists the runs list, the run inspector with its operator
 // actions, and the approval inbox, under /t/{tenant}.
-func runPages(t *echo.Group, d Deps) {
+func runPages(t *echo.Group, d pagesDeps) {
 	operate, approve := need(auth.PermRunsOperate), need(auth.PermApprove)
 	t.GET("/runs", handleRunsPage(d.Store), need(auth.PermView))
 	t.POST("/runs/batch", handleRunsBatchForm(d.Store, d.Runs), operate)
@@ -65,7 +99,7 @@ func runPages(t *echo.Group, d Deps) {
 	t.GET("/batches/:id/progress", handleBatchProgress(d.Store), need(auth.PermView))
 	t.GET("/runs/:id", handleInspector(d.Store, d.Runs), need(auth.PermView))
 	t.GET("/runs/:id/live", handleInspectorLive(d.Store), need(auth.PermView))
-	t.GET("/runs/:id/events", handleInspectorEvents(d.Store, d.stopping, d.LiveStreamFor), need(auth.PermView))
+	t.GET("/runs/:id/events", handleInspectorEvents(d.Store, d.Stopping, d.LiveStreamFor), need(auth.PermView))
 	t.GET("/runs/:id/json/:part", handleRunJSON(d.Store), need(auth.PermView))
 	t.GET("/runs/:id/json/nodes/:node", handleRunJSON(d.Store), need(auth.PermView))
 	t.GET("/runs/:id/json/nodes/:node/attempts/:generation/:attempt", handleAttemptJSON(d.Store), need(auth.PermView))
@@ -82,7 +116,7 @@ func runPages(t *echo.Group, d Deps) {
 }
 
 // triggerPages lists the schedules and webhooks pages under /t/{tenant}.
-func triggerPages(t *echo.Group, d Deps) {
+func triggerPages(t *echo.Group, d pagesDeps) {
 	write := need(auth.PermSchedulesWrite)
 	t.GET("/schedules", handleSchedulesPage(d.Store), need(auth.PermView))
 	t.POST("/schedules", handleScheduleCreateForm(d.Store, d.Runs, d.ValidateInput), write)

@@ -129,18 +129,6 @@ func nodeJSON(n *engine.Node, types map[string]definition.StepType) NodeJSON {
 	return out
 }
 
-// running lists the ids of the running nodes: those that may wait for a
-// worker.
-func running(nodes []*engine.Node) []string {
-	ids := []string{}
-	for _, n := range nodes {
-		if n.State == engine.NodeRunning {
-			ids = append(ids, n.ID)
-		}
-	}
-	return ids
-}
-
 func workerWaitJSON(w *store.WorkerWait) *WorkerWaitJSON {
 	if w == nil {
 		return nil

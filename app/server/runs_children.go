@@ -4,14 +4,12 @@ import (
 	"errors"
 	"math"
 	"net/http"
-	"slices"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/definition"
-	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/store"
 )
@@ -119,17 +117,4 @@ func pageNumber(c echo.Context, name string, def, lo, hi int64) (int64, error) {
 		return 0, apperr.New(apperr.Invalid, "%s must be an integer", name)
 	}
 	return n, nil
-}
-
-// childStates are the states a child can be in, for ?state=.
-var childStates = []engine.NodeState{
-	engine.NodePending, engine.NodeReady, engine.NodeRunning, engine.NodeWaiting,
-	engine.NodeSucceeded, engine.NodeFailed, engine.NodeSkipped, engine.NodeCancelled,
-}
-
-func childStateParam(v string) (string, error) {
-	if v == "" || slices.Contains(childStates, engine.NodeState(v)) {
-		return v, nil
-	}
-	return "", apperr.New(apperr.Invalid, "state %q is not a node state", v)
 }

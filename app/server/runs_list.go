@@ -2,17 +2,10 @@ package server
 
 import (
 	"net/http"
-	"strconv"
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/store"
-)
-
-const (
-	defaultPage = 50
-	maxPage     = 500
 )
 
 // handleRunList lists runs newest first with the list's filters (see
@@ -73,33 +66,4 @@ func handleRunList(s *store.Store) echo.HandlerFunc {
 		resp["runs"] = out
 		return c.JSON(http.StatusOK, resp)
 	}
-}
-
-func limitParam(c echo.Context) (int, error) {
-	v := c.QueryParam("limit")
-	if v == "" {
-		return defaultPage, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 || n > maxPage {
-		return 0, apperr.New(apperr.Invalid, "limit must be between 1 and %d", maxPage)
-	}
-	return n, nil
-}
-
-// pageParams reads after (a sequence number) and limit.
-func pageParams(c echo.Context) (int64, int, error) {
-	limit, err := limitParam(c)
-	if err != nil {
-		return 0, 0, err
-	}
-	v := c.QueryParam("after")
-	if v == "" {
-		return 0, limit, nil
-	}
-	after, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || after < 0 {
-		return 0, 0, apperr.New(apperr.Invalid, "after must be a sequence number")
-	}
-	return after, limit, nil
 }

@@ -1,17 +1,11 @@
 package server
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"net/http"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
-	"github.com/ductor/ductor/app/apperr"
-	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/schedule"
 	"github.com/ductor/ductor/app/store"
@@ -50,19 +44,6 @@ func scheduleJSON(sc store.Schedule) ScheduleJSON {
 	}
 }
 
-type scheduleRequest struct {
-	ID             string             `json:"id"`
-	Definition     string             `json:"definition"`
-	Version        int                `json:"version"`
-	Spec           schedule.Spec      `json:"spec"`
-	Input          any                `json:"input"`
-	Overlap        string             `json:"overlap"`
-	CatchupWindow  *schedule.Duration `json:"catchup_window"`
-	PauseOnFailure bool               `json:"pause_on_failure"`
-	Paused         bool               `json:"paused"`
-	Note           string             `json:"note"`
-}
-
 // handleScheduleCreate creates a schedule: 201 with its next_run_at.
 func handleScheduleCreate(s *store.Store, rs *runs.Service, validate runs.InputValidator) echo.HandlerFunc {
 	return func(c echo.Context) error {
@@ -84,39 +65,6 @@ func handleScheduleCreate(s *store.Store, rs *runs.Service, validate runs.InputV
 		}
 		return c.JSON(http.StatusCreated, scheduleJSON(out))
 	}
-}
-
-func (r scheduleRequest) schedule() (store.Schedule, error) {
-	if r.Definition == "" {
-		return store.Schedule{}, apperr.New(apperr.Invalid, "definition is required")
-	}
-	if r.ID == "" {
-		r.ID = r.Definition + "-" + randomSuffix()
-	}
-	if !definition.IDPattern.MatchString(r.ID) {
-		return store.Schedule{}, apperr.New(apperr.Invalid, "id must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}, not %q", r.ID)
-	}
-	o, err := schedule.ParseOverlap(r.Overlap)
-	if err != nil {
-		return store.Schedule{}, apperr.New(apperr.Invalid, "%v", err)
-	}
-	catchup := schedule.DefaultCatchupWindow
-	if r.CatchupWindow != nil {
-		catchup = r.CatchupWindow.D()
-	}
-	if catchup < time.Second {
-		return store.Schedule{}, apperr.New(apperr.Invalid, "catchup_window must be at least 1s")
-	}
-	return store.Schedule{
-		ID: r.ID, Definition: r.Definition, Version: r.Version, Spec: r.Spec, Input: r.Input, Overlap: o,
-		CatchupWindow: catchup, PauseOnFailure: r.PauseOnFailure, Paused: r.Paused, Note: r.Note,
-	}, nil
-}
-
-func randomSuffix() string {
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }
 
 // handleScheduleList lists the tenant's schedules by id.
@@ -170,17 +118,4 @@ func handleScheduleDelete(s *store.Store) echo.HandlerFunc {
 		}
 		return c.JSON(http.StatusOK, map[string]any{"id": id, "deleted": true})
 	}
-}
-
-// deleteSchedule deletes a schedule made through the API or the
-// dashboard; one its definition declares is refused.
-func deleteSchedule(ctx context.Context, s *store.Store, tenantID uuid.UUID, id string) error {
-	sc, err := s.ScheduleGet(ctx, tenantID, id)
-	if err != nil {
-		return err
-	}
-	if sc.Owned {
-		return apperr.New(apperr.Conflict, "schedule %s is declared by definition %s: remove it from the document's triggers", sc.ID, sc.Definition)
-	}
-	return s.ScheduleDelete(ctx, sc.TenantID, sc.ID)
 }

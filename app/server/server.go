@@ -15,7 +15,6 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"strings"
 	"sync"
 	"time"
 
@@ -28,13 +27,6 @@ import (
 	"github.com/ductor/ductor/app/secrets"
 	"github.com/ductor/ductor/app/store"
 )
-
-// MaxBodyBytes bounds every request body: definitions are at most 1 MiB,
-// so 2 MiB leaves room for the JSON around them.
-const MaxBodyBytes = 2 << 20
-
-// MaxFormBytes bounds dashboard form posts.
-const MaxFormBytes = 64 << 10
 
 // Deps is what the server needs from the rest of the process.
 type Deps struct {
@@ -80,7 +72,22 @@ type Deps struct {
 	stopping chan struct{}
 }
 
-func (d Deps) secureCookies() bool { return strings.HasPrefix(d.BaseURL, "https://") }
+// apiDeps is what of d the API's handlers take.
+func (d Deps) apiDeps() apiDeps {
+	return apiDeps{
+		Store: d.Store, Runs: d.Runs, ValidateInput: d.ValidateInput, Logger: d.Logger, Secrets: d.Secrets,
+		BaseURL: d.BaseURL, TrustedProxies: d.TrustedProxies, AuthFailuresPerMinute: d.AuthFailuresPerMinute,
+		AuthFailureBurst: d.AuthFailureBurst, Stopping: d.stopping,
+	}
+}
+
+// pagesDeps is what of d the dashboard's handlers take.
+func (d Deps) pagesDeps() pagesDeps {
+	return pagesDeps{
+		Store: d.Store, Runs: d.Runs, ValidateInput: d.ValidateInput, Login: d.Login, DevLogin: d.DevLogin,
+		BaseURL: d.BaseURL, Secrets: d.Secrets, LiveStreamFor: d.LiveStreamFor, Stopping: d.stopping,
+	}
+}
 
 // Server is an http.Handler with graceful start and stop.
 type Server struct {

@@ -47,22 +47,6 @@ func webhookJSON(c echo.Context, base string, slug string, w store.Webhook) Webh
 	return out
 }
 
-// hookURL is where a webhook's deliveries go: under DUCTOR_BASE_URL, or
-// the address the request came to.
-func hookURL(c echo.Context, base, slug, id string) string {
-	if base == "" {
-		base = c.Scheme() + "://" + c.Request().Host
-	}
-	return base + "/hooks/" + slug + "/" + id
-}
-
-func needBox(box *secrets.Box) error {
-	if box == nil {
-		return apperr.New(apperr.Unavailable, "webhooks need DUCTOR_SECRET_KEY, which seals their secrets")
-	}
-	return nil
-}
-
 // handleWebhookCreate creates a webhook: 201 with its URL and its secret,
 // shown this once.
 func handleWebhookCreate(s *store.Store, box *secrets.Box, base string) echo.HandlerFunc {
@@ -169,35 +153,4 @@ func handleWebhookDelete(s *store.Store) echo.HandlerFunc {
 		}
 		return c.JSON(http.StatusOK, map[string]any{"id": c.Param("id"), "deleted": true})
 	}
-}
-
-// webhookCreate stores a new webhook and its audit entry in one
-// transaction, as webhookRotate and webhookDelete do their changes.
-func webhookCreate(c echo.Context, s *store.Store, w store.Webhook) (out store.Webhook, err error) {
-	err = s.InTx(c.Request().Context(), func(tx *store.Store) error {
-		if out, err = tx.WebhookCreate(c.Request().Context(), w); err != nil {
-			return err
-		}
-		return auditAPI(c, tx, store.AuditWebhookCreate, out.ID, map[string]any{"event": out.Event, "scheme": out.Scheme})
-	})
-	return out, err
-}
-
-func webhookRotate(c echo.Context, s *store.Store, tenantID uuid.UUID, id string, sealed []byte, hint string) (out store.Webhook, err error) {
-	err = s.InTx(c.Request().Context(), func(tx *store.Store) error {
-		if out, err = tx.WebhookRotate(c.Request().Context(), tenantID, id, sealed, hint); err != nil {
-			return err
-		}
-		return auditAPI(c, tx, store.AuditWebhookRotate, out.ID, nil)
-	})
-	return out, err
-}
-
-func webhookDelete(c echo.Context, s *store.Store, tenantID uuid.UUID, id string) error {
-	return s.InTx(c.Request().Context(), func(tx *store.Store) error {
-		if err := tx.WebhookDelete(c.Request().Context(), tenantID, id); err != nil {
-			return err
-		}
-		return auditAPI(c, tx, store.AuditWebhookDelete, id, nil)
-	})
 }

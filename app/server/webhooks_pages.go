@@ -17,7 +17,7 @@ import (
 
 // handleWebhooksPage lists the webhooks; after one was created or
 // rotated (?secret=ID) it shows that secret, once.
-func handleWebhooksPage(d Deps) echo.HandlerFunc {
+func handleWebhooksPage(d pagesDeps) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		data := views.WebhooksData{}
 		if id := c.QueryParam("secret"); id != "" {
@@ -33,7 +33,7 @@ func handleWebhooksPage(d Deps) echo.HandlerFunc {
 
 // renderWebhooks lists the webhooks, each with the runs its last
 // delivery's event started.
-func renderWebhooks(c echo.Context, d Deps, status int, data views.WebhooksData) error {
+func renderWebhooks(c echo.Context, d pagesDeps, status int, data views.WebhooksData) error {
 	v, ctx := viewerOf(c), c.Request().Context()
 	list, err := d.Store.WebhookList(ctx, v.Tenant.ID, "", maxPage)
 	if err != nil {
@@ -55,7 +55,7 @@ func renderWebhooks(c echo.Context, d Deps, status int, data views.WebhooksData)
 
 // handleWebhookCreateForm creates a webhook and redirects to the list,
 // which shows its secret once.
-func handleWebhookCreateForm(d Deps) echo.HandlerFunc {
+func handleWebhookCreateForm(d pagesDeps) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		v := viewerOf(c)
 		id, event := strings.TrimSpace(c.FormValue("id")), strings.TrimSpace(c.FormValue("event"))
@@ -86,7 +86,7 @@ func handleWebhookCreateForm(d Deps) echo.HandlerFunc {
 	}
 }
 
-func handleWebhookRotateForm(d Deps) echo.HandlerFunc {
+func handleWebhookRotateForm(d pagesDeps) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if err := needBox(d.Secrets); err != nil {
 			return err
