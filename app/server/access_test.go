@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ductor/ductor/app/server/httpx"
+
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
@@ -290,7 +292,7 @@ func TestCrossSiteRequestsAreRefused(t *testing.T) {
 		{"another session's token", nil, f.csrf[f.bert]},
 	}
 	for _, r := range f.dashboardRoutes() {
-		if isSafeMethod(r.Method) {
+		if httpx.IsSafeMethod(r.Method) {
 			continue
 		}
 		c := cases[r.Method+" "+r.Path]

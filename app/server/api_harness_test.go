@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ductor/ductor/app/server/httpx"
+
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -55,7 +57,7 @@ func setupAPIConfig(t *testing.T, config func(*workers.Config), opts ...func(*De
 	s := store.New(pool)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(coord.Collectors()...)
-	d := Deps{Pool: pool, Store: s, Logger: log, Registry: reg, API: true, Runs: coord.Runs, ValidateInput: NewInputValidator(), Secrets: testBox(t)}
+	d := Deps{Pool: pool, Store: s, Logger: log, Registry: reg, API: true, Runs: coord.Runs, ValidateInput: httpx.NewInputValidator(), Secrets: testBox(t)}
 	for _, o := range opts {
 		o(&d)
 	}

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ductor/ductor/app/server/api"
+
 	"github.com/google/uuid"
 
 	"github.com/ductor/ductor/app/auth"
@@ -281,7 +283,7 @@ func TestCaseListShowsSummaries(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	big := strings.Repeat("x", MaxIncludedBytes)
+	big := strings.Repeat("x", api.MaxIncludedBytes)
 	for name, note := range map[string]string{"small": "short", "big": big} {
 		id := store.CaseID(run.String() + ":" + name)
 		if err := b.store.CaseCreate(ctx, store.Case{TenantID: b.tenantA.ID, ID: id, RunID: run, Node: "only", Title: name, AwaitingStatus: "done"}); err != nil {

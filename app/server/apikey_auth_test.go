@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/ductor/ductor/app/server/httpx"
+
 	"github.com/google/uuid"
 
 	"github.com/ductor/ductor/app/auth"
@@ -187,11 +189,11 @@ func TestClientAddr(t *testing.T) {
 		r := httptest.NewRequest("GET", "/", nil)
 		r.RemoteAddr = remote
 		r.Header.Set("X-Forwarded-For", "198.51.100.1")
-		if got := trustedProxies(nil).clientAddr(r); got != want {
+		if got := httpx.TrustedProxies(nil).ClientAddr(r); got != want {
 			t.Errorf("clientAddr(%s) with no trusted proxy = %s, want %s", remote, got, want)
 		}
 	}
-	tp := trustedProxies{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("2001:db8:ffff::/48")}
+	tp := httpx.TrustedProxies{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("2001:db8:ffff::/48")}
 	for _, c := range []struct{ remote, xff, realIP, want string }{
 		{"10.1.1.1:1", "198.51.100.1", "", "198.51.100.1"},
 		{"10.1.1.1:1", "203.0.113.5, 198.51.100.1, 10.2.2.2", "", "198.51.100.1"},
@@ -212,7 +214,7 @@ func TestClientAddr(t *testing.T) {
 		if c.realIP != "" {
 			r.Header.Set("X-Real-IP", c.realIP)
 		}
-		if got := tp.clientAddr(r); got != c.want {
+		if got := tp.ClientAddr(r); got != c.want {
 			t.Errorf("clientAddr(%s, X-Forwarded-For %q, X-Real-IP %q) = %s, want %s", c.remote, c.xff, c.realIP, got, c.want)
 		}
 	}

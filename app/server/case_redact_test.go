@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ductor/ductor/app/server/httpx"
+
 	"github.com/google/uuid"
 
 	"github.com/ductor/ductor/app/auth"
@@ -225,7 +227,7 @@ func (b *dashBundle) checkCaseRoutes(t *testing.T, what string, routes []caseRou
 		if !strings.Contains(allowed.body, "secret-") {
 			t.Errorf("%s %s shows no case data to one who may read it: %.300s", what, r.path, allowed.body)
 		}
-		if !strings.Contains(denied.body, CaseRedactedReason) {
+		if !strings.Contains(denied.body, httpx.CaseRedactedReason) {
 			t.Errorf("%s %s has no redaction marker: %.300s", what, r.path, denied.body)
 		}
 	}

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ductor/ductor/app/server/httpx"
+	"github.com/ductor/ductor/app/server/pages"
+
 	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/views"
@@ -34,7 +37,7 @@ type checkAnswer struct {
 	Cycles   [][]string           `json:"cycles"`
 	Version  int                  `json:"version"`
 	Created  bool                 `json:"created"`
-	Error    *ErrorDetail         `json:"error"`
+	Error    *httpx.ErrorDetail   `json:"error"`
 	// Check is a refused save's check of the document.
 	Check *checkAnswer `json:"check"`
 }
@@ -200,7 +203,7 @@ func TestEditorFormPosts(t *testing.T) {
 
 func TestLineDiff(t *testing.T) {
 	t.Parallel()
-	rows := lineDiff("a\nb\nc\nd\n", "a\nx\nc\nd\ne\n")
+	rows := pages.LineDiff("a\nb\nc\nd\n", "a\nx\nc\nd\ne\n")
 	var got []string
 	for _, r := range rows {
 		got = append(got, fmt.Sprintf("%s %d:%s %d:%s", r.Kind, r.LeftNo, r.Left, r.RightNo, r.Right))
@@ -209,10 +212,10 @@ func TestLineDiff(t *testing.T) {
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("lineDiff =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if rows := lineDiff("", "a\n"); len(rows) != 1 || rows[0].Kind != "add" {
+	if rows := pages.LineDiff("", "a\n"); len(rows) != 1 || rows[0].Kind != "add" {
 		t.Errorf("from nothing: %+v", rows)
 	}
-	if rows := lineDiff("a\nb\n", "b\n"); len(rows) != 2 || rows[0].Kind != "del" || rows[1].Kind != "same" {
+	if rows := pages.LineDiff("a\nb\n", "b\n"); len(rows) != 2 || rows[0].Kind != "del" || rows[1].Kind != "same" {
 		t.Errorf("a removed line: %+v", rows)
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ductor/ductor/app/server/httpx"
+
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
 	"github.com/ductor/ductor/app/webhook"
@@ -206,7 +208,7 @@ func TestOversizedUnsignedDeliveriesAreCounted(t *testing.T) {
 	url := b.srv.URL + "/hooks/" + b.tenantA.Slug + "/big"
 	send := func(c *http.Client, headers map[string]string, length int64) int {
 		t.Helper()
-		big := io.LimitReader(neverEnding('x'), MaxBodyBytes+1<<20)
+		big := io.LimitReader(neverEnding('x'), httpx.MaxBodyBytes+1<<20)
 		req, _ := http.NewRequest("POST", url, io.NopCloser(big)) // no length: chunked
 		req.ContentLength = length
 		for k, v := range headers {
@@ -228,7 +230,7 @@ func TestOversizedUnsignedDeliveriesAreCounted(t *testing.T) {
 	said := clientFrom("127.0.0.3")
 	now, _ := b.store.Now(context.Background())
 	for i, want := range []int{413, 413, 429} {
-		if code := send(said, signed("whsec_x", "msg_big", now, ""), MaxBodyBytes+1<<20); code != want {
+		if code := send(said, signed("whsec_x", "msg_big", now, ""), httpx.MaxBodyBytes+1<<20); code != want {
 			t.Fatalf("delivery %d saying it is too large = %d, want %d", i+1, code, want)
 		}
 	}

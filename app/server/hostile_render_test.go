@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ductor/ductor/app/server/api"
+
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/runs"
 )
@@ -76,7 +78,7 @@ func TestRunListReturnsSummaries(t *testing.T) {
 	t.Parallel()
 	b := setupAPI(t)
 	b.publish(t, noopManifest("one", "only"))
-	big := strings.Repeat("x", MaxIncludedBytes)
+	big := strings.Repeat("x", api.MaxIncludedBytes)
 	for _, input := range []string{`{"small": 1}`, `{"big": "` + big + `"}`} {
 		if code, body := b.call(t, "POST", "/api/v1/runs", b.keyA, `{"definition": "one", "input": `+input+`}`); code != 201 {
 			t.Fatalf("start = %d %v", code, body)

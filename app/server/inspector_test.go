@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ductor/ductor/app/server/pages"
+
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/store"
@@ -53,7 +55,7 @@ func TestInspectorShowsARunAndSendsASignal(t *testing.T) {
 	}
 
 	live := b.get(b.viewer, path+"/live")
-	var l liveRun
+	var l pages.LiveRun
 	if err := json.Unmarshal([]byte(live.body), &l); err != nil || l.Status != "waiting" || l.Nodes["gate"].State != "waiting" || l.Final {
 		t.Fatalf("live = %d %s (%v)", live.status, live.body, err)
 	}

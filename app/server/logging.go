@@ -6,6 +6,8 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/ductor/ductor/app/server/httpx"
+
 	"github.com/labstack/echo/v4"
 
 	"github.com/ductor/ductor/app/apperr"
@@ -23,9 +25,9 @@ func requestLogger(log *slog.Logger) echo.MiddlewareFunc {
 			attrs := []any{
 				"method", c.Request().Method, "path", c.Request().URL.Path,
 				"status", c.Response().Status, "duration", time.Since(start),
-				"request_id", requestID(c),
+				"request_id", httpx.RequestID(c),
 			}
-			if p, ok := principalOf(c); ok {
+			if p, ok := httpx.PrincipalOf(c); ok {
 				attrs = append(attrs, "tenant_id", p.Key.TenantID)
 			}
 			log.InfoContext(c.Request().Context(), "request", attrs...)
@@ -41,7 +43,7 @@ func recoverer(log *slog.Logger) echo.MiddlewareFunc {
 			defer func() {
 				if r := recover(); r != nil {
 					log.ErrorContext(c.Request().Context(), "handler panic",
-						"panic", fmt.Sprint(r), "stack", string(debug.Stack()), "request_id", requestID(c))
+						"panic", fmt.Sprint(r), "stack", string(debug.Stack()), "request_id", httpx.RequestID(c))
 					err = apperr.New(apperr.Internal, "internal error")
 				}
 			}()

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ductor/ductor/app/server/httpx"
+
 	"github.com/oauth2-proxy/mockoidc"
 )
 
@@ -36,7 +38,7 @@ func (b webBundle) assertNoSession(t *testing.T, br *browser, a answer, want int
 	if a.status != want {
 		t.Errorf("callback = %d, want %d: %s", a.status, want, a.body)
 	}
-	if br.cookie(b.srv.URL, sessionCookie) != "" {
+	if br.cookie(b.srv.URL, httpx.SessionCookie) != "" {
 		t.Errorf("the browser got a session cookie")
 	}
 	if n := b.sessions(t); n != 0 {
@@ -54,7 +56,7 @@ func TestOIDCLoginCreatesUserAndSession(t *testing.T) {
 		t.Fatalf("callback = %d to %q, want 303 to the page asked for", a.status, a.location)
 	}
 	set := strings.Join(a.header.Values("Set-Cookie"), "\n")
-	if !strings.Contains(set, sessionCookie+"=") || !strings.Contains(set, "HttpOnly") || !strings.Contains(set, "SameSite=Lax") {
+	if !strings.Contains(set, httpx.SessionCookie+"=") || !strings.Contains(set, "HttpOnly") || !strings.Contains(set, "SameSite=Lax") {
 		t.Fatalf("session cookie attributes: %s", set)
 	}
 	if strings.Contains(set, "Secure") {
@@ -67,7 +69,7 @@ func TestOIDCLoginCreatesUserAndSession(t *testing.T) {
 	if err := b.pool.QueryRow(context.Background(), "SELECT encode(token_hash, 'hex') FROM web_session").Scan(&token); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(token, br.cookie(b.srv.URL, sessionCookie)) {
+	if strings.Contains(token, br.cookie(b.srv.URL, httpx.SessionCookie)) {
 		t.Fatalf("the session token is stored in clear")
 	}
 }
@@ -79,9 +81,9 @@ func TestLoginRotatesTheSession(t *testing.T) {
 	b := setupWeb(t, webOpts{})
 	br := newBrowserClient(t)
 	br.get(b.startLogin(t, br).String())
-	first := br.cookie(b.srv.URL, sessionCookie)
+	first := br.cookie(b.srv.URL, httpx.SessionCookie)
 	br.get(b.startLogin(t, br).String())
-	second := br.cookie(b.srv.URL, sessionCookie)
+	second := br.cookie(b.srv.URL, httpx.SessionCookie)
 	if first == "" || second == "" || first == second {
 		t.Fatalf("session tokens %q then %q, want two different ones", first, second)
 	}
@@ -125,7 +127,7 @@ func TestLoginWithReplayedCodeFails(t *testing.T) {
 	q.Set("code", cb.Query().Get("code"))
 	own.RawQuery = q.Encode()
 	a := attacker.get(own.String())
-	if a.status != http.StatusUnauthorized || attacker.cookie(b.srv.URL, sessionCookie) != "" {
+	if a.status != http.StatusUnauthorized || attacker.cookie(b.srv.URL, httpx.SessionCookie) != "" {
 		t.Errorf("replayed code in another browser = %d", a.status)
 	}
 	if n := b.sessions(t); n != 1 {
@@ -175,7 +177,7 @@ func TestLogoutEndsTheSessionAtTheProvider(t *testing.T) {
 	b := setupWeb(t, webOpts{endSession: true})
 	br := newBrowserClient(t)
 	br.get(b.startLogin(t, br).String())
-	token := br.cookie(b.srv.URL, sessionCookie)
+	token := br.cookie(b.srv.URL, httpx.SessionCookie)
 	sess, err := b.store.SessionGet(context.Background(), token)
 	if err != nil {
 		t.Fatal(err)
@@ -199,12 +201,12 @@ func TestDevLoginOnlyWhenEnabled(t *testing.T) {
 		if got := strings.Contains(page.body, "Development login"); got != enabled {
 			t.Errorf("dev login %v: banner shown = %v", enabled, got)
 		}
-		a := br.post(b.srv.URL+"/login/dev", url.Values{"csrf": {br.cookie(b.srv.URL, preSessionCookie)}}, nil)
+		a := br.post(b.srv.URL+"/login/dev", url.Values{"csrf": {br.cookie(b.srv.URL, httpx.PreSessionCookie)}}, nil)
 		want := map[bool]int{false: http.StatusNotFound, true: http.StatusSeeOther}[enabled]
 		if a.status != want {
 			t.Errorf("dev login %v: POST /login/dev = %d, want %d", enabled, a.status, want)
 		}
-		if enabled && br.cookie(b.srv.URL, sessionCookie) == "" {
+		if enabled && br.cookie(b.srv.URL, httpx.SessionCookie) == "" {
 			t.Errorf("dev login gave no session")
 		}
 	}

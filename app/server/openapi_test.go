@@ -16,6 +16,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ductor/ductor/app/server/api"
+	"github.com/ductor/ductor/app/server/httpx"
+
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
@@ -34,7 +37,7 @@ const apiBase = "/api/v1"
 func loadOpenAPI(t *testing.T) *openapi3.T {
 	t.Helper()
 	loader := openapi3.NewLoader()
-	doc, err := loader.LoadFromData(openAPIDocument)
+	doc, err := loader.LoadFromData(api.OpenAPIDocument)
 	if err != nil {
 		t.Fatalf("openapi.json does not load: %v", err)
 	}
@@ -76,7 +79,7 @@ func TestOpenAPIDocumentIsOpenAPI31(t *testing.T) {
 		Servers []struct{ URL string }
 		Paths   map[string]any `json:"paths"`
 	}
-	if err := json.Unmarshal(openAPIDocument, &raw); err != nil {
+	if err := json.Unmarshal(api.OpenAPIDocument, &raw); err != nil {
 		t.Fatalf("openapi.json is not JSON: %v", err)
 	}
 	if !regexp.MustCompile(`^3\.1\.\d+$`).MatchString(raw.OpenAPI) {
@@ -164,7 +167,7 @@ func TestOpenAPIOperationsDeclareAnswers(t *testing.T) {
 
 // statusOfCode reports whether some error code maps to status.
 func statusOfCode(status int) (int, bool) {
-	for _, s := range statusOf {
+	for _, s := range httpx.StatusOf {
 		if s == status {
 			return s, true
 		}
@@ -207,7 +210,7 @@ func TestOpenAPIIsServedWithoutAKey(t *testing.T) {
 	if res.StatusCode != http.StatusOK || !strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") {
 		t.Fatalf("GET openapi.json = %d %s, want 200 application/json", res.StatusCode, res.Header.Get("Content-Type"))
 	}
-	if string(body) != string(openAPIDocument) {
+	if string(body) != string(api.OpenAPIDocument) {
 		t.Errorf("served document differs from the embedded one")
 	}
 }
@@ -252,7 +255,7 @@ type answerSchemas struct {
 
 func newAnswerSchemas(t *testing.T, doc *openapi3.T) answerSchemas {
 	t.Helper()
-	raw, err := jsonschema.UnmarshalJSON(bytes.NewReader(openAPIDocument))
+	raw, err := jsonschema.UnmarshalJSON(bytes.NewReader(api.OpenAPIDocument))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -500,7 +503,7 @@ func TestDefinitionSchemaIsServedAndInlined(t *testing.T) {
 			t.Errorf("served document lacks %s", name)
 		}
 	}
-	if strings.Contains(string(openAPIDocument), "#/$defs/") {
+	if strings.Contains(string(api.OpenAPIDocument), "#/$defs/") {
 		t.Error("served document keeps a #/$defs/ reference")
 	}
 }

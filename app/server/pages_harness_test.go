@@ -22,6 +22,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ductor/ductor/app/server/httpx"
+
 	"github.com/google/uuid"
 	"github.com/oauth2-proxy/mockoidc"
 
@@ -252,7 +254,7 @@ func setupDashboard(t *testing.T) *dashBundle {
 	log := slog.New(slog.DiscardHandler)
 	coord := startWorkers(t, pool, log, nil).Runs
 	s := store.New(pool)
-	srv := httptest.NewServer(New(Deps{Pool: pool, Store: s, Logger: log, API: true, Web: true, Runs: coord, ValidateInput: NewInputValidator()}))
+	srv := httptest.NewServer(New(Deps{Pool: pool, Store: s, Logger: log, API: true, Web: true, Runs: coord, ValidateInput: httpx.NewInputValidator()}))
 	t.Cleanup(srv.Close)
 	b := &dashBundle{srvURL: srv.URL, store: s, runs: coord, tenant: testdb.Tenant(t, s, nil), csrf: map[*browser]string{}}
 	b.base = "/t/" + b.tenant.Slug
@@ -288,7 +290,7 @@ func signInTo(t *testing.T, s *store.Store, base string, br *browser, email stri
 		t.Fatal(err)
 	}
 	bu, _ := url.Parse(base)
-	br.client.Jar.SetCookies(bu, []*http.Cookie{{Name: sessionCookie, Value: token, Path: "/"}})
+	br.client.Jar.SetCookies(bu, []*http.Cookie{{Name: httpx.SessionCookie, Value: token, Path: "/"}})
 	return sess.CSRFToken
 }
 

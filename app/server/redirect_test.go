@@ -1,6 +1,10 @@
 package server
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/ductor/ductor/app/server/httpx"
+)
 
 func TestSafeNext(t *testing.T) {
 	t.Parallel()
@@ -25,7 +29,7 @@ func TestSafeNext(t *testing.T) {
 		"evil.example":                 "/",
 		"/t/ac\tme":                    "/t/acme",
 	} {
-		if got := safeNext(next); got != want {
+		if got := httpx.SafeNext(next); got != want {
 			t.Errorf("safeNext(%q) = %q, want %q", next, got, want)
 		}
 	}

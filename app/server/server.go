@@ -18,6 +18,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ductor/ductor/app/server/api"
+	"github.com/ductor/ductor/app/server/httpx"
+	"github.com/ductor/ductor/app/server/pages"
+
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
@@ -73,8 +77,8 @@ type Deps struct {
 }
 
 // apiDeps is what of d the API's handlers take.
-func (d Deps) apiDeps() apiDeps {
-	return apiDeps{
+func (d Deps) apiDeps() api.Deps {
+	return api.Deps{
 		Store: d.Store, Runs: d.Runs, ValidateInput: d.ValidateInput, Logger: d.Logger, Secrets: d.Secrets,
 		BaseURL: d.BaseURL, TrustedProxies: d.TrustedProxies, AuthFailuresPerMinute: d.AuthFailuresPerMinute,
 		AuthFailureBurst: d.AuthFailureBurst, Stopping: d.stopping,
@@ -82,8 +86,8 @@ func (d Deps) apiDeps() apiDeps {
 }
 
 // pagesDeps is what of d the dashboard's handlers take.
-func (d Deps) pagesDeps() pagesDeps {
-	return pagesDeps{
+func (d Deps) pagesDeps() pages.Deps {
+	return pages.Deps{
 		Store: d.Store, Runs: d.Runs, ValidateInput: d.ValidateInput, Login: d.Login, DevLogin: d.DevLogin,
 		BaseURL: d.BaseURL, Secrets: d.Secrets, LiveStreamFor: d.LiveStreamFor, Stopping: d.stopping,
 	}
@@ -107,8 +111,8 @@ func New(d Deps) *Server {
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	e.HTTPErrorHandler = errorHandler(d.Logger)
-	e.JSONSerializer = jsonSerializer{}
+	e.HTTPErrorHandler = httpx.ErrorHandler(d.Logger)
+	e.JSONSerializer = httpx.JSONSerializer{}
 	d.stopping = make(chan struct{})
 	s := &Server{echo: e, log: d.Logger, stopping: d.stopping}
 	routes(e, d)
@@ -144,3 +148,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	return nil
 }
+
+// NewInputValidator returns the check that trigger input matches a
+// definition's input_schema (see httpx.NewInputValidator).
+func NewInputValidator() runs.InputValidator { return httpx.NewInputValidator() }

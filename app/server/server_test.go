@@ -13,6 +13,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ductor/ductor/app/server/api"
+	"github.com/ductor/ductor/app/server/httpx"
+
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
@@ -58,7 +61,7 @@ func (b testBundle) do(t *testing.T, method, path, key string, body io.Reader) (
 
 func errorCode(t *testing.T, body []byte) apperr.Code {
 	t.Helper()
-	var e ErrorBody
+	var e httpx.ErrorBody
 	if err := json.Unmarshal(body, &e); err != nil || e.Error.Message == "" {
 		t.Fatalf("body %s is not the JSON error shape: %v", body, err)
 	}
@@ -93,7 +96,7 @@ func TestAPIKeyAuthentication(t *testing.T) {
 	if code != 200 {
 		t.Fatalf("whoami = %d %s", code, body)
 	}
-	var who whoamiResponse
+	var who api.WhoamiResponse
 	if err := json.Unmarshal(body, &who); err != nil || who.TenantID != tenant.ID.String() || who.KeyID != key.ID.String() {
 		t.Fatalf("whoami = %s (%v)", body, err)
 	}
@@ -151,7 +154,7 @@ func TestErrorsUseTheJSONShape(t *testing.T) {
 	if code != 404 || errorCode(t, body) != apperr.NotFound {
 		t.Errorf("unknown route = %d %s", code, body)
 	}
-	big := bytes.Repeat([]byte("x"), MaxBodyBytes+1)
+	big := bytes.Repeat([]byte("x"), httpx.MaxBodyBytes+1)
 	code, body = b.do(t, "POST", "/api/v1/whoami", secret, bytes.NewReader(big))
 	if code != 413 || errorCode(t, body) != apperr.TooLarge {
 		t.Errorf("oversized body = %d %s, want 413", code, body)
@@ -160,16 +163,16 @@ func TestErrorsUseTheJSONShape(t *testing.T) {
 
 func TestToBodyHidesInternalErrors(t *testing.T) {
 	t.Parallel()
-	status, body := toBody(errors.New("disk on fire: EOF"))
+	status, body := httpx.ToBody(errors.New("disk on fire: EOF"))
 	if status != 500 || body.Error.Code != apperr.Internal || strings.Contains(body.Error.Message, "EOF") {
 		t.Fatalf("internal error = %d %+v", status, body)
 	}
-	status, body = toBody(apperr.New(apperr.Conflict, "duplicate signal").WithDetails([]string{"x"}))
+	status, body = httpx.ToBody(apperr.New(apperr.Conflict, "duplicate signal").WithDetails([]string{"x"}))
 	if status != 409 || body.Error.Message != "duplicate signal" || body.Error.Details == nil {
 		t.Fatalf("conflict = %d %+v", status, body)
 	}
-	for code := range statusOf {
-		if statusOf[code] == 0 {
+	for code := range httpx.StatusOf {
+		if httpx.StatusOf[code] == 0 {
 			t.Errorf("code %s has no status", code)
 		}
 	}
@@ -178,8 +181,8 @@ func TestToBodyHidesInternalErrors(t *testing.T) {
 func TestRequireScope(t *testing.T) {
 	t.Parallel()
 	e := echo.New()
-	e.HTTPErrorHandler = errorHandler(slog.New(slog.DiscardHandler))
-	h := requireScope(auth.ScopeRunsWrite)(func(c echo.Context) error { return c.NoContent(204) })
+	e.HTTPErrorHandler = httpx.ErrorHandler(slog.New(slog.DiscardHandler))
+	h := httpx.RequireScope(auth.ScopeRunsWrite)(func(c echo.Context) error { return c.NoContent(204) })
 	for _, tc := range []struct {
 		scopes []auth.Scope
 		want   int
@@ -190,7 +193,7 @@ func TestRequireScope(t *testing.T) {
 	} {
 		rec := httptest.NewRecorder()
 		c := e.NewContext(httptest.NewRequest("POST", "/", nil), rec)
-		c.Set(principalKey, Principal{Key: store.APIKey{Scopes: tc.scopes}})
+		c.Set(httpx.PrincipalKey, httpx.Principal{Key: store.APIKey{Scopes: tc.scopes}})
 		if err := h(c); err != nil {
 			e.HTTPErrorHandler(err, c)
 		}
@@ -224,11 +227,11 @@ func TestStaticAssetsAreHashedAndCached(t *testing.T) {
 // own code.
 func TestToBodyMapsAnUnreachableDatabaseToUnavailable(t *testing.T) {
 	t.Parallel()
-	status, body := toBody(fmt.Errorf("load run: %w", &pgconn.ConnectError{}))
+	status, body := httpx.ToBody(fmt.Errorf("load run: %w", &pgconn.ConnectError{}))
 	if status != 503 || body.Error.Code != apperr.Unavailable {
 		t.Fatalf("connect error = %d %+v, want 503 unavailable", status, body)
 	}
-	status, body = toBody(apperr.Wrap(io.ErrUnexpectedEOF, apperr.Invalid, "truncated body"))
+	status, body = httpx.ToBody(apperr.Wrap(io.ErrUnexpectedEOF, apperr.Invalid, "truncated body"))
 	if status != 400 || body.Error.Code != apperr.Invalid {
 		t.Fatalf("a truncated request body = %d %+v, want 400 invalid", status, body)
 	}

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ductor/ductor/app/server/api"
+
 	"github.com/google/uuid"
 
 	"github.com/ductor/ductor/app/auth"
@@ -214,12 +216,12 @@ func TestTaskPayloadCap(t *testing.T) {
 	b.publishDoc(t, fmt.Sprintf(remoteDoc, "big", "big.op", "default", 1))
 	b.startTaskRun(t, "big", `{}`)
 	task := b.pollOne(t, "default", "big.op")
-	huge := `"` + strings.Repeat("x", MaxTaskPayloadBytes) + `"`
+	huge := `"` + strings.Repeat("x", api.MaxTaskPayloadBytes) + `"`
 	code, res := b.taskCall(t, task, "complete", tokenBody(task, `, "output": `+huge))
 	if e, _ := res["error"].(map[string]any); code != 200 || res["status"] != "failed" || e["code"] != "payload_too_large" {
 		t.Errorf("complete with a 1 MiB output = %d %v, want 200 failed payload_too_large", code, res)
 	}
-	bigger := strings.Repeat(" ", maxTaskBodyBytes+1)
+	bigger := strings.Repeat(" ", api.MaxTaskBodyBytes+1)
 	if code, res := b.taskCall(t, task, "complete", tokenBody(task, `, "output": {}`+bigger)); code != 413 {
 		t.Errorf("complete with a body over the limit = %d %v, want 413", code, res)
 	}
