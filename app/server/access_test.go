@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
@@ -201,7 +202,7 @@ func (f twoTenants) routeCases() map[string]routeCase {
 // dashboardRoutes lists the registered routes outside the API.
 func (f twoTenants) dashboardRoutes() []*echo.Route {
 	var out []*echo.Route
-	for _, r := range f.app.echo.Routes() {
+	for _, r := range f.app.Routes() {
 		if r.Method == echo.RouteNotFound || strings.HasPrefix(r.Path, "/api/") {
 			continue
 		}
@@ -334,4 +335,30 @@ func TestViewerCannotManageKeys(t *testing.T) {
 		t.Errorf("viewer's settings page = %d, offers keys: %v", a.status, strings.Contains(a.body, "/settings/keys"))
 	}
 	f.assertTenantAUntouched(t)
+}
+
+// Every route a server registers is in one table: the API's in
+// openapi.json, every other in routeCases (which the isolation and
+// cross-site tests walk).
+func TestEveryRouteIsInARouteTable(t *testing.T) {
+	t.Parallel()
+	srv := New(Deps{API: true, Web: true, Logger: slog.New(slog.DiscardHandler)})
+	cases := twoTenants{}.routeCases()
+	n := 0
+	for _, r := range srv.Routes() {
+		if r.Method == echo.RouteNotFound {
+			continue
+		}
+		n++
+		key := r.Method + " " + r.Path
+		if strings.HasPrefix(r.Path, "/api/v1/") {
+			continue // TestOpenAPIMatchesTheRoutes holds them to the document
+		}
+		if _, ok := cases[key]; !ok {
+			t.Errorf("route %s has no case in routeCases: add one", key)
+		}
+	}
+	if n < 100 {
+		t.Fatalf("found only %d routes", n)
+	}
 }

@@ -24,7 +24,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ductor/ductor/app/definition"
-	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
 	"github.com/ductor/ductor/app/testwait"
@@ -61,54 +60,19 @@ func setupAPIConfig(t *testing.T, config func(*workers.Config), opts ...func(*De
 	for _, o := range opts {
 		o(&d)
 	}
-	server := New(d)
-	srv := httptest.NewServer(server)
+	app := New(d)
+	srv := httptest.NewServer(app)
 	t.Cleanup(srv.Close)
 	b := &apiBundle{srv: srv, store: s, runs: coord, pool: pool}
 	b.tenantA = testdb.Tenant(t, s, nil)
 	_, b.keyA = testdb.APIKey(t, s, b.tenantA, nil)
 	_, b.keyB = testdb.APIKey(t, s, testdb.Tenant(t, s, nil), nil)
-	for _, r := range server.echo.Routes() {
+	for _, r := range app.Routes() {
 		if strings.HasPrefix(r.Path, "/api/v1/") && !strings.HasSuffix(r.Path, "*") {
 			b.echoRoutes = append(b.echoRoutes, r.Method+" "+r.Path)
 		}
 	}
 	return b
-}
-
-// startWorkers runs a coordinator with a River client working every queue
-// on pool until the test ends.
-func startWorkers(t *testing.T, pool *pgxpool.Pool, log *slog.Logger, config func(*workers.Config)) *workers.Runtime {
-	t.Helper()
-	exec := steps.NewExecutor(steps.NewRegistry(), steps.HTTPOptions{})
-	cfg := workers.Config{Pool: pool, Logger: log, LocalHandlers: exec.Handles}
-	if config != nil {
-		config(&cfg)
-	}
-	coord, err := workers.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(coord.Close)
-	client, err := workers.NewClient(pool, workers.Options{Coordinator: true, Steps: true, Logger: log, Runtime: coord,
-		Executor: exec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := client.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	beatCtx, stopBeat := context.WithCancel(context.Background())
-	beat := make(chan struct{})
-	go func() { defer close(beat); workers.HeartbeatSteps(beatCtx, pool, log) }()
-	t.Cleanup(func() {
-		stopBeat()
-		<-beat
-		stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = client.StopAndCancel(stopCtx)
-	})
-	return coord
 }
 
 // setupTasks is setupAPI with what a serving process runs beside it: the

@@ -10,21 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ductor/ductor/app/secrets"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
 	"github.com/ductor/ductor/app/testwait"
 	"github.com/ductor/ductor/app/webhook"
 )
-
-func testBox(t *testing.T) *secrets.Box {
-	t.Helper()
-	box, err := secrets.NewBox("test-secret-key-of-at-least-32-characters")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return box
-}
 
 // triggerIsolationCases gives tenant A a schedule and a webhook, and says
 // what tenant B's key gets on each route.

@@ -22,7 +22,7 @@ func TestSecurityHeadersOnEveryPage(t *testing.T) {
 	fill := strings.NewReplacer(":tenant", b.tenant.Slug, ":id", run.String(), ":key", "hdr", ":part", "input", ":node", "a", ":generation", "0", ":attempt", "1")
 
 	var paths []string
-	for _, r := range New(Deps{API: true, Web: true}).echo.Routes() {
+	for _, r := range New(Deps{API: true, Web: true}).Routes() {
 		if r.Method != "GET" || strings.HasPrefix(r.Path, "/api/") || strings.HasSuffix(r.Path, "*") {
 			continue
 		}

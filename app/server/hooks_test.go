@@ -5,13 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/ductor/ductor/app/server/httpx"
 
@@ -19,14 +17,6 @@ import (
 	"github.com/ductor/ductor/app/testdb"
 	"github.com/ductor/ductor/app/webhook"
 )
-
-// clientFrom is an HTTP client whose connections come from a loopback
-// address of its own (127.0.0.0/8 is all loopback), so a test can play
-// several senders.
-func clientFrom(ip string) *http.Client {
-	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 10 * time.Second}
-	return &http.Client{Transport: &http.Transport{DialContext: d.DialContext}, Timeout: 30 * time.Second}
-}
 
 // post sends a delivery with the client and returns the status and the
 // Retry-After header.

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ductor/ductor/app/server/api"
-
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/runs"
 )
@@ -69,42 +67,5 @@ steps:
 			t.Errorf("%s: download = %d, %d bytes (want %d), %q", name, full.status, len(full.body), len(raw), full.header.Get("Content-Disposition"))
 		}
 		t.Logf("%s: input %d bytes; run page %d bytes", name, len(raw), len(b.get(b.owner, "/runs/"+id.String()).body))
-	}
-}
-
-// The API's run list returns summaries: input and output only on
-// request, and then only up to a size.
-func TestRunListReturnsSummaries(t *testing.T) {
-	t.Parallel()
-	b := setupAPI(t)
-	b.publish(t, noopManifest("one", "only"))
-	big := strings.Repeat("x", api.MaxIncludedBytes)
-	for _, input := range []string{`{"small": 1}`, `{"big": "` + big + `"}`} {
-		if code, body := b.call(t, "POST", "/api/v1/runs", b.keyA, `{"definition": "one", "input": `+input+`}`); code != 201 {
-			t.Fatalf("start = %d %v", code, body)
-		}
-	}
-	_, list := b.call(t, "GET", "/api/v1/runs", b.keyA, "")
-	for _, r := range list["runs"].([]any) {
-		if _, ok := r.(map[string]any)["input"]; ok {
-			t.Errorf("a run summary carries its input unasked: %v", r)
-		}
-	}
-	_, list = b.call(t, "GET", "/api/v1/runs?include=input,output", b.keyA, "")
-	var small, cut int
-	for _, r := range list["runs"].([]any) {
-		r := r.(map[string]any)
-		if in, ok := r["input"].(map[string]any); ok && in["small"] == 1.0 {
-			small++
-		}
-		if tr, _ := r["truncated"].([]any); len(tr) == 1 && tr[0] == "input" && r["input"] == nil {
-			cut++
-		}
-	}
-	if small != 1 || cut != 1 {
-		t.Fatalf("with include: %d small inputs and %d cut, want one each: %v", small, cut, list)
-	}
-	if code, _ := b.call(t, "GET", "/api/v1/runs?include=secrets", b.keyA, ""); code != 400 {
-		t.Errorf("include=secrets = %d, want 400", code)
 	}
 }

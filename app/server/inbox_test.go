@@ -1,14 +1,18 @@
 package server
 
 import (
+	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/ductor/ductor/app/auth"
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/app/testdb"
 )
 
 // An approval for two approvers by role: each decides as themselves, the
@@ -123,4 +127,61 @@ steps:
 	}
 	wantPage(t, "closed case", b.get(b.approver, "/inbox?tab=decided"), http.StatusOK, kase, "Closed ")
 	wantPage(t, "closed case again", b.post(b.approver, path, url.Values{"status": {"done"}, "field.note": {"x"}}), http.StatusConflict, "case is closed")
+}
+
+// decideAs posts a decision to the API with the key.
+func decideAs(t *testing.T, base, approval, key, body string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", base+"/api/v1/approvals/"+approval+"/decision", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(raw)
+}
+
+// One admin cannot be both people of a two-person approval: a key they
+// make in the dashboard decides as them, whatever name it has, so it
+// cannot add the second approval after their own. A key an operator
+// made is another decider and can. The inbox shows a long comment as a
+// preview.
+func TestOneAdminIsOneApprover(t *testing.T) {
+	t.Parallel()
+	b := setupDashboard(t)
+	b.publish(t, `
+key: release
+steps:
+  - { ref: ok, type: approval, with: { approvers: [ "`+dOwner+`", "key:deployer" ], title: Release, min_approvals: 2 } }
+`)
+	id := b.start(t, runs.Trigger{Definition: "release"})
+	b.waitNode(t, id, "ok", engine.NodeWaiting)
+	approval := store.ApprovalID(id.String() + ":ok").String()
+	long := strings.Repeat("é", 2000) // 4000 bytes
+	wantRedirect(t, "owner's approval", b.post(b.owner, "/inbox/approvals/"+approval, url.Values{"decision": {"approve"}, "comment": {long}}), "/inbox?done=approve")
+	decided := b.get(b.owner, "/inbox?tab=decided")
+	wantPage(t, "decided tab", decided, http.StatusOK, strings.Repeat("é", store.CommentPreview)+"…")
+	if strings.Contains(decided.body, strings.Repeat("é", store.CommentPreview+1)) {
+		t.Error("the inbox shows a long comment whole")
+	}
+
+	made := b.post(b.owner, "/settings/keys", url.Values{"name": {"deployer"}, "scope": {string(auth.ScopeApprovalsWrite)}})
+	secret := regexp.MustCompile(`<code id="new-key">(dk_\w+)</code>`).FindStringSubmatch(b.get(b.owner, strings.TrimPrefix(made.location, b.base)).body)
+	if secret == nil {
+		t.Fatalf("no key made: %d %s", made.status, made.location)
+	}
+	if code, body := decideAs(t, b.srvURL, approval, secret[1], `{"decision": "approve"}`); code != http.StatusConflict || !strings.Contains(body, "already decided") {
+		t.Errorf("the owner's own key named deployer = %d %s, want 409", code, body)
+	}
+	if r := b.waitRun(t, id, "read", func(store.Run) bool { return true }); r.Status != engine.RunWaiting {
+		t.Fatalf("one person approved twice: the run is %s", r.Status)
+	}
+	_, other := testdb.APIKey(t, b.store, b.tenant, &testdb.APIKeyOpts{Name: testdb.Ptr("deployer"), Scopes: []auth.Scope{auth.ScopeApprovalsWrite}})
+	if code, body := decideAs(t, b.srvURL, approval, other, `{"decision": "approve"}`); code != http.StatusOK {
+		t.Fatalf("an operator's key named deployer = %d %s, want 200", code, body)
+	}
+	b.waitStatus(t, id, engine.RunSucceeded)
 }

@@ -7,14 +7,11 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"strings"
@@ -141,75 +138,6 @@ func withEndSession(w http.ResponseWriter, r *http.Request, next http.Handler, m
 	_ = json.NewEncoder(w).Encode(doc)
 }
 
-// browser is an HTTP client with cookies that follows no redirects, so a
-// test sees (and may tamper with) every step of a login.
-type browser struct {
-	t      *testing.T
-	client *http.Client
-}
-
-func newBrowserClient(t *testing.T) *browser {
-	jar, _ := cookiejar.New(nil)
-	return &browser{t: t, client: &http.Client{
-		Jar:           jar,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}}
-}
-
-type answer struct {
-	status   int
-	location string
-	body     string
-	header   http.Header
-}
-
-func (br *browser) get(u string) answer { return br.do("GET", u, nil, nil) }
-
-// post sends a form as a same-origin browser would, unless headers say
-// otherwise.
-func (br *browser) post(u string, form url.Values, headers map[string]string) answer {
-	h := map[string]string{"Sec-Fetch-Site": "same-origin", "Content-Type": "application/x-www-form-urlencoded"}
-	for k, v := range headers {
-		h[k] = v
-	}
-	return br.do("POST", u, strings.NewReader(form.Encode()), h)
-}
-
-func (br *browser) do(method, u string, body io.Reader, headers map[string]string) answer {
-	br.t.Helper()
-	req, err := http.NewRequest(method, u, body)
-	if err != nil {
-		br.t.Fatal(err)
-	}
-	req.Header.Set("Accept", "text/html")
-	for k, v := range headers {
-		if v == "" {
-			req.Header.Del(k)
-			continue
-		}
-		req.Header.Set(k, v)
-	}
-	res, err := br.client.Do(req)
-	if err != nil {
-		br.t.Fatalf("%s %s: %v", method, u, err)
-	}
-	defer res.Body.Close()
-	var buf bytes.Buffer
-	_, _ = buf.ReadFrom(res.Body)
-	return answer{status: res.StatusCode, location: res.Header.Get("Location"), body: buf.String(), header: res.Header}
-}
-
-// cookie returns the browser's cookie for the server, or "".
-func (br *browser) cookie(base, name string) string {
-	u, _ := url.Parse(base)
-	for _, c := range br.client.Jar.Cookies(u) {
-		if c.Name == name {
-			return c.Value
-		}
-	}
-	return ""
-}
-
 // signIn gives the browser a session as the person, without OIDC, and
 // returns the session's CSRF token.
 func (b webBundle) signIn(t *testing.T, br *browser, email string) string {
@@ -270,28 +198,6 @@ func setupDashboard(t *testing.T) *dashBundle {
 		b.csrf[*m.br] = signInTo(t, s, srv.URL, *m.br, m.email)
 	}
 	return b
-}
-
-// signInTo gives the browser a session as the person and returns its
-// CSRF token.
-func signInTo(t *testing.T, s *store.Store, base string, br *browser, email string) string {
-	t.Helper()
-	ctx := context.Background()
-	u, err := s.UserEnsure(ctx, email, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	token, err := s.SessionCreate(ctx, u.ID, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sess, err := s.SessionGet(ctx, token)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bu, _ := url.Parse(base)
-	br.client.Jar.SetCookies(bu, []*http.Cookie{{Name: httpx.SessionCookie, Value: token, Path: "/"}})
-	return sess.CSRFToken
 }
 
 func (b *dashBundle) publish(t *testing.T, doc string) {

@@ -227,21 +227,6 @@ func TestRunsPageBulkCancelByFilter(t *testing.T) {
 	wantPage(t, "cancelled run", inspector, http.StatusOK, `id="run-cancelled-by">user:`+dOwner, `id="run-reason">clean up`)
 }
 
-// runBatches works every running batch to its end, as the sweep does.
-func runBatches(t *testing.T, c *runs.Service) {
-	t.Helper()
-	for range 1000 {
-		worked, err := c.Batches.Once(t.Context())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !worked {
-			return
-		}
-	}
-	t.Fatal("batches did not finish")
-}
-
 func (b *dashBundle) newKey(t *testing.T) string {
 	t.Helper()
 	_, key := testdb.APIKey(t, b.store, b.tenant, nil)

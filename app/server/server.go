@@ -152,3 +152,6 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 // NewInputValidator returns the check that trigger input matches a
 // definition's input_schema (see httpx.NewInputValidator).
 func NewInputValidator() runs.InputValidator { return httpx.NewInputValidator() }
+
+// Routes lists every route the server serves.
+func (s *Server) Routes() []*echo.Route { return s.echo.Routes() }

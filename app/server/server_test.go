@@ -17,7 +17,6 @@ import (
 	"github.com/ductor/ductor/app/server/httpx"
 
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
 
 	"github.com/ductor/ductor/app/apperr"
@@ -26,12 +25,6 @@ import (
 	"github.com/ductor/ductor/app/testdb"
 )
 
-type testBundle struct {
-	srv   *httptest.Server
-	store *store.Store
-	pool  *pgxpool.Pool
-}
-
 func setup(t *testing.T) testBundle {
 	t.Helper()
 	pool := testdb.Schema(t)
@@ -39,24 +32,6 @@ func setup(t *testing.T) testBundle {
 	srv := httptest.NewServer(New(Deps{Pool: pool, Store: s, API: true, Web: true}))
 	t.Cleanup(srv.Close)
 	return testBundle{srv: srv, store: s, pool: pool}
-}
-
-func (b testBundle) do(t *testing.T, method, path, key string, body io.Reader) (int, []byte) {
-	t.Helper()
-	req, err := http.NewRequest(method, b.srv.URL+path, body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	out, _ := io.ReadAll(res.Body)
-	return res.StatusCode, out
 }
 
 func errorCode(t *testing.T, body []byte) apperr.Code {
