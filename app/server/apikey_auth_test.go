@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/ductor/ductor/app/server/servertest"
+
 	"github.com/ductor/ductor/app/server/httpx"
 
 	"github.com/google/uuid"
@@ -35,17 +37,17 @@ func legacyKey(body string) string {
 func TestLegacyKeyStillAuthenticates(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	tenant := testdb.Tenant(t, b.store, nil)
+	tenant := testdb.Tenant(t, b.Store, nil)
 	secret := legacyKey("dk_" + "Legacy0123456789abcdefghijklmnopqr")
-	_, err := b.pool.Exec(context.Background(), `INSERT INTO api_key (tenant_id, id, name, prefix, hash, scopes, legacy_checksum)
+	_, err := b.Pool.Exec(context.Background(), `INSERT INTO api_key (tenant_id, id, name, prefix, hash, scopes, legacy_checksum)
 		VALUES ($1, $2, 'old', $3, $4, '{admin}', true)`, tenant.ID, uuid.New(), auth.PrefixOf(secret), auth.HashKey(secret))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if code, body := b.do(t, "GET", "/api/v1/whoami", secret, nil); code != 200 {
+	if code, body := b.Do(t, "GET", "/api/v1/whoami", secret, nil); code != 200 {
 		t.Fatalf("legacy key = %d %s, want 200", code, body)
 	}
-	if code, _ := b.do(t, "GET", "/api/v1/whoami", legacyKey("dk_"+"Forged0123456789abcdefghijklmnopqr"), nil); code != 401 {
+	if code, _ := b.Do(t, "GET", "/api/v1/whoami", legacyKey("dk_"+"Forged0123456789abcdefghijklmnopqr"), nil); code != 401 {
 		t.Fatalf("forged legacy key = %d, want 401", code)
 	}
 }
@@ -122,14 +124,14 @@ func TestAFloodOfBadKeysLocksNoOtherKeyOut(t *testing.T) {
 func TestBearerSchemeInAnyCase(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	_, key := testdb.APIKey(t, b.store, testdb.Tenant(t, b.store, nil), nil)
+	_, key := testdb.APIKey(t, b.Store, testdb.Tenant(t, b.Store, nil), nil)
 	for _, scheme := range []string{"Bearer", "bearer", "BEARER", "bEaReR"} {
-		if code, _ := authStatus(t, http.DefaultClient, b.srv.URL+"/api/v1/whoami", scheme+" "+key, nil); code != 200 {
+		if code, _ := authStatus(t, http.DefaultClient, b.Server.URL+"/api/v1/whoami", scheme+" "+key, nil); code != 200 {
 			t.Errorf("%s KEY = %d, want 200", scheme, code)
 		}
 	}
 	for _, h := range []string{"Basic " + key, "Bearer", "Bearer ", key, "Bearerdk_x"} {
-		if code, _ := authStatus(t, http.DefaultClient, b.srv.URL+"/api/v1/whoami", h, nil); code != 401 {
+		if code, _ := authStatus(t, http.DefaultClient, b.Server.URL+"/api/v1/whoami", h, nil); code != 401 {
 			t.Errorf("Authorization %q = %d, want 401", h, code)
 		}
 	}
@@ -147,7 +149,7 @@ func TestTrustedProxiesNameTheClient(t *testing.T) {
 	srv := httptest.NewServer(New(Deps{Pool: pool, Store: s, API: true, AuthFailureBurst: 2, AuthFailuresPerMinute: 6, TrustedProxies: []netip.Prefix{proxy}}))
 	t.Cleanup(srv.Close)
 	url := srv.URL + "/api/v1/whoami"
-	viaProxy, direct := clientFrom("127.0.0.2"), clientFrom("127.0.0.3")
+	viaProxy, direct := servertest.ClientFrom("127.0.0.2"), servertest.ClientFrom("127.0.0.3")
 	spend := func(c *http.Client, h map[string]string) {
 		t.Helper()
 		for i := range 2 {

@@ -1,10 +1,31 @@
-// Package server is Ductor's HTTP front: the JSON API under /api/v1, the
-// dashboard pages, health and metrics. Handlers are small maker functions
-// that take only what they use. Every route is registered in a routes*.go
-// file, and only there: routes.go has the process-wide ones, routes_api.go
-// the API's, routes_pages.go the dashboard's (routes_test.go enforces it).
-// Lists kept in key order page through package paging. Errors become HTTP
-// statuses in exactly one place (errors.go).
+// Package server is Ductor's HTTP front, assembled: it builds the Echo
+// instance, its process-wide middleware (metrics, request ids, security
+// headers, logging, panic recovery, NUL refusal), health and metrics, and
+// mounts the two sides of what it serves:
+//
+//   - package api: the JSON API under /api/v1 (runs, definitions,
+//     schedules, webhooks and their deliveries on /hooks, tasks for bridge
+//     workers, waiting runs' signals, events, approvals and cases, batches,
+//     whoami) and its OpenAPI document;
+//   - package pages: the dashboard (home, login, the runs list and the run
+//     inspector, the editor, the inbox, schedules, webhooks and batches,
+//     settings).
+//
+// Both import package httpx, the pieces they share (errors mapped to HTTP
+// statuses in exactly one place, binding and query parameters, API-key
+// auth and rate limits, sessions, CSRF and flashes, tenant access, the
+// writes both sides make, the cursor pager in httpx/paging), and never
+// each other. Each side takes a Deps of only what it uses, which New
+// cuts from this package's Deps. Handlers are small maker functions that
+// take only what they use.
+//
+// Every route is registered in a routes*.go file, and only there:
+// routes.go has the process-wide ones and mounts the sides,
+// api/routes_api.go the API's, pages/routes_pages.go the dashboard's
+// (routes_test.go enforces it across all of them). The API's tests, in
+// package api_test, share api/harness_test.go; the dashboard's, in
+// package pages_test, share pages/harness_test.go; the fixtures both use
+// are package servertest. The tests here are the assembly's.
 package server
 
 import (

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ductor/ductor/app/server/servertest"
+
 	"github.com/ductor/ductor/app/server/api"
 	"github.com/ductor/ductor/app/server/httpx"
 
@@ -25,13 +27,13 @@ import (
 	"github.com/ductor/ductor/app/testdb"
 )
 
-func setup(t *testing.T) testBundle {
+func setup(t *testing.T) servertest.Served {
 	t.Helper()
 	pool := testdb.Schema(t)
 	s := store.New(pool)
 	srv := httptest.NewServer(New(Deps{Pool: pool, Store: s, API: true, Web: true}))
 	t.Cleanup(srv.Close)
-	return testBundle{srv: srv, store: s, pool: pool}
+	return servertest.Served{Server: srv, Store: s, Pool: pool}
 }
 
 func errorCode(t *testing.T, body []byte) apperr.Code {
@@ -46,16 +48,16 @@ func errorCode(t *testing.T, body []byte) apperr.Code {
 func TestHealthAndReadiness(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	if code, _ := b.do(t, "GET", "/healthz", "", nil); code != 200 {
+	if code, _ := b.Do(t, "GET", "/healthz", "", nil); code != 200 {
 		t.Errorf("healthz = %d", code)
 	}
-	if code, body := b.do(t, "GET", "/readyz", "", nil); code != 200 {
+	if code, body := b.Do(t, "GET", "/readyz", "", nil); code != 200 {
 		t.Errorf("readyz = %d %s", code, body)
 	}
-	if _, err := b.pool.Exec(context.Background(), "DELETE FROM ductor_migration"); err != nil {
+	if _, err := b.Pool.Exec(context.Background(), "DELETE FROM ductor_migration"); err != nil {
 		t.Fatal(err)
 	}
-	code, body := b.do(t, "GET", "/readyz", "", nil)
+	code, body := b.Do(t, "GET", "/readyz", "", nil)
 	if code != 503 || errorCode(t, body) != apperr.Unavailable {
 		t.Errorf("readyz with pending migrations = %d %s, want 503", code, body)
 	}
@@ -64,10 +66,10 @@ func TestHealthAndReadiness(t *testing.T) {
 func TestAPIKeyAuthentication(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	tenant := testdb.Tenant(t, b.store, nil)
-	key, secret := testdb.APIKey(t, b.store, tenant, nil)
+	tenant := testdb.Tenant(t, b.Store, nil)
+	key, secret := testdb.APIKey(t, b.Store, tenant, nil)
 
-	code, body := b.do(t, "GET", "/api/v1/whoami", secret, nil)
+	code, body := b.Do(t, "GET", "/api/v1/whoami", secret, nil)
 	if code != 200 {
 		t.Fatalf("whoami = %d %s", code, body)
 	}
@@ -80,15 +82,15 @@ func TestAPIKeyAuthentication(t *testing.T) {
 		typo = 'y'
 	}
 	for name, k := range map[string]string{"none": "", "malformed": "dk_nope", "typo": secret[:20] + string(typo) + secret[21:]} {
-		code, body := b.do(t, "GET", "/api/v1/whoami", k, nil)
+		code, body := b.Do(t, "GET", "/api/v1/whoami", k, nil)
 		if code != 401 || errorCode(t, body) != apperr.Unauthorized {
 			t.Errorf("%s key: %d %s, want 401", name, code, body)
 		}
 	}
-	if _, err := b.store.APIKeyRevoke(context.Background(), tenant.ID, key.ID); err != nil {
+	if _, err := b.Store.APIKeyRevoke(context.Background(), tenant.ID, key.ID); err != nil {
 		t.Fatal(err)
 	}
-	if code, _ := b.do(t, "GET", "/api/v1/whoami", secret, nil); code != 401 {
+	if code, _ := b.Do(t, "GET", "/api/v1/whoami", secret, nil); code != 401 {
 		t.Errorf("revoked key: %d, want 401", code)
 	}
 }
@@ -102,9 +104,9 @@ func TestMalformedKeyNeedsNoDatabase(t *testing.T) {
 	pool := testdb.Schema(t)
 	srv := httptest.NewServer(New(Deps{Pool: pool, Store: store.New(pool), API: true}))
 	t.Cleanup(srv.Close)
-	b := testBundle{srv: srv}
+	b := servertest.Served{Server: srv}
 	forgedLegacy := legacyKey("dk_" + strings.Repeat("Forge", 6) + "dkey")
-	if code, body := b.do(t, "GET", "/api/v1/whoami", forgedLegacy, nil); code != 401 {
+	if code, body := b.Do(t, "GET", "/api/v1/whoami", forgedLegacy, nil); code != 401 {
 		t.Fatalf("forged legacy key = %d %s, want 401", code, body)
 	}
 	pool.Close()
@@ -115,7 +117,7 @@ func TestMalformedKeyNeedsNoDatabase(t *testing.T) {
 		"forged tag":    forged.Secret,
 		"forged legacy": legacyKey("dk_" + strings.Repeat("Other", 6) + "dkey"),
 	} {
-		if code, body := b.do(t, "GET", "/api/v1/whoami", k, nil); code != 401 {
+		if code, body := b.Do(t, "GET", "/api/v1/whoami", k, nil); code != 401 {
 			t.Errorf("%s key with no database = %d %s, want 401", name, code, body)
 		}
 	}
@@ -124,13 +126,13 @@ func TestMalformedKeyNeedsNoDatabase(t *testing.T) {
 func TestErrorsUseTheJSONShape(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	_, secret := testdb.APIKey(t, b.store, testdb.Tenant(t, b.store, nil), nil)
-	code, body := b.do(t, "GET", "/api/v1/no-such-thing", secret, nil)
+	_, secret := testdb.APIKey(t, b.Store, testdb.Tenant(t, b.Store, nil), nil)
+	code, body := b.Do(t, "GET", "/api/v1/no-such-thing", secret, nil)
 	if code != 404 || errorCode(t, body) != apperr.NotFound {
 		t.Errorf("unknown route = %d %s", code, body)
 	}
 	big := bytes.Repeat([]byte("x"), httpx.MaxBodyBytes+1)
-	code, body = b.do(t, "POST", "/api/v1/whoami", secret, bytes.NewReader(big))
+	code, body = b.Do(t, "POST", "/api/v1/whoami", secret, bytes.NewReader(big))
 	if code != 413 || errorCode(t, body) != apperr.TooLarge {
 		t.Errorf("oversized body = %d %s, want 413", code, body)
 	}
@@ -181,13 +183,13 @@ func TestRequireScope(t *testing.T) {
 func TestStaticAssetsAreHashedAndCached(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	_, page := b.do(t, "GET", "/", "", nil)
+	_, page := b.Do(t, "GET", "/", "", nil)
 	i := bytes.Index(page, []byte("/static/css/app."))
 	if i < 0 {
 		t.Fatalf("home page links no hashed stylesheet: %s", page)
 	}
 	href := string(page[i : i+bytes.IndexByte(page[i:], '"')])
-	res, err := http.Get(b.srv.URL + href)
+	res, err := http.Get(b.Server.URL + href)
 	if err != nil {
 		t.Fatal(err)
 	}

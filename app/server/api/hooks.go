@@ -55,6 +55,8 @@ type hooks struct {
 	recorder *deliveryRecorder
 }
 
+// NewHooks builds the receiver of webhook deliveries, with its own
+// budget of failed deliveries per client.
 func NewHooks(d Deps) hooks {
 	return hooks{
 		store: d.Store, runs: d.Runs, box: d.Secrets, log: d.Logger, proxies: d.TrustedProxies,

@@ -10,6 +10,8 @@ import (
 	"github.com/ductor/ductor/app/auth"
 )
 
+// WhoamiResponse is the answer of GET /api/v1/whoami: the key's tenant
+// and what the key may do.
 type WhoamiResponse struct {
 	TenantID string       `json:"tenant_id"`
 	KeyID    string       `json:"key_id"`

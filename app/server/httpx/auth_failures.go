@@ -38,6 +38,8 @@ type FailureLimiter struct {
 	addrs map[string]*rate.Limiter
 }
 
+// NewFailureLimiter allows perMinute failures a minute in bursts of
+// burst per client and kind of failure (0: the defaults).
 func NewFailureLimiter(perMinute float64, burst int) *FailureLimiter {
 	if perMinute <= 0 {
 		perMinute = DefaultAuthFailuresPerMinute

@@ -27,6 +27,7 @@ type BatchJSON struct {
 	Errors     []store.BatchError `json:"errors"`
 }
 
+// BatchJSONOf is the JSON of a batch.
 func BatchJSONOf(b store.Batch) BatchJSON {
 	errs := b.Errors
 	if errs == nil {
@@ -38,6 +39,7 @@ func BatchJSONOf(b store.Batch) BatchJSON {
 	}
 }
 
+// BatchRequest is a batch action on runs, from the API or the runs list.
 type BatchRequest struct {
 	Action string      `json:"action"`
 	Filter *RunQuery   `json:"filter"`

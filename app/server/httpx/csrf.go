@@ -40,6 +40,8 @@ func CSRFProtect(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+// IsSafeMethod reports whether a request with method m changes nothing,
+// so needs no CSRF check.
 func IsSafeMethod(m string) bool {
 	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
 }

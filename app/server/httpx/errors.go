@@ -60,6 +60,8 @@ type ErrorDetail struct {
 	Details any         `json:"details,omitempty"`
 }
 
+// ErrorHandler answers every error a handler returns: the JSON error
+// shape, or the error page for a page request.
 func ErrorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 	return func(err error, c echo.Context) {
 		if c.Response().Committed {
@@ -105,6 +107,7 @@ const retryAfter = "2"
 // cannot be reached (store.Unavailable): a 503 to retry, not a 500.
 var errUnavailable = apperr.New(apperr.Unavailable, "the database is unavailable; try again shortly")
 
+// ToBody is the status and JSON error body for err.
 func ToBody(err error) (int, ErrorBody) {
 	if apperr.CodeOf(err) == apperr.Internal && store.Unavailable(err) {
 		err = apperr.Wrap(err, errUnavailable.Code, errUnavailable.Message)

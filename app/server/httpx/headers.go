@@ -16,7 +16,7 @@ var contentSecurityPolicy = "default-src 'none'; " +
 	"style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self'; " +
 	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'"
 
-// securityHeaders sets, on every response (pages, redirects, errors,
+// SecurityHeaders sets, on every response (pages, redirects, errors,
 // static files, JSON), the content security policy, nosniff, the
 // referrer policy and frame denial.
 func SecurityHeaders(next echo.HandlerFunc) echo.HandlerFunc {

@@ -10,6 +10,7 @@ import (
 	"github.com/ductor/ductor/app/store"
 )
 
+// RequestID is the request's id, for logs.
 func RequestID(c echo.Context) string {
 	return c.Response().Header().Get(echo.HeaderXRequestID)
 }
@@ -34,8 +35,11 @@ type Principal struct {
 	Key store.APIKey
 }
 
+// PrincipalKey is where the authenticated Principal is kept in the
+// request's context.
 const PrincipalKey = "ductor.principal"
 
+// PrincipalOf is the request's authenticated API key, if any.
 func PrincipalOf(c echo.Context) (Principal, bool) {
 	p, ok := c.Get(PrincipalKey).(Principal)
 	return p, ok

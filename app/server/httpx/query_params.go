@@ -98,6 +98,7 @@ const (
 	MaxPage     = 500
 )
 
+// LimitParam is ?limit=, from 1 to MaxPage (DefaultPage when absent).
 func LimitParam(c echo.Context) (int, error) {
 	v := c.QueryParam("limit")
 	if v == "" {
@@ -127,6 +128,7 @@ func PageParams(c echo.Context) (int64, int, error) {
 	return after, limit, nil
 }
 
+// ChildStateParam checks a ?state= of a run's children.
 func ChildStateParam(v string) (string, error) {
 	if v == "" || slices.Contains(childStates, engine.NodeState(v)) {
 		return v, nil

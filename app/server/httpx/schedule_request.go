@@ -16,6 +16,7 @@ import (
 	"github.com/ductor/ductor/app/store"
 )
 
+// ScheduleRequest is a new schedule, from the API or the schedules page.
 type ScheduleRequest struct {
 	ID             string             `json:"id"`
 	Definition     string             `json:"definition"`
@@ -29,6 +30,7 @@ type ScheduleRequest struct {
 	Note           string             `json:"note"`
 }
 
+// Schedule checks the request and makes it a schedule.
 func (r ScheduleRequest) Schedule() (store.Schedule, error) {
 	if r.Definition == "" {
 		return store.Schedule{}, apperr.New(apperr.Invalid, "definition is required")
@@ -88,6 +90,7 @@ type SchedulePatch struct {
 	Note           *string            `json:"note"`
 }
 
+// Apply changes sc as the patch says.
 func (p SchedulePatch) Apply(sc *store.Schedule) error {
 	if sc.Owned && !reflect.DeepEqual(p, SchedulePatch{Paused: p.Paused, Note: p.Note}) {
 		return apperr.New(apperr.Conflict, "schedule %s is declared by definition %s: change it in the document (only paused and note change here)", sc.ID, sc.Definition)

@@ -38,11 +38,13 @@ type webSession struct {
 	Token string
 }
 
+// SessionOf is the request's dashboard session, if signed in.
 func SessionOf(c echo.Context) (webSession, bool) {
 	s, ok := c.Get(sessionKey).(webSession)
 	return s, ok
 }
 
+// SiteOf is how the dashboard is served (see Site).
 func SiteOf(c echo.Context) Site {
 	s, _ := c.Get(siteKey).(Site)
 	return s
@@ -95,6 +97,7 @@ func SetCookie(c echo.Context, name, value string, maxAge int) {
 	})
 }
 
+// ClearCookie removes a cookie.
 func ClearCookie(c echo.Context, name string) { SetCookie(c, name, "", -1) }
 
 // SafeNext keeps a post-login destination on this site: an absolute path

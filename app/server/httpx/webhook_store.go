@@ -18,6 +18,7 @@ func HookURL(c echo.Context, base, slug, id string) string {
 	return base + "/hooks/" + slug + "/" + id
 }
 
+// NeedBox answers 503 when no secrets box is configured.
 func NeedBox(box *secrets.Box) error {
 	if box == nil {
 		return apperr.New(apperr.Unavailable, "webhooks need DUCTOR_SECRET_KEY, which seals their secrets")
@@ -37,6 +38,7 @@ func WebhookCreate(c echo.Context, s *store.Store, w store.Webhook) (out store.W
 	return out, err
 }
 
+// WebhookRotate replaces a webhook's secret, audited.
 func WebhookRotate(c echo.Context, s *store.Store, tenantID uuid.UUID, id string, sealed []byte, hint string) (out store.Webhook, err error) {
 	err = s.InTx(c.Request().Context(), func(tx *store.Store) error {
 		if out, err = tx.WebhookRotate(c.Request().Context(), tenantID, id, sealed, hint); err != nil {
@@ -47,6 +49,7 @@ func WebhookRotate(c echo.Context, s *store.Store, tenantID uuid.UUID, id string
 	return out, err
 }
 
+// WebhookDelete deletes a webhook, audited.
 func WebhookDelete(c echo.Context, s *store.Store, tenantID uuid.UUID, id string) error {
 	return s.InTx(c.Request().Context(), func(tx *store.Store) error {
 		if err := tx.WebhookDelete(c.Request().Context(), tenantID, id); err != nil {
