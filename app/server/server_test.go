@@ -4,10 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -17,9 +13,6 @@ import (
 
 	"github.com/ductor/ductor/app/server/api"
 	"github.com/ductor/ductor/app/server/httpx"
-
-	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/labstack/echo/v4"
 
 	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/auth"
@@ -138,48 +131,6 @@ func TestErrorsUseTheJSONShape(t *testing.T) {
 	}
 }
 
-func TestToBodyHidesInternalErrors(t *testing.T) {
-	t.Parallel()
-	status, body := httpx.ToBody(errors.New("disk on fire: EOF"))
-	if status != 500 || body.Error.Code != apperr.Internal || strings.Contains(body.Error.Message, "EOF") {
-		t.Fatalf("internal error = %d %+v", status, body)
-	}
-	status, body = httpx.ToBody(apperr.New(apperr.Conflict, "duplicate signal").WithDetails([]string{"x"}))
-	if status != 409 || body.Error.Message != "duplicate signal" || body.Error.Details == nil {
-		t.Fatalf("conflict = %d %+v", status, body)
-	}
-	for code := range httpx.StatusOf {
-		if httpx.StatusOf[code] == 0 {
-			t.Errorf("code %s has no status", code)
-		}
-	}
-}
-
-func TestRequireScope(t *testing.T) {
-	t.Parallel()
-	e := echo.New()
-	e.HTTPErrorHandler = httpx.ErrorHandler(slog.New(slog.DiscardHandler))
-	h := httpx.RequireScope(auth.ScopeRunsWrite)(func(c echo.Context) error { return c.NoContent(204) })
-	for _, tc := range []struct {
-		scopes []auth.Scope
-		want   int
-	}{
-		{[]auth.Scope{auth.ScopeRunsRead}, 403},
-		{[]auth.Scope{auth.ScopeRunsWrite}, 204},
-		{[]auth.Scope{auth.ScopeAdmin}, 204},
-	} {
-		rec := httptest.NewRecorder()
-		c := e.NewContext(httptest.NewRequest("POST", "/", nil), rec)
-		c.Set(httpx.PrincipalKey, httpx.Principal{Key: store.APIKey{Scopes: tc.scopes}})
-		if err := h(c); err != nil {
-			e.HTTPErrorHandler(err, c)
-		}
-		if rec.Code != tc.want {
-			t.Errorf("scopes %v: %d, want %d", tc.scopes, rec.Code, tc.want)
-		}
-	}
-}
-
 func TestStaticAssetsAreHashedAndCached(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -196,20 +147,5 @@ func TestStaticAssetsAreHashedAndCached(t *testing.T) {
 	res.Body.Close()
 	if res.StatusCode != 200 || !strings.Contains(res.Header.Get("Cache-Control"), "immutable") {
 		t.Fatalf("GET %s = %d, Cache-Control %q", href, res.StatusCode, res.Header.Get("Cache-Control"))
-	}
-}
-
-// A database that cannot be reached is a 503 to retry, whatever wraps
-// the error; a client error that happens to wrap the same cause keeps its
-// own code.
-func TestToBodyMapsAnUnreachableDatabaseToUnavailable(t *testing.T) {
-	t.Parallel()
-	status, body := httpx.ToBody(fmt.Errorf("load run: %w", &pgconn.ConnectError{}))
-	if status != 503 || body.Error.Code != apperr.Unavailable {
-		t.Fatalf("connect error = %d %+v, want 503 unavailable", status, body)
-	}
-	status, body = httpx.ToBody(apperr.Wrap(io.ErrUnexpectedEOF, apperr.Invalid, "truncated body"))
-	if status != 400 || body.Error.Code != apperr.Invalid {
-		t.Fatalf("a truncated request body = %d %+v, want 400 invalid", status, body)
 	}
 }

@@ -48,7 +48,7 @@ func APIKeyAuth(s *store.Store, failures *FailureLimiter, proxies TrustedProxies
 			if err != nil {
 				return err
 			}
-			c.Set(PrincipalKey, Principal{Key: key})
+			c.Set(principalKey, Principal{Key: key})
 			return next(c)
 		}
 	}

@@ -35,13 +35,13 @@ type Principal struct {
 	Key store.APIKey
 }
 
-// PrincipalKey is where the authenticated Principal is kept in the
+// principalKey is where the authenticated Principal is kept in the
 // request's context.
-const PrincipalKey = "ductor.principal"
+const principalKey = "ductor.principal"
 
 // PrincipalOf is the request's authenticated API key, if any.
 func PrincipalOf(c echo.Context) (Principal, bool) {
-	p, ok := c.Get(PrincipalKey).(Principal)
+	p, ok := c.Get(principalKey).(Principal)
 	return p, ok
 }
 

@@ -39,7 +39,7 @@ func handleDefinitionDiff(s *store.Store) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		rows := LineDiff(from, to)
+		rows := lineDiff(from, to)
 		changed := 0
 		for _, r := range rows {
 			if r.Kind != "same" {

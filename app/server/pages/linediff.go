@@ -10,9 +10,9 @@ import (
 // two texts is shown as removed then added.
 const maxDiffCells = 4_000_000
 
-// LineDiff compares two texts line by line (longest common subsequence
+// lineDiff compares two texts line by line (longest common subsequence
 // after trimming the common start and end) into side-by-side rows.
-func LineDiff(a, b string) []views.DiffRow {
+func lineDiff(a, b string) []views.DiffRow {
 	x, y := splitLines(a), splitLines(b)
 	pre := 0
 	for pre < len(x) && pre < len(y) && x[pre] == y[pre] {

@@ -1,9 +1,7 @@
-package server
+package httpx
 
 import (
 	"testing"
-
-	"github.com/ductor/ductor/app/server/httpx"
 )
 
 func TestSafeNext(t *testing.T) {
@@ -29,7 +27,7 @@ func TestSafeNext(t *testing.T) {
 		"evil.example":                 "/",
 		"/t/ac\tme":                    "/t/acme",
 	} {
-		if got := httpx.SafeNext(next); got != want {
+		if got := SafeNext(next); got != want {
 			t.Errorf("safeNext(%q) = %q, want %q", next, got, want)
 		}
 	}
