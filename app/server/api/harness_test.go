@@ -1,7 +1,7 @@
-// The API's test harness: apiBundle is a server with running workers
-// and two tenants with a key each, called as a client would, with JSON.
-// setupTasks adds what a serving process runs beside it for bridge
-// workers.
+// The API's test harness: apiBundle is the whole server (server.New)
+// with running workers and two tenants with a key each, called as a
+// client would, with JSON. setupTasks adds what a serving process runs
+// beside it for bridge workers.
 
 package api_test
 

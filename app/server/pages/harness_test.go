@@ -2,7 +2,8 @@
 // schema with an OIDC provider and runs that are queued, never worked
 // (login, sessions, isolation); dashBundle is the dashboard with running
 // workers and a tenant's members signed in (the run, inbox and trigger
-// pages). Both drive it through browser.
+// pages). Both serve the whole server (server.New) and drive it through
+// servertest.Browser.
 
 package pages_test
 
