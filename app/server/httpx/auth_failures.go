@@ -24,7 +24,7 @@ const (
 )
 
 // FailureLimiter counts failed authentications per budget. A budget's
-// key is a client address (see TrustedProxies.clientAddr) and what the
+// key is a client address (see TrustedProxies.ClientAddr) and what the
 // client failed at, as far as it is known without a lookup: a key with a
 // valid tag, a webhook. The callers check a budget only for requests
 // that would fail anyway or that cannot be told from those without the
