@@ -36,7 +36,7 @@ const (
 	deliveryTooLarge     = "too_large"
 )
 
-// hooks receives webhook deliveries: no API key, the signature is the
+// Hooks receives webhook deliveries: no API key, the signature is the
 // credential. Failed deliveries (unknown webhook, bad, missing or stale
 // signature, a body too large to verify) are counted as failed
 // authentications are, per client address and webhook (see
@@ -44,7 +44,7 @@ const (
 // Retry-After, and a request that cannot succeed is refused so before any
 // lookup, while a delivery that verifies is always served. Failed results
 // are written to their webhook sparingly (see deliveryRecorder).
-type hooks struct {
+type Hooks struct {
 	store    *store.Store
 	runs     *runs.Service
 	box      *secrets.Box
@@ -57,8 +57,8 @@ type hooks struct {
 
 // NewHooks builds the receiver of webhook deliveries, with its own
 // budget of failed deliveries per client.
-func NewHooks(d Deps) hooks {
-	return hooks{
+func NewHooks(d Deps) Hooks {
+	return Hooks{
 		store: d.Store, runs: d.Runs, box: d.Secrets, log: d.Logger, proxies: d.TrustedProxies,
 		failures: httpx.NewFailureLimiter(d.AuthFailuresPerMinute, d.AuthFailureBurst),
 		known:    newKnownHooks(), recorder: newDeliveryRecorder(failedRecordEvery),
@@ -72,7 +72,7 @@ func NewHooks(d Deps) hooks {
 // differs from the first's; a bad, missing or stale signature is 401; a
 // body over MaxBodyBytes 413; a body that is not JSON 400; a failure past
 // its budget 429; the database unreachable 503.
-func (h hooks) HandleHookDelivery(c echo.Context) error {
+func (h Hooks) HandleHookDelivery(c echo.Context) error {
 	ctx, addr := c.Request().Context(), h.proxies.ClientAddr(c.Request())
 	slug, id := c.Param("tenant"), c.Param("id")
 	if err := h.precheck(c, addr, slug, id); err != nil {
@@ -141,7 +141,7 @@ func readDelivery(c echo.Context, s webhook.Scheme) ([]byte, string, error) {
 // refuse answers a failed delivery: err, counted and written to the
 // webhook as the recorder says, or 429 once the failure's budget is
 // spent.
-func (h hooks) refuse(c echo.Context, w store.Webhook, budget, outcome string, err error) error {
+func (h Hooks) refuse(c echo.Context, w store.Webhook, budget, outcome string, err error) error {
 	if spent := h.failures.Check(c, budget); spent != nil {
 		h.runs.Events.WebhookDelivered(deliveryRateLimited)
 		return spent
@@ -161,7 +161,7 @@ var (
 // find looks the webhook up: 404 when its tenant or it does not exist,
 // and the store's error otherwise (503 while the database is
 // unreachable).
-func (h hooks) find(ctx context.Context, slug, id string) (store.Webhook, error) {
+func (h Hooks) find(ctx context.Context, slug, id string) (store.Webhook, error) {
 	if h.box == nil {
 		return store.Webhook{}, apperr.New(apperr.Unavailable, "webhooks need DUCTOR_SECRET_KEY")
 	}
@@ -185,7 +185,7 @@ func (h hooks) find(ctx context.Context, slug, id string) (store.Webhook, error)
 // verify checks the signature against the webhook's secret (and the
 // previous one, during a rotation's grace), timestamps against now, the
 // database's clock.
-func (h hooks) verify(ctx context.Context, w store.Webhook, hdr http.Header, body []byte, now time.Time) (string, error) {
+func (h Hooks) verify(ctx context.Context, w store.Webhook, hdr http.Header, body []byte, now time.Time) (string, error) {
 	var keys []string
 	aad := store.WebhookAAD(w.TenantID, w.ID)
 	if plain, err := h.box.Open(w.Secret, aad); err == nil {
@@ -209,7 +209,7 @@ func (h hooks) verify(ctx context.Context, w store.Webhook, hdr http.Header, bod
 // a different body is refused: a sender retries a delivery with the same
 // body, so another body under the same id is a bug or a forgery, and
 // answering it as a duplicate would drop it without a word.
-func (h hooks) publish(c echo.Context, w store.Webhook, id string, body []byte, data any) error {
+func (h Hooks) publish(c echo.Context, w store.Webhook, id string, body []byte, data any) error {
 	ctx := runs.WithCaller(c.Request().Context(), callerSpan(c))
 	if id == "" {
 		sum := sha256.Sum256(body)
@@ -239,7 +239,7 @@ func (h hooks) publish(c echo.Context, w store.Webhook, id string, body []byte, 
 
 // recordFailure counts a failed delivery and writes it to the webhook
 // when the recorder says so.
-func (h hooks) recordFailure(ctx context.Context, w store.Webhook, outcome string, status int) {
+func (h Hooks) recordFailure(ctx context.Context, w store.Webhook, outcome string, status int) {
 	h.runs.Events.WebhookDelivered(outcome)
 	if ok, n := h.recorder.failed(hookKey{w.TenantID, w.ID}, time.Now()); ok {
 		h.write(ctx, w, store.Delivery{Outcome: outcome, Status: status, Count: n})
@@ -248,7 +248,7 @@ func (h hooks) recordFailure(ctx context.Context, w store.Webhook, outcome strin
 
 // write keeps a delivery's result on the webhook; failing to is logged,
 // not answered.
-func (h hooks) write(ctx context.Context, w store.Webhook, d store.Delivery) {
+func (h Hooks) write(ctx context.Context, w store.Webhook, d store.Delivery) {
 	if err := h.store.WebhookDelivered(ctx, w.TenantID, w.ID, d); err != nil {
 		h.log.WarnContext(ctx, "record a webhook delivery", "webhook_id", w.ID, "err", err)
 	}

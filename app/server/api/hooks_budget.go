@@ -35,7 +35,7 @@ func hookBudget(addr string, tenant uuid.UUID, id string) string {
 
 // precheck refuses, before any lookup, a delivery whose failure budget
 // is spent and that could not succeed.
-func (h hooks) precheck(c echo.Context, addr, slug, id string) error {
+func (h Hooks) precheck(c echo.Context, addr, slug, id string) error {
 	tenant, ok := h.known.get(slug, id)
 	if !ok {
 		unknown := unknownHookBudget(addr)

@@ -9,16 +9,16 @@ import (
 	"github.com/ductor/ductor/app/store"
 )
 
-// pageCursor is where a page of the runs list starts: before a run (the
+// PageCursor is where a page of the runs list starts: before a run (the
 // next, older page) or after it (the previous, newer page).
-type pageCursor struct {
+type PageCursor struct {
 	at    store.RunCursor
 	newer bool
 }
 
-// runPage is one page of runs, newest first, with the cursors of the
+// RunPage is one page of runs, newest first, with the cursors of the
 // pages beside it ("": none).
-type runPage struct {
+type RunPage struct {
 	Runs       []store.Run
 	Next, Prev string
 }
@@ -26,14 +26,14 @@ type runPage struct {
 // LoadRunPage reads the page of runs matching f that cur points at
 // (nil: the newest), at most limit of them, asking for one more to learn
 // whether the page beyond exists.
-func LoadRunPage(ctx context.Context, s *store.Store, tenantID uuid.UUID, f store.RunFilter, cur *pageCursor, limit int) (runPage, error) {
+func LoadRunPage(ctx context.Context, s *store.Store, tenantID uuid.UUID, f store.RunFilter, cur *PageCursor, limit int) (RunPage, error) {
 	f.Limit = limit + 1
 	if cur != nil && cur.newer {
 		runs, err := s.RunListNewer(ctx, tenantID, f, cur.at)
 		if err != nil {
-			return runPage{}, err
+			return RunPage{}, err
 		}
-		p := runPage{Runs: runs}
+		p := RunPage{Runs: runs}
 		if len(runs) > limit {
 			p.Runs = runs[1:]
 			p.Prev = encodePageCursor(p.Runs[0], true)
@@ -48,9 +48,9 @@ func LoadRunPage(ctx context.Context, s *store.Store, tenantID uuid.UUID, f stor
 	}
 	runs, err := s.RunList(ctx, tenantID, f)
 	if err != nil {
-		return runPage{}, err
+		return RunPage{}, err
 	}
-	p := runPage{Runs: runs}
+	p := RunPage{Runs: runs}
 	if len(runs) > limit {
 		p.Runs = runs[:limit]
 		p.Next = encodePageCursor(p.Runs[limit-1], false)
@@ -69,16 +69,16 @@ func encodePageCursor(r store.Run, newer bool) string {
 	return paging.EncodeTime(r.CreatedAt, r.ID, newer)
 }
 
-func decodeCursor(s string) (pageCursor, error) {
+func decodeCursor(s string) (PageCursor, error) {
 	at, id, newer, err := paging.DecodeTime(s)
 	if err != nil {
-		return pageCursor{}, err
+		return PageCursor{}, err
 	}
-	return pageCursor{at: store.RunCursor{CreatedAt: at, ID: id}, newer: newer}, nil
+	return PageCursor{at: store.RunCursor{CreatedAt: at, ID: id}, newer: newer}, nil
 }
 
 // CursorParam reads ?cursor= (empty: nil).
-func CursorParam(v string) (*pageCursor, error) {
+func CursorParam(v string) (*PageCursor, error) {
 	if v == "" {
 		return nil, nil
 	}

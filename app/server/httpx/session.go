@@ -32,15 +32,15 @@ type Site struct {
 	SecureCookies bool // the dashboard is served over https
 }
 
-// webSession is the logged-in browser of a request.
-type webSession struct {
+// WebSession is the logged-in browser of a request.
+type WebSession struct {
 	store.Session
 	Token string
 }
 
 // SessionOf is the request's dashboard session, if signed in.
-func SessionOf(c echo.Context) (webSession, bool) {
-	s, ok := c.Get(sessionKey).(webSession)
+func SessionOf(c echo.Context) (WebSession, bool) {
+	s, ok := c.Get(sessionKey).(WebSession)
 	return s, ok
 }
 
@@ -63,7 +63,7 @@ func LoadSession(s *store.Store, st Site) echo.MiddlewareFunc {
 			sess, err := s.SessionGet(c.Request().Context(), ck.Value)
 			switch {
 			case err == nil:
-				c.Set(sessionKey, webSession{Session: sess, Token: ck.Value})
+				c.Set(sessionKey, WebSession{Session: sess, Token: ck.Value})
 			case apperr.Is(err, apperr.Unauthorized):
 				ClearCookie(c, SessionCookie)
 			default:
