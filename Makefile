@@ -72,7 +72,7 @@ APICLIENTS := $(CURDIR)/bin/apiclients
 
 apiclients: node-deps
 	@rm -rf $(APICLIENTS) && mkdir -p $(APICLIENTS)/go $(APICLIENTS)/ts
-	OPENAPI_OUT=$(APICLIENTS)/openapi.json go test ./app/server -run '^TestServedOpenAPIDocument$$' -count=1
+	OPENAPI_OUT=$(APICLIENTS)/openapi.json go test ./app/server/api -run '^TestServedOpenAPIDocument$$' -count=1
 	cp .ci/apiclients/go.mod.txt $(APICLIENTS)/go/go.mod && cp .ci/apiclients/use.go.txt $(APICLIENTS)/go/use.go
 	cd $(APICLIENTS)/go && $(OAPI_CODEGEN) -config $(CURDIR)/.ci/apiclients/oapi-codegen.yaml ../openapi.json && \
 		GOFLAGS=-mod=mod go mod tidy && go build ./...

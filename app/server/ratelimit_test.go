@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/ductor/ductor/app/server/servertest"
+
 	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
@@ -19,12 +21,12 @@ func TestAPIRateLimitPerKey(t *testing.T) {
 	s := store.New(pool)
 	srv := httptest.NewServer(New(Deps{Pool: pool, Store: s, API: true, APIRate: 0.5})) // bursts of 1
 	t.Cleanup(srv.Close)
-	b := testBundle{srv: srv, store: s, pool: pool}
+	b := servertest.Served{Server: srv, Store: s, Pool: pool}
 	tenant := testdb.Tenant(t, s, nil)
 	_, first := testdb.APIKey(t, s, tenant, nil)
 	_, second := testdb.APIKey(t, s, tenant, nil)
 
-	if code, body := b.do(t, "GET", "/api/v1/whoami", first, nil); code != 200 {
+	if code, body := b.Do(t, "GET", "/api/v1/whoami", first, nil); code != 200 {
 		t.Fatalf("first call = %d %s", code, body)
 	}
 	req, _ := http.NewRequest("GET", srv.URL+"/api/v1/whoami", nil)
@@ -40,14 +42,14 @@ func TestAPIRateLimitPerKey(t *testing.T) {
 	if secs, err := strconv.Atoi(res.Header.Get("Retry-After")); err != nil || secs < 1 || secs > 2 {
 		t.Errorf("Retry-After = %q, want 1 or 2 seconds", res.Header.Get("Retry-After"))
 	}
-	code, body := b.do(t, "GET", "/api/v1/whoami", first, nil)
+	code, body := b.Do(t, "GET", "/api/v1/whoami", first, nil)
 	if code != 429 || errorCode(t, body) != apperr.RateLimited {
 		t.Errorf("over the limit: %d %s, want 429 rate_limited", code, body)
 	}
-	if code, body := b.do(t, "GET", "/api/v1/whoami", second, nil); code != 200 {
+	if code, body := b.Do(t, "GET", "/api/v1/whoami", second, nil); code != 200 {
 		t.Errorf("another key = %d %s, want 200: limits are per key", code, body)
 	}
-	if code, _ := b.do(t, "GET", "/api/v1/whoami", "", nil); code != 401 {
+	if code, _ := b.Do(t, "GET", "/api/v1/whoami", "", nil); code != 401 {
 		t.Errorf("no key = %d, want 401 before any limit", code)
 	}
 }

@@ -1,10 +1,31 @@
-// Package server is Ductor's HTTP front: the JSON API under /api/v1, the
-// dashboard pages, health and metrics. Handlers are small maker functions
-// that take only what they use. Every route is registered in a routes*.go
-// file, and only there: routes.go has the process-wide ones, routes_api.go
-// the API's, routes_pages.go the dashboard's (routes_test.go enforces it).
-// Lists kept in key order page through package paging. Errors become HTTP
-// statuses in exactly one place (errors.go).
+// Package server is Ductor's HTTP front, assembled: it builds the Echo
+// instance, its process-wide middleware (metrics, request ids, security
+// headers, logging, panic recovery, NUL refusal), health and metrics, and
+// mounts the two sides of what it serves:
+//
+//   - package api: the JSON API under /api/v1 (runs, definitions,
+//     schedules, webhooks and their deliveries on /hooks, tasks for bridge
+//     workers, waiting runs' signals, events, approvals and cases, batches,
+//     whoami) and its OpenAPI document;
+//   - package pages: the dashboard (home, login, the runs list and the run
+//     inspector, the editor, the inbox, schedules, webhooks and batches,
+//     settings).
+//
+// Both import package httpx, the pieces they share (errors mapped to HTTP
+// statuses in exactly one place, binding and query parameters, API-key
+// auth and rate limits, sessions, CSRF and flashes, tenant access, the
+// writes both sides make, the cursor pager in httpx/paging), and never
+// each other. Each side takes a Deps of only what it uses, which New
+// cuts from this package's Deps. Handlers are small maker functions that
+// take only what they use.
+//
+// Every route is registered in a routes*.go file, and only there:
+// routes.go has the process-wide ones and mounts the sides,
+// api/routes_api.go the API's, pages/routes_pages.go the dashboard's
+// (routes_test.go enforces it across all of them). The API's tests, in
+// package api_test, share api/harness_test.go; the dashboard's, in
+// package pages_test, share pages/harness_test.go; the fixtures both use
+// are package servertest. The tests here are the assembly's.
 package server
 
 import (
@@ -15,9 +36,12 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/ductor/ductor/app/server/api"
+	"github.com/ductor/ductor/app/server/httpx"
+	"github.com/ductor/ductor/app/server/pages"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
@@ -28,13 +52,6 @@ import (
 	"github.com/ductor/ductor/app/secrets"
 	"github.com/ductor/ductor/app/store"
 )
-
-// MaxBodyBytes bounds every request body: definitions are at most 1 MiB,
-// so 2 MiB leaves room for the JSON around them.
-const MaxBodyBytes = 2 << 20
-
-// MaxFormBytes bounds dashboard form posts.
-const MaxFormBytes = 64 << 10
 
 // Deps is what the server needs from the rest of the process.
 type Deps struct {
@@ -80,7 +97,22 @@ type Deps struct {
 	stopping chan struct{}
 }
 
-func (d Deps) secureCookies() bool { return strings.HasPrefix(d.BaseURL, "https://") }
+// apiDeps is what of d the API's handlers take.
+func (d Deps) apiDeps() api.Deps {
+	return api.Deps{
+		Store: d.Store, Runs: d.Runs, ValidateInput: d.ValidateInput, Logger: d.Logger, Secrets: d.Secrets,
+		BaseURL: d.BaseURL, TrustedProxies: d.TrustedProxies, AuthFailuresPerMinute: d.AuthFailuresPerMinute,
+		AuthFailureBurst: d.AuthFailureBurst, Stopping: d.stopping,
+	}
+}
+
+// pagesDeps is what of d the dashboard's handlers take.
+func (d Deps) pagesDeps() pages.Deps {
+	return pages.Deps{
+		Store: d.Store, Runs: d.Runs, ValidateInput: d.ValidateInput, Login: d.Login, DevLogin: d.DevLogin,
+		BaseURL: d.BaseURL, Secrets: d.Secrets, LiveStreamFor: d.LiveStreamFor, Stopping: d.stopping,
+	}
+}
 
 // Server is an http.Handler with graceful start and stop.
 type Server struct {
@@ -100,8 +132,8 @@ func New(d Deps) *Server {
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	e.HTTPErrorHandler = errorHandler(d.Logger)
-	e.JSONSerializer = jsonSerializer{}
+	e.HTTPErrorHandler = httpx.ErrorHandler(d.Logger)
+	e.JSONSerializer = httpx.JSONSerializer{}
 	d.stopping = make(chan struct{})
 	s := &Server{echo: e, log: d.Logger, stopping: d.stopping}
 	routes(e, d)
@@ -137,3 +169,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	return nil
 }
+
+// NewInputValidator returns the check that trigger input matches a
+// definition's input_schema (see httpx.NewInputValidator).
+func NewInputValidator() runs.InputValidator { return httpx.NewInputValidator() }
+
+// Routes lists every route the server serves.
+func (s *Server) Routes() []*echo.Route { return s.echo.Routes() }

@@ -4,18 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/labstack/echo/v4"
+	"github.com/ductor/ductor/app/server/servertest"
+
+	"github.com/ductor/ductor/app/server/api"
+	"github.com/ductor/ductor/app/server/httpx"
 
 	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/auth"
@@ -23,42 +20,18 @@ import (
 	"github.com/ductor/ductor/app/testdb"
 )
 
-type testBundle struct {
-	srv   *httptest.Server
-	store *store.Store
-	pool  *pgxpool.Pool
-}
-
-func setup(t *testing.T) testBundle {
+func setup(t *testing.T) servertest.Served {
 	t.Helper()
 	pool := testdb.Schema(t)
 	s := store.New(pool)
 	srv := httptest.NewServer(New(Deps{Pool: pool, Store: s, API: true, Web: true}))
 	t.Cleanup(srv.Close)
-	return testBundle{srv: srv, store: s, pool: pool}
-}
-
-func (b testBundle) do(t *testing.T, method, path, key string, body io.Reader) (int, []byte) {
-	t.Helper()
-	req, err := http.NewRequest(method, b.srv.URL+path, body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	out, _ := io.ReadAll(res.Body)
-	return res.StatusCode, out
+	return servertest.Served{Server: srv, Store: s, Pool: pool}
 }
 
 func errorCode(t *testing.T, body []byte) apperr.Code {
 	t.Helper()
-	var e ErrorBody
+	var e httpx.ErrorBody
 	if err := json.Unmarshal(body, &e); err != nil || e.Error.Message == "" {
 		t.Fatalf("body %s is not the JSON error shape: %v", body, err)
 	}
@@ -68,16 +41,16 @@ func errorCode(t *testing.T, body []byte) apperr.Code {
 func TestHealthAndReadiness(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	if code, _ := b.do(t, "GET", "/healthz", "", nil); code != 200 {
+	if code, _ := b.Do(t, "GET", "/healthz", "", nil); code != 200 {
 		t.Errorf("healthz = %d", code)
 	}
-	if code, body := b.do(t, "GET", "/readyz", "", nil); code != 200 {
+	if code, body := b.Do(t, "GET", "/readyz", "", nil); code != 200 {
 		t.Errorf("readyz = %d %s", code, body)
 	}
-	if _, err := b.pool.Exec(context.Background(), "DELETE FROM ductor_migration"); err != nil {
+	if _, err := b.Pool.Exec(context.Background(), "DELETE FROM ductor_migration"); err != nil {
 		t.Fatal(err)
 	}
-	code, body := b.do(t, "GET", "/readyz", "", nil)
+	code, body := b.Do(t, "GET", "/readyz", "", nil)
 	if code != 503 || errorCode(t, body) != apperr.Unavailable {
 		t.Errorf("readyz with pending migrations = %d %s, want 503", code, body)
 	}
@@ -86,14 +59,14 @@ func TestHealthAndReadiness(t *testing.T) {
 func TestAPIKeyAuthentication(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	tenant := testdb.Tenant(t, b.store, nil)
-	key, secret := testdb.APIKey(t, b.store, tenant, nil)
+	tenant := testdb.Tenant(t, b.Store, nil)
+	key, secret := testdb.APIKey(t, b.Store, tenant, nil)
 
-	code, body := b.do(t, "GET", "/api/v1/whoami", secret, nil)
+	code, body := b.Do(t, "GET", "/api/v1/whoami", secret, nil)
 	if code != 200 {
 		t.Fatalf("whoami = %d %s", code, body)
 	}
-	var who whoamiResponse
+	var who api.WhoamiResponse
 	if err := json.Unmarshal(body, &who); err != nil || who.TenantID != tenant.ID.String() || who.KeyID != key.ID.String() {
 		t.Fatalf("whoami = %s (%v)", body, err)
 	}
@@ -102,15 +75,15 @@ func TestAPIKeyAuthentication(t *testing.T) {
 		typo = 'y'
 	}
 	for name, k := range map[string]string{"none": "", "malformed": "dk_nope", "typo": secret[:20] + string(typo) + secret[21:]} {
-		code, body := b.do(t, "GET", "/api/v1/whoami", k, nil)
+		code, body := b.Do(t, "GET", "/api/v1/whoami", k, nil)
 		if code != 401 || errorCode(t, body) != apperr.Unauthorized {
 			t.Errorf("%s key: %d %s, want 401", name, code, body)
 		}
 	}
-	if _, err := b.store.APIKeyRevoke(context.Background(), tenant.ID, key.ID); err != nil {
+	if _, err := b.Store.APIKeyRevoke(context.Background(), tenant.ID, key.ID); err != nil {
 		t.Fatal(err)
 	}
-	if code, _ := b.do(t, "GET", "/api/v1/whoami", secret, nil); code != 401 {
+	if code, _ := b.Do(t, "GET", "/api/v1/whoami", secret, nil); code != 401 {
 		t.Errorf("revoked key: %d, want 401", code)
 	}
 }
@@ -124,9 +97,9 @@ func TestMalformedKeyNeedsNoDatabase(t *testing.T) {
 	pool := testdb.Schema(t)
 	srv := httptest.NewServer(New(Deps{Pool: pool, Store: store.New(pool), API: true}))
 	t.Cleanup(srv.Close)
-	b := testBundle{srv: srv}
+	b := servertest.Served{Server: srv}
 	forgedLegacy := legacyKey("dk_" + strings.Repeat("Forge", 6) + "dkey")
-	if code, body := b.do(t, "GET", "/api/v1/whoami", forgedLegacy, nil); code != 401 {
+	if code, body := b.Do(t, "GET", "/api/v1/whoami", forgedLegacy, nil); code != 401 {
 		t.Fatalf("forged legacy key = %d %s, want 401", code, body)
 	}
 	pool.Close()
@@ -137,7 +110,7 @@ func TestMalformedKeyNeedsNoDatabase(t *testing.T) {
 		"forged tag":    forged.Secret,
 		"forged legacy": legacyKey("dk_" + strings.Repeat("Other", 6) + "dkey"),
 	} {
-		if code, body := b.do(t, "GET", "/api/v1/whoami", k, nil); code != 401 {
+		if code, body := b.Do(t, "GET", "/api/v1/whoami", k, nil); code != 401 {
 			t.Errorf("%s key with no database = %d %s, want 401", name, code, body)
 		}
 	}
@@ -146,90 +119,33 @@ func TestMalformedKeyNeedsNoDatabase(t *testing.T) {
 func TestErrorsUseTheJSONShape(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	_, secret := testdb.APIKey(t, b.store, testdb.Tenant(t, b.store, nil), nil)
-	code, body := b.do(t, "GET", "/api/v1/no-such-thing", secret, nil)
+	_, secret := testdb.APIKey(t, b.Store, testdb.Tenant(t, b.Store, nil), nil)
+	code, body := b.Do(t, "GET", "/api/v1/no-such-thing", secret, nil)
 	if code != 404 || errorCode(t, body) != apperr.NotFound {
 		t.Errorf("unknown route = %d %s", code, body)
 	}
-	big := bytes.Repeat([]byte("x"), MaxBodyBytes+1)
-	code, body = b.do(t, "POST", "/api/v1/whoami", secret, bytes.NewReader(big))
+	big := bytes.Repeat([]byte("x"), httpx.MaxBodyBytes+1)
+	code, body = b.Do(t, "POST", "/api/v1/whoami", secret, bytes.NewReader(big))
 	if code != 413 || errorCode(t, body) != apperr.TooLarge {
 		t.Errorf("oversized body = %d %s, want 413", code, body)
-	}
-}
-
-func TestToBodyHidesInternalErrors(t *testing.T) {
-	t.Parallel()
-	status, body := toBody(errors.New("disk on fire: EOF"))
-	if status != 500 || body.Error.Code != apperr.Internal || strings.Contains(body.Error.Message, "EOF") {
-		t.Fatalf("internal error = %d %+v", status, body)
-	}
-	status, body = toBody(apperr.New(apperr.Conflict, "duplicate signal").WithDetails([]string{"x"}))
-	if status != 409 || body.Error.Message != "duplicate signal" || body.Error.Details == nil {
-		t.Fatalf("conflict = %d %+v", status, body)
-	}
-	for code := range statusOf {
-		if statusOf[code] == 0 {
-			t.Errorf("code %s has no status", code)
-		}
-	}
-}
-
-func TestRequireScope(t *testing.T) {
-	t.Parallel()
-	e := echo.New()
-	e.HTTPErrorHandler = errorHandler(slog.New(slog.DiscardHandler))
-	h := requireScope(auth.ScopeRunsWrite)(func(c echo.Context) error { return c.NoContent(204) })
-	for _, tc := range []struct {
-		scopes []auth.Scope
-		want   int
-	}{
-		{[]auth.Scope{auth.ScopeRunsRead}, 403},
-		{[]auth.Scope{auth.ScopeRunsWrite}, 204},
-		{[]auth.Scope{auth.ScopeAdmin}, 204},
-	} {
-		rec := httptest.NewRecorder()
-		c := e.NewContext(httptest.NewRequest("POST", "/", nil), rec)
-		c.Set(principalKey, Principal{Key: store.APIKey{Scopes: tc.scopes}})
-		if err := h(c); err != nil {
-			e.HTTPErrorHandler(err, c)
-		}
-		if rec.Code != tc.want {
-			t.Errorf("scopes %v: %d, want %d", tc.scopes, rec.Code, tc.want)
-		}
 	}
 }
 
 func TestStaticAssetsAreHashedAndCached(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	_, page := b.do(t, "GET", "/", "", nil)
+	_, page := b.Do(t, "GET", "/", "", nil)
 	i := bytes.Index(page, []byte("/static/css/app."))
 	if i < 0 {
 		t.Fatalf("home page links no hashed stylesheet: %s", page)
 	}
 	href := string(page[i : i+bytes.IndexByte(page[i:], '"')])
-	res, err := http.Get(b.srv.URL + href)
+	res, err := http.Get(b.Server.URL + href)
 	if err != nil {
 		t.Fatal(err)
 	}
 	res.Body.Close()
 	if res.StatusCode != 200 || !strings.Contains(res.Header.Get("Cache-Control"), "immutable") {
 		t.Fatalf("GET %s = %d, Cache-Control %q", href, res.StatusCode, res.Header.Get("Cache-Control"))
-	}
-}
-
-// A database that cannot be reached is a 503 to retry, whatever wraps
-// the error; a client error that happens to wrap the same cause keeps its
-// own code.
-func TestToBodyMapsAnUnreachableDatabaseToUnavailable(t *testing.T) {
-	t.Parallel()
-	status, body := toBody(fmt.Errorf("load run: %w", &pgconn.ConnectError{}))
-	if status != 503 || body.Error.Code != apperr.Unavailable {
-		t.Fatalf("connect error = %d %+v, want 503 unavailable", status, body)
-	}
-	status, body = toBody(apperr.Wrap(io.ErrUnexpectedEOF, apperr.Invalid, "truncated body"))
-	if status != 400 || body.Error.Code != apperr.Invalid {
-		t.Fatalf("a truncated request body = %d %+v, want 400 invalid", status, body)
 	}
 }

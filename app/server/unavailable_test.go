@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ductor/ductor/app/server/servertest"
+
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ductor/ductor/app/apperr"
@@ -33,7 +35,7 @@ func TestAPIAnswersUnavailableWhileTheDatabaseIsDown(t *testing.T) {
 	t.Cleanup(pool.Close)
 	srv := httptest.NewServer(New(Deps{Pool: pool, Store: store.New(pool), API: true, Logger: slog.New(slog.DiscardHandler)}))
 	t.Cleanup(srv.Close)
-	b := testBundle{srv: srv}
+	b := servertest.Served{Server: srv}
 	// The key is never checked: the keyring it is checked with is in the
 	// database.
 	const key = "dk_0123456789abcdefghijklmnopqrstuv"
@@ -55,14 +57,14 @@ func TestAPIAnswersUnavailableWhileTheDatabaseIsDown(t *testing.T) {
 				c.method, c.path, res.StatusCode, res.Header.Get("Retry-After"))
 		}
 	}
-	code, body := b.do(t, "GET", "/api/v1/runs", key, nil)
+	code, body := b.Do(t, "GET", "/api/v1/runs", key, nil)
 	if code != http.StatusServiceUnavailable || errorCode(t, body) != apperr.Unavailable {
 		t.Errorf("body %d %s, want the unavailable code", code, body)
 	}
-	if code, _ := b.do(t, "GET", "/readyz", "", nil); code != http.StatusServiceUnavailable {
+	if code, _ := b.Do(t, "GET", "/readyz", "", nil); code != http.StatusServiceUnavailable {
 		t.Errorf("readyz while the database is down = %d, want 503", code)
 	}
-	if code, _ := b.do(t, "GET", "/healthz", "", nil); code != http.StatusOK {
+	if code, _ := b.Do(t, "GET", "/healthz", "", nil); code != http.StatusOK {
 		t.Errorf("healthz while the database is down = %d, want 200", code)
 	}
 }
@@ -83,10 +85,10 @@ func TestHooksAnswerUnavailableWhileTheDatabaseIsDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	srv := httptest.NewServer(New(Deps{Pool: pool, Store: store.New(pool), API: true, Secrets: testBox(t),
+	srv := httptest.NewServer(New(Deps{Pool: pool, Store: store.New(pool), API: true, Secrets: servertest.TestBox(t),
 		Logger: slog.New(slog.DiscardHandler), AuthFailureBurst: 1, AuthFailuresPerMinute: 1}))
 	t.Cleanup(srv.Close)
-	b := testBundle{srv: srv}
+	b := servertest.Served{Server: srv}
 	for i := range 4 {
 		res, err := http.Post(srv.URL+"/hooks/acme/shop", "application/json", strings.NewReader(`{"id": 1}`))
 		if err != nil {
@@ -98,7 +100,7 @@ func TestHooksAnswerUnavailableWhileTheDatabaseIsDown(t *testing.T) {
 				i+1, res.StatusCode, res.Header.Get("Retry-After"))
 		}
 	}
-	code, body := b.do(t, "POST", "/hooks/acme/shop", "", strings.NewReader(`{}`))
+	code, body := b.Do(t, "POST", "/hooks/acme/shop", "", strings.NewReader(`{}`))
 	if code != http.StatusServiceUnavailable || errorCode(t, body) != apperr.Unavailable {
 		t.Errorf("body %d %s, want the unavailable code", code, body)
 	}

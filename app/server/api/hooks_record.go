@@ -1,0 +1,91 @@
+package api
+
+import (
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+const (
+	// failedRecordEvery is how often a webhook's failed deliveries are
+	// written to it, at most, by one process: a flood of forged ones costs
+	// no write past the first.
+	failedRecordEvery = 10 * time.Second
+	// maxRecordedHooks bounds the webhooks whose recent writes are
+	// remembered; past it the quiet ones are forgotten, then all.
+	maxRecordedHooks = 10_000
+)
+
+// deliveryRecorder decides which delivery results are written to their
+// webhook. An accepted or duplicate delivery is always written; a failed
+// one (bad or missing signature, stale timestamp, body not JSON) only if
+// the webhook's last write from this process was a success or is older
+// than failedRecordEvery. The failures not written are counted and added
+// to the webhook's deliveries with its next write, so the count catches
+// up; the metric counts every delivery at once.
+type deliveryRecorder struct {
+	every time.Duration
+
+	mu    sync.Mutex
+	hooks map[hookKey]*hookWrites
+}
+
+type hookKey struct {
+	tenant uuid.UUID
+	id     string
+}
+
+type hookWrites struct {
+	at        time.Time // last write
+	failed    bool      // the last write recorded a failure
+	unwritten int64     // failures since the last write
+}
+
+func newDeliveryRecorder(every time.Duration) *deliveryRecorder {
+	return &deliveryRecorder{every: every, hooks: map[hookKey]*hookWrites{}}
+}
+
+// failed reports whether a failed delivery is to be written, and if so
+// how many deliveries the write counts (itself and those not written).
+func (r *deliveryRecorder) failed(k hookKey, now time.Time) (bool, int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	w := r.entry(k, now)
+	if w.failed && now.Sub(w.at) < r.every {
+		w.unwritten++
+		return false, 0
+	}
+	n := 1 + w.unwritten
+	*w = hookWrites{at: now, failed: true}
+	return true, n
+}
+
+// succeeded returns how many deliveries a success's write counts.
+func (r *deliveryRecorder) succeeded(k hookKey, now time.Time) int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	w := r.entry(k, now)
+	n := 1 + w.unwritten
+	*w = hookWrites{at: now}
+	return n
+}
+
+func (r *deliveryRecorder) entry(k hookKey, now time.Time) *hookWrites {
+	if w := r.hooks[k]; w != nil {
+		return w
+	}
+	if len(r.hooks) >= maxRecordedHooks {
+		for key, w := range r.hooks {
+			if now.Sub(w.at) >= r.every {
+				delete(r.hooks, key)
+			}
+		}
+		if len(r.hooks) >= maxRecordedHooks {
+			clear(r.hooks)
+		}
+	}
+	w := &hookWrites{}
+	r.hooks[k] = w
+	return w
+}

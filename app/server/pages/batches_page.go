@@ -1,0 +1,104 @@
+package pages
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/ductor/ductor/app/server/httpx"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/app/auth"
+	"github.com/ductor/ductor/app/runs"
+	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/views"
+)
+
+// handleRunsBatchForm starts a bulk operation from the runs list: on the
+// selected runs (run_id), or on every run the list's filter matches
+// (scope=filter), then shows its progress (post/redirect/get).
+func handleRunsBatchForm(s *store.Store, rs *runs.Service) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ctx, v := c.Request().Context(), httpx.ViewerOf(c)
+		filter, _ := url.ParseQuery(c.FormValue("filter"))
+		b, err := batchFromForm(c, s, filter)
+		if err == nil {
+			b, err = rs.Batches.Create(ctx, b)
+		}
+		if err != nil {
+			return httpx.FormError(c, err, func(status int, msg string) error {
+				d := views.RunsData{Query: filter, Now: time.Now(), CanOperate: v.Can(auth.PermRunsOperate)}
+				if lerr := loadRunsPage(c, s, &d); lerr != nil {
+					return lerr
+				}
+				d.Error = msg
+				return httpx.Render(c, status, views.RunsPage(shellFor(c, "Runs", "runs"), d))
+			})
+		}
+		return seeOther(c, "/batches/"+b.ID.String())
+	}
+}
+
+func batchFromForm(c echo.Context, s *store.Store, filter url.Values) (store.Batch, error) {
+	v := httpx.ViewerOf(c)
+	req := httpx.BatchRequest{Action: c.FormValue("action"), Reason: strings.TrimSpace(c.FormValue("reason"))}
+	if c.FormValue("scope") == "filter" {
+		rq, err := httpx.RunQueryOf(filter)
+		if err != nil {
+			return store.Batch{}, err
+		}
+		req.Filter = &rq
+	} else {
+		form, err := c.FormParams()
+		if err != nil {
+			return store.Batch{}, apperr.New(apperr.Invalid, "malformed form")
+		}
+		for _, raw := range form["run_id"] {
+			id, err := uuid.Parse(raw)
+			if err != nil {
+				return store.Batch{}, apperr.New(apperr.Invalid, "%q is not a run id", raw)
+			}
+			req.RunIDs = append(req.RunIDs, id)
+		}
+		if len(req.RunIDs) == 0 {
+			return store.Batch{}, apperr.New(apperr.Invalid, "select runs, or every run matching the filter")
+		}
+	}
+	return httpx.NewBatch(c.Request().Context(), s, v.Tenant.ID, req, v.Actor())
+}
+
+// handleBatchPage shows a bulk operation's progress.
+func handleBatchPage(s *store.Store) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		b, err := viewerBatch(c, s)
+		if err != nil {
+			return err
+		}
+		return httpx.Render(c, http.StatusOK, views.BatchPage(shellFor(c, "Bulk "+b.Action, "runs"), b))
+	}
+}
+
+// handleBatchProgress answers the batch page's script: the batch as the
+// API shows it.
+func handleBatchProgress(s *store.Store) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		b, err := viewerBatch(c, s)
+		if err != nil {
+			return err
+		}
+		c.Response().Header().Set("Cache-Control", "no-store")
+		return c.JSON(http.StatusOK, httpx.BatchJSONOf(b))
+	}
+}
+
+func viewerBatch(c echo.Context, s *store.Store) (store.Batch, error) {
+	id, err := httpx.PathUUID(c, "id", "batch")
+	if err != nil {
+		return store.Batch{}, err
+	}
+	return s.BatchGet(c.Request().Context(), httpx.ViewerOf(c).Tenant.ID, id)
+}

@@ -1,0 +1,217 @@
+package pages
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/ductor/ductor/app/server/httpx"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/app/auth"
+	"github.com/ductor/ductor/app/definition"
+	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/runs"
+	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/views"
+)
+
+const (
+	historyPage     = 50
+	childrenPage    = 50
+	childRunRows    = 10
+	signalRows      = 100
+	nodeHistoryRows = 100
+)
+
+// actionNotices confirm a finished operator action (?done=NAME after the
+// redirect).
+var actionNotices = map[string]string{
+	"cancel": "Cancel requested: the run stops at its next tick.",
+	"signal": "Signal sent.",
+	"retry":  "Retry requested.",
+	"can":    "Continue-as-new requested.",
+	// Cancelling one node: runs_cancel_node.go.
+	"cancel-node": "Cancel requested: the node stops at the run's next tick.",
+}
+
+// hereKeys are the query parameters that make up the inspector's
+// selection, kept across actions.
+var hereKeys = []string{"node", "state", "q", "after", "history", "layout"}
+
+// handleInspector shows one run: graph, steps, the selected node (a step,
+// or a scatter child by its id: ?node=resize[402]), history, signals,
+// lineage and, to operators, the actions.
+func handleInspector(s *store.Store, rs *runs.Service) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		d, err := loadInspector(c, s, rs)
+		if err != nil {
+			return err
+		}
+		d.Notice = actionNotices[c.QueryParam("done")]
+		return renderInspector(c, http.StatusOK, d)
+	}
+}
+
+func renderInspector(c echo.Context, status int, d views.InspectorData) error {
+	return httpx.Render(c, status, views.InspectorPage(shellFor(c, "Run "+d.Run.ID.String()[:8], "runs"), d))
+}
+
+// hereOf is the selection in q.
+func hereOf(q url.Values) url.Values {
+	out := url.Values{}
+	for _, k := range hereKeys {
+		if v := q.Get(k); v != "" {
+			out.Set(k, v)
+		}
+	}
+	return out
+}
+
+// loadInspector reads everything the page shows; each list is bounded
+// (history and children are paged, child runs cut at a few rows).
+func loadInspector(c echo.Context, s *store.Store, rs *runs.Service) (views.InspectorData, error) {
+	ctx, v := c.Request().Context(), httpx.ViewerOf(c)
+	id, err := httpx.PathUUID(c, "id", "run")
+	if err != nil {
+		return views.InspectorData{}, err
+	}
+	run, err := s.RunGet(ctx, v.Tenant.ID, id)
+	if err != nil {
+		return views.InspectorData{}, err
+	}
+	g, err := httpx.GuardFor(c, s, run)
+	if err != nil {
+		return views.InspectorData{}, err
+	}
+	run = g.Run(run)
+	d := views.InspectorData{Run: run, CanOperate: v.Can(auth.PermRunsOperate), Now: time.Now(), Here: hereOf(c.QueryParams())}
+	m, err := rs.Manifest(ctx, run)
+	if err != nil {
+		return d, err
+	}
+	nodes, err := s.RunNodesSteps(ctx, run.TenantID, run.ID)
+	if err != nil {
+		return d, err
+	}
+	nodes = g.Nodes(nodes)
+	byRef := map[string]*engine.Node{}
+	for _, n := range nodes {
+		byRef[n.ID] = n
+	}
+	waits, err := httpx.WorkerWaits(ctx, s, run, nodes)
+	if err != nil {
+		return d, err
+	}
+	slots, err := httpx.SlotWaits(ctx, s, run, nodes)
+	if err != nil {
+		return d, err
+	}
+	if d.Flow, err = httpx.FlowWait(ctx, s, run); err != nil {
+		return d, err
+	}
+	d.Graph, d.Steps = views.LayoutRun(m, byRef, c.QueryParam("layout")), inspectorSteps(m, byRef, waits, slots)
+	d.StepRuns = stepRuns(ctx, s, run, m, byRef)
+	if ref := c.QueryParam("node"); ref != "" {
+		if d.Selected, err = loadNodeDetail(c, s, run, m, byRef, ref); err != nil {
+			return d, err
+		}
+		g.Detail(d.Selected)
+		d.Selected.Worker, d.Selected.Slot = waits[ref], slots[ref]
+	}
+	if err := loadHistory(c, s, &d); err != nil {
+		return d, err
+	}
+	return d, loadRunSide(ctx, s, &d)
+}
+
+func inspectorSteps(m *definition.Manifest, byRef map[string]*engine.Node, waits map[string]*store.WorkerWait, slots map[string]*store.PoolWait) []views.InspectorStep {
+	out := make([]views.InspectorStep, 0, len(m.Order))
+	for _, ref := range m.Order {
+		st, _ := m.Step(ref)
+		out = append(out, views.InspectorStep{Ref: ref, Type: string(st.Type), Node: byRef[ref], Worker: waits[ref], Slot: slots[ref]})
+	}
+	return out
+}
+
+// stepRuns finds the child run of each subworkflow step that started
+// one.
+func stepRuns(ctx context.Context, s *store.Store, run store.Run, m *definition.Manifest, byRef map[string]*engine.Node) map[string]string {
+	out := map[string]string{}
+	for i := range m.Steps {
+		st := &m.Steps[i]
+		if st.Type != definition.TypeSubworkflow {
+			continue
+		}
+		if id := childRunOf(ctx, s, run, st, byRef[st.Ref]); id != "" {
+			out[st.Ref] = id
+		}
+	}
+	return out
+}
+
+// childRunOf is the run a subworkflow node (or a child_workflow scatter
+// child) started: the one it waits for, or the one its key names once it
+// is over (a loop's last iteration is not known then); "" when it started
+// none.
+func childRunOf(ctx context.Context, s *store.Store, run store.Run, st *definition.Step, n *engine.Node) string {
+	id := ""
+	switch {
+	case n == nil || n.Attempt == 0:
+		return ""
+	case n.Waiting != nil && n.Waiting.ChildKey != "":
+		id = engine.ChildRunID(n.Waiting.ChildKey)
+	case n.Child == nil && st.With["repeat"] != nil:
+		return ""
+	default:
+		id = engine.ChildRunID(engine.NodeKey(run.ID.String(), n))
+	}
+	uid, err := uuid.Parse(id)
+	if err != nil {
+		return ""
+	}
+	if _, err := s.RunGet(ctx, run.TenantID, uid); err != nil {
+		return ""
+	}
+	return id
+}
+
+// loadHistory reads one page of transitions after ?history=SEQ.
+func loadHistory(c echo.Context, s *store.Store, d *views.InspectorData) error {
+	if v := c.QueryParam("history"); v != "" {
+		after, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || after < 0 {
+			return apperr.New(apperr.Invalid, "history must be a sequence number")
+		}
+		d.HistoryAfter = after
+	}
+	ts, err := s.RunHistory(c.Request().Context(), d.Run.TenantID, d.Run.ID, d.HistoryAfter, historyPage+1)
+	if err != nil {
+		return err
+	}
+	if len(ts) > historyPage {
+		ts = ts[:historyPage]
+		d.HistoryNext = ts[len(ts)-1].Seq
+	}
+	d.History = ts
+	return nil
+}
+
+// loadRunSide reads the run's signals and child runs.
+func loadRunSide(ctx context.Context, s *store.Store, d *views.InspectorData) error {
+	var err error
+	if d.Signals, err = s.SignalsList(ctx, d.Run.TenantID, d.Run.ID); err != nil {
+		return err
+	}
+	d.Signals = d.Signals[max(0, len(d.Signals)-signalRows):] // the latest
+	if d.ChildCounts, err = s.RunChildCounts(ctx, d.Run.TenantID, d.Run.ID); err != nil || len(d.ChildCounts) == 0 {
+		return err
+	}
+	d.ChildRuns, err = s.RunList(ctx, d.Run.TenantID, store.RunFilter{ParentID: &d.Run.ID, Limit: childRunRows})
+	return err
+}
