@@ -100,7 +100,7 @@ func (f *fakeTasks) result(t *testing.T) fakeResult {
 }
 
 func quietOptions(o WorkerOptions) WorkerOptions {
-	o.Logger = slog.New(slog.DiscardHandler)
+	o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	o.MinBackoff, o.MaxBackoff = time.Millisecond, 5*time.Millisecond
 	return o
 }

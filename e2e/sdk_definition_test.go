@@ -1,15 +1,12 @@
-package sdk_test
+package e2e
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os/exec"
-	"strings"
 	"testing"
 	"time"
 
@@ -20,26 +17,8 @@ import (
 	"github.com/ductor/ductor/sdk"
 )
 
-// The SDK is a client: importing it pulls neither the engine's
-// expression language, nor a database driver, nor River, nor the
-// compiler.
-func TestSDKImportsNoEngine(t *testing.T) {
-	t.Parallel()
-	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, out)
-	}
-	for _, dep := range strings.Fields(string(out)) {
-		for _, banned := range []string{"github.com/google/cel-go", "github.com/jackc/pgx", "github.com/riverqueue", "github.com/ductor/ductor/app", "github.com/ductor/ductor/workers"} {
-			if strings.HasPrefix(dep, banned) {
-				t.Errorf("sdk depends on %s", dep)
-			}
-		}
-	}
-}
-
-// everyStep is a definition with each of the fifteen builders.
-func everyStep() *sdk.Definition {
+// sdkEveryStep is a definition with each of the fifteen builders.
+func sdkEveryStep() *sdk.Definition {
 	yes := false
 	return &sdk.Definition{
 		Key: "sdk-every-step", Name: "Every step", Timeout: 72 * time.Hour,
@@ -87,7 +66,7 @@ func everyStep() *sdk.Definition {
 // A definition built with every builder marshals to a document the
 // served JSON Schema accepts and the compiler compiles exactly as its
 // YAML twin.
-func TestDefinitionsMarshalToTheDocument(t *testing.T) {
+func TestSDKDefinitionsMarshalToTheDocument(t *testing.T) {
 	t.Parallel()
 	srv := httptest.NewServer(server.New(server.Deps{API: true, Logger: slog.New(slog.DiscardHandler)}))
 	t.Cleanup(srv.Close)
@@ -109,7 +88,7 @@ func TestDefinitionsMarshalToTheDocument(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc, err := json.Marshal(everyStep())
+	doc, err := json.Marshal(sdkEveryStep())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +100,7 @@ func TestDefinitionsMarshalToTheDocument(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the SDK's document does not compile: %v\n%s", err, doc)
 	}
-	fromYAML, err := definition.Compile([]byte(everyStepYAML), definition.FormatYAML)
+	fromYAML, err := definition.Compile([]byte(sdkEveryStepYAML), definition.FormatYAML)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +109,7 @@ func TestDefinitionsMarshalToTheDocument(t *testing.T) {
 	}
 }
 
-const everyStepYAML = `key: sdk-every-step
+const sdkEveryStepYAML = `key: sdk-every-step
 name: Every step
 timeout: 72h
 input_schema: {type: object}
@@ -176,22 +155,3 @@ edges:
       - {when: input.x == 1, to: signal}
       - {default: true, to: event}
 `
-
-func TestNewValidates(t *testing.T) {
-	t.Parallel()
-	c, err := sdk.New("", "dk_x")
-	if err != nil || c == nil {
-		t.Fatalf("New with the default URL: %v", err)
-	}
-	for _, bad := range [][2]string{{"127.0.0.1:8080", "dk_x"}, {"ftp://h", "dk_x"}, {"http://h", ""}, {"http://h", "secret"}} {
-		if _, err := sdk.New(bad[0], bad[1]); err == nil {
-			t.Errorf("New(%q, %q) succeeded", bad[0], bad[1])
-		}
-	}
-	if err := (&sdk.Definition{Key: "k"}).Validate(); err == nil {
-		t.Error("a definition without steps is valid")
-	}
-	if _, err := c.Publish(context.Background(), &sdk.Definition{Steps: []sdk.Step{sdk.TransformStep("a", "1")}}); err == nil {
-		t.Error("Publish sent a definition without a key")
-	}
-}
