@@ -77,6 +77,9 @@ type APIError struct {
 	// RetryAfter is how long the server asked to wait before trying
 	// again (its Retry-After header), 0 when it did not say.
 	RetryAfter time.Duration
+	// retryAfterSent is whether the answer had a Retry-After (one of 0
+	// says to try again at once).
+	retryAfterSent bool
 }
 
 func (e *APIError) Error() string {
@@ -165,7 +168,8 @@ func apiError(res *http.Response) error {
 			Details json.RawMessage `json:"details"`
 		} `json:"error"`
 	}
-	e := &APIError{Status: res.StatusCode, RetryAfter: parseRetryAfter(res.Header.Get("Retry-After"), time.Now())}
+	e := &APIError{Status: res.StatusCode}
+	e.RetryAfter, e.retryAfterSent = parseRetryAfter(res.Header.Get("Retry-After"), time.Now())
 	if json.Unmarshal(raw, &body) == nil && body.Error.Code != "" {
 		e.Code, e.Message, e.Details = body.Error.Code, body.Error.Message, body.Error.Details
 	} else {

@@ -33,7 +33,7 @@ func WithRetryAfter(retries int, maxWait time.Duration) Option {
 // with err on its retry-th retry, and whether to.
 func (c *Client) retryAfter(ctx context.Context, err error, retry int) (time.Duration, bool) {
 	var e *APIError
-	if !errors.As(err, &e) || retry >= c.retries || e.RetryAfter <= 0 || e.RetryAfter > c.maxWait {
+	if !errors.As(err, &e) || !e.retryAfterSent || retry >= c.retries || e.RetryAfter > c.maxWait {
 		return 0, false
 	}
 	if e.Status != http.StatusTooManyRequests && e.Status != http.StatusServiceUnavailable {
@@ -46,19 +46,16 @@ func (c *Client) retryAfter(ctx context.Context, err error, retry int) (time.Dur
 }
 
 // parseRetryAfter reads a Retry-After header, seconds or an HTTP date,
-// as a wait from now; 0 when absent or malformed.
-func parseRetryAfter(v string, now time.Time) time.Duration {
+// as a wait from now, and whether it is one.
+func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0
-	}
 	if secs, err := strconv.Atoi(v); err == nil {
-		return max(time.Duration(secs)*time.Second, 0)
+		return max(time.Duration(secs)*time.Second, 0), true
 	}
 	if at, err := http.ParseTime(v); err == nil {
-		return max(at.Sub(now), 0)
+		return max(at.Sub(now), 0), true
 	}
-	return 0
+	return 0, false
 }
 
 // retryAfterOf is the Retry-After of err, an [APIError], or 0.
