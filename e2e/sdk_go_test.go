@@ -311,6 +311,9 @@ func TestSDKCoversTheAPI(t *testing.T) {
 	if err != nil || len(approvals) != 1 || approvals[0].RunID != inbox.ID {
 		t.Fatalf("ListApprovals = %+v, %v", approvals, err)
 	}
+	if a, err := c.GetApproval(ctx, approvals[0].ID); err != nil || a.ID != approvals[0].ID || a.Status != "pending" {
+		t.Fatalf("GetApproval = %+v, %v", a, err)
+	}
 	if a, err := c.DecideApproval(ctx, approvals[0].ID, true, "fine"); err != nil || a.Status != "approved" {
 		t.Fatalf("DecideApproval = %+v, %v", a, err)
 	}
