@@ -17,11 +17,17 @@ import (
 // Client calls one Ductor server's API with one API key. It is safe for
 // concurrent use.
 type Client struct {
-	baseURL     string
-	apiKey      string
-	http        *http.Client
-	userAgent   string
+	conn
 	injectTrace func(context.Context, http.Header)
+}
+
+// conn is the HTTP exchange of a client's calls: where they go, with
+// which key and User-Agent, and how Retry-After answers are waited out.
+type conn struct {
+	baseURL   string
+	apiKey    string
+	http      *http.Client
+	userAgent string
 	// retries and maxWait bound how often and how long a call waits for
 	// a Retry-After of a 429 or 503 answer.
 	retries int
@@ -53,14 +59,14 @@ func New(baseURL, apiKey string, opts ...Option) (*Client, error) {
 	if !strings.HasPrefix(apiKey, "dk_") || strings.ContainsAny(apiKey, " \t\r\n") {
 		return nil, errors.New("ductor: the API key must be a Ductor key (dk_…): `ductor dev` prints one, `ductor apikey create` makes one")
 	}
-	c := &Client{
+	c := &Client{conn: conn{
 		baseURL:   strings.TrimRight(u.String(), "/"),
 		apiKey:    apiKey,
 		http:      &http.Client{Transport: http.DefaultTransport},
 		userAgent: userAgent,
 		retries:   defaultRetries,
 		maxWait:   defaultMaxWait,
-	}
+	}}
 	for _, o := range opts {
 		o(c)
 	}
@@ -96,12 +102,12 @@ func IsStatus(err error, status int) bool {
 // into out (when not nil). It returns the answer's status. A 429 or 503
 // answer with a Retry-After is tried again after that wait (see
 // WithRetryAfter).
-func (c *Client) do(ctx context.Context, method, path string, in, out any) (int, error) {
+func (c *conn) do(ctx context.Context, method, path string, in, out any) (int, error) {
 	return c.send(ctx, method, path, in, out, nil)
 }
 
 // send is do with a hook that sets headers of each request.
-func (c *Client) send(ctx context.Context, method, path string, in, out any, header func(http.Header)) (int, error) {
+func (c *conn) send(ctx context.Context, method, path string, in, out any, header func(http.Header)) (int, error) {
 	for retry := 0; ; retry++ {
 		status, err := c.once(ctx, method, path, in, out, header)
 		wait, ok := c.retryAfter(ctx, err, retry)
@@ -111,7 +117,7 @@ func (c *Client) send(ctx context.Context, method, path string, in, out any, hea
 	}
 }
 
-func (c *Client) once(ctx context.Context, method, path string, in, out any, header func(http.Header)) (int, error) {
+func (c *conn) once(ctx context.Context, method, path string, in, out any, header func(http.Header)) (int, error) {
 	req, err := c.request(ctx, method, path, in)
 	if err != nil {
 		return 0, err
@@ -137,7 +143,7 @@ func (c *Client) once(ctx context.Context, method, path string, in, out any, hea
 	return res.StatusCode, nil
 }
 
-func (c *Client) request(ctx context.Context, method, path string, in any) (*http.Request, error) {
+func (c *conn) request(ctx context.Context, method, path string, in any) (*http.Request, error) {
 	var body io.Reader
 	if in != nil {
 		raw, err := json.Marshal(in)

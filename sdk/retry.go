@@ -31,7 +31,7 @@ func WithRetryAfter(retries int, maxWait time.Duration) Option {
 
 // retryAfter is how long to wait before trying a call again that failed
 // with err on its retry-th retry, and whether to.
-func (c *Client) retryAfter(ctx context.Context, err error, retry int) (time.Duration, bool) {
+func (c *conn) retryAfter(ctx context.Context, err error, retry int) (time.Duration, bool) {
 	var e *APIError
 	if !errors.As(err, &e) || !e.retryAfterSent || retry >= c.retries || e.RetryAfter > c.maxWait {
 		return 0, false
