@@ -23,8 +23,9 @@ const (
 // maxWait and ends before the call's context does; otherwise the call
 // returns the [APIError], whose RetryAfter says the wait. The default is
 // 3 retries of at most 30 s; WithRetryAfter(0, 0) turns retrying off.
-// The server answers 429 and 503 before it acts, so a retried call
-// happens once.
+// The server answers 429 and 503 having done nothing, so the call is not
+// made twice (but for a database failing as it commits: a StartRun with
+// an IdempotencyKey answers the run already started).
 func WithRetryAfter(retries int, maxWait time.Duration) Option {
 	return func(c *Client) { c.retries, c.maxWait = retries, maxWait }
 }
