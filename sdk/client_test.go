@@ -187,6 +187,7 @@ func TestStartRunSendsTheTrace(t *testing.T) {
 	}{
 		{"from the context", nil, sdk.ContextWithTrace(context.Background(), tr), tr.Traceparent, tr.Tracestate},
 		{"by the injector", []sdk.Option{inject}, sdk.ContextWithTrace(context.Background(), tr), injected, ""},
+		{"when the injector finds none", []sdk.Option{sdk.WithTraceInjector(func(context.Context, http.Header) {})}, sdk.ContextWithTrace(context.Background(), tr), tr.Traceparent, tr.Tracestate},
 		{"malformed", nil, sdk.ContextWithTrace(context.Background(), sdk.Trace{Traceparent: "00-xyz"}), "", ""},
 		{"none", nil, context.Background(), "", ""},
 	} {

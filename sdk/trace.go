@@ -62,18 +62,21 @@ func TraceFromContext(ctx context.Context) (Trace, bool) {
 // WithTraceInjector makes StartRun place each run in the caller's trace
 // by the headers inject sets from the call's context: with
 // OpenTelemetry, otel.GetTextMapPropagator().Inject(ctx,
-// propagation.HeaderCarrier(h)). Without one, StartRun sends the trace of
-// ContextWithTrace, if the context carries one.
+// propagation.HeaderCarrier(h)). When it sets no traceparent, or without
+// one, StartRun sends the trace of ContextWithTrace, if the context
+// carries one.
 func WithTraceInjector(inject func(ctx context.Context, h http.Header)) Option {
 	return func(c *Client) { c.injectTrace = inject }
 }
 
 // setTrace sets the traceparent and tracestate headers of a request
-// starting a run.
+// starting a run: the injector's, else ContextWithTrace's.
 func (c *Client) setTrace(ctx context.Context, h http.Header) {
 	if c.injectTrace != nil {
 		c.injectTrace(ctx, h)
-		return
+		if h.Get("traceparent") != "" {
+			return
+		}
 	}
 	if t, ok := TraceFromContext(ctx); ok {
 		h.Set("traceparent", t.Traceparent)
