@@ -2,6 +2,7 @@
 FROM golang:1.26-bookworm AS build
 WORKDIR /src
 COPY go.mod go.sum ./
+COPY sdk/go.mod sdk/
 RUN go mod download
 COPY . .
 # docker build --build-arg VERSION=v1.4.0 stamps the version `ductor version`,

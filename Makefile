@@ -33,9 +33,10 @@ release:
 	@bin/ductor version | grep -q '^ductor $(VERSION) ' || { echo "release: bin/ductor does not report $(VERSION)"; exit 1; }
 	@echo "release: bin/ductor is $(VERSION); tag it with: git tag -a $(VERSION) -m 'Ductor $(VERSION)'"
 
-## unit: every package's tests; the e2e scrape of a running server is checked with promtool
-unit: pg-deps bin/pgrun bin/promtool
+## unit: every package's tests, the SDK module's (sdk/) too; the e2e scrape of a running server is checked with promtool
+unit: pg-deps node-deps bin/pgrun bin/promtool
 	PROMTOOL=$(CURDIR)/bin/promtool DUCTOR_REQUIRE_PROMTOOL=1 bin/pgrun -- go test $(GOTEST_FLAGS) ./...
+	cd sdk && go test $(GOTEST_FLAGS) ./...
 
 ## check-deploy: the Prometheus alert rules in deploy/ are valid and pass their unit tests
 check-deploy: bin/promtool
@@ -99,6 +100,7 @@ STATICCHECK := go run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 vet:
 	go vet ./...
 	$(STATICCHECK) ./...
+	cd sdk && go vet ./... && $(STATICCHECK) ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 
 ## generate: regenerate sqlc queries, templ components, the definition schema and the

@@ -7,6 +7,7 @@ require (
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/coreos/go-oidc/v3 v3.21.0
+	github.com/ductor/ductor/sdk v0.0.0-00010101000000-000000000000
 	github.com/getkin/kin-openapi v0.153.0
 	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875
 	github.com/goccy/go-yaml v1.19.2
@@ -78,3 +79,8 @@ require (
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260928230214-8a89bd6388cc // indirect
 	google.golang.org/grpc v1.83.2 // indirect
 )
+
+// The Go SDK is a module of its own (sdk/go.mod, tagged sdk/vX.Y.Z) so
+// that its users do not take on the server's dependencies; the server's
+// tests use the SDK of this tree.
+replace github.com/ductor/ductor/sdk => ./sdk

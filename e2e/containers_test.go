@@ -118,6 +118,18 @@ func TestDockerfileAndIgnore(t *testing.T) {
 	if !strings.Contains(string(df), "app/version.version=") {
 		t.Error("the Dockerfile does not stamp the version")
 	}
+	// go mod download reads the go.mod of every module replaced by a
+	// directory (the SDK's): the Dockerfile copies each before it.
+	mod, err := os.ReadFile("../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	download := strings.Index(string(df), "RUN go mod download")
+	for _, m := range regexp.MustCompile(`(?m)=> \./(\S+)$`).FindAllStringSubmatch(string(mod), -1) {
+		if at := strings.Index(string(df), "\nCOPY "+m[1]+"/go.mod "); at < 0 || at > download {
+			t.Errorf("the Dockerfile does not copy %s/go.mod before go mod download", m[1])
+		}
+	}
 	ignore, err := os.ReadFile("../.dockerignore")
 	if err != nil {
 		t.Fatal(err)

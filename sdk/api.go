@@ -280,6 +280,13 @@ func statusQuery(status string, limit int) string {
 	return q.Encode()
 }
 
+// GetApproval reads one approval with its decisions.
+func (c *Client) GetApproval(ctx context.Context, id string) (Approval, error) {
+	var out Approval
+	_, err := c.do(ctx, http.MethodGet, "/approvals/"+url.PathEscape(id), nil, &out)
+	return out, err
+}
+
 // DecideApproval approves or rejects as the key; a decided approval is
 // an [APIError] with status 409.
 func (c *Client) DecideApproval(ctx context.Context, id string, approve bool, comment string) (Approval, error) {

@@ -17,9 +17,21 @@ import (
 // Client calls one Ductor server's API with one API key. It is safe for
 // concurrent use.
 type Client struct {
-	baseURL string
-	apiKey  string
-	http    *http.Client
+	conn
+	injectTrace func(context.Context, http.Header)
+}
+
+// conn is the HTTP exchange of a client's calls: where they go, with
+// which key and User-Agent, and how Retry-After answers are waited out.
+type conn struct {
+	baseURL   string
+	apiKey    string
+	http      *http.Client
+	userAgent string
+	// retries and maxWait bound how often and how long a call waits for
+	// a Retry-After of a 429 or 503 answer.
+	retries int
+	maxWait time.Duration
 }
 
 // Option configures a [Client].
@@ -47,11 +59,14 @@ func New(baseURL, apiKey string, opts ...Option) (*Client, error) {
 	if !strings.HasPrefix(apiKey, "dk_") || strings.ContainsAny(apiKey, " \t\r\n") {
 		return nil, errors.New("ductor: the API key must be a Ductor key (dk_…): `ductor dev` prints one, `ductor apikey create` makes one")
 	}
-	c := &Client{
-		baseURL: strings.TrimRight(u.String(), "/"),
-		apiKey:  apiKey,
-		http:    &http.Client{Transport: http.DefaultTransport},
-	}
+	c := &Client{conn: conn{
+		baseURL:   strings.TrimRight(u.String(), "/"),
+		apiKey:    apiKey,
+		http:      &http.Client{Transport: http.DefaultTransport},
+		userAgent: userAgent,
+		retries:   defaultRetries,
+		maxWait:   defaultMaxWait,
+	}}
 	for _, o := range opts {
 		o(c)
 	}
@@ -65,6 +80,12 @@ type APIError struct {
 	Code    string
 	Message string
 	Details json.RawMessage
+	// RetryAfter is how long the server asked to wait before trying
+	// again (its Retry-After header), 0 when it did not say.
+	RetryAfter time.Duration
+	// retryAfterSent is whether the answer had a Retry-After (one of 0
+	// says to try again at once).
+	retryAfterSent bool
 }
 
 func (e *APIError) Error() string {
@@ -78,11 +99,31 @@ func IsStatus(err error, status int) bool {
 }
 
 // do sends a JSON request to path under /api/v1 and decodes a JSON answer
-// into out (when not nil). It returns the answer's status.
-func (c *Client) do(ctx context.Context, method, path string, in, out any) (int, error) {
+// into out (when not nil). It returns the answer's status. A 429 or 503
+// answer with a Retry-After is tried again after that wait (see
+// WithRetryAfter).
+func (c *conn) do(ctx context.Context, method, path string, in, out any) (int, error) {
+	return c.send(ctx, method, path, in, out, nil)
+}
+
+// send is do with a hook that sets headers of each request.
+func (c *conn) send(ctx context.Context, method, path string, in, out any, header func(http.Header)) (int, error) {
+	for retry := 0; ; retry++ {
+		status, err := c.once(ctx, method, path, in, out, header)
+		wait, ok := c.retryAfter(ctx, err, retry)
+		if !ok || !sleepCtx(ctx, wait) {
+			return status, err
+		}
+	}
+}
+
+func (c *conn) once(ctx context.Context, method, path string, in, out any, header func(http.Header)) (int, error) {
 	req, err := c.request(ctx, method, path, in)
 	if err != nil {
 		return 0, err
+	}
+	if header != nil {
+		header(req.Header)
 	}
 	res, err := c.http.Do(req)
 	if err != nil {
@@ -102,7 +143,7 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) (int,
 	return res.StatusCode, nil
 }
 
-func (c *Client) request(ctx context.Context, method, path string, in any) (*http.Request, error) {
+func (c *conn) request(ctx context.Context, method, path string, in any) (*http.Request, error) {
 	var body io.Reader
 	if in != nil {
 		raw, err := json.Marshal(in)
@@ -117,6 +158,7 @@ func (c *Client) request(ctx context.Context, method, path string, in any) (*htt
 	}
 	req.Header.Set("Authorization", "Bearer "+c.apiKey)
 	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", c.userAgent)
 	if in != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -133,6 +175,7 @@ func apiError(res *http.Response) error {
 		} `json:"error"`
 	}
 	e := &APIError{Status: res.StatusCode}
+	e.RetryAfter, e.retryAfterSent = parseRetryAfter(res.Header.Get("Retry-After"), time.Now())
 	if json.Unmarshal(raw, &body) == nil && body.Error.Code != "" {
 		e.Code, e.Message, e.Details = body.Error.Code, body.Error.Message, body.Error.Details
 	} else {

@@ -26,8 +26,16 @@ type Definition struct {
 	OutputExpr string        `json:"output_expr,omitempty"`
 	Timeout    time.Duration `json:"-"`
 	Limits     *Limits       `json:"limits,omitempty"`
-	Steps      []Step        `json:"steps"`
-	Edges      []Edge        `json:"edges,omitempty"`
+	// Triggers start runs without a caller: schedules and events (see
+	// docs/triggers.md).
+	Triggers []Trigger `json:"triggers,omitempty"`
+	// Flow control of the definition's starts (see docs/flow-control.md).
+	Concurrency []Concurrency `json:"concurrency,omitempty"`
+	RateLimit   *Rate         `json:"rate_limit,omitempty"`
+	Throttle    *Rate         `json:"throttle,omitempty"`
+	Debounce    *Debounce     `json:"debounce,omitempty"`
+	Steps       []Step        `json:"steps"`
+	Edges       []Edge        `json:"edges,omitempty"`
 }
 
 // MarshalJSON writes the document, Timeout as a duration string.
@@ -91,25 +99,70 @@ type With map[string]any
 // Step is one step of a definition. Build one with the step builders
 // (TaskStep, HTTPStep, …) and refine it with its methods.
 type Step struct {
-	Ref     string        `json:"ref"`
-	Type    StepType      `json:"type"`
-	Name    string        `json:"name,omitempty"`
-	With    With          `json:"with,omitempty"`
-	RunIf   string        `json:"run_if,omitempty"`
-	ForEach string        `json:"for_each,omitempty"`
-	Join    string        `json:"join,omitempty"`
-	OnError string        `json:"on_error,omitempty"`
-	Retry   *Retry        `json:"retry,omitempty"`
-	Timeout time.Duration `json:"-"`
+	Ref     string   `json:"ref"`
+	Type    StepType `json:"type"`
+	Name    string   `json:"name,omitempty"`
+	With    With     `json:"with,omitempty"`
+	RunIf   string   `json:"run_if,omitempty"`
+	ForEach string   `json:"for_each,omitempty"`
+	// Join is all (the default) or any; JoinAtLeast, when set, is a
+	// partial join instead.
+	Join        string       `json:"-"`
+	JoinAtLeast *PartialJoin `json:"-"`
+	OnError     string       `json:"on_error,omitempty"`
+	// EndRun ends the run with this status (succeeded or failed) once
+	// the step succeeds, cancelling the rest.
+	EndRun string `json:"end_run,omitempty"`
+	// Concurrency bounds the step's attempts running at once for a key,
+	// across the tenant's runs (task and http steps).
+	Concurrency *StepConcurrency `json:"concurrency,omitempty"`
+	Retry       *Retry           `json:"retry,omitempty"`
+	Timeout     time.Duration    `json:"-"`
 }
 
-// MarshalJSON writes the step, Timeout as a duration string.
+// MarshalJSON writes the step, Timeout as a duration string and Join as
+// a string or a partial join.
 func (s Step) MarshalJSON() ([]byte, error) {
 	type plain Step
+	var join any
+	switch {
+	case s.JoinAtLeast != nil:
+		join = s.JoinAtLeast
+	case s.Join != "":
+		join = s.Join
+	}
 	return json.Marshal(struct {
 		plain
+		Join    any    `json:"join,omitempty"`
 		Timeout string `json:"timeout,omitempty"`
-	}{plain(s), durationString(s.Timeout)})
+	}{plain(s), join, durationString(s.Timeout)})
+}
+
+// PartialJoin makes a step ready once AtLeast of its incoming edges
+// fired; CancelRest cancels its unfinished predecessors then.
+type PartialJoin struct {
+	AtLeast    int  `json:"at_least"`
+	CancelRest bool `json:"cancel_rest,omitempty"`
+}
+
+// StepConcurrency is a shared pool of attempts: at most Limit (or the
+// int expression LimitExpr) run at once for the key KeyExpr evaluates to.
+type StepConcurrency struct {
+	KeyExpr   string
+	Limit     int
+	LimitExpr string
+}
+
+// MarshalJSON writes the pool, its limit a number or an expression.
+func (c StepConcurrency) MarshalJSON() ([]byte, error) {
+	return json.Marshal(map[string]any{"key_expr": c.KeyExpr, "limit": limitValue(c.Limit, c.LimitExpr)})
+}
+
+func limitValue(n int, expr string) any {
+	if expr != "" {
+		return expr
+	}
+	return n
 }
 
 // Retry overrides parts of a task or http step's retry policy; zero
@@ -181,7 +234,26 @@ func (s Step) If(expr string) Step { s.RunIf = expr; return s }
 func (s Step) Each(listExpr string) Step { s.ForEach = listExpr; return s }
 
 // JoinAny returns s ready as soon as one incoming edge fires.
-func (s Step) JoinAny() Step { s.Join = "any"; return s }
+func (s Step) JoinAny() Step { s.Join, s.JoinAtLeast = "any", nil; return s }
+
+// JoinN returns s ready once n incoming edges fired; with cancelRest its
+// unfinished predecessors are cancelled then.
+func (s Step) JoinN(n int, cancelRest bool) Step {
+	s.Join, s.JoinAtLeast = "", &PartialJoin{AtLeast: n, CancelRest: cancelRest}
+	return s
+}
+
+// EndsRun returns s ending the run with status (succeeded or failed) as
+// soon as it succeeds; the run's other steps are cancelled.
+func (s Step) EndsRun(status string) Step { s.EndRun = status; return s }
+
+// Limited returns s with at most limit attempts running at once for the
+// key keyExpr evaluates to, across the tenant's runs (task and http
+// steps); see StepConcurrency for a limit by expression.
+func (s Step) Limited(keyExpr string, limit int) Step {
+	s.Concurrency = &StepConcurrency{KeyExpr: keyExpr, Limit: limit}
+	return s
+}
 
 // ContinueOnError returns s whose failure fires its error and done edges
 // instead of failing the run.

@@ -1,13 +1,19 @@
 // Package sdk is Ductor's Go SDK. It talks only to Ductor's HTTP API
-// (/api/v1), never to its database, and imports none of the engine: no
-// CEL, no database driver, no River, no compiler. It runs anywhere an API
-// key reaches the server.
+// (/api/v1), never to its database. It is a module of its own
+// (github.com/ductor/ductor/sdk, tagged sdk/vX.Y.Z) that needs Go 1.22
+// and nothing but the standard library: none of the engine (no CEL, no
+// database driver, no River, no compiler) and no tracing library. It
+// runs anywhere an API key reaches the server.
 //
 // A [Client] publishes definitions built as Go values (the [Definition]
-// model, with a typed builder per step type and time.Duration
-// durations, marshals to the same JSON document a user would write in a
-// file), starts, lists, cancels and retries runs, reads their history,
-// sends signals and events, and decides approvals and cases.
+// model, with a typed field for every field of the document, a typed
+// builder per step type and time.Duration durations, marshals to the
+// same JSON document a user would write in a file), starts, lists,
+// cancels and retries runs, one by one or in bulk, reads their history,
+// sends signals and events, and decides approvals and cases. Calls
+// answered 429 or 503 with a Retry-After wait and try again
+// ([WithRetryAfter]); StartRun places the run in the caller's trace
+// ([ContextWithTrace], [WithTraceInjector]).
 //
 //	c, err := sdk.New(os.Getenv("DUCTOR_URL"), os.Getenv("DUCTOR_API_KEY"))
 //	_, err = c.Publish(ctx, &sdk.Definition{Key: "orders", Steps: []sdk.Step{

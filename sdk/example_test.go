@@ -96,3 +96,66 @@ func ExampleClient_StartRun() {
 	}
 	fmt.Println(run.Status, string(run.Output))
 }
+
+// Triggers and flow control are fields of the definition; a step's pool,
+// partial join and end_run are set by its methods.
+func ExampleDefinition_flowControl() {
+	d := sdk.Definition{
+		Key: "orders",
+		Triggers: []sdk.Trigger{
+			sdk.OnSchedule(sdk.ScheduleTrigger{ID: "nightly", Cron: "0 2 * * *", Timezone: "Europe/Paris", CatchupWindow: 2 * time.Hour}),
+			sdk.OnEvent("order.placed", "event.total > 100.0"),
+		},
+		Concurrency: []sdk.Concurrency{{KeyExpr: "input.customer", Limit: 1}},
+		RateLimit:   &sdk.Rate{KeyExpr: "input.customer", Limit: 10, Period: time.Minute},
+		Steps: []sdk.Step{
+			sdk.TaskStep("charge", sdk.TaskWith{Handler: "payments.charge"}).Limited(`"psp"`, 5),
+			sdk.TaskStep("notify", sdk.TaskWith{Handler: "mail.send"}),
+			sdk.TransformStep("done", `"ok"`).JoinN(1, true).EndsRun("succeeded"),
+		},
+		Edges: []sdk.Edge{sdk.Then("charge", "done"), sdk.Then("notify", "done")},
+	}
+	for _, part := range []any{d.Triggers, d.Concurrency, d.RateLimit, d.Steps[0], d.Steps[2]} {
+		raw, _ := json.Marshal(part)
+		fmt.Println(string(raw))
+	}
+	// Output:
+	// [{"schedule":{"catchup_window":"2h0m0s","cron":"0 2 * * *","id":"nightly","timezone":"Europe/Paris"}},{"event":"order.placed","filter_expr":"event.total \u003e 100.0"}]
+	// [{"key_expr":"input.customer","limit":1}]
+	// {"key_expr":"input.customer","limit":10,"period":"1m0s"}
+	// {"ref":"charge","type":"task","with":{"handler":"payments.charge"},"concurrency":{"key_expr":"\"psp\"","limit":5}}
+	// {"ref":"done","type":"transform","with":{"expr":"\"ok\""},"end_run":"succeeded","join":{"at_least":1,"cancel_rest":true}}
+}
+
+// Cancel every waiting run of a definition in one bulk operation, and
+// follow it to its end.
+func ExampleClient_CancelRuns() {
+	ctx := context.Background()
+	c, err := sdk.New(os.Getenv("DUCTOR_URL"), os.Getenv("DUCTOR_API_KEY"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	b, err := c.CancelRuns(ctx, sdk.BatchRuns{
+		Filter: &sdk.RunQuery{Status: "waiting", Definition: "orders", Attributes: map[string]any{"region": "eu"}},
+		Reason: "region closed",
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	b, err = c.WaitBatch(ctx, b.ID, time.Second)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%d cancelled, %d not: %v\n", b.Done, b.Failed, b.Errors)
+}
+
+// A run started with a context carrying a trace joins that trace; a
+// handler's context carries its task's, so the runs it starts join its
+// run's trace.
+func ExampleContextWithTrace() {
+	ctx := sdk.ContextWithTrace(context.Background(), sdk.Trace{Traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"})
+	t, _ := sdk.TraceFromContext(ctx)
+	fmt.Println(t.TraceID())
+	// c.StartRun(ctx, …) sends it as the traceparent header.
+	// Output: 0af7651916cd43dd8448eb211c80319c
+}

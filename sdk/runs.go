@@ -53,10 +53,12 @@ type Started struct {
 	Existing bool `json:"-"`
 }
 
-// StartRun starts a run.
+// StartRun starts a run. The run joins the caller's trace: the one the
+// client's trace injector finds in ctx (WithTraceInjector), else the one
+// of ContextWithTrace (a handler's context carries its task's).
 func (c *Client) StartRun(ctx context.Context, r StartRun) (Started, error) {
 	var s Started
-	status, err := c.do(ctx, http.MethodPost, "/runs", r, &s)
+	status, err := c.send(ctx, http.MethodPost, "/runs", r, &s, func(h http.Header) { c.setTrace(ctx, h) })
 	s.Existing = status == http.StatusOK
 	return s, err
 }

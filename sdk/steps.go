@@ -50,10 +50,11 @@ func ConditionStep(ref, expr string) Step {
 // Template is a scatter's `do`: the task, http or transform step each
 // inline child runs.
 type Template struct {
-	Type    StepType      `json:"type"`
-	With    any           `json:"with"` // TaskWith, HTTPWith, or With{"expr": …}
-	Timeout time.Duration `json:"timeout"`
-	Retry   *Retry        `json:"retry"`
+	Type        StepType         `json:"type"`
+	With        any              `json:"with"` // TaskWith, HTTPWith, or With{"expr": …}
+	Timeout     time.Duration    `json:"timeout"`
+	Retry       *Retry           `json:"retry"`
+	Concurrency *StepConcurrency `json:"concurrency"`
 }
 
 // ScatterWith starts one child per element of ItemsExpr: inline (Do) or
@@ -69,6 +70,10 @@ type ScatterWith struct {
 	MaxInlineChildren int       `json:"max_inline_children"`
 	Concurrency       int       `json:"concurrency"`
 	IntervalMS        int       `json:"interval_ms"`
+	// CompleteWhen ends the scatter early once it holds, cancelling the
+	// children still running (succeeded, failed, done, total and results
+	// in scope).
+	CompleteWhen string `json:"complete_when"`
 }
 
 // ScatterStep is a scatter step.
@@ -94,6 +99,16 @@ type SubworkflowWith struct {
 	// apply in sync mode.
 	Timeout   time.Duration `json:"timeout"`
 	OnTimeout string        `json:"on_timeout"`
+	// Repeat runs the child again and again (sync mode) until its
+	// UntilExpr holds, at most MaxIterations times.
+	Repeat *Repeat `json:"repeat"`
+}
+
+// Repeat is a subworkflow loop; InputExpr is each next iteration's input.
+type Repeat struct {
+	UntilExpr     string `json:"until_expr"`
+	MaxIterations int    `json:"max_iterations"`
+	InputExpr     string `json:"input_expr"`
 }
 
 // SubworkflowStep is a subworkflow step.

@@ -93,7 +93,8 @@ func Permanent(err error) error {
 		return nil
 	}
 	code := "task_failed"
-	if e, ok := errors.AsType[*Error](err); ok {
+	var e *Error
+	if errors.As(err, &e) {
 		code = e.Code
 	}
 	return &Error{Code: code, Message: err.Error(), Retryable: false}
@@ -115,7 +116,7 @@ func (w *Worker) execute(ctx context.Context, t Task) {
 	hctx, cancel := w.taskContext(ctx, t)
 	defer cancel(nil)
 	stopBeat := w.heartbeat(hctx, cancel, t)
-	out, err := w.call(withTaskTrace(hctx, t), t)
+	out, err := w.call(w.traceContext(hctx, t), t)
 	stopBeat()
 	if errors.Is(context.Cause(hctx), ErrTaskLost) {
 		return // nobody wants the answer
@@ -255,7 +256,7 @@ func (w *Worker) report(ctx context.Context, t Task, out any, err error) {
 	b := backoff{min: w.opts.MinBackoff, max: w.opts.MaxBackoff}
 	for {
 		err := w.taskCall(rctx, t, verb, body)
-		if err == nil || !retryable(err) || !sleepCtx(rctx, b.delay()) {
+		if err == nil || !retryable(err) || !sleepCtx(rctx, max(b.delay(), retryAfterOf(err))) {
 			if err != nil {
 				w.opts.Logger.WarnContext(ctx, "ductor worker: result not delivered", "task", t.ID, "verb", verb, "err", err)
 			}
@@ -283,8 +284,9 @@ func (w *Worker) reportFor(t Task) time.Duration {
 func failure(t Task, err error) failBody {
 	f := failBody{Token: t.Token}
 	f.Error.Code, f.Error.Message, f.Error.Retryable = "task_failed", err.Error(), true
-	switch e, ok := errors.AsType[*Error](err); {
-	case ok:
+	var e *Error
+	switch {
+	case errors.As(err, &e):
 		f.Error.Code, f.Error.Retryable = e.Code, e.Retryable
 	case errors.Is(err, errReleased):
 		f.Error.Code = "cancelled"

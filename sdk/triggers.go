@@ -126,14 +126,18 @@ type Webhook struct {
 	Secret     string    `json:"secret,omitempty"`
 	SecretHint string    `json:"secret_hint,omitempty"`
 	Deliveries int       `json:"deliveries,omitempty"`
-	CreatedAt  time.Time `json:"created_at,omitzero"`
+	CreatedAt  time.Time `json:"created_at"`
 }
 
 // CreateWebhook creates a webhook; the answer holds its secret, shown
 // only then.
 func (t *Triggers) CreateWebhook(ctx context.Context, id, event, scheme string) (Webhook, error) {
 	var out Webhook
-	_, err := t.c.do(ctx, http.MethodPost, "/webhooks", Webhook{ID: id, Event: event, Scheme: scheme}, &out)
+	body := map[string]string{"id": id, "event": event}
+	if scheme != "" {
+		body["scheme"] = scheme
+	}
+	_, err := t.c.do(ctx, http.MethodPost, "/webhooks", body, &out)
 	return out, err
 }
 

@@ -43,6 +43,12 @@ type WorkerOptions struct {
 	MinBackoff, MaxBackoff time.Duration
 	// Logger receives the worker's problems (default slog.Default()).
 	Logger *slog.Logger
+	// TraceContext, when set, places a handler's context in its task's
+	// trace for a tracing library; with OpenTelemetry:
+	// otel.GetTextMapPropagator().Extract(ctx, propagation.MapCarrier{
+	// "traceparent": t.Traceparent, "tracestate": t.Tracestate}). The
+	// context carries the trace for TraceFromContext either way.
+	TraceContext func(ctx context.Context, t Trace) context.Context
 }
 
 func (o WorkerOptions) withDefaults() WorkerOptions {
@@ -169,7 +175,7 @@ func (w *Worker) pollLoop(ctx, tasks context.Context, slots chan struct{}, runni
 				return err
 			}
 			w.opts.Logger.WarnContext(ctx, "ductor worker: poll failed, retrying", "err", err)
-			if !sleepCtx(ctx, b.delay()) {
+			if !sleepCtx(ctx, max(b.delay(), retryAfterOf(err))) {
 				return nil
 			}
 			continue

@@ -26,6 +26,7 @@ type fakeTasks struct {
 	polls       atomic.Int32
 	maxAsked    atomic.Int32
 	heartbeat   int // status answered to heartbeats (default 200)
+	retryAfter  string
 	results     chan fakeResult
 }
 
@@ -70,6 +71,9 @@ func (f *fakeTasks) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (f *fakeTasks) poll(w http.ResponseWriter, r *http.Request, body map[string]any) {
 	if f.polls.Add(1) <= int32(f.unavailable) {
+		if f.retryAfter != "" {
+			w.Header().Set("Retry-After", f.retryAfter)
+		}
 		http.Error(w, "starting", http.StatusServiceUnavailable)
 		return
 	}
@@ -100,7 +104,7 @@ func (f *fakeTasks) result(t *testing.T) fakeResult {
 }
 
 func quietOptions(o WorkerOptions) WorkerOptions {
-	o.Logger = slog.New(slog.DiscardHandler)
+	o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	o.MinBackoff, o.MaxBackoff = time.Millisecond, 5*time.Millisecond
 	return o
 }
@@ -185,6 +189,23 @@ func TestWorkerRetriesAnUnavailableServer(t *testing.T) {
 	defer func() { stop(); waitErr(t, done) }()
 	if r := f.result(t); r.verb != "complete" || f.polls.Load() < 4 {
 		t.Errorf("result = %+v after %d polls, want completed after the server came back", r, f.polls.Load())
+	}
+}
+
+// A poll answered 503 with a Retry-After waits that long before the
+// next, however short the worker's own backoff.
+func TestWorkerHonoursRetryAfter(t *testing.T) {
+	t.Parallel()
+	f, c := newFakeTasks(t, 1)
+	f.unavailable, f.retryAfter = 1, "1"
+	WithRetryAfter(0, 0)(c) // the worker's own backoff, not the client's retry
+	w := c.NewWorker(quietOptions(WorkerOptions{}))
+	w.Handle("h", func(ctx context.Context, task Task) (any, error) { return "ok", nil })
+	begin := time.Now()
+	stop, done := runWorker(w)
+	defer func() { stop(); waitErr(t, done) }()
+	if r := f.result(t); r.verb != "complete" || time.Since(begin) < time.Second {
+		t.Errorf("result = %+v after %s, want it after the 1 s Retry-After", r, time.Since(begin))
 	}
 }
 

@@ -1,15 +1,12 @@
-package sdk_test
+package e2e
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os/exec"
-	"strings"
 	"testing"
 	"time"
 
@@ -20,26 +17,8 @@ import (
 	"github.com/ductor/ductor/sdk"
 )
 
-// The SDK is a client: importing it pulls neither the engine's
-// expression language, nor a database driver, nor River, nor the
-// compiler.
-func TestSDKImportsNoEngine(t *testing.T) {
-	t.Parallel()
-	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, out)
-	}
-	for _, dep := range strings.Fields(string(out)) {
-		for _, banned := range []string{"github.com/google/cel-go", "github.com/jackc/pgx", "github.com/riverqueue", "github.com/ductor/ductor/app", "github.com/ductor/ductor/workers"} {
-			if strings.HasPrefix(dep, banned) {
-				t.Errorf("sdk depends on %s", dep)
-			}
-		}
-	}
-}
-
-// everyStep is a definition with each of the fifteen builders.
-func everyStep() *sdk.Definition {
+// sdkEveryStep is a definition with each of the fifteen builders.
+func sdkEveryStep() *sdk.Definition {
 	yes := false
 	return &sdk.Definition{
 		Key: "sdk-every-step", Name: "Every step", Timeout: 72 * time.Hour,
@@ -87,7 +66,7 @@ func everyStep() *sdk.Definition {
 // A definition built with every builder marshals to a document the
 // served JSON Schema accepts and the compiler compiles exactly as its
 // YAML twin.
-func TestDefinitionsMarshalToTheDocument(t *testing.T) {
+func TestSDKDefinitionsMarshalToTheDocument(t *testing.T) {
 	t.Parallel()
 	srv := httptest.NewServer(server.New(server.Deps{API: true, Logger: slog.New(slog.DiscardHandler)}))
 	t.Cleanup(srv.Close)
@@ -109,28 +88,103 @@ func TestDefinitionsMarshalToTheDocument(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc, err := json.Marshal(everyStep())
-	if err != nil {
-		t.Fatal(err)
-	}
-	inst, _ := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
-	if err := schema.Validate(inst); err != nil {
-		t.Fatalf("the served schema refuses the SDK's document: %v\n%s", err, doc)
-	}
-	fromGo, err := definition.Compile(doc, definition.FormatJSON)
-	if err != nil {
-		t.Fatalf("the SDK's document does not compile: %v\n%s", err, doc)
-	}
-	fromYAML, err := definition.Compile([]byte(everyStepYAML), definition.FormatYAML)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fromGo.Hash != fromYAML.Hash {
-		t.Errorf("the SDK's document compiles differently from its YAML twin:\n%s\n%s", fromGo.JSON, fromYAML.JSON)
+	for _, pair := range []struct {
+		def  *sdk.Definition
+		yaml string
+	}{{sdkEveryStep(), sdkEveryStepYAML}, {sdkEveryField(), sdkEveryFieldYAML}} {
+		doc, err := json.Marshal(pair.def)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inst, _ := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
+		if err := schema.Validate(inst); err != nil {
+			t.Fatalf("the served schema refuses the SDK's document: %v\n%s", err, doc)
+		}
+		fromGo, err := definition.Compile(doc, definition.FormatJSON)
+		if err != nil {
+			t.Fatalf("the SDK's document does not compile: %v\n%s", err, doc)
+		}
+		fromYAML, err := definition.Compile([]byte(pair.yaml), definition.FormatYAML)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fromGo.Hash != fromYAML.Hash {
+			t.Errorf("the SDK's document compiles differently from its YAML twin:\n%s\n%s", fromGo.JSON, fromYAML.JSON)
+		}
 	}
 }
 
-const everyStepYAML = `key: sdk-every-step
+// sdkEveryField is a definition with the fields sdkEveryStep leaves out:
+// triggers, flow control, step pools, partial joins, end_run,
+// complete_when and repeat.
+func sdkEveryField() *sdk.Definition {
+	jan := func(year int) time.Time { return time.Date(year, 1, 1, 0, 0, 0, 0, time.UTC) }
+	return &sdk.Definition{
+		Key: "sdk-every-field",
+		Triggers: []sdk.Trigger{
+			sdk.OnSchedule(sdk.ScheduleTrigger{ID: "nightly", Cron: "0 2 * * *", Timezone: "America/New_York", Input: map[string]any{"format": "pdf"},
+				Overlap: "buffer_one", CatchupWindow: 2 * time.Hour, Jitter: time.Minute, StartAt: jan(2030), EndAt: jan(2031), PauseOnFailure: true}),
+			sdk.OnSchedule(sdk.ScheduleTrigger{ID: "hourly", Interval: time.Hour, Offset: 5 * time.Minute, Paused: true}),
+			{Event: "order.placed", FilterExpr: "event.total > 100.0", InputExpr: `{"order": event.id}`},
+			sdk.OnEvent("order.updated", ""),
+		},
+		Concurrency: []sdk.Concurrency{
+			{KeyExpr: "input.customer", Limit: 2},
+			{LimitExpr: `input.tier == "premium" ? 10 : 1`, Strategy: "cancel_newest"},
+		},
+		RateLimit: &sdk.Rate{KeyExpr: "input.customer", Limit: 10, Period: time.Minute},
+		Throttle:  &sdk.Rate{Limit: 5, Period: time.Second},
+		Debounce:  &sdk.Debounce{KeyExpr: "input.customer", Period: 10 * time.Second, MaxWait: time.Minute},
+		Steps: []sdk.Step{
+			sdk.TaskStep("a", sdk.TaskWith{Handler: "builtin.echo"}).Limited(`"vendor"`, 3),
+			sdk.TransformStep("b", "1"),
+			sdk.TransformStep("c", "2").JoinN(1, true),
+			sdk.ScatterStep("fan", sdk.ScatterWith{ItemsExpr: "[1, 2, 3]", CompleteWhen: "succeeded >= 2",
+				Do: &sdk.Template{Type: sdk.TypeTask, With: sdk.TaskWith{Handler: "builtin.echo"},
+					Concurrency: &sdk.StepConcurrency{KeyExpr: `"vendor"`, LimitExpr: "1 + 1"}}}),
+			sdk.SubworkflowStep("loop", sdk.SubworkflowWith{Workflow: "child", InputExpr: `{"page": 1}`,
+				Repeat: &sdk.Repeat{UntilExpr: "!output.more", InputExpr: `{"page": output.page + 1}`, MaxIterations: 5}}),
+			sdk.TransformStep("done", "3").EndsRun("succeeded"),
+		},
+		Edges: []sdk.Edge{sdk.Then("a", "c"), sdk.Then("b", "c"), sdk.Then("c", "fan"), sdk.Then("fan", "loop"), sdk.Then("loop", "done")},
+	}
+}
+
+const sdkEveryFieldYAML = `key: sdk-every-field
+triggers:
+  - schedule: {id: nightly, cron: "0 2 * * *", timezone: America/New_York, input: {format: pdf}, overlap: buffer_one,
+               catchup_window: 2h, jitter: 1m, start_at: "2030-01-01T00:00:00Z", end_at: "2031-01-01T00:00:00Z", pause_on_failure: true}
+  - schedule: {id: hourly, interval: 1h, offset: 5m, paused: true}
+  - {event: order.placed, filter_expr: 'event.total > 100.0', input_expr: '{"order": event.id}'}
+  - {event: order.updated}
+concurrency:
+  - {key_expr: input.customer, limit: 2}
+  - {limit: 'input.tier == "premium" ? 10 : 1', strategy: cancel_newest}
+rate_limit: {key_expr: input.customer, limit: 10, period: 1m}
+throttle: {limit: 5, period: 1s}
+debounce: {key_expr: input.customer, period: 10s, max_wait: 1m}
+steps:
+  - {ref: a, type: task, with: {handler: builtin.echo}, concurrency: {key_expr: '"vendor"', limit: 3}}
+  - {ref: b, type: transform, with: {expr: "1"}}
+  - {ref: c, type: transform, with: {expr: "2"}, join: {at_least: 1, cancel_rest: true}}
+  - ref: fan
+    type: scatter
+    with:
+      items_expr: '[1, 2, 3]'
+      complete_when: 'succeeded >= 2'
+      do: {type: task, with: {handler: builtin.echo}, concurrency: {key_expr: '"vendor"', limit: '1 + 1'}}
+  - {ref: loop, type: subworkflow, with: {workflow: child, input_expr: '{"page": 1}',
+     repeat: {until_expr: '!output.more', input_expr: '{"page": output.page + 1}', max_iterations: 5}}}
+  - {ref: done, type: transform, with: {expr: "3"}, end_run: succeeded}
+edges:
+  - {from: a, to: c}
+  - {from: b, to: c}
+  - {from: c, to: fan}
+  - {from: fan, to: loop}
+  - {from: loop, to: done}
+`
+
+const sdkEveryStepYAML = `key: sdk-every-step
 name: Every step
 timeout: 72h
 input_schema: {type: object}
@@ -176,22 +230,3 @@ edges:
       - {when: input.x == 1, to: signal}
       - {default: true, to: event}
 `
-
-func TestNewValidates(t *testing.T) {
-	t.Parallel()
-	c, err := sdk.New("", "dk_x")
-	if err != nil || c == nil {
-		t.Fatalf("New with the default URL: %v", err)
-	}
-	for _, bad := range [][2]string{{"127.0.0.1:8080", "dk_x"}, {"ftp://h", "dk_x"}, {"http://h", ""}, {"http://h", "secret"}} {
-		if _, err := sdk.New(bad[0], bad[1]); err == nil {
-			t.Errorf("New(%q, %q) succeeded", bad[0], bad[1])
-		}
-	}
-	if err := (&sdk.Definition{Key: "k"}).Validate(); err == nil {
-		t.Error("a definition without steps is valid")
-	}
-	if _, err := c.Publish(context.Background(), &sdk.Definition{Steps: []sdk.Step{sdk.TransformStep("a", "1")}}); err == nil {
-		t.Error("Publish sent a definition without a key")
-	}
-}

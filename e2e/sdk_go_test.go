@@ -1,4 +1,10 @@
-package sdk_test
+package e2e
+
+// The Go SDK's tests against a real server live here, in the server's
+// module: the SDK is a module of its own (sdk/go.mod), which cannot import
+// the server without taking on its dependencies, so its own tests need
+// nothing but the standard library (fakes for pure client behaviour), and
+// what the SDK does against the real API is checked from this side.
 
 import (
 	"context"
@@ -20,10 +26,10 @@ import (
 	"github.com/ductor/ductor/workers"
 )
 
-// startDuctor runs Ductor in-process against a fresh schema (API, River
+// startSDKServer runs Ductor in-process against a fresh schema (API, River
 // workers, sweep and task notifications) and returns its URL and an admin
 // key of a new tenant.
-func startDuctor(t *testing.T) (string, string) {
+func startSDKServer(t *testing.T) (string, string) {
 	t.Helper()
 	pool := testdb.Schema(t)
 	log := slog.New(slog.DiscardHandler)
@@ -46,7 +52,7 @@ func startDuctor(t *testing.T) (string, string) {
 		defer cancel()
 		_ = client.StopAndCancel(ctx)
 	})
-	background(t, coord.Sweep, coord.Runs.Tasks.Listen)
+	sdkBackground(t, coord.Sweep, coord.Runs.Tasks.Listen)
 	s := store.New(pool)
 	box, err := secrets.NewBox(strings.Repeat("s", 32))
 	if err != nil {
@@ -59,7 +65,7 @@ func startDuctor(t *testing.T) (string, string) {
 	return srv.URL, key
 }
 
-func newClient(t *testing.T, url, key string) *sdk.Client {
+func sdkClient(t *testing.T, url, key string) *sdk.Client {
 	t.Helper()
 	c, err := sdk.New(url, key)
 	if err != nil {
@@ -68,8 +74,8 @@ func newClient(t *testing.T, url, key string) *sdk.Client {
 	return c
 }
 
-// background runs each function until the test ends.
-func background(t *testing.T, fns ...func(context.Context)) {
+// sdkBackground runs each function until the test ends.
+func sdkBackground(t *testing.T, fns ...func(context.Context)) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{}, len(fns))
 	for _, fn := range fns {
@@ -83,12 +89,12 @@ func background(t *testing.T, fns ...func(context.Context)) {
 	})
 }
 
-func TestWorkerRunsARemoteTaskEndToEnd(t *testing.T) {
+func TestSDKWorkerRunsARemoteTask(t *testing.T) {
 	t.Parallel()
-	url, key := startDuctor(t)
+	url, key := startSDKServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c := newClient(t, url, key)
+	c := sdkClient(t, url, key)
 
 	v, err := c.Publish(ctx, &sdk.Definition{
 		Key: "greet",
@@ -142,12 +148,12 @@ func TestWorkerRunsARemoteTaskEndToEnd(t *testing.T) {
 	}
 }
 
-func TestClientSignalsAndEvents(t *testing.T) {
+func TestSDKSignalsAndEvents(t *testing.T) {
 	t.Parallel()
-	url, key := startDuctor(t)
+	url, key := startSDKServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c := newClient(t, url, key)
+	c := sdkClient(t, url, key)
 	if _, err := c.Publish(ctx, &sdk.Definition{Key: "gate", Steps: []sdk.Step{sdk.SignalStep("open", sdk.SignalWith{Name: "go"})}}); err != nil {
 		t.Fatal(err)
 	}
@@ -179,8 +185,8 @@ func TestClientSignalsAndEvents(t *testing.T) {
 	}
 }
 
-// waitRun polls the run until cond holds for it, for as long as ctx lasts.
-func waitRun(t *testing.T, ctx context.Context, c *sdk.Client, id string, cond func(*sdk.Run) bool) *sdk.Run {
+// sdkWaitRun polls the run until cond holds for it, for as long as ctx lasts.
+func sdkWaitRun(t *testing.T, ctx context.Context, c *sdk.Client, id string, cond func(*sdk.Run) bool) *sdk.Run {
 	t.Helper()
 	var r *sdk.Run
 	if !testwait.Until(ctx, time.Minute, func() bool {
@@ -199,15 +205,15 @@ func waitRun(t *testing.T, ctx context.Context, c *sdk.Client, id string, cond f
 	return r
 }
 
-func isStatus(s string) func(*sdk.Run) bool { return func(r *sdk.Run) bool { return r.Status == s } }
+func sdkIsStatus(s string) func(*sdk.Run) bool { return func(r *sdk.Run) bool { return r.Status == s } }
 
 // Every API operation has a client method that works.
-func TestClientCoversTheAPI(t *testing.T) {
+func TestSDKCoversTheAPI(t *testing.T) {
 	t.Parallel()
-	url, key := startDuctor(t)
+	url, key := startSDKServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c := newClient(t, url, key)
+	c := sdkClient(t, url, key)
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
@@ -259,8 +265,8 @@ func TestClientCoversTheAPI(t *testing.T) {
 	must(err)
 	second, err := c.StartRun(ctx, sdk.StartRun{Definition: "ok"})
 	must(err)
-	waitRun(t, ctx, c, first.ID, isStatus("succeeded"))
-	waitRun(t, ctx, c, second.ID, isStatus("succeeded"))
+	sdkWaitRun(t, ctx, c, first.ID, sdkIsStatus("succeeded"))
+	sdkWaitRun(t, ctx, c, second.ID, sdkIsStatus("succeeded"))
 	runs, err := c.ListRuns(ctx, sdk.RunFilter{Definition: "ok", Page: sdk.Page{Limit: 1}})
 	if err != nil || len(runs.Runs) != 1 || runs.Runs[0].ID != second.ID || runs.NextCursor == "" {
 		t.Fatalf("ListRuns = %+v, %v", runs, err)
@@ -279,31 +285,34 @@ func TestClientCoversTheAPI(t *testing.T) {
 
 	failed, err := c.StartRun(ctx, sdk.StartRun{Definition: "fail"})
 	must(err)
-	waitRun(t, ctx, c, failed.ID, isStatus("failed"))
+	sdkWaitRun(t, ctx, c, failed.ID, sdkIsStatus("failed"))
 	must(c.RetryNode(ctx, failed.ID, "boom"))
-	waitRun(t, ctx, c, failed.ID, func(r *sdk.Run) bool { return r.Nodes[0].Generation == 1 && r.Terminal() })
+	sdkWaitRun(t, ctx, c, failed.ID, func(r *sdk.Run) bool { return r.Nodes[0].Generation == 1 && r.Terminal() })
 
 	gate, err := c.StartRun(ctx, sdk.StartRun{Definition: "gate", Input: map[string]int{"n": 1}})
 	must(err)
-	waitRun(t, ctx, c, gate.ID, isStatus("waiting"))
+	sdkWaitRun(t, ctx, c, gate.ID, sdkIsStatus("waiting"))
 	successor, err := c.ContinueAsNew(ctx, gate.ID, "roll-1", map[string]int{"n": 2})
 	if err != nil || successor == "" {
 		t.Fatalf("ContinueAsNew = %q, %v", successor, err)
 	}
-	waitRun(t, ctx, c, gate.ID, isStatus("terminated"))
-	next := waitRun(t, ctx, c, successor, isStatus("waiting"))
+	sdkWaitRun(t, ctx, c, gate.ID, sdkIsStatus("terminated"))
+	next := sdkWaitRun(t, ctx, c, successor, sdkIsStatus("waiting"))
 	if string(next.Input) != `{"n":2}` {
 		t.Errorf("successor input = %s", next.Input)
 	}
 	must(c.CancelRun(ctx, successor, "done"))
-	waitRun(t, ctx, c, successor, isStatus("cancelled"))
+	sdkWaitRun(t, ctx, c, successor, sdkIsStatus("cancelled"))
 
 	inbox, err := c.StartRun(ctx, sdk.StartRun{Definition: "inbox"})
 	must(err)
-	waitRun(t, ctx, c, inbox.ID, isStatus("waiting"))
+	sdkWaitRun(t, ctx, c, inbox.ID, sdkIsStatus("waiting"))
 	approvals, err := c.ListApprovals(ctx, "pending", 0)
 	if err != nil || len(approvals) != 1 || approvals[0].RunID != inbox.ID {
 		t.Fatalf("ListApprovals = %+v, %v", approvals, err)
+	}
+	if a, err := c.GetApproval(ctx, approvals[0].ID); err != nil || a.ID != approvals[0].ID || a.Status != "pending" {
+		t.Fatalf("GetApproval = %+v, %v", a, err)
 	}
 	if a, err := c.DecideApproval(ctx, approvals[0].ID, true, "fine"); err != nil || a.Status != "approved" {
 		t.Fatalf("DecideApproval = %+v, %v", a, err)
@@ -336,7 +345,7 @@ func TestClientCoversTheAPI(t *testing.T) {
 	if updated, err := c.UpdateCase(ctx, cases[0].ID, sdk.CaseUpdate{Status: "resolved"}); err != nil || updated.Status != "resolved" {
 		t.Fatalf("UpdateCase = %+v, %v", updated, err)
 	}
-	done := waitRun(t, ctx, c, inbox.ID, isStatus("succeeded"))
+	done := sdkWaitRun(t, ctx, c, inbox.ID, sdkIsStatus("succeeded"))
 	if !strings.Contains(string(done.Output), `"done":"yes"`) {
 		t.Errorf("output = %s, want the case's data", done.Output)
 	}
@@ -382,7 +391,7 @@ func TestClientCoversTheAPI(t *testing.T) {
 	must(c.Triggers().DeleteWebhook(ctx, "psp"))
 	waiting, err := c.StartRun(ctx, sdk.StartRun{Definition: "gate"})
 	must(err)
-	waitRun(t, ctx, c, waiting.ID, isStatus("waiting"))
+	sdkWaitRun(t, ctx, c, waiting.ID, sdkIsStatus("waiting"))
 	must(c.CancelNode(ctx, waiting.ID, "go", "not needed"))
-	waitRun(t, ctx, c, waiting.ID, func(r *sdk.Run) bool { return r.Terminal() && r.Nodes[0].State == "cancelled" })
+	sdkWaitRun(t, ctx, c, waiting.ID, func(r *sdk.Run) bool { return r.Terminal() && r.Nodes[0].State == "cancelled" })
 }

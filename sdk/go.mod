@@ -1,0 +1,3 @@
+module github.com/ductor/ductor/sdk
+
+go 1.22
