@@ -289,7 +289,7 @@ func failure(t Task, err error) failBody {
 	case errors.As(err, &e):
 		f.Error.Code, f.Error.Retryable = e.Code, e.Retryable
 	case errors.Is(err, errReleased):
-		f.Error.Code = "cancelled"
+		f.Error.Code = "worker_stopped"
 	case errors.Is(err, errDeadline), errors.Is(err, context.DeadlineExceeded):
 		f.Error.Code = "timeout"
 	}

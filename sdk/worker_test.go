@@ -174,7 +174,7 @@ func TestWorkerReleasesTasksAfterDrainTimeout(t *testing.T) {
 	}
 	r := f.result(t)
 	e, _ := r.body["error"].(map[string]any)
-	if r.verb != "fail" || e["retryable"] != true || e["code"] != "cancelled" {
+	if r.verb != "fail" || e["retryable"] != true || e["code"] != "worker_stopped" {
 		t.Errorf("result = %+v, want the task released as a retryable cancellation", r)
 	}
 }

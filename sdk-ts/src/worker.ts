@@ -319,7 +319,7 @@ export function failure(err: unknown, cause?: unknown): Failure {
   if (err instanceof TaskError) return { code: err.code, message, retryable: err.retryable };
   const why = err instanceof ReleasedError || err instanceof DeadlineError ? err : cause;
   // Not "cancelled": the engine never retries that code, and a task handed back is to be retried.
-  if (why instanceof ReleasedError) return { code: "worker_shutdown", message, retryable: true };
+  if (why instanceof ReleasedError) return { code: "worker_stopped", message, retryable: true };
   if (why instanceof DeadlineError) return { code: "timeout", message, retryable: true };
   return { code: "task_failed", message, retryable: true };
 }

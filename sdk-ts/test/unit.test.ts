@@ -83,7 +83,7 @@ test("a handler's error becomes a failure with its code and retryability", () =>
   assert.deepStrictEqual(failure(new Error("boom")), { code: "task_failed", message: "boom", retryable: true });
   assert.deepStrictEqual(failure(new TaskError("card declined", { code: "declined", retryable: false })), { code: "declined", message: "card declined", retryable: false });
   assert.deepStrictEqual(failure(permanent(new Error("bad input"))), { code: "task_failed", message: "bad input", retryable: false });
-  assert.deepStrictEqual(failure(new Error("aborted"), new ReleasedError()), { code: "worker_shutdown", message: "aborted", retryable: true });
+  assert.deepStrictEqual(failure(new Error("aborted"), new ReleasedError()), { code: "worker_stopped", message: "aborted", retryable: true });
   assert.deepStrictEqual(failure(new DeadlineError()), { code: "timeout", message: "ductor: the task's deadline passed", retryable: true });
   assert.deepStrictEqual(failure("a string"), { code: "task_failed", message: "a string", retryable: true });
   assert.equal(Buffer.byteLength(failure(new Error("x".repeat(10_000))).message), 4096);
