@@ -85,7 +85,7 @@ func TestScheduleUpdateAndWebhookGet(t *testing.T) {
 	if _, _, err := b.run(t, "schedule", "update", "daily"); !errors.Is(err, ErrUsage) {
 		t.Errorf("update with nothing to change: %v", err)
 	}
-	if _, _, err := b.run(t, "schedule", "update", "daily", "--cron", "61 * * * *"); err == nil || !strings.Contains(err.Error(), "61") {
+	if _, _, err := b.run(t, "schedule", "update", "daily", "--cron", "61 * * * *"); err == nil || !strings.Contains(err.Error(), "minute: 61 is out of range") {
 		t.Errorf("update to a bad cron: %v", err)
 	}
 
