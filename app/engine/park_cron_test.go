@@ -30,7 +30,7 @@ func TestWaitCronNext(t *testing.T) {
 	}
 	for w, want := range map[string]with{
 		"with.cron: invalid cron expression \"61 * * * *\": minute: 61": {"cron": "61 * * * *"},
-		"with.timezone: unknown time zone":                             {"cron": "@daily", "timezone": "Mars/Olympus"},
+		"with.timezone: unknown time zone":                              {"cron": "@daily", "timezone": "Mars/Olympus"},
 	} {
 		if _, err := (&decider{now: now}).cronNext(want); err == nil || !strings.HasPrefix(err.Message, w) {
 			t.Errorf("%v: %v, want %q", want, err, w)
