@@ -17,7 +17,16 @@ func runWhoami(ctx context.Context, env Env, args []string) error {
 	return readAndRender(ctx, env, "/api/v1/whoami", *out, func(v any) *table {
 		k := asObj(v)
 		t := &table{header: []string{"TENANT", "KEY", "NAME", "PREFIX", "SCOPES"}}
-		t.add(k["tenant_id"], k["key_id"], k["key_name"], k["prefix"], k["scopes"])
+		var scopes []string
+		for _, sc := range asList(k["scopes"]) {
+			scopes = append(scopes, cellText(sc))
+		}
+		t.add(k["tenant_id"], k["key_id"], k["key_name"], k["prefix"], scopes)
 		return t
 	})
+}
+
+func asList(v any) []any {
+	l, _ := v.([]any)
+	return l
 }
