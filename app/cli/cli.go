@@ -122,9 +122,9 @@ func usage() string {
 		fmt.Fprintf(&b, "  %-11s %s\n", c.name, c.usage)
 	}
 	b.WriteString("\nRun `ductor COMMAND -h` for a command's subcommands and flags.\n" +
-		"API commands use --url or DUCTOR_URL (default http://127.0.0.1:8080) and\n" +
-		"--api-key or DUCTOR_API_KEY;\n" +
-		"admin commands (tenant, apikey, member, seed, migrate) use DATABASE_URL.\n")
+		"API commands call --url or DUCTOR_URL (default http://127.0.0.1:8080) with\n" +
+		"--api-key or DUCTOR_API_KEY; admin commands (tenant, apikey, member, seed,\n" +
+		"migrate) use DATABASE_URL.\n")
 	return b.String()
 }
 
