@@ -18,6 +18,8 @@ func TestErrorsArePrefixed(t *testing.T) {
 	}{
 		{[]string{"frobnicate"}, 2, `ductor: unknown command "frobnicate"`},
 		{[]string{"run", "get"}, 2, "ductor: want `ductor run get ID"},
+		{[]string{"run", "get", "ID", "--bogus"}, 2, "ductor: flag provided but not defined: -bogus (see `ductor run get -h`)"},
+		{[]string{"migrate", "--bogus"}, 2, "ductor: flag provided but not defined: -bogus"},
 		{[]string{"run", "list"}, 1, "ductor: DUCTOR_API_KEY"},
 		{[]string{"migrate"}, 1, "ductor: DATABASE_URL"},
 		{[]string{"run", "-h"}, 0, ""},

@@ -246,7 +246,7 @@ func checkScrape(t *testing.T, o *opsProcess) {
 		`ductor_runs_finished_total{definition="flaky",status="failed"} 1`,
 		`ductor_step_attempts_total{outcome="failed",type="task"} 2`, `ductor_step_retries_total{type="task"} 1`,
 		`ductor_step_schedule_to_start_seconds_bucket{handler="builtin.fail",tier="interactive",type="task"`,
-		`ductor_step_duration_seconds_bucket{handler="",outcome="success",tier="interactive",type="http",le="86400"}`,
+		`ductor_step_duration_seconds_bucket{code="success",handler="",tier="interactive",type="http",le="86400"}`,
 		`ductor_http_requests_total{method="POST",route="/api/v1/runs",status="201"} 6`,
 		`ductor_http_requests_total{method="GET",route="/api/v1/runs/:id",status="404"} 1`,
 		`ductor_db_pool_acquired_connections`, `ductor_prune_last_success_timestamp_seconds`, `ductor_tick_duration_seconds_bucket`,

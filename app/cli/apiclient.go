@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,28 +12,62 @@ import (
 	"time"
 
 	"github.com/ductor/ductor/app/config"
-
 	"github.com/ductor/ductor/app/jsonvalue"
 )
 
 // apiClient is the thin HTTP client behind `ductor run`, `signal` and
-// friends: DUCTOR_URL and DUCTOR_API_KEY say where and as whom.
+// friends: --url and --api-key, else DUCTOR_URL and DUCTOR_API_KEY, say
+// where and as whom. It reads them at its first request, once every flag
+// is parsed.
 type apiClient struct {
-	base string
-	key  string
+	env  Env
 	http *http.Client
 }
 
-func newAPIClient(env Env) (*apiClient, error) {
-	base := strings.TrimRight(env.Getenv("DUCTOR_URL"), "/")
-	if base == "" {
-		base = "http://127.0.0.1:8080"
+func newAPIClient(env Env) *apiClient {
+	return &apiClient{env: env, http: &http.Client{Timeout: 60 * time.Second}}
+}
+
+// apiFlags are the API commands' --url and --api-key; each flag set of an
+// API command registers them, so they go anywhere on its command line.
+type apiFlags struct {
+	url, key string
+}
+
+func api(run func(context.Context, Env, []string) error) func(context.Context, Env, []string) error {
+	return func(ctx context.Context, env Env, args []string) error {
+		env.api = &apiFlags{}
+		return run(ctx, env, args)
 	}
-	key := env.Getenv("DUCTOR_API_KEY")
+}
+
+func (a *apiFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&a.url, "url", a.url, "the Ductor to call (default $DUCTOR_URL, else http://127.0.0.1:8080)")
+	fs.StringVar(&a.key, "api-key", a.key, "the API key to call it with (default $DUCTOR_API_KEY)")
+}
+
+// target is the base URL and key to call: the flags win over the
+// environment.
+func (c *apiClient) target() (base, key string, err error) {
+	var f apiFlags
+	if c.env.api != nil {
+		f = *c.env.api
+	}
+	base = strings.TrimRight(first(f.url, c.env.Getenv("DUCTOR_URL"), "http://127.0.0.1:8080"), "/")
+	key = first(f.key, c.env.Getenv("DUCTOR_API_KEY"))
 	if key == "" {
-		return nil, &config.Error{Setting: "DUCTOR_API_KEY", Problem: "required (`ductor dev` prints one)"}
+		return "", "", &config.Error{Setting: "DUCTOR_API_KEY", Problem: "required, or --api-key (`ductor dev` prints one)"}
 	}
-	return &apiClient{base: base, key: key, http: &http.Client{Timeout: 60 * time.Second}}, nil
+	return base, key, nil
+}
+
+func first(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
 // apiError is the API's error shape.
@@ -62,15 +97,19 @@ func (c *apiClient) do(ctx context.Context, method, path string, body, out any) 
 // send sends a raw body of the content type and decodes a successful
 // answer into out; it returns the status. An error answer is an *apiError.
 func (c *apiClient) send(ctx context.Context, method, path, contentType string, body []byte, out any) (int, error) {
+	base, key, err := c.target()
+	if err != nil {
+		return 0, err
+	}
 	var r io.Reader
 	if body != nil {
 		r = bytes.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, r)
+	req, err := http.NewRequestWithContext(ctx, method, base+path, r)
 	if err != nil {
 		return 0, err
 	}
-	req.Header.Set("Authorization", "Bearer "+c.key)
+	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set("Content-Type", contentType)
 	res, err := c.http.Do(req)
 	if err != nil {

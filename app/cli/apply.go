@@ -44,10 +44,7 @@ func runApply(ctx context.Context, env Env, args []string) error {
 	if len(docs) == 0 && unread == 0 {
 		return usagef("no definition files (.yaml, .yml, .json) in %s", strings.Join(paths, ", "))
 	}
-	c, err := newAPIClient(env)
-	if err != nil {
-		return err
-	}
+	c := newAPIClient(env)
 	failed := unread
 	for _, d := range docs {
 		if err := applyDoc(ctx, env, c, d, *dryRun); err != nil {

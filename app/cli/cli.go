@@ -28,6 +28,9 @@ type Env struct {
 	// Ready, when set, is told the address the server listens on once it
 	// accepts connections (tests start `dev` on 127.0.0.1:0).
 	Ready func(addr string)
+	// api, set for the API commands, holds their --url and --api-key
+	// flags, which every flag set of theirs registers (see newFlags).
+	api *apiFlags
 }
 
 // command is a verb: its name, a one-line usage, and what runs it.
@@ -43,18 +46,19 @@ func commands() []command {
 		{"migrate", "apply River's and Ductor's migrations", runMigrate},
 		{"tenant", "create, list and set tenants (DATABASE_URL)", runTenant},
 		{"apikey", "create, list and revoke API keys (DATABASE_URL)", runAPIKey},
-		{"member", "member add --tenant SLUG --email EMAIL --role ROLE (DATABASE_URL)", runMember},
+		{"member", "add, list and remove a tenant's members (DATABASE_URL)", runMember},
 		{"seed", "seed -f FILE: tenants, definitions and API keys from a seed file (DATABASE_URL)", runSeed},
-		{"apply", "apply -f FILE|DIR... [--dry-run]: publish definitions", runApply},
-		{"definition", "list, get and unpublish definitions", runDefinition},
-		{"run", "start, get, list, cancel, retry runs (one, or many by --filter) and read their history", runRun},
-		{"signal", "signal RUN NAME [--payload JSON] --request-id ID", runSignal},
-		{"event", "event NAME [--data JSON] [--idempotency-key K]", runEvent},
-		{"node", "node cancel RUN NODE [--reason TEXT]", runNode},
-		{"approval", "list and decide approvals", runApproval},
-		{"case", "list and update human-loop cases", runCase},
-		{"schedule", "create, list, get, pause, unpause, trigger, backfill and delete schedules", runSchedule},
-		{"webhook", "create, list, rotate and delete inbound webhooks", runWebhook},
+		{"apply", "apply -f FILE|DIR... [--dry-run]: publish definitions", api(runApply)},
+		{"definition", "list, get and unpublish definitions", api(runDefinition)},
+		{"run", "start, get, list, cancel, retry runs (one, or many by --filter) and read their history", api(runRun)},
+		{"signal", "signal RUN NAME [--payload JSON] --request-id ID", api(runSignal)},
+		{"event", "event NAME [--data JSON] [--idempotency-key K]", api(runEvent)},
+		{"node", "node cancel RUN NODE [--reason TEXT]", api(runNode)},
+		{"approval", "list and decide approvals", api(runApproval)},
+		{"case", "list and update human-loop cases", api(runCase)},
+		{"schedule", "create, list, get, update, pause, unpause, trigger, backfill and delete schedules", api(runSchedule)},
+		{"webhook", "create, list, get, rotate and delete inbound webhooks", api(runWebhook)},
+		{"whoami", "the tenant, name and scopes of the API key", api(runWhoami)},
 		{"healthcheck", "exit 0 when the local Ductor answers (the image's HEALTHCHECK)", runHealthcheck},
 		{"version", "print the version", runVersion},
 		{"completion", "completion bash|zsh|fish: a shell completion script", runCompletion},
@@ -76,15 +80,20 @@ func usagef(format string, args ...any) error {
 
 // want is the usage error of a command called without what it needs.
 func want(synopsis string) error {
-	name := strings.Fields(synopsis)
+	return usagef("want `%s` (see `%s -h`)", synopsis, helpName(synopsis))
+}
+
+// helpName is the command of a synopsis: its words up to the first
+// argument or flag ("ductor run get" of "ductor run get ID").
+func helpName(synopsis string) string {
 	help := "ductor"
-	for _, w := range name[1:] {
-		if strings.ToUpper(w) == w || strings.ContainsAny(w, "-[|") {
+	for _, w := range strings.Fields(synopsis)[1:] {
+		if strings.ToUpper(w) == w || strings.ContainsAny(w, "-[|(") {
 			break
 		}
 		help += " " + w
 	}
-	return usagef("want `%s` (see `%s -h`)", synopsis, help)
+	return help
 }
 
 // Run runs the command named by args[0].
@@ -113,8 +122,9 @@ func usage() string {
 		fmt.Fprintf(&b, "  %-11s %s\n", c.name, c.usage)
 	}
 	b.WriteString("\nRun `ductor COMMAND -h` for a command's subcommands and flags.\n" +
-		"API commands use DUCTOR_URL (default http://127.0.0.1:8080) and DUCTOR_API_KEY;\n" +
-		"admin commands (tenant, apikey, member, seed, migrate) use DATABASE_URL.\n")
+		"API commands call --url or DUCTOR_URL (default http://127.0.0.1:8080) with\n" +
+		"--api-key or DUCTOR_API_KEY; admin commands (tenant, apikey, member, seed,\n" +
+		"migrate) use DATABASE_URL.\n")
 	return b.String()
 }
 
@@ -175,11 +185,23 @@ func newFlags(synopsis string, env Env) *flags {
 	fs := flag.NewFlagSet("ductor "+name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
+	if env.api != nil {
+		env.api.register(fs)
+	}
 	return &flags{FlagSet: fs, synopsis: synopsis, env: env}
 }
 
-// Parse parses args, printing the help for -h.
-func (f *flags) Parse(args []string) error { return f.help(f.FlagSet.Parse(args)) }
+// Parse parses args, printing the help for -h. A flag it does not know
+// or cannot read is a usage error.
+func (f *flags) Parse(args []string) error { return f.help(f.badFlag(f.FlagSet.Parse(args))) }
+
+// badFlag turns the flag package's error into a usage error.
+func (f *flags) badFlag(err error) error {
+	if err == nil || errors.Is(err, flag.ErrHelp) || config.IsConfigError(err) {
+		return err
+	}
+	return usagef("%v (see `%s -h`)", err, helpName("ductor "+f.synopsis))
+}
 
 // help prints the command's help when err is flag.ErrHelp.
 func (f *flags) help(err error) error {
@@ -228,7 +250,7 @@ func (f *flags) parseArgs(args []string) ([]string, error) {
 // loadConfig registers the shared settings on fs and parses args.
 func loadConfig(fs *flags, args []string, env Env, defaultAddr string) (config.Config, []string, error) {
 	cfg, rest, err := config.Load(fs.FlagSet, args, env.Getenv, defaultAddr)
-	return cfg, rest, fs.help(err)
+	return cfg, rest, fs.help(fs.badFlag(err))
 }
 
 // multiFlag is a repeatable string flag.

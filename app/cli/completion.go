@@ -11,7 +11,7 @@ import (
 var subcommandTables = map[string]func() []subcommand{
 	"run": runSubcommands, "definition": definitionSubcommands, "approval": approvalSubcommands,
 	"case": caseSubcommands, "tenant": tenantSubcommands, "apikey": apikeySubcommands,
-	"completion": completionSubcommands, "member": func() []subcommand { return []subcommand{{name: "add"}} },
+	"completion": completionSubcommands, "member": memberSubcommands,
 	"schedule": scheduleSubcommands, "webhook": webhookSubcommands,
 	"node": func() []subcommand { return []subcommand{{name: "cancel"}} },
 }

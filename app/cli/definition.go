@@ -94,10 +94,7 @@ func runDefinitionUnpublish(ctx context.Context, env Env, args []string) error {
 	if err != nil || n < 1 {
 		return usagef("the version must be a number from 1, not %q", pos[1])
 	}
-	c, err := newAPIClient(env)
-	if err != nil {
-		return err
-	}
+	c := newAPIClient(env)
 	path := "/api/v1/definitions/" + url.PathEscape(pos[0]) + "/versions/" + strconv.Itoa(n)
 	if err := c.do(ctx, "DELETE", path, nil, nil); err != nil {
 		return err

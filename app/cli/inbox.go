@@ -45,10 +45,7 @@ func runApprovalDecide(ctx context.Context, env Env, args []string) error {
 	if len(pos) != 2 || (pos[1] != "approve" && pos[1] != "reject") {
 		return want("ductor " + synopsis)
 	}
-	c, err := newAPIClient(env)
-	if err != nil {
-		return err
-	}
+	c := newAPIClient(env)
 	body := map[string]any{"decision": pos[1], "comment": *comment}
 	var a map[string]any
 	if err := c.do(ctx, "POST", "/api/v1/approvals/"+url.PathEscape(pos[0])+"/decision", body, &a); err != nil {
@@ -118,10 +115,7 @@ func runCaseUpdate(ctx context.Context, env Env, args []string) error {
 	if err := jsonFlag(body, "data", *data); err != nil {
 		return err
 	}
-	c, err := newAPIClient(env)
-	if err != nil {
-		return err
-	}
+	c := newAPIClient(env)
 	var updated map[string]any
 	if err := c.do(ctx, "PATCH", "/api/v1/cases/"+url.PathEscape(pos[0]), body, &updated); err != nil {
 		return err

@@ -27,10 +27,7 @@ func runNodeCancel(ctx context.Context, env Env, args []string) error {
 		return want(nodeUsage)
 	}
 	run, node := pos[0], pos[1]
-	c, err := newAPIClient(env)
-	if err != nil {
-		return err
-	}
+	c := newAPIClient(env)
 	var out map[string]any
 	path := "/api/v1/runs/" + url.PathEscape(run) + "/nodes/" + url.PathEscape(node) + "/cancel"
 	if err := c.do(ctx, "POST", path, map[string]any{"reason": *reason}, &out); err != nil {

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"net/url"
 	"time"
@@ -10,7 +11,7 @@ import (
 
 func runSubcommands() []subcommand {
 	return []subcommand{
-		{"start", "run start KEY [--input JSON] [--version N] [--subject S] [--idempotency-key K] [--wait]", "start a run of a published definition; prints its id (with --wait, the ended run)", runStart},
+		{"start", "run start KEY [--input JSON] [--version N] [--subject S] [--idempotency-key K] [--wait] [--output json|table]", "start a run of a published definition; prints its id (with --output, the run; with --wait, the ended run)", runStart},
 		{"get", "run get ID [--output json|table]", "a run with its nodes", runGet},
 		{"list", "run list [--status S] [--definition KEY] [--subject S] [--limit N] [--cursor C] [--output json|table]", "runs, newest first, a page at a time", runList},
 		{"history", "run history ID [--limit N] [--after SEQ] [--output json|table]", "a run's transitions, oldest first", runHistory},
@@ -25,7 +26,7 @@ func runRun(ctx context.Context, env Env, args []string) error {
 }
 
 func runStart(ctx context.Context, env Env, args []string) error {
-	const synopsis = "run start KEY [--input JSON] [--version N] [--subject S] [--idempotency-key K] [--wait]"
+	const synopsis = "run start KEY [--input JSON] [--version N] [--subject S] [--idempotency-key K] [--wait] [--output json|table]"
 	fs := newFlags(synopsis, env)
 	input := fs.String("input", "", "the run's input as JSON")
 	version := fs.Int("version", 0, "the version to run (default: the latest)")
@@ -50,21 +51,28 @@ func runStart(ctx context.Context, env Env, args []string) error {
 	if err := jsonFlag(req, "input", *input); err != nil {
 		return err
 	}
-	c, err := newAPIClient(env)
-	if err != nil {
-		return err
-	}
+	c := newAPIClient(env)
 	var started struct {
 		ID string `json:"id"`
 	}
 	if err := c.do(ctx, "POST", "/api/v1/runs", req, &started); err != nil {
 		return err
 	}
-	if !*wait {
-		fmt.Fprintln(env.Stdout, started.ID)
-		return nil
+	switch {
+	case *wait:
+		return waitRun(ctx, env, c, started.ID, *out)
+	case isSet(fs, "output"):
+		return readAndRender(ctx, env, "/api/v1/runs/"+url.PathEscape(started.ID), *out, runTable)
 	}
-	return waitRun(ctx, env, c, started.ID, *out)
+	fmt.Fprintln(env.Stdout, started.ID)
+	return nil
+}
+
+// isSet reports whether the command line gave the flag.
+func isSet(fs *flags, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // ErrRunNotSucceeded is what `run start --wait` returns (and so exits 1
@@ -119,10 +127,7 @@ func getOne(ctx context.Context, env Env, args []string, synopsis string, path f
 }
 
 func readAndRender(ctx context.Context, env Env, path, format string, tab func(any) *table) error {
-	c, err := newAPIClient(env)
-	if err != nil {
-		return err
-	}
+	c := newAPIClient(env)
 	var v any
 	if err := c.do(ctx, "GET", path, nil, &v); err != nil {
 		return err
@@ -229,10 +234,7 @@ func runRetry(ctx context.Context, env Env, args []string) error {
 
 // post sends a change and prints what it did.
 func post(ctx context.Context, env Env, path string, body any, done string) error {
-	c, err := newAPIClient(env)
-	if err != nil {
-		return err
-	}
+	c := newAPIClient(env)
 	if err := c.do(ctx, "POST", path, body, nil); err != nil {
 		return err
 	}

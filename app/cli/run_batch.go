@@ -59,10 +59,7 @@ func runBatch(ctx context.Context, env Env, action string, args []string) error 
 		}
 		req["filter"] = f
 	}
-	c, err := newAPIClient(env)
-	if err != nil {
-		return err
-	}
+	c := newAPIClient(env)
 	var batch map[string]any
 	if err := c.do(ctx, "POST", "/api/v1/runs/batch", req, &batch); err != nil {
 		return err

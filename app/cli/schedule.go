@@ -14,6 +14,7 @@ func scheduleSubcommands() []subcommand {
 		{"create", "schedule create DEFINITION (--cron EXPR | --interval D) [--id ID] [--input JSON] [--overlap P] [flags]", "create a schedule that starts runs of a definition", scheduleCreate},
 		{"list", "schedule list [--output json|table]", "the tenant's schedules", scheduleList},
 		{"get", "schedule get ID [--output json|table]", "a schedule with its recent actions", scheduleGet},
+		{"update", "schedule update ID [--cron EXPR | --interval D] [--timezone Z] [--input JSON] [--overlap P] [flags]", "change a schedule: the flags given, the rest kept (spec flags replace the whole spec)", scheduleID(scheduleUpdate)},
 		{"pause", "schedule pause ID [--note TEXT]", "stop starting runs", scheduleID(func(ctx context.Context, env Env, c *apiClient, path string, rest []string) error {
 			return schedulePause(ctx, env, c, path, true, rest)
 		})},
@@ -48,10 +49,7 @@ func scheduleID(fn func(ctx context.Context, env Env, c *apiClient, path string,
 			}
 			return usagef("the schedule's id is missing (see `ductor schedule -h`)")
 		}
-		c, err := newAPIClient(env)
-		if err != nil {
-			return err
-		}
+		c := newAPIClient(env)
 		return fn(ctx, env, c, "/api/v1/schedules/"+url.PathEscape(id), rest)
 	}
 }
@@ -82,12 +80,20 @@ func scheduleGet(ctx context.Context, env Env, args []string) error {
 	})
 }
 
-func scheduleCreate(ctx context.Context, env Env, args []string) error {
-	fs := newFlags("schedule create DEFINITION (--cron EXPR | --interval D) [--id ID] [--input JSON] [--overlap P] [flags]", env)
+// specFlags are the flags of a schedule's spec.
+var specFlags = []string{"cron", "interval", "timezone", "offset", "jitter", "start-at", "end-at"}
+
+func registerSpec(fs *flags) map[string]*string {
 	spec := map[string]*string{}
-	for _, f := range []string{"cron", "interval", "timezone", "offset", "jitter", "start-at", "end-at"} {
+	for _, f := range specFlags {
 		spec[f] = fs.String(f, "", "the spec's "+f)
 	}
+	return spec
+}
+
+func scheduleCreate(ctx context.Context, env Env, args []string) error {
+	fs := newFlags("schedule create DEFINITION (--cron EXPR | --interval D) [--id ID] [--input JSON] [--overlap P] [flags]", env)
+	spec := registerSpec(fs)
 	id := fs.String("id", "", "the schedule's id (default: DEFINITION-xxxxxxxx)")
 	input := fs.String("input", "", "the input of every run, as JSON")
 	overlap := fs.String("overlap", "", "skip (default), buffer_one, buffer_all, cancel_other, terminate_other or allow_all")
@@ -101,10 +107,7 @@ func scheduleCreate(ctx context.Context, env Env, args []string) error {
 	if def == "" {
 		return want("ductor schedule create DEFINITION (--cron EXPR | --interval D)")
 	}
-	c, err := newAPIClient(env)
-	if err != nil {
-		return err
-	}
+	c := newAPIClient(env)
 	req := map[string]any{"definition": def, "spec": specOf(spec), "pause_on_failure": *pauseOnFailure, "paused": *paused}
 	setIf(req, "id", *id)
 	setIf(req, "overlap", *overlap)
@@ -135,6 +138,49 @@ func setIf(m map[string]any, key, v string) {
 	if v != "" {
 		m[key] = v
 	}
+}
+
+// scheduleUpdate sends the flags given as a PATCH: what is not given is
+// kept. A spec flag sends the whole spec those flags make.
+func scheduleUpdate(ctx context.Context, env Env, c *apiClient, path string, args []string) error {
+	const synopsis = "schedule update ID [--cron EXPR | --interval D] [--timezone Z] [--input JSON] [--overlap P] [flags]"
+	fs := newFlags(synopsis, env)
+	spec := registerSpec(fs)
+	input := fs.String("input", "", "the input of every run, as JSON")
+	version := fs.Int("version", 0, "the definition version its runs start")
+	overlap := fs.String("overlap", "", "skip, buffer_one, buffer_all, cancel_other, terminate_other or allow_all")
+	catchup := fs.String("catchup-window", "", "how old a missed action may be and still run")
+	pauseOnFailure := fs.Bool("pause-on-failure", false, "pause when a run it started fails (--pause-on-failure=false: no longer)")
+	pos, err := fs.parseArgs(args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 0 {
+		return want("ductor " + synopsis)
+	}
+	req := map[string]any{}
+	for _, f := range specFlags {
+		if isSet(fs, f) {
+			req["spec"] = specOf(spec)
+		}
+	}
+	if isSet(fs, "input") {
+		if err := jsonFlag(req, "input", *input); err != nil {
+			return err
+		}
+	}
+	if isSet(fs, "version") {
+		req["version"] = *version
+	}
+	setIf(req, "overlap", *overlap)
+	setIf(req, "catchup_window", *catchup)
+	if isSet(fs, "pause-on-failure") {
+		req["pause_on_failure"] = *pauseOnFailure
+	}
+	if len(req) == 0 {
+		return usagef("nothing to change: give a spec flag, --input, --version, --overlap, --catchup-window or --pause-on-failure (see `ductor schedule update -h`)")
+	}
+	return callJSON(ctx, env, c, "PATCH", path, req)
 }
 
 func schedulePause(ctx context.Context, env Env, c *apiClient, path string, pause bool, args []string) error {

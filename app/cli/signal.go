@@ -25,10 +25,7 @@ func runSignal(ctx context.Context, env Env, args []string) error {
 	if err := jsonFlag(req, "payload", *payload); err != nil {
 		return err
 	}
-	c, err := newAPIClient(env)
-	if err != nil {
-		return err
-	}
+	c := newAPIClient(env)
 	return c.do(ctx, "POST", "/api/v1/runs/"+url.PathEscape(run)+"/signals", req, nil)
 }
 
@@ -49,10 +46,7 @@ func runEvent(ctx context.Context, env Env, args []string) error {
 	if err := jsonFlag(req, "data", *data); err != nil {
 		return err
 	}
-	c, err := newAPIClient(env)
-	if err != nil {
-		return err
-	}
+	c := newAPIClient(env)
 	var out struct {
 		ID string `json:"id"`
 	}

@@ -9,6 +9,7 @@ func webhookSubcommands() []subcommand {
 	return []subcommand{
 		{"create", "webhook create ID --event NAME [--scheme standard|github]", "create an inbound webhook; prints its secret, shown only now", webhookCreate},
 		{"list", "webhook list [--output json|table]", "the tenant's webhooks (never their secrets)", webhookList},
+		{"get", "webhook get ID [--output json|table]", "a webhook: its event, scheme and URL (never its secret)", webhookGet},
 		{"rotate", "webhook rotate ID", "replace a webhook's secret; prints the new one", webhookSimple("POST", "/rotate")},
 		{"delete", "webhook delete ID", "delete a webhook", webhookSimple("DELETE", "")},
 	}
@@ -32,10 +33,7 @@ func webhookCreate(ctx context.Context, env Env, args []string) error {
 	if len(pos) != 1 {
 		return want("ductor " + synopsis)
 	}
-	c, err := newAPIClient(env)
-	if err != nil {
-		return err
-	}
+	c := newAPIClient(env)
 	return callJSON(ctx, env, c, "POST", "/api/v1/webhooks", map[string]any{"id": pos[0], "event": *event, "scheme": *scheme})
 }
 
@@ -54,6 +52,17 @@ func webhookList(ctx context.Context, env Env, args []string) error {
 	})
 }
 
+func webhookGet(ctx context.Context, env Env, args []string) error {
+	return getOne(ctx, env, args, "webhook get ID [--output json|table]", func(id string) string {
+		return "/api/v1/webhooks/" + url.PathEscape(id)
+	}, func(v any) *table {
+		w := asObj(v)
+		t := &table{header: []string{"ID", "EVENT", "SCHEME", "URL", "CREATED"}}
+		t.add(w["id"], w["event"], w["scheme"], w["url"], w["created_at"])
+		return t
+	})
+}
+
 // webhookSimple is a call on one webhook, named by the one argument.
 func webhookSimple(method, suffix string) func(context.Context, Env, []string) error {
 	return func(ctx context.Context, env Env, args []string) error {
@@ -68,10 +77,7 @@ func webhookSimple(method, suffix string) func(context.Context, Env, []string) e
 		if len(pos) != 1 {
 			return want("ductor " + synopsis)
 		}
-		c, err := newAPIClient(env)
-		if err != nil {
-			return err
-		}
+		c := newAPIClient(env)
 		return callJSON(ctx, env, c, method, "/api/v1/webhooks/"+url.PathEscape(pos[0])+suffix, nil)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -86,6 +87,9 @@ func (e *Error) Error() string { return e.Setting + ": " + e.Problem }
 type setting struct {
 	env, flag, usage, def string
 	value                 string
+	// file lets ENV_FILE name a file that holds the value (a secret
+	// mounted by Docker, Kubernetes or systemd).
+	file bool
 }
 
 // Load registers the settings on fs, parses args, and validates. Defaults
@@ -95,10 +99,10 @@ func Load(fs *flag.FlagSet, args []string, getenv func(string) string, defaultAd
 		{env: "DATABASE_URL", flag: "database-url", usage: "Postgres connection URL"},
 		{env: "DUCTOR_ADDR", flag: "addr", usage: "listen address (host:port)", def: defaultAddr},
 		{env: "DUCTOR_BASE_URL", flag: "base-url", usage: "public URL of the dashboard"},
-		{env: "DUCTOR_SECRET_KEY", flag: "secret-key", usage: "secret for sessions, CSRF and stored secrets (at least 32 characters)"},
+		{env: "DUCTOR_SECRET_KEY", flag: "secret-key", usage: "secret for sessions, CSRF and stored secrets (at least 32 characters)", file: true},
 		{env: "OIDC_ISSUER", flag: "oidc-issuer", usage: "OIDC issuer URL"},
 		{env: "OIDC_CLIENT_ID", flag: "oidc-client-id", usage: "OIDC client id"},
-		{env: "OIDC_CLIENT_SECRET", flag: "oidc-client-secret", usage: "OIDC client secret"},
+		{env: "OIDC_CLIENT_SECRET", flag: "oidc-client-secret", usage: "OIDC client secret", file: true},
 		{env: "DUCTOR_HTTP_ALLOW", flag: "http-allow", usage: "comma-separated CIDRs that http steps may reach although private"},
 		{env: "DUCTOR_LOG_LEVEL", flag: "log-level", usage: "debug, info, warn or error", def: "info"},
 		{env: "DUCTOR_ROLES", flag: "roles", usage: "comma-separated roles: web,api,coordinator,steps", def: "web,api,coordinator,steps"},
@@ -114,9 +118,16 @@ func Load(fs *flag.FlagSet, args []string, getenv func(string) string, defaultAd
 		if v := getenv(s.env); v != "" {
 			s.value = v
 		}
-		fs.StringVar(&s.value, s.flag, s.value, s.usage+" ($"+s.env+")")
+		from := " ($" + s.env + ")"
+		if s.file {
+			from = " ($" + s.env + ", or a file named by $" + s.env + "_FILE)"
+		}
+		fs.StringVar(&s.value, s.flag, s.value, s.usage+from)
 	}
 	if err := fs.Parse(args); err != nil {
+		return Config{}, nil, err
+	}
+	if err := readFiles(fs, settings, getenv); err != nil {
 		return Config{}, nil, err
 	}
 	get := func(env string) string {
@@ -129,6 +140,32 @@ func Load(fs *flag.FlagSet, args []string, getenv func(string) string, defaultAd
 	}
 	cfg, err := build(get)
 	return cfg, fs.Args(), err
+}
+
+// readFiles sets each file setting that neither its flag nor its
+// variable gives from the file ENV_FILE names, without its final line
+// break. Setting both ENV and ENV_FILE is an error.
+func readFiles(fs *flag.FlagSet, settings []*setting, getenv func(string) string) error {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	for _, s := range settings {
+		path := getenv(s.env + "_FILE")
+		if !s.file || path == "" || given[s.flag] {
+			continue
+		}
+		if getenv(s.env) != "" {
+			return &Error{s.env + "_FILE", "set " + s.env + " or " + s.env + "_FILE, not both"}
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return &Error{s.env + "_FILE", fmt.Sprintf("cannot read the file: %v", err)}
+		}
+		s.value = strings.TrimRight(string(b), "\r\n")
+		if s.value == "" {
+			return &Error{s.env + "_FILE", fmt.Sprintf("%s is empty", path)}
+		}
+	}
+	return nil
 }
 
 func build(get func(string) string) (Config, error) {

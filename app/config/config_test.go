@@ -4,6 +4,9 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -113,5 +116,48 @@ func TestRequireForServe(t *testing.T) {
 	cfg, _ = load(t, map[string]string{"DATABASE_URL": "postgres://x/y", "DUCTOR_ROLES": "api,coordinator"})
 	if err := cfg.RequireForServe(); err != nil {
 		t.Fatalf("api-only serve needs no OIDC: %v", err)
+	}
+}
+
+// A secret setting may come from the file its _FILE variable names (a
+// mounted secret), without the file's final line break; the flag still
+// wins, and the variable and its _FILE together are an error.
+func TestSecretsFromFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	key := strings.Repeat("k", 40)
+	write := func(name, content string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	keyFile, oidcFile := write("key", key+"\n"), write("oidc", "client-secret\r\n")
+	cfg, err := load(t, map[string]string{"DUCTOR_SECRET_KEY_FILE": keyFile, "OIDC_CLIENT_SECRET_FILE": oidcFile})
+	if err != nil || cfg.SecretKey != key || cfg.OIDCClientSecret != "client-secret" {
+		t.Fatalf("from files: %+v, %v", cfg, err)
+	}
+	flagKey := strings.Repeat("f", 32)
+	if cfg, err := load(t, map[string]string{"DUCTOR_SECRET_KEY_FILE": keyFile}, "--secret-key", flagKey); err != nil || cfg.SecretKey != flagKey {
+		t.Errorf("the flag beside a file: %q, %v", cfg.SecretKey, err)
+	}
+	cases := map[string]struct {
+		env  map[string]string
+		want string
+	}{
+		"both":      {map[string]string{"DUCTOR_SECRET_KEY": key, "DUCTOR_SECRET_KEY_FILE": keyFile}, "DUCTOR_SECRET_KEY_FILE: set DUCTOR_SECRET_KEY or DUCTOR_SECRET_KEY_FILE, not both"},
+		"missing":   {map[string]string{"OIDC_CLIENT_SECRET_FILE": filepath.Join(dir, "nope")}, "OIDC_CLIENT_SECRET_FILE: cannot read the file"},
+		"empty":     {map[string]string{"DUCTOR_SECRET_KEY_FILE": write("empty", "\n")}, "DUCTOR_SECRET_KEY_FILE: "},
+		"too short": {map[string]string{"DUCTOR_SECRET_KEY_FILE": write("short", "short\n")}, "DUCTOR_SECRET_KEY: must be at least 32 characters"},
+	}
+	for name, c := range cases {
+		_, err := load(t, c.env)
+		if !IsConfigError(err) || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", name, err, c.want)
+		}
+		if err != nil && strings.Contains(err.Error(), key) {
+			t.Errorf("%s: the error shows the secret: %v", name, err)
+		}
 	}
 }

@@ -1,13 +1,13 @@
 package definition
 
 import (
+	"fmt"
 	"strings"
 	"time"
 	_ "time/tzdata" // timezones load the same on every machine
 
-	"github.com/robfig/cron/v3"
-
 	"github.com/ductor/ductor/app/expr"
+	"github.com/ductor/ductor/app/schedule"
 )
 
 func withSubworkflow(_ *checker, spec WithSpec, o object, out map[string]any) {
@@ -84,8 +84,20 @@ func cronSpec(o object) (string, string) {
 		o.problem("cron", "set the zone with timezone, not inside the cron expression")
 		return spec, tz
 	}
-	if _, err := cron.ParseStandard(spec); err != nil {
+	if err := checkWaitCron(spec); err != nil {
 		o.problem("cron", "invalid cron expression %q: %v", spec, err)
 	}
 	return spec, tz
+}
+
+// checkWaitCron checks a wait step's cron: five fields, a shorthand, or
+// @every DURATION (a wait of that long).
+func checkWaitCron(spec string) error {
+	if d, ok := strings.CutPrefix(strings.TrimSpace(spec), "@every"); ok {
+		if _, err := time.ParseDuration(strings.TrimSpace(d)); err != nil {
+			return fmt.Errorf("@every needs a duration like \"@every 10m\"")
+		}
+		return nil
+	}
+	return schedule.CheckCron(spec)
 }

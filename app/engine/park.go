@@ -2,11 +2,12 @@ package engine
 
 import (
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/expr"
-	"github.com/robfig/cron/v3"
+	"github.com/ductor/ductor/app/schedule"
 )
 
 // park puts a running node in waiting with its wake data and emits the
@@ -83,16 +84,24 @@ func (d *decider) wakeAt(n *Node, w with) (time.Time, *Error) {
 	return d.now, nil
 }
 
+// cronNext is the first time after now the wait's cron matches in its
+// zone, by the schedules' rules for clock changes; @every D waits D (in
+// whole seconds, at least one), from now's second.
 func (d *decider) cronNext(w with) (time.Time, *Error) {
-	spec := w.str("cron")
-	if tz := w.str("timezone"); tz != "" {
-		spec = "CRON_TZ=" + tz + " " + spec
+	spec := strings.TrimSpace(w.str("cron"))
+	if every, ok := strings.CutPrefix(spec, "@every"); ok {
+		wait, err := time.ParseDuration(strings.TrimSpace(every))
+		if err != nil {
+			return time.Time{}, &Error{Code: CodeInvalidStep, Message: "with.cron: " + err.Error()}
+		}
+		wait = max(wait.Truncate(time.Second), time.Second)
+		return d.now.Add(wait - time.Duration(d.now.Nanosecond())), nil
 	}
-	s, err := cron.ParseStandard(spec)
+	sc, err := schedule.New(schedule.Spec{Cron: spec, Timezone: w.str("timezone")})
 	if err != nil {
-		return time.Time{}, &Error{Code: CodeInvalidStep, Message: "with.cron: " + err.Error()}
+		return time.Time{}, &Error{Code: CodeInvalidStep, Message: "with." + err.Error()}
 	}
-	return s.Next(d.now), nil
+	return sc.Next(d.now), nil
 }
 
 func (d *decider) parkSignal(n *Node, w with) {

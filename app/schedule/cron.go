@@ -71,9 +71,6 @@ func earliest(a, b time.Time) time.Time {
 	return a
 }
 
-// starBit marks a field written as * (robfig/cron's convention).
-const starBit = 1 << 63
-
 // dayMatches applies cron's day rule: with both day-of-month and
 // day-of-week restricted, either may match; otherwise both must.
 func (sc *Schedule) dayMatches(d time.Time) bool {

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"time"
 	_ "time/tzdata" // time zones load the same on every machine
-
-	"github.com/robfig/cron/v3"
 )
 
 // Spec says when a schedule acts: a cron expression or an interval (one
@@ -57,7 +55,7 @@ func problem(field, format string, args ...any) *Problem {
 // Schedule is a checked spec that computes times.
 type Schedule struct {
 	spec     Spec
-	cron     *cron.SpecSchedule
+	cron     *cronFields
 	loc      *time.Location
 	interval time.Duration
 	offset   time.Duration
@@ -104,19 +102,20 @@ func (sc *Schedule) parseCron(expr string) error {
 	if strings.Contains(expr, "TZ=") {
 		return problem("cron", "set the zone with timezone, not inside the cron expression")
 	}
-	if !strings.HasPrefix(expr, "@") && len(strings.Fields(expr)) != 5 {
-		return problem("cron", "want five fields (minute hour day-of-month month day-of-week), not %q", expr)
-	}
-	parsed, err := cron.ParseStandard(expr)
+	spec, err := parseCron(expr)
 	if err != nil {
 		return problem("cron", "invalid cron expression %q: %v", expr, err)
 	}
-	spec, ok := parsed.(*cron.SpecSchedule)
-	if !ok {
-		return problem("cron", "invalid cron expression %q", expr)
-	}
 	sc.cron = spec
 	return nil
+}
+
+// CheckCron checks a five-field cron expression or a shorthand (@daily…;
+// @every is not one: it is an interval). Its error names the field:
+// "minute: 61 is out of range (0-59)".
+func CheckCron(expr string) error {
+	_, err := parseCron(strings.TrimSpace(expr))
+	return err
 }
 
 func (sc *Schedule) zone() error {

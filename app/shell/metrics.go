@@ -28,9 +28,9 @@ func newMetrics() *metrics {
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14),
 		}, []string{"path"}),
 		stepSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "ductor_step_duration_seconds", Help: "Time one step attempt took to execute, on a worker or a bridge worker.",
+			Name: "ductor_step_duration_seconds", Help: "Time one step attempt took to execute, on a worker or a bridge worker, by tier, step type, handler and code (success, or the attempt's error code).",
 			Buckets: stepBuckets,
-		}, []string{"tier", "type", "handler", "outcome"}),
+		}, []string{"tier", "type", "handler", "code"}),
 		finished: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ductor_runs_finished_total", Help: "Runs that reached a terminal status, by definition and status.",
 		}, []string{"definition", "status"}),
@@ -75,9 +75,13 @@ var (
 
 // queueCollector reads queue depth, steps in flight, the oldest waiting
 // step and active runs from Postgres when scraped, so every replica
-// reports the same numbers. A query that fails is logged and counted in
+// reports the same numbers. Idle is 0, not silence: each status of
+// ductor_runs_active has its series, and a queue with no step task has
+// one series of ductor_queue_depth and ductor_steps_in_flight with
+// tenant_id="" reporting 0 (and ductor_queue_oldest_age_seconds 0). A
+// query that fails is logged and counted in
 // ductor_metrics_scrape_errors_total; its series are missing from that
-// scrape.
+// scrape, so a failure is not mistaken for idle.
 type queueCollector struct{ c *deps }
 
 func (q *queueCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -88,6 +92,19 @@ func (q *queueCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 const activeRunsQuery = `SELECT status, count(*) FROM run WHERE status IN ('pending', 'running', 'waiting') GROUP BY 1`
+
+// activeStatuses are the statuses ductor_runs_active always reports.
+var activeStatuses = []string{"pending", "running", "waiting"}
+
+// knownQueues are the queues the queue gauges always report: each tier's
+// step queue and the bridge.
+func knownQueues() []string {
+	qs := make([]string, 0, len(store.Tiers)+1)
+	for _, t := range store.Tiers {
+		qs = append(qs, StepQueue(t))
+	}
+	return append(qs, bridgeTier)
+}
 
 func (q *queueCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -110,6 +127,7 @@ func (q *queueCollector) collectQueues(ctx context.Context, ch chan<- prometheus
 		return err
 	}
 	oldest := map[string]float64{}
+	seen := map[*prometheus.Desc]map[string]bool{queueDepthDesc: {}, inFlightDesc: {}}
 	for _, d := range depths {
 		desc := queueDepthDesc
 		if d.State == "running" {
@@ -117,7 +135,18 @@ func (q *queueCollector) collectQueues(ctx context.Context, ch chan<- prometheus
 		} else {
 			oldest[d.Queue] = max(oldest[d.Queue], d.Age)
 		}
+		seen[desc][d.Queue] = true
 		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, d.Steps, d.Queue, d.Tenant)
+	}
+	for _, queue := range knownQueues() {
+		for desc, queues := range seen {
+			if !queues[queue] {
+				ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, 0, queue, "")
+			}
+		}
+		if _, ok := oldest[queue]; !ok {
+			oldest[queue] = 0
+		}
 	}
 	for queue, age := range oldest {
 		ch <- prometheus.MustNewConstMetric(oldestDesc, prometheus.GaugeValue, age, queue)
@@ -131,13 +160,20 @@ func (q *queueCollector) collectRuns(ctx context.Context, ch chan<- prometheus.M
 		return err
 	}
 	defer rows.Close()
+	counts := map[string]float64{}
 	for rows.Next() {
 		var status string
 		var n float64
 		if err := rows.Scan(&status, &n); err != nil {
 			return err
 		}
-		ch <- prometheus.MustNewConstMetric(activeRunsDesc, prometheus.GaugeValue, n, status)
+		counts[status] = n
 	}
-	return rows.Err()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, status := range activeStatuses {
+		ch <- prometheus.MustNewConstMetric(activeRunsDesc, prometheus.GaugeValue, counts[status], status)
+	}
+	return nil
 }
