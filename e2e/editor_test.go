@@ -124,7 +124,9 @@ func TestEditorOpensA200StepDefinition(t *testing.T) {
 	if n := count(t, ctx, "g.edge"); n < 199 {
 		t.Fatalf("%d edges drawn, want at least 199", n)
 	}
-	if ms := attrInt(t, ctx, "#editor", "renderMs"); ms > 1000 {
+	// The bounds catch a drawing or round trip gone quadratic, not a slow
+	// machine: the suite shares two cores with every other test.
+	if ms := attrInt(t, ctx, "#editor", "renderMs"); ms > editorBoundMS {
 		t.Errorf("drawing 200 steps took %d ms", ms)
 	}
 
@@ -132,10 +134,10 @@ func TestEditorOpensA200StepDefinition(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#panel [data-path="with.expr"]`)))
 	typeInto(t, ctx, `#panel [data-path="with.expr"]`, `{"n": 150}`)
 	waitFor(t, ctx, "the YAML to follow the panel", `document.getElementById("yaml").value.includes('\\"n\\": 150')`)
-	if ms := attrInt(t, ctx, "#editor", "checkMs"); ms > 1000 {
+	if ms := attrInt(t, ctx, "#editor", "checkMs"); ms > editorBoundMS {
 		t.Errorf("the compile round trip of 200 steps took %d ms", ms)
 	}
-	if ms := attrInt(t, ctx, "#editor", "renderMs"); ms > 1000 {
+	if ms := attrInt(t, ctx, "#editor", "renderMs"); ms > editorBoundMS {
 		t.Errorf("redrawing 200 steps took %d ms", ms)
 	}
 	if !strings.HasPrefix(text(t, ctx, "#compile-state"), "compiles") {
@@ -264,3 +266,7 @@ func attrInt(t *testing.T, ctx context.Context, css, name string) int {
 	}
 	return v
 }
+
+// editorBoundMS bounds the editor's drawing and compile round trip of 200
+// steps (about 100 ms each on an idle machine).
+const editorBoundMS = 4000
