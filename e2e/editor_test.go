@@ -268,5 +268,5 @@ func attrInt(t *testing.T, ctx context.Context, css, name string) int {
 }
 
 // editorBoundMS bounds the editor's drawing and compile round trip of 200
-// steps (about 100 ms each on an idle machine).
+// steps, far above what an idle machine takes.
 const editorBoundMS = 4000
