@@ -41,7 +41,7 @@ func TestResultWriteRetriedAfterStatementTimeout(t *testing.T) {
 		return map[string]any{"ok": true}, nil
 	}})
 	st := step("count", definition.TypeTask, map[string]any{"handler": "test.count"})
-	st.TimeoutMS = 2000
+	st.TimeoutMS = 30000 // a lease far longer than the retried write takes on a loaded machine
 	b.publish(t, chain("counted", st))
 	id := b.start(t, "counted", nil)
 	run := b.waitTerminal(t, id)
