@@ -46,6 +46,7 @@ func commands() []command {
 		{"member", "member add --tenant SLUG --email EMAIL --role ROLE (DATABASE_URL)", runMember},
 		{"seed", "seed -f FILE: tenants, definitions and API keys from a seed file (DATABASE_URL)", runSeed},
 		{"apply", "apply -f FILE|DIR... [--dry-run]: publish definitions", runApply},
+		{"test", "test [PATH...]: run *.test.yaml workflow tests in memory (--replay RUN_ID)", runTest},
 		{"definition", "list, get and unpublish definitions", runDefinition},
 		{"run", "start, get, list, cancel, retry runs (one, or many by --filter) and read their history", runRun},
 		{"signal", "signal RUN NAME [--payload JSON] --request-id ID", runSignal},

@@ -21,6 +21,11 @@ func (r Result) Passed() bool { return r.Err == nil && len(r.Failures) == 0 }
 
 // RunFile runs the file's cases whose name match filter (nil: all).
 func (r *Runner) RunFile(ctx context.Context, f *File, filter *regexp.Regexp) ([]Result, error) {
+	return r.RunFileEach(ctx, f, filter, nil)
+}
+
+// RunFileEach is RunFile calling each (when not nil) as each case ends.
+func (r *Runner) RunFileEach(ctx context.Context, f *File, filter *regexp.Regexp, each func(Result)) ([]Result, error) {
 	doc, err := f.DefinitionDoc()
 	if err != nil {
 		return nil, err
@@ -38,7 +43,11 @@ func (r *Runner) RunFile(ctx context.Context, f *File, filter *regexp.Regexp) ([
 		if filter != nil && !filter.MatchString(name) {
 			continue
 		}
-		out = append(out, r.runCase(ctx, f, m, c, name))
+		res := r.runCase(ctx, f, m, c, name)
+		if each != nil {
+			each(res)
+		}
+		out = append(out, res)
 	}
 	return out, nil
 }
