@@ -49,7 +49,12 @@ type Outcome struct {
 	state    *engine.State
 	manifest *definition.Manifest
 	history  []engine.Transition
+	tried    []engine.Attempt
 }
+
+// AttemptRecords are the attempts' records as the run wrote them, in
+// order (an attempt may be written more than once as it changes).
+func (o *Outcome) AttemptRecords() []engine.Attempt { return o.tried }
 
 // State is the run's final state.
 func (o *Outcome) State() *engine.State { return o.state }

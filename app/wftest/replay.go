@@ -202,7 +202,7 @@ func approvalDeliveries(step *definition.Step, n RecordedNode, at string, out ma
 }
 
 // diverges compares the histories node by node: the k-th transition of
-// each node (and of the run) must match, whatever the interleaving
+// each node (and of the run) must match, an end's outcome included, whatever the interleaving
 // between nodes. It returns the first recorded transition without its
 // match, or the first replayed one the run never made.
 func diverges(rec, rep []engine.Transition) *Divergence {
@@ -218,7 +218,7 @@ func diverges(rec, rep []engine.Transition) *Divergence {
 		if k >= len(got) {
 			return &Divergence{Seq: t.Seq, At: t.At, Node: t.Node, Recorded: edge(t), Replayed: "nothing"}
 		}
-		if got[k].From != t.From || got[k].To != t.To {
+		if edge(got[k]) != edge(t) {
 			return &Divergence{Seq: t.Seq, At: t.At, Node: t.Node, Recorded: edge(t), Replayed: edge(got[k])}
 		}
 	}
@@ -230,4 +230,12 @@ func diverges(rec, rep []engine.Transition) *Divergence {
 	return nil
 }
 
-func edge(t engine.Transition) string { return t.From + " → " + t.To }
+// edge is a transition as compared: its states, and for an end its
+// detail (the outcome: true, approved, success…).
+func edge(t engine.Transition) string {
+	s := t.From + " → " + t.To
+	if (engine.NodeState(t.To).Terminal() || engine.RunStatus(t.To).Terminal()) && t.Detail != "" {
+		s += " (" + t.Detail + ")"
+	}
+	return s
+}

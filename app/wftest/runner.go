@@ -11,6 +11,7 @@ import (
 	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/expr"
+	"github.com/ductor/ductor/app/jsonvalue"
 )
 
 // RunID is the id every in-memory run has: the run variable's run.id.
@@ -52,8 +53,12 @@ func Compile(doc []byte) (*definition.Manifest, error) {
 // outcome. An error means the case could not be run (a bad delivery, a
 // missing mock), not that the run failed.
 func (r *Runner) Run(ctx context.Context, m *definition.Manifest, c Case, start time.Time) (*Outcome, error) {
+	c, err := normalized(c)
+	if err != nil {
+		return nil, err
+	}
 	s := newSim(r, m, c, start)
-	if err := s.schedule(c.Deliver); err != nil {
+	if err = s.schedule(c.Deliver); err != nil {
 		return nil, err
 	}
 	if err := s.drive(ctx); err != nil {
@@ -150,6 +155,7 @@ func (s *sim) copyNode(st *engine.State, id string) {
 
 func (s *sim) persist(d *engine.Decision) {
 	s.store.Apply(d)
+	s.tried = append(s.tried, d.Attempts...)
 	for _, tr := range d.Transitions {
 		s.history = append(s.history, tr)
 		if _, ok := s.m.Step(tr.Node); ok && engine.NodeState(tr.To).Terminal() {
@@ -186,4 +192,26 @@ func maxTime(a, b time.Time) time.Time {
 		return b
 	}
 	return a
+}
+
+// normalized brings the case's values (built in Go, or read from YAML)
+// to the JSON value model, as a trip through the API would.
+func normalized(c Case) (Case, error) {
+	var err error
+	if c.Input, err = jsonvalue.Normalize(c.Input); err != nil {
+		return c, fmt.Errorf("input: %w", err)
+	}
+	mocks := make(map[string]MockList, len(c.Mocks))
+	for ref, l := range c.Mocks {
+		out := make(MockList, len(l))
+		for i, m := range l {
+			if m.Output, err = jsonvalue.Normalize(m.Output); err != nil {
+				return c, fmt.Errorf("mocks.%s: %w", ref, err)
+			}
+			out[i] = m
+		}
+		mocks[ref] = out
+	}
+	c.Mocks = mocks
+	return c, nil
 }

@@ -19,6 +19,7 @@ type sim struct {
 	now     time.Time
 	store   engine.State
 	history []engine.Transition
+	tried   []engine.Attempt
 	ended   []string
 	ticks   int
 	stuck   bool
@@ -136,7 +137,7 @@ func (s *sim) outcome() *Outcome {
 	o := &Outcome{
 		Status: string(run.Status), Output: run.Output, Error: run.Error,
 		Nodes: map[string]string{}, Attempts: map[string]int{}, Ended: s.ended,
-		Ticks: s.ticks, Stuck: s.stuck, state: &s.store, manifest: s.m, history: s.history,
+		Ticks: s.ticks, Stuck: s.stuck, state: &s.store, manifest: s.m, history: s.history, tried: s.tried,
 	}
 	end := s.now
 	if !run.FinishedAt.IsZero() {

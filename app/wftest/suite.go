@@ -64,3 +64,13 @@ func (r *Runner) runCase(ctx context.Context, f *File, m manifest, c Case, name 
 	}
 	return res
 }
+
+// RunDoc compiles a definition document (JSON or YAML) and runs one
+// case of it.
+func (r *Runner) RunDoc(ctx context.Context, doc []byte, c Case) (Result, error) {
+	m, err := Compile(doc)
+	if err != nil {
+		return Result{}, fmt.Errorf("definition: %w", err)
+	}
+	return r.runCase(ctx, &File{}, m, c, orText(c.Name, "test")), nil
+}
