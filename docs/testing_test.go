@@ -125,19 +125,19 @@ func newRunner(t *testing.T) *wftest.Runner {
 	return r
 }
 
-// checkPasses runs a file's tests, each within limit (0: any time).
+// checkPasses runs a file's tests, each within limit (0: any time). A
+// test's time is its best of three runs, so that a loaded machine does
+// not fail it.
 func checkPasses(t *testing.T, r *wftest.Runner, f *wftest.File, limit time.Duration) {
 	t.Helper()
-	last := time.Now()
-	res, err := r.RunFileEach(context.Background(), f, nil, func(x wftest.Result) {
-		if took := time.Since(last); limit > 0 && took > limit {
-			t.Errorf("%s: %s took %s, over %s", f.Path, x.Name, took, limit)
+	best := map[string]time.Duration{}
+	var res []wftest.Result
+	for range 3 {
+		var err error
+		if res, err = timedRun(r, f, best); err != nil {
+			t.Errorf("%s: %v", f.Path, err)
+			return
 		}
-		last = time.Now()
-	})
-	if err != nil {
-		t.Errorf("%s: %v", f.Path, err)
-		return
 	}
 	for _, x := range res {
 		if x.Err != nil {
@@ -146,5 +146,20 @@ func checkPasses(t *testing.T, r *wftest.Runner, f *wftest.File, limit time.Dura
 		for _, line := range x.Failures {
 			t.Errorf("%s: %s: %s", f.Path, x.Name, line)
 		}
+		if limit > 0 && best[x.Name] > limit {
+			t.Errorf("%s: %s took %s, over %s", f.Path, x.Name, best[x.Name], limit)
+		}
 	}
+}
+
+// timedRun runs the file, keeping each test's shortest time in best.
+func timedRun(r *wftest.Runner, f *wftest.File, best map[string]time.Duration) ([]wftest.Result, error) {
+	last := time.Now()
+	return r.RunFileEach(context.Background(), f, nil, func(x wftest.Result) {
+		took := time.Since(last)
+		if b, ok := best[x.Name]; !ok || took < b {
+			best[x.Name] = took
+		}
+		last = time.Now()
+	})
 }

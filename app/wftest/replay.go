@@ -139,7 +139,7 @@ func endMock(n RecordedNode) Mock {
 
 func mockError(e *engine.Error) *MockError {
 	if e == nil {
-		return &MockError{Code: "replayed_failure", Retryable: true}
+		return &MockError{Code: "task_failed", Message: "a failed attempt, replayed", Retryable: true}
 	}
 	return &MockError{Code: e.Code, Message: e.Message, Retryable: e.Retryable}
 }
