@@ -108,7 +108,9 @@ func (s *sim) tick(ctx context.Context, inputs []engine.Input) error {
 			return fmt.Errorf("decide: %w", err)
 		}
 		s.ticks++
-		s.persist(d)
+		if err := s.persist(d); err != nil {
+			return err
+		}
 		if err := s.perform(ctx, d.Commands); err != nil {
 			return err
 		}
@@ -153,8 +155,20 @@ func (s *sim) copyNode(st *engine.State, id string) {
 	}
 }
 
-func (s *sim) persist(d *engine.Decision) {
+// persist stores the decision as the database would: the run and each
+// node take a trip through their JSON, so the next tick reads what a
+// server reads back (an empty output, say, is stored as none).
+func (s *sim) persist(d *engine.Decision) error {
 	s.store.Apply(d)
+	if err := reload(&s.store.Run); err != nil {
+		return fmt.Errorf("store run: %w", err)
+	}
+	for _, n := range d.Nodes {
+		stored := s.store.Nodes[n.ID]
+		if err := reload(stored); err != nil {
+			return fmt.Errorf("store node %s: %w", n.ID, err)
+		}
+	}
 	s.tried = append(s.tried, d.Attempts...)
 	for _, tr := range d.Transitions {
 		s.history = append(s.history, tr)
@@ -162,6 +176,21 @@ func (s *sim) persist(d *engine.Decision) {
 			s.ended = append(s.ended, tr.Node+" "+tr.To)
 		}
 	}
+	return nil
+}
+
+// reload replaces *v with what decoding its JSON gives.
+func reload[T any](v *T) error {
+	raw, err := jsonvalue.Marshal(v)
+	if err != nil {
+		return err
+	}
+	var out T
+	if err := jsonvalue.Unmarshal(raw, &out); err != nil {
+		return err
+	}
+	*v = out
+	return nil
 }
 
 func inputNode(in engine.Input) string {
