@@ -11,10 +11,10 @@ import (
 // what the outside world sends it: enough to run it both in memory and on
 // a server and expect the same end.
 type propCase struct {
-	key       string
-	doc       map[string]any
-	mocks     map[string]wftest.MockList
-	signals   []string
+	key     string
+	doc     map[string]any
+	mocks   map[string]wftest.MockList
+	signals []string
 	// url is the local server http steps call; it answers 200 {"ok": true}.
 	url       string
 	approvals map[string]bool
