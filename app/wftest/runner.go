@@ -82,9 +82,12 @@ func (s *sim) drive(ctx context.Context) error {
 			return nil
 		}
 		s.now = maxTime(s.now, due)
-		inputs, err := s.take(ctx, due)
+		inputs, err := s.take()
 		if err != nil {
 			return err
+		}
+		if len(inputs) == 0 {
+			continue // a decision held until its approval or case opens
 		}
 		if err := s.tick(ctx, inputs); err != nil {
 			return err

@@ -1,7 +1,6 @@
 package wftest
 
 import (
-	"context"
 	"fmt"
 	"time"
 
@@ -65,7 +64,7 @@ func (s *sim) schedule(ds []Delivery) error {
 
 // take pops the next due item as an input; a delivery for an approval or
 // case not open yet is held until it opens.
-func (s *sim) take(ctx context.Context, due time.Time) ([]engine.Input, error) {
+func (s *sim) take() ([]engine.Input, error) {
 	it := s.agenda.pop()
 	if it.input != nil {
 		return []engine.Input{it.input}, nil
