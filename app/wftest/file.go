@@ -185,7 +185,8 @@ func (f *File) DefinitionDoc() ([]byte, error) {
 }
 
 // Find lists the *.test.yaml files under each path (a file is taken as
-// is), sorted within each folder.
+// is), sorted within each folder; hidden folders and node_modules are
+// skipped.
 func Find(paths []string) ([]string, error) {
 	var out []string
 	for _, p := range paths {
@@ -198,10 +199,15 @@ func Find(paths []string) ([]string, error) {
 			continue
 		}
 		err = filepath.WalkDir(p, func(path string, d os.DirEntry, err error) error {
-			if err == nil && !d.IsDir() && strings.HasSuffix(path, ".test.yaml") {
+			switch {
+			case err != nil:
+				return err
+			case d.IsDir() && path != p && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules"):
+				return filepath.SkipDir
+			case !d.IsDir() && strings.HasSuffix(path, ".test.yaml"):
 				out = append(out, path)
 			}
-			return err
+			return nil
 		})
 		if err != nil {
 			return nil, err
