@@ -247,6 +247,47 @@ func fetchRecorded(ctx context.Context, c *apiClient, runID string) (*wftest.Rec
 	if !engine.RunStatus(rec.Status).Terminal() {
 		return nil, fmt.Errorf("run %s is %s: only a finished run can be replayed", runID, rec.Status)
 	}
+	for _, n := range rec.Nodes {
+		if n.Type != "scatter" {
+			continue
+		}
+		children, err := fetchChildren(ctx, c, base, n.Ref)
+		if err != nil {
+			return nil, err
+		}
+		rec.Nodes = append(rec.Nodes, children...)
+	}
+	history, err := fetchHistory(ctx, c, base)
+	if err != nil {
+		return nil, err
+	}
+	rec.History = history
+	return &rec, nil
+}
+
+// fetchChildren reads every child of a scatter, page by page.
+func fetchChildren(ctx context.Context, c *apiClient, base, scatter string) ([]wftest.RecordedNode, error) {
+	var out []wftest.RecordedNode
+	for after := int64(-1); ; {
+		var page struct {
+			Children  []wftest.RecordedNode `json:"children"`
+			NextAfter *int64                `json:"next_after"`
+		}
+		path := fmt.Sprintf("%s/nodes/%s/children?after=%d&limit=500", base, url.PathEscape(scatter), after)
+		if err := c.do(ctx, "GET", path, nil, &page); err != nil {
+			return nil, err
+		}
+		out = append(out, page.Children...)
+		if page.NextAfter == nil {
+			return out, nil
+		}
+		after = *page.NextAfter
+	}
+}
+
+// fetchHistory reads a run's whole history, page by page.
+func fetchHistory(ctx context.Context, c *apiClient, base string) ([]engine.Transition, error) {
+	var out []engine.Transition
 	for after := int64(0); ; {
 		var page struct {
 			Transitions []engine.Transition `json:"transitions"`
@@ -254,9 +295,9 @@ func fetchRecorded(ctx context.Context, c *apiClient, runID string) (*wftest.Rec
 		if err := c.do(ctx, "GET", fmt.Sprintf("%s/history?after=%d&limit=500", base, after), nil, &page); err != nil {
 			return nil, err
 		}
-		rec.History = append(rec.History, page.Transitions...)
+		out = append(out, page.Transitions...)
 		if len(page.Transitions) < 500 {
-			return &rec, nil
+			return out, nil
 		}
 		after = page.Transitions[len(page.Transitions)-1].Seq
 	}

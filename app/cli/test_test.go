@@ -78,12 +78,14 @@ func TestTestVerbCookbook(t *testing.T) {
 const replayVerbDef = `key: replay-verb
 steps:
   - {ref: a, type: task, with: {handler: builtin.echo, input_expr: '{"n": input.n}'}}
+  - {ref: fan, type: scatter, with: {items_expr: '[1, 2, 3]', concurrency: 2, do: {type: task, with: {handler: builtin.echo}}}}
   - {ref: go, type: signal, with: {name: go}}
   - {ref: big, type: condition, with: {expr: 'steps.a.output.n > 10'}}
   - {ref: "yes", type: transform, with: {expr: '"big"'}}
   - {ref: "no", type: transform, with: {expr: '"small"'}}
 edges:
-  - {from: a, to: go}
+  - {from: a, to: fan}
+  - {from: fan, to: go}
   - {from: go, to: big}
   - {from: big, to: "yes", on: "true"}
   - {from: big, to: "no", on: "false"}

@@ -10,7 +10,8 @@ import (
 )
 
 // Recorded is a finished run as the API returns it: its input and status,
-// its step nodes with their attempts, and its history.
+// its step nodes and scatter children with their attempts, and its
+// history.
 type Recorded struct {
 	ID          string              `json:"id"`
 	Definition  string              `json:"definition"`
@@ -88,7 +89,13 @@ func replayCase(m *definition.Manifest, rec *Recorded) Case {
 	c := Case{Name: "replay " + rec.ID, Input: rec.Input, Mocks: map[string]MockList{}}
 	for _, n := range rec.Nodes {
 		step, ok := m.Step(n.Ref)
-		if !ok || n.Node != n.Ref {
+		if !ok {
+			continue
+		}
+		if n.Node != n.Ref {
+			if l := replayChildMocks(step, n); len(l) > 0 {
+				c.Mocks[n.Node] = l
+			}
 			continue
 		}
 		if l := replayMocks(step, n); len(l) > 0 {
@@ -111,6 +118,11 @@ func replayMocks(step *definition.Step, n RecordedNode) MockList {
 	if !worker(step.Type) {
 		return nil
 	}
+	return attemptMocks(n)
+}
+
+// attemptMocks replays a worker node's attempts.
+func attemptMocks(n RecordedNode) MockList {
 	var l MockList
 	for i, a := range n.Attempts {
 		m := Mock{}
@@ -128,6 +140,18 @@ func replayMocks(step *definition.Step, n RecordedNode) MockList {
 		l = MockList{endMock(n)}
 	}
 	return l
+}
+
+// replayChildMocks answer a scatter child: its attempts for an inline
+// task or http template, its end for a child run.
+func replayChildMocks(scatter *definition.Step, n RecordedNode) MockList {
+	if scatter.Type != definition.TypeScatter {
+		return nil
+	}
+	if mode, _ := scatter.With["mode"].(string); mode == "child_workflow" {
+		return MockList{endMock(n)}
+	}
+	return attemptMocks(n)
 }
 
 func endMock(n RecordedNode) Mock {
