@@ -87,7 +87,7 @@ func (s *sim) drive(ctx context.Context) error {
 			return err
 		}
 		if len(inputs) == 0 {
-			continue // a decision held until its approval or case opens
+			continue // held until its approval or case opens, or an event no one waits for
 		}
 		if err := s.tick(ctx, inputs); err != nil {
 			return err

@@ -2,6 +2,7 @@ package wftest
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/ductor/ductor/app/definition"
@@ -84,6 +85,9 @@ func (s *sim) convert(d *Delivery) (engine.Input, error) {
 	case d.Signal != nil:
 		return engine.SignalReceived{Signal: engine.Signal{RequestID: id, Name: d.Signal.Name, Payload: d.Signal.Payload}}, nil
 	case d.Event != nil:
+		if !s.listens(d.Event.Name) {
+			return nil, nil // as on a server: offered only to the nodes waiting for it
+		}
 		return engine.EventMatched{EventID: id, Name: d.Event.Name, Data: d.Event.Data}, nil
 	case d.Approval != nil:
 		return s.interaction(d.Approval.Node, d), nil
@@ -97,6 +101,16 @@ func (s *sim) convert(d *Delivery) (engine.Input, error) {
 		return engine.RetryNode{RequestID: id, Node: d.Retry}, nil
 	}
 	return nil, fmt.Errorf("a delivery needs one of signal, event, approval, case, cancel, cancel_node, retry")
+}
+
+// listens reports whether a node waits for events named name.
+func (s *sim) listens(name string) bool {
+	for _, n := range s.store.Nodes {
+		if w := n.Waiting; n.State == engine.NodeWaiting && w != nil && (w.Name == name || slices.Contains(w.Events, name)) {
+			return true
+		}
+	}
+	return false
 }
 
 // interaction is the decision on node's open approval or case, or nil

@@ -230,3 +230,33 @@ func TestRunnerStaysPure(t *testing.T) {
 		}
 	}
 }
+
+// An event is offered only to the nodes waiting for it when it arrives:
+// one sent before its step waits is gone, as on a server.
+func TestEventBeforeItsWaitIsLost(t *testing.T) {
+	t.Parallel()
+	f := parseFile(t, `
+definition:
+  key: ev
+  steps:
+    - {ref: pause, type: wait, with: {duration: 1h}}
+    - {ref: paid, type: event, with: {name: paid, timeout: 2h, on_timeout: skip}}
+  edges: [{from: pause, to: paid}]
+tests:
+  - name: too early
+    deliver: [{at: 30m, event: {name: paid}}]
+    expect: {status: succeeded, nodes: {paid: skipped}, duration: 3h0m0s}
+  - name: in time
+    deliver: [{at: 90m, event: {name: paid, data: {n: 1}}}]
+    expect: {status: succeeded, output: {paid: {n: 1}}, duration: 1h30m0s}
+`)
+	res, err := runner(t).RunFile(context.Background(), f, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range res {
+		if !x.Passed() {
+			t.Errorf("%s: %v %v", x.Name, x.Err, x.Failures)
+		}
+	}
+}
