@@ -55,7 +55,8 @@ func (m *mockTable) handler(_ context.Context, c steps.Call) (any, error) {
 // definitions over the step types, with retries, waits, joins and
 // scatters, run through `ductor test`'s runner and through the workers
 // runtime against Postgres with the same mocked results, end in the same
-// state: run status and error, every step's state, attempts and output.
+// state: run status, error and output, every step's state, attempts and
+// output.
 func TestFaithfulToTheServer(t *testing.T) {
 	t.Parallel()
 	table := &mockTable{by: map[string]map[string]wftest.MockList{}}
@@ -186,11 +187,12 @@ func (b testBundle) answer(pc *propCase, id uuid.UUID, decided map[string]bool) 
 type runEnd struct {
 	Status string
 	Error  string
+	Output string
 	Nodes  map[string]string
 }
 
 func endOf(o *wftest.Outcome) *runEnd {
-	e := &runEnd{Status: o.Status, Nodes: map[string]string{}}
+	e := &runEnd{Status: o.Status, Output: timeless(o.Output), Nodes: map[string]string{}}
 	if o.Error != nil {
 		e.Error = o.Error.Code
 	}
@@ -203,7 +205,7 @@ func endOf(o *wftest.Outcome) *runEnd {
 }
 
 func (b testBundle) serverEnd(id uuid.UUID, run store.Run) (*runEnd, error) {
-	e := &runEnd{Status: string(run.Status), Nodes: map[string]string{}}
+	e := &runEnd{Status: string(run.Status), Output: timeless(run.State.Output), Nodes: map[string]string{}}
 	if run.State.Error != nil {
 		e.Error = run.State.Error.Code
 	}
@@ -218,10 +220,8 @@ func (b testBundle) serverEnd(id uuid.UUID, run store.Run) (*runEnd, error) {
 }
 
 // nodeEnd is a step node's state, attempts, error code, scatter counts
-// and output, without what differs by nature (a wait's fired_at, a
-// child's run id, an http response's headers).
+// and output.
 func nodeEnd(n *engine.Node) string {
-	raw, _ := json.Marshal(without(n.Output, "fired_at", "child_run_id", "child_key", "headers"))
 	code := ""
 	if n.Error != nil {
 		code = n.Error.Code
@@ -230,7 +230,14 @@ func nodeEnd(n *engine.Node) string {
 	if n.Scatter != nil {
 		sc = fmt.Sprintf(" scatter %d/%d ok, %d failed", n.Scatter.Succeeded, n.Scatter.Total, n.Scatter.Failed)
 	}
-	return fmt.Sprintf("%s a%d %s%s %s", n.State, n.Attempt, code, sc, raw)
+	return fmt.Sprintf("%s a%d %s%s %s", n.State, n.Attempt, code, sc, timeless(n.Output))
+}
+
+// timeless is v as JSON without what differs by nature between the two
+// runs: a wait's fired_at, a child's run id, an http response's headers.
+func timeless(v any) string {
+	raw, _ := json.Marshal(without(v, "fired_at", "child_run_id", "child_key", "headers"))
+	return string(raw)
 }
 
 // without is v with the keys left out of every object inside it.
@@ -259,8 +266,8 @@ func diffEnds(mem, srv *runEnd) string {
 		return ""
 	}
 	var b strings.Builder
-	if mem.Status != srv.Status || mem.Error != srv.Error {
-		fmt.Fprintf(&b, "run: in memory %s %s, on the server %s %s\n", mem.Status, mem.Error, srv.Status, srv.Error)
+	if mem.Status != srv.Status || mem.Error != srv.Error || mem.Output != srv.Output {
+		fmt.Fprintf(&b, "run: in memory %s %s %s, on the server %s %s %s\n", mem.Status, mem.Error, mem.Output, srv.Status, srv.Error, srv.Output)
 	}
 	ids := map[string]bool{}
 	for id := range mem.Nodes {
