@@ -109,10 +109,14 @@ func testFile(ctx context.Context, r *wftest.Runner, path string, re *regexp.Reg
 	if err != nil {
 		return nil, err
 	}
-	if update {
-		return out, wftest.Update(f, res)
+	if !update {
+		return out, nil
 	}
-	return out, nil
+	text, err := wftest.Update(f, res)
+	if err != nil {
+		return nil, err
+	}
+	return out, os.WriteFile(path, text, 0o644)
 }
 
 func printResults(env Env, res []timedResult) {

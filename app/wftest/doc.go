@@ -28,7 +28,8 @@
 // lists cases; each case's outcome ([Outcome]: status, output, error,
 // node states, attempts, the order nodes finished in, CEL assertions over
 // the final state) is compared with its expectation ([Expect]), and
-// [Update] rewrites expectations with what was observed. [Replay] feeds
+// [Update] returns the file with expectations rewritten to what was
+// observed, for its caller to write. [Replay] feeds
 // a real run's recorded inputs through another definition version and
 // reports the first tick that decides differently.
 //

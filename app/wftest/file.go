@@ -20,6 +20,8 @@ type File struct {
 	// Path is where the file was read from; definition paths are
 	// relative to its folder.
 	Path string `json:"-"`
+	// Raw is the file's text, which Update rewrites.
+	Raw []byte `json:"-"`
 	// Definition is the definition document embedded (a mapping) or the
 	// path of a definition file (a string).
 	Definition json.RawMessage `json:"definition"`
@@ -153,6 +155,15 @@ func Load(path string) (*File, error) {
 
 // Parse parses a test file's YAML (or JSON).
 func Parse(raw []byte) (*File, error) {
+	f, err := parse(raw)
+	if err != nil {
+		return nil, err
+	}
+	f.Raw = raw
+	return f, nil
+}
+
+func parse(raw []byte) (*File, error) {
 	js, err := yaml.YAMLToJSON(raw)
 	if err != nil {
 		return nil, fmt.Errorf("parse: %w", err)

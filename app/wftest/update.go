@@ -3,7 +3,6 @@ package wftest
 import (
 	"bytes"
 	"fmt"
-	"os"
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
@@ -12,17 +11,14 @@ import (
 	"github.com/ductor/ductor/app/jsonvalue"
 )
 
-// Update rewrites the expect of each case in results that did not pass
-// (a case without one included) with what was observed, keeping the rest of the file, its
-// comments included, as it was.
-func Update(f *File, results []Result) error {
-	raw, err := os.ReadFile(f.Path)
+// Update returns the file's text with the expect of each case in results
+// that did not pass (a case without one included) rewritten with what was
+// observed, the rest of the file, its comments included, kept as it was.
+// The caller writes it.
+func Update(f *File, results []Result) ([]byte, error) {
+	file, err := parser.ParseBytes(f.Raw, parser.ParseComments)
 	if err != nil {
-		return err
-	}
-	file, err := parser.ParseBytes(raw, parser.ParseComments)
-	if err != nil {
-		return fmt.Errorf("%s: %w", f.Path, err)
+		return nil, fmt.Errorf("%s: %w", f.Path, err)
 	}
 	byName := map[string]*Outcome{}
 	for _, r := range results {
@@ -36,10 +32,10 @@ func Update(f *File, results []Result) error {
 			continue
 		}
 		if err := setExpect(file, i, c.Expect != nil, o.Observed()); err != nil {
-			return fmt.Errorf("%s: test %d: %w", f.Path, i+1, err)
+			return nil, fmt.Errorf("%s: test %d: %w", f.Path, i+1, err)
 		}
 	}
-	return os.WriteFile(f.Path, []byte(file.String()+"\n"), 0o644)
+	return []byte(file.String() + "\n"), nil
 }
 
 func setExpect(file *ast.File, i int, exists bool, e *Expect) error {
