@@ -85,5 +85,3 @@ func (o *Outcome) Observed() *Expect {
 func worker(t definition.StepType) bool {
 	return t == definition.TypeTask || t == definition.TypeHTTP || t == definition.TypeSubworkflow
 }
-
-type manifest = *definition.Manifest

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+
+	"github.com/ductor/ductor/app/definition"
 )
 
 // Result is one case's result.
@@ -52,7 +54,7 @@ func (r *Runner) RunFileEach(ctx context.Context, f *File, filter *regexp.Regexp
 	return out, nil
 }
 
-func (r *Runner) runCase(ctx context.Context, f *File, m manifest, c Case, name string) Result {
+func (r *Runner) runCase(ctx context.Context, f *File, m *definition.Manifest, c Case, name string) Result {
 	res := Result{File: f.Path, Name: name}
 	start, err := startTime(f.Start, c.Start)
 	if err != nil {
