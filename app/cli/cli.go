@@ -49,6 +49,7 @@ func commands() []command {
 		{"member", "add, list and remove a tenant's members (DATABASE_URL)", runMember},
 		{"seed", "seed -f FILE: tenants, definitions and API keys from a seed file (DATABASE_URL)", runSeed},
 		{"apply", "apply -f FILE|DIR... [--dry-run]: publish definitions", api(runApply)},
+		{"test", "test [PATH...]: run *.test.yaml workflow tests in memory (--replay RUN_ID)", api(runTest)},
 		{"definition", "list, get and unpublish definitions", api(runDefinition)},
 		{"run", "start, get, list, cancel, retry runs (one, or many by --filter) and read their history", api(runRun)},
 		{"signal", "signal RUN NAME [--payload JSON] --request-id ID", api(runSignal)},
