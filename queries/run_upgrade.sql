@@ -18,3 +18,8 @@ DELETE FROM run_node
 WHERE tenant_id = @tenant_id AND run_id = @run_id
   AND (node = ANY(@nodes::text[]) OR scatter = ANY(@nodes::text[]));
 
+
+-- name: RunBatchSetUpgrade :exec
+-- The target of an upgrade batch, written in the transaction that
+-- creates it.
+UPDATE run_batch SET upgrade = @upgrade::jsonb WHERE tenant_id = @tenant_id AND id = @id;

@@ -11,6 +11,23 @@ import (
 	"github.com/google/uuid"
 )
 
+const runBatchSetUpgrade = `-- name: RunBatchSetUpgrade :exec
+UPDATE run_batch SET upgrade = $1::jsonb WHERE tenant_id = $2 AND id = $3
+`
+
+type RunBatchSetUpgradeParams struct {
+	Upgrade  []byte
+	TenantID uuid.UUID
+	ID       uuid.UUID
+}
+
+// The target of an upgrade batch, written in the transaction that
+// creates it.
+func (q *Queries) RunBatchSetUpgrade(ctx context.Context, arg RunBatchSetUpgradeParams) error {
+	_, err := q.db.Exec(ctx, runBatchSetUpgrade, arg.Upgrade, arg.TenantID, arg.ID)
+	return err
+}
+
 const runUpgradeDropNodes = `-- name: RunUpgradeDropNodes :exec
 DELETE FROM run_node
 WHERE tenant_id = $1 AND run_id = $2

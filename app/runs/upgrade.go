@@ -232,3 +232,81 @@ func cloneMeta(m map[string]any) map[string]any {
 	}
 	return out
 }
+
+// inBatch upgrades one run of an upgrade batch, in the batch's
+// transaction (a savepoint of it): a refused plan fails the batch for
+// that run, with the first refusal as the message.
+func (u *Upgrades) inBatch(ctx context.Context, tx pgx.Tx, b store.Batch, r store.Run) error {
+	res, err := u.plan(ctx, store.New(tx), tx, batchUpgradeRequest(b, r.ID, false))
+	if err != nil {
+		return err
+	}
+	if res.Plan != nil && res.Plan.Refused() {
+		return refusal(res)
+	}
+	return nil
+}
+
+func batchUpgradeRequest(b store.Batch, runID uuid.UUID, dry bool) UpgradeRequest {
+	return UpgradeRequest{
+		TenantID: b.TenantID, RunID: runID, Version: b.Upgrade.Version, CancelRemoved: b.Upgrade.CancelRemoved,
+		DryRun: dry, By: b.Actor,
+	}
+}
+
+// MaxUpgradeDryRun bounds the runs one dry run of an upgrade batch plans
+// (it answers at once, in the request): narrow a filter that matches
+// more.
+const MaxUpgradeDryRun = 1000
+
+// UpgradeCounts are a batch upgrade's dry run: how many runs each
+// outcome would get (would_upgrade, noop, refused, failed: a run that
+// cannot be planned, such as one that ended), and the refusals' paths
+// with how many runs each.
+type UpgradeCounts struct {
+	Total    int            `json:"total"`
+	Outcomes map[string]int `json:"outcomes"`
+	Refusals map[string]int `json:"refusals"`
+}
+
+// DryRun plans the batch's upgrade for each of its runs and counts the
+// outcomes, changing nothing. A batch over more than MaxUpgradeDryRun
+// runs is refused (422).
+func (u *Upgrades) DryRun(ctx context.Context, b store.Batch) (UpgradeCounts, error) {
+	counts := UpgradeCounts{Outcomes: map[string]int{}, Refusals: map[string]int{}}
+	s := store.New(u.pool)
+	if err := batchScope(ctx, s, &b); err != nil {
+		return counts, err
+	}
+	if b.Total > MaxUpgradeDryRun {
+		return counts, apperr.New(apperr.Unprocessable, "a dry run plans at most %d runs; this batch covers %d: narrow the filter", MaxUpgradeDryRun, b.Total)
+	}
+	for {
+		runs, chunk, err := nextBatchRuns(ctx, s, b)
+		if err != nil {
+			return counts, err
+		}
+		if chunk.Failed > 0 {
+			counts.Outcomes["failed"] += chunk.Failed
+		}
+		for _, r := range runs {
+			counts.Total++
+			res, err := u.plan(ctx, s, nil, batchUpgradeRequest(b, r.ID, true))
+			switch {
+			case err != nil && apperr.CodeOf(err) == apperr.Internal:
+				return counts, err
+			case err != nil:
+				counts.Outcomes["failed"]++
+				continue
+			}
+			counts.Outcomes[res.Outcome()]++
+			for _, p := range res.Plan.Refusals {
+				counts.Refusals[p.Path]++
+			}
+		}
+		if chunk.Finished {
+			return counts, nil
+		}
+		b.Cursor, b.Index = chunk.Cursor, chunk.Index
+	}
+}

@@ -38,3 +38,9 @@ func (s *Store) RunUpgradeDropNodes(ctx context.Context, tenantID, runID uuid.UU
 	}
 	return s.q.RunUpgradeDropNodes(ctx, queries.RunUpgradeDropNodesParams{TenantID: tenantID, RunID: runID, Nodes: nodes})
 }
+
+// BatchUpgrade is the target of an upgrade batch.
+type BatchUpgrade struct {
+	Version       int  `json:"version"`
+	CancelRemoved bool `json:"cancel_removed,omitempty"`
+}

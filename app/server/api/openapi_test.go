@@ -347,6 +347,7 @@ func TestOpenAPIDescribesTheAnswers(t *testing.T) {
 		{route: "POST /api/v1/runs/batch", path: "/api/v1/runs/batch", body: `{"action": "cancel", "filter": {"status": "running", "q": "zz"}, "reason": "r"}`},
 		{route: "POST /api/v1/runs/batch", path: "/api/v1/runs/batch", body: `{"action": "retry", "run_ids": ["` + run + `"]}`},
 		{route: "POST /api/v1/runs/batch", path: "/api/v1/runs/batch", body: `{"action": "explode", "run_ids": []}`},
+		{route: "POST /api/v1/runs/batch", path: "/api/v1/runs/batch?dry_run=true", body: `{"action": "upgrade", "version": 1, "filter": {"definition": "orders"}}`},
 		{route: "GET /api/v1/batches/{id}", path: "/api/v1/batches/" + batch["id"].(string)},
 		{route: "GET /api/v1/batches/{id}", path: "/api/v1/batches/" + run},
 		{route: "GET /api/v1/runs/{id}", path: runs},

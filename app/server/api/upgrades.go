@@ -10,6 +10,7 @@ import (
 	"github.com/ductor/ductor/app/auth"
 	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/server/httpx"
+	"github.com/ductor/ductor/app/store"
 )
 
 // upgradeRoutes lists moving runs to another version of their
@@ -112,4 +113,17 @@ func retryOnVersion(c echo.Context, rs *runs.Service, node string, version int, 
 		return c.JSON(http.StatusOK, res)
 	}
 	return c.JSON(http.StatusAccepted, map[string]any{"status": "accepted", "upgrade": res})
+}
+
+// batchDryRun answers an upgrade batch's dry run: how many of its runs
+// each outcome would get, changing nothing.
+func batchDryRun(c echo.Context, rs *runs.Service, b store.Batch) error {
+	if b.Action != store.BatchUpgradeRuns {
+		return apperr.New(apperr.Invalid, "dry_run is for an upgrade batch")
+	}
+	counts, err := rs.Upgrades.DryRun(c.Request().Context(), b)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"action": b.Action, "dry_run": true, "version": b.Upgrade.Version, "counts": counts})
 }

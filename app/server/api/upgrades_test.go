@@ -229,12 +229,82 @@ edges:
 	b.must(t, "POST", path, `{"node": "calc", "version": 2}`, http.StatusAccepted)
 	run := testwait.Value(t, 20*time.Second, "the retried run ends", func() (map[string]any, bool) {
 		_, run := b.call(t, "GET", "/api/v1/runs/"+id, b.keyA, "")
-		return run, endedStatus(run["status"]) && runNodes(t, run)["calc"]["generation"] == float64(1)
+		return run, run["status"] == "succeeded" // a failure on v1's expression would time out
 	})
 	if run["status"] != "succeeded" || fmt.Sprint(run["output"]) != "map[calc:42]" {
 		t.Fatalf("retried run %v, want calc 42", run)
 	}
 	if f := runNodes(t, run)["fetch"]; f["generation"] != nil && f["generation"] != float64(0) {
 		t.Errorf("fetch ran again: %v", f)
+	}
+}
+
+// Fifty runs waiting on an approval on v1 are upgraded in bulk to v2: the
+// dry run counts them, the batch moves them all, and once approved each
+// runs v2's path.
+func TestUpgradeInBulk(t *testing.T) {
+	t.Parallel()
+	b := setupTasks(t)
+	_, ops := testdb.APIKey(t, b.store, b.tenantA, &testdb.APIKeyOpts{Name: testdb.Ptr("ops"), Scopes: []auth.Scope{auth.ScopeApprovalsWrite}})
+	b.publishYAML(t, `
+key: bulk
+steps:
+  - {ref: check, type: transform, with: {expr: '1'}}
+  - {ref: sign_off, type: approval, with: {approvers: ['key:ops'], title: Pay}}
+  - {ref: pay, type: transform, with: {expr: 'input.missing'}}
+edges:
+  - {from: check, to: sign_off}
+  - {from: sign_off, to: pay, on: approved}
+`)
+	const n = 50
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = b.startRun(t, "bulk")
+	}
+	for _, id := range ids {
+		b.waitWaiting(t, id, "sign_off")
+	}
+	b.publishYAML(t, `
+key: bulk
+steps:
+  - {ref: check, type: transform, with: {expr: '1'}}
+  - {ref: sign_off, type: approval, with: {approvers: ['key:ops'], title: Pay}}
+  - {ref: notify, type: transform, with: {expr: '"notified"'}}
+  - {ref: pay, type: transform, with: {expr: '"paid after " + steps.notify.output'}}
+edges:
+  - {from: check, to: sign_off}
+  - {from: sign_off, to: notify, on: approved}
+  - {from: notify, to: pay}
+`)
+	one := b.must(t, "POST", "/api/v1/runs/"+ids[0]+"/upgrade?dry_run=true", `{"version": 2}`, http.StatusOK)
+	batch := `{"action": "upgrade", "version": 2, "filter": {"definition": "bulk"}}`
+	dry := b.must(t, "POST", "/api/v1/runs/batch?dry_run=true", batch, http.StatusOK)
+	if c := fmt.Sprint(dry["counts"]); c != "map[outcomes:map[would_upgrade:50] refusals:map[] total:50]" {
+		t.Fatalf("dry run counts %s, want 50 would_upgrade", c)
+	}
+	created := b.must(t, "POST", "/api/v1/runs/batch", batch, http.StatusAccepted)
+	done := testwait.Value(t, 30*time.Second, "the batch finishes", func() (map[string]any, bool) {
+		_, got := b.call(t, "GET", "/api/v1/batches/"+created["id"].(string), b.keyA, "")
+		return got, got["status"] == "completed"
+	})
+	if done["done"] != float64(n) || done["failed"] != float64(0) {
+		t.Fatalf("batch %v, want %d done", done, n)
+	}
+	// The batch did what the dry run of one run said, node by node.
+	for _, id := range ids {
+		_, run := b.call(t, "GET", "/api/v1/runs/"+id, b.keyA, "")
+		nodes := runNodes(t, run)
+		if run["version"] != float64(2) || nodes["notify"]["state"] != "pending" || nodes["sign_off"]["state"] != "waiting" {
+			t.Fatalf("run %s after the batch: %v", id, run)
+		}
+		if len(nodes) != len(planNodes(t, one)) {
+			t.Fatalf("run %s has nodes %v, the plan %v", id, nodes, planNodes(t, one))
+		}
+	}
+	b.approveAll(t, ops, n)
+	for _, id := range ids {
+		if run := b.waitStatus(t, id); run["status"] != "succeeded" || fmt.Sprint(run["output"]) != "map[pay:paid after notified]" {
+			t.Fatalf("run %s: %v, want v2's path", id, run)
+		}
 	}
 }
