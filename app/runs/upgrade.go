@@ -235,8 +235,12 @@ func cloneMeta(m map[string]any) map[string]any {
 
 // inBatch upgrades one run of an upgrade batch, in the batch's
 // transaction (a savepoint of it): a refused plan fails the batch for
-// that run, with the first refusal as the message.
+// that run, with the first refusal as the message; a run that has ended
+// is left alone (counted done).
 func (u *Upgrades) inBatch(ctx context.Context, tx pgx.Tx, b store.Batch, r store.Run) error {
+	if r.Status.Terminal() {
+		return nil // an ended run stays on its version: nothing to do
+	}
 	res, err := u.plan(ctx, store.New(tx), tx, batchUpgradeRequest(b, r.ID, false))
 	if err != nil {
 		return err
@@ -260,9 +264,9 @@ func batchUpgradeRequest(b store.Batch, runID uuid.UUID, dry bool) UpgradeReques
 const MaxUpgradeDryRun = 1000
 
 // UpgradeCounts are a batch upgrade's dry run: how many runs each
-// outcome would get (would_upgrade, noop, refused, failed: a run that
-// cannot be planned, such as one that ended), and the refusals' paths
-// with how many runs each.
+// outcome would get (would_upgrade, noop, refused, ended: a run that has
+// ended, which the batch leaves alone, failed: a run that cannot be
+// planned), and the refusals' paths with how many runs each.
 type UpgradeCounts struct {
 	Total    int            `json:"total"`
 	Outcomes map[string]int `json:"outcomes"`
@@ -291,6 +295,10 @@ func (u *Upgrades) DryRun(ctx context.Context, b store.Batch) (UpgradeCounts, er
 		}
 		for _, r := range runs {
 			counts.Total++
+			if r.Status.Terminal() {
+				counts.Outcomes["ended"]++
+				continue
+			}
 			res, err := u.plan(ctx, s, nil, batchUpgradeRequest(b, r.ID, true))
 			switch {
 			case err != nil && apperr.CodeOf(err) == apperr.Internal:
