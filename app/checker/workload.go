@@ -297,7 +297,7 @@ func (w *Workload) upgrade(ctx context.Context, round int) {
 	if !ok {
 		return
 	}
-	w.await(ctx, id, func(r store.Run) bool { return r.Status == engine.RunRunning })
+	w.await(ctx, id, func(r store.Run) bool { return r.Status == engine.RunRunning || r.Status == engine.RunWaiting })
 	res, err := w.C.Runs.Upgrades.Upgrade(ctx, runs.UpgradeRequest{TenantID: w.Tenant, RunID: id, Version: 2, By: "checker"})
 	if err != nil || !res.Applied {
 		w.fail("upgrade %s: %v (%+v)", id, err, res.Plan)
