@@ -295,6 +295,7 @@ type RunBatch struct {
 	UpdatedAt       time.Time
 	FinishedAt      *time.Time
 	ServedAt        time.Time
+	Upgrade         []byte
 }
 
 type RunCase struct {

@@ -13,7 +13,7 @@ import (
 )
 
 const runBatchClaim = `-- name: RunBatchClaim :one
-SELECT tenant_id, id, action, filter, run_ids, reason, actor, status, total, done, failed, errors, cursor_created_at, cursor_id, cursor_index, created_at, updated_at, finished_at, served_at FROM run_batch
+SELECT tenant_id, id, action, filter, run_ids, reason, actor, status, total, done, failed, errors, cursor_created_at, cursor_id, cursor_index, created_at, updated_at, finished_at, served_at, upgrade FROM run_batch
 WHERE status = 'running'
 ORDER BY served_at, created_at, id
 LIMIT 1
@@ -46,12 +46,13 @@ func (q *Queries) RunBatchClaim(ctx context.Context) (RunBatch, error) {
 		&i.UpdatedAt,
 		&i.FinishedAt,
 		&i.ServedAt,
+		&i.Upgrade,
 	)
 	return i, err
 }
 
 const runBatchGet = `-- name: RunBatchGet :one
-SELECT tenant_id, id, action, filter, run_ids, reason, actor, status, total, done, failed, errors, cursor_created_at, cursor_id, cursor_index, created_at, updated_at, finished_at, served_at FROM run_batch WHERE tenant_id = $1 AND id = $2
+SELECT tenant_id, id, action, filter, run_ids, reason, actor, status, total, done, failed, errors, cursor_created_at, cursor_id, cursor_index, created_at, updated_at, finished_at, served_at, upgrade FROM run_batch WHERE tenant_id = $1 AND id = $2
 `
 
 type RunBatchGetParams struct {
@@ -82,6 +83,7 @@ func (q *Queries) RunBatchGet(ctx context.Context, arg RunBatchGetParams) (RunBa
 		&i.UpdatedAt,
 		&i.FinishedAt,
 		&i.ServedAt,
+		&i.Upgrade,
 	)
 	return i, err
 }
@@ -91,7 +93,7 @@ INSERT INTO run_batch (tenant_id, id, action, filter, run_ids, reason, actor, to
 VALUES ($1, $2, $3, $4, $5::uuid[], $6, $7, $8, $9,
         CASE WHEN $10::boolean THEN now() END,
         coalesce((SELECT max(o.served_at) FROM run_batch o WHERE o.tenant_id = $1 AND o.status = 'running'), now()))
-RETURNING tenant_id, id, action, filter, run_ids, reason, actor, status, total, done, failed, errors, cursor_created_at, cursor_id, cursor_index, created_at, updated_at, finished_at, served_at
+RETURNING tenant_id, id, action, filter, run_ids, reason, actor, status, total, done, failed, errors, cursor_created_at, cursor_id, cursor_index, created_at, updated_at, finished_at, served_at, upgrade
 `
 
 type RunBatchInsertParams struct {
@@ -143,12 +145,13 @@ func (q *Queries) RunBatchInsert(ctx context.Context, arg RunBatchInsertParams) 
 		&i.UpdatedAt,
 		&i.FinishedAt,
 		&i.ServedAt,
+		&i.Upgrade,
 	)
 	return i, err
 }
 
 const runBatchList = `-- name: RunBatchList :many
-SELECT tenant_id, id, action, filter, run_ids, reason, actor, status, total, done, failed, errors, cursor_created_at, cursor_id, cursor_index, created_at, updated_at, finished_at, served_at FROM run_batch WHERE tenant_id = $1
+SELECT tenant_id, id, action, filter, run_ids, reason, actor, status, total, done, failed, errors, cursor_created_at, cursor_id, cursor_index, created_at, updated_at, finished_at, served_at, upgrade FROM run_batch WHERE tenant_id = $1
 ORDER BY created_at DESC, id DESC
 LIMIT $2
 `
@@ -187,6 +190,7 @@ func (q *Queries) RunBatchList(ctx context.Context, arg RunBatchListParams) ([]R
 			&i.UpdatedAt,
 			&i.FinishedAt,
 			&i.ServedAt,
+			&i.Upgrade,
 		); err != nil {
 			return nil, err
 		}

@@ -87,8 +87,11 @@ func batchCounts(b store.Batch) string {
 }
 
 func batchVerb(action string) string {
-	if action == store.BatchRetry {
+	switch action {
+	case store.BatchRetry:
 		return "retried"
+	case store.BatchUpgradeRuns:
+		return "upgraded"
 	}
 	return "cancelled"
 }

@@ -152,11 +152,32 @@ func Signals(ctx context.Context, db *pgxpool.Pool) ([]string, error) {
 		WHERE s.status <> 'consumed' AND r.status = 'succeeded'`)
 }
 
+// Versions finds a run whose step nodes are not those of the version it
+// is on: a node of a step that version does not have (left by a tick
+// that decided on another version, or by an upgrade that lost it), or a
+// step of the version without a node in a run that has nodes. Every node
+// is in the state of one version, the run's.
+func Versions(ctx context.Context, db *pgxpool.Pool) ([]string, error) {
+	return lines(ctx, db, `
+		SELECT format('run %s on version %s of %s has node %s, which that version does not have', r.id, r.definition_version, r.definition_key, n.node)
+		FROM run r
+		JOIN definition_version v ON v.tenant_id = r.tenant_id AND v.key = r.definition_key AND v.version = r.definition_version
+		JOIN run_node n ON n.tenant_id = r.tenant_id AND n.run_id = r.id AND n.scatter IS NULL
+		WHERE NOT EXISTS (SELECT 1 FROM jsonb_array_elements(v.manifest->'steps') s WHERE s->>'ref' = n.ref)
+		UNION ALL
+		SELECT format('run %s on version %s of %s has no node of step %s', r.id, r.definition_version, r.definition_key, s->>'ref')
+		FROM run r
+		JOIN definition_version v ON v.tenant_id = r.tenant_id AND v.key = r.definition_key AND v.version = r.definition_version
+		CROSS JOIN jsonb_array_elements(v.manifest->'steps') s
+		WHERE EXISTS (SELECT 1 FROM run_node n WHERE n.tenant_id = r.tenant_id AND n.run_id = r.id)
+		  AND NOT EXISTS (SELECT 1 FROM run_node n WHERE n.tenant_id = r.tenant_id AND n.run_id = r.id AND n.node = s->>'ref')`)
+}
+
 // Check runs every check that holds once all runs have ended.
 func Check(ctx context.Context, db *pgxpool.Pool) ([]string, error) {
 	var out []string
 	for _, check := range []func(context.Context, *pgxpool.Pool) ([]string, error){
-		Unfinished, ScatterCounters, History, Executions, Inputs, Jobs, Signals, FlowLimits, FlowOverlaps, FlowLeaks,
+		Unfinished, ScatterCounters, History, Executions, Inputs, Jobs, Signals, FlowLimits, FlowOverlaps, FlowLeaks, Versions,
 	} {
 		found, err := check(ctx, db)
 		if err != nil {

@@ -86,7 +86,31 @@ steps:
   - {ref: slow, type: task, timeout: 60s, with: {handler: checker.step, input_expr: '{"ms": 1500}'}}
   - {ref: go, type: signal, with: {name: go}}
 edges: [{from: slow, to: go}]
-`}
+`, upgradeV1}
+
+// chk-upgrade's runs start on version 1 and are upgraded to version 2
+// while their steps run and their ticks commit: version 2 changes a
+// step's settings and adds a step after the signal.
+const upgradeV1 = `
+key: chk-upgrade
+steps:
+  - {ref: a, type: task, timeout: 60s, with: {handler: checker.step, input_expr: '{"ms": 0}'}}
+  - {ref: b, type: task, timeout: 60s, with: {handler: checker.step, input_expr: '{"ms": 0}'}}
+  - {ref: c, type: task, timeout: 60s, with: {handler: checker.step, input_expr: '{"ms": 0}'}}
+  - {ref: gate, type: signal, with: {name: go}}
+edges: [{from: a, to: b}, {from: b, to: c}, {from: c, to: gate}]
+`
+
+const upgradeV2 = `
+key: chk-upgrade
+steps:
+  - {ref: a, type: task, timeout: 60s, with: {handler: checker.step, input_expr: '{"ms": 0}'}}
+  - {ref: b, type: task, timeout: 60s, with: {handler: checker.step, input_expr: '{"ms": 0}'}}
+  - {ref: c, type: task, timeout: 60s, with: {handler: checker.step, input_expr: '{"ms": 1}'}}
+  - {ref: gate, type: signal, with: {name: go}}
+  - {ref: after, type: task, timeout: 60s, with: {handler: checker.step, input_expr: '{"ms": 0}'}}
+edges: [{from: a, to: b}, {from: b, to: c}, {from: c, to: gate}, {from: gate, to: after}]
+`
 
 // Publish publishes the workload's definitions for the tenant.
 func Publish(t testing.TB, s *store.Store, tenantID uuid.UUID) {
@@ -94,6 +118,7 @@ func Publish(t testing.TB, s *store.Store, tenantID uuid.UUID) {
 	for _, doc := range definitions {
 		testdb.Definition(t, s, tenantID, doc)
 	}
+	testdb.Definition(t, s, tenantID, upgradeV2)
 }
 
 // Prepare makes a schema ready for workers: StepHandler's table, and the
@@ -138,7 +163,7 @@ func (w *Workload) Round(ctx context.Context, round int) {
 	from := len(w.runs)
 	w.mu.Unlock()
 	var wg sync.WaitGroup
-	for _, f := range []func(context.Context, int){w.scatter, w.fanout, w.chain, w.retry, w.signals, w.cancel, w.continueAsNew, w.flow} {
+	for _, f := range []func(context.Context, int){w.scatter, w.fanout, w.chain, w.retry, w.signals, w.cancel, w.continueAsNew, w.flow, w.upgrade} {
 		wg.Go(func() { f(ctx, round) })
 	}
 	wg.Wait()
@@ -153,7 +178,11 @@ func (w *Workload) Round(ctx context.Context, round int) {
 }
 
 func (w *Workload) start(ctx context.Context, key string, input any) (uuid.UUID, bool) {
-	run, _, err := w.C.Runs.Start(ctx, runs.Trigger{TenantID: w.Tenant, Definition: key, Input: input}, nil)
+	return w.startVersion(ctx, key, 0, input)
+}
+
+func (w *Workload) startVersion(ctx context.Context, key string, version int, input any) (uuid.UUID, bool) {
+	run, _, err := w.C.Runs.Start(ctx, runs.Trigger{TenantID: w.Tenant, Definition: key, Version: version, Input: input}, nil)
 	if err != nil {
 		w.fail("start %s: %v", key, err)
 		return uuid.Nil, false
@@ -259,6 +288,24 @@ func (w *Workload) continueAsNew(ctx context.Context, round int) {
 	wg.Wait()
 }
 
+// upgrade moves a run of chk-upgrade to version 2 while its steps run
+// and the workers tick it, then sends the signal its last step of
+// version 1 waits for: the run must end on version 2, having run the
+// step version 2 adds, its upgrade recorded once.
+func (w *Workload) upgrade(ctx context.Context, round int) {
+	id, ok := w.startVersion(ctx, "chk-upgrade", 1, nil)
+	if !ok {
+		return
+	}
+	w.await(ctx, id, func(r store.Run) bool { return r.Status == engine.RunRunning || r.Status == engine.RunWaiting })
+	res, err := w.C.Runs.Upgrades.Upgrade(ctx, runs.UpgradeRequest{TenantID: w.Tenant, RunID: id, Version: 2, By: "checker"})
+	if err != nil || !res.Applied {
+		w.fail("upgrade %s: %v (%+v)", id, err, res.Plan)
+		return
+	}
+	w.signal(ctx, id, fmt.Sprintf("up-%d", round), "go")
+}
+
 // await polls the run until done holds (or ctx ends).
 func (w *Workload) await(ctx context.Context, id uuid.UUID, done func(store.Run) bool) {
 	s := store.New(w.DB)
@@ -305,6 +352,10 @@ func (w *Workload) expect(ctx context.Context, s *store.Store, r started) (strin
 	switch r.kind {
 	case "chk-cancel":
 		want = engine.RunCancelled
+	case "chk-upgrade":
+		if v := w.expectUpgraded(ctx, run); v != "" {
+			return v, nil
+		}
 	case "chk-can":
 		if run.Status != engine.RunTerminated || run.ContinuedToRunID == nil {
 			return fmt.Sprintf("%s run %s ended %s, want terminated (continued as new)", r.kind, r.id, run.Status), nil
@@ -357,4 +408,22 @@ func pollPause(ctx context.Context) {
 	case <-ctx.Done():
 	case <-t.C:
 	}
+}
+
+// expectUpgraded checks a chk-upgrade run: on version 2, its added step
+// succeeded, its upgrade recorded exactly once.
+func (w *Workload) expectUpgraded(ctx context.Context, run store.Run) string {
+	var entries int
+	var after string
+	err := w.DB.QueryRow(ctx, `SELECT
+		(SELECT count(*) FROM run_history WHERE tenant_id = $1 AND run_id = $2 AND detail LIKE 'upgraded from v1 to v2 %'),
+		coalesce((SELECT state FROM run_node WHERE tenant_id = $1 AND run_id = $2 AND node = 'after'), '')`,
+		run.TenantID, run.ID).Scan(&entries, &after)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("chk-upgrade run %s: %v", run.ID, err)
+	case run.DefinitionVersion != 2 || entries != 1 || after != string(engine.NodeSucceeded):
+		return fmt.Sprintf("chk-upgrade run %s on version %d with %d upgrade entries, its added step %q, want version 2, one entry, succeeded", run.ID, run.DefinitionVersion, entries, after)
+	}
+	return ""
 }

@@ -149,6 +149,8 @@ func (c *Batches) batchAct(ctx context.Context, tx pgx.Tx, b store.Batch, r stor
 			return err
 		}
 		return c.w.Deliver(ctx, tx, r.TenantID, r.ID, engine.RetryNode{RequestID: req, Node: node})
+	case store.BatchUpgradeRuns:
+		return (&Upgrades{c.deps}).inBatch(ctx, tx, b, r)
 	}
 	return fmt.Errorf("batch %s: unknown action %q", b.ID, b.Action)
 }
@@ -227,8 +229,11 @@ func (c *Batches) batchRoom(ctx context.Context, s *store.Store, b store.Batch) 
 // over those matching b.Filter that were created before the batch. Total
 // is how many runs it covers.
 func (c *Batches) Create(ctx context.Context, b store.Batch) (store.Batch, error) {
-	if b.Action != store.BatchCancel && b.Action != store.BatchRetry {
-		return b, apperr.New(apperr.Invalid, `action must be "cancel" or "retry"`)
+	switch {
+	case b.Action != store.BatchCancel && b.Action != store.BatchRetry && b.Action != store.BatchUpgradeRuns:
+		return b, apperr.New(apperr.Invalid, `action must be "cancel", "retry" or "upgrade"`)
+	case (b.Action == store.BatchUpgradeRuns) != (b.Upgrade != nil):
+		return b, apperr.New(apperr.Invalid, "an upgrade batch, and only one, names its version")
 	}
 	var out store.Batch
 	err := store.WithTx(ctx, c.pool, func(tx pgx.Tx) error {

@@ -81,7 +81,7 @@ func New(cfg Config) *Service {
 		Config: cfg, pool: cfg.Pool, log: cfg.Logger, tracing: cfg.Tracing, lease: lease,
 		w: cfg.Shell.Writer, t: cfg.Shell.Ticker, obs: cfg.Shell.Observer, triggers: newTriggerMetrics(),
 	}
-	return &Service{deps: d, Schedules: &Schedules{d}, Tasks: &Tasks{d}, Events: &Events{d}, Batches: &Batches{d}}
+	return &Service{deps: d, Schedules: &Schedules{d}, Tasks: &Tasks{d}, Events: &Events{d}, Batches: &Batches{d}, Upgrades: &Upgrades{d}}
 }
 
 // Collectors are the service's metrics for a Prometheus registry:
@@ -101,6 +101,7 @@ type Service struct {
 	Tasks     *Tasks
 	Events    *Events
 	Batches   *Batches
+	Upgrades  *Upgrades
 }
 
 // Schedules creates, changes and fires schedules.

@@ -17,8 +17,9 @@ import (
 
 // Batch actions and statuses.
 const (
-	BatchCancel = "cancel"
-	BatchRetry  = "retry"
+	BatchCancel      = "cancel"
+	BatchRetry       = "retry"
+	BatchUpgradeRuns = "upgrade"
 
 	BatchRunning   = "running"
 	BatchCompleted = "completed"
@@ -44,12 +45,14 @@ type Batch struct {
 	Filter *RunFilter
 	RunIDs []uuid.UUID
 	Reason string
-	Actor  string
-	Status string
-	Total  int
-	Done   int
-	Failed int
-	Errors []BatchError
+	// Upgrade is the target of an upgrade batch.
+	Upgrade *BatchUpgrade
+	Actor   string
+	Status  string
+	Total   int
+	Done    int
+	Failed  int
+	Errors  []BatchError
 	// Cursor is where the next chunk of a filter batch starts (nil: at
 	// Filter.Before); Index the next position in RunIDs.
 	Cursor     *RunCursor
@@ -88,6 +91,16 @@ func (s *Store) BatchCreate(ctx context.Context, b Batch) (Batch, error) {
 	row, err := s.q.RunBatchInsert(ctx, p)
 	if err != nil {
 		return Batch{}, fmt.Errorf("create batch: %w", err)
+	}
+	if b.Upgrade != nil {
+		raw, err := json.Marshal(b.Upgrade)
+		if err != nil {
+			return Batch{}, err
+		}
+		if err := s.q.RunBatchSetUpgrade(ctx, queries.RunBatchSetUpgradeParams{TenantID: b.TenantID, ID: b.ID, Upgrade: raw}); err != nil {
+			return Batch{}, fmt.Errorf("create batch: %w", err)
+		}
+		row.Upgrade = raw
 	}
 	return batchFromRow(row)
 }
@@ -193,6 +206,12 @@ func batchFromRow(r queries.RunBatch) (Batch, error) {
 		b.Filter = &RunFilter{}
 		if err := jsonvalue.Unmarshal(r.Filter, b.Filter); err != nil {
 			return b, fmt.Errorf("decode batch %s filter: %w", r.ID, err)
+		}
+	}
+	if len(r.Upgrade) > 0 {
+		b.Upgrade = &BatchUpgrade{}
+		if err := json.Unmarshal(r.Upgrade, b.Upgrade); err != nil {
+			return b, fmt.Errorf("decode batch %s upgrade: %w", r.ID, err)
 		}
 	}
 	if err := json.Unmarshal(r.Errors, &b.Errors); err != nil {

@@ -24,6 +24,12 @@ func handleBatchCreate(s *store.Store, rs *runs.Service) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
+		if dry, err := dryRun(c); err != nil || dry {
+			if err != nil {
+				return err
+			}
+			return batchDryRun(c, rs, b)
+		}
 		if b, err = rs.Batches.Create(c.Request().Context(), b); err != nil {
 			return err
 		}

@@ -45,6 +45,7 @@ func Routes(api *echo.Group, d Deps) {
 	taskRoutes(api, d)
 	scheduleRoutes(api, d)
 	webhookRoutes(api, d)
+	upgradeRoutes(api, d)
 
 	read, write := httpx.RequireScope(auth.ScopeRunsRead), httpx.RequireScope(auth.ScopeRunsWrite)
 	api.POST("/runs", handleRunStart(d.Runs, d.ValidateInput), write)
@@ -52,10 +53,10 @@ func Routes(api *echo.Group, d Deps) {
 	api.GET("/runs/:id", handleRunGet(d.Store, d.Runs), read)
 	api.GET("/runs/:id/history", handleRunHistory(d.Store), read, httpx.AllowQuery(httpx.HistoryParams...))
 	api.GET("/runs/:id/nodes/:node/children", handleScatterChildren(d.Store, d.Runs), read, httpx.AllowQuery(httpx.ChildrenParams...))
-	api.POST("/runs/batch", handleBatchCreate(d.Store, d.Runs), write)
+	api.POST("/runs/batch", handleBatchCreate(d.Store, d.Runs), write, httpx.AllowQuery("dry_run"))
 	api.GET("/batches/:id", handleBatchGet(d.Store), read)
 	api.POST("/runs/:id/cancel", handleRunCancel(d.Runs), write)
-	api.POST("/runs/:id/nodes/:node/retry", handleNodeRetry(d.Runs), write)
+	api.POST("/runs/:id/nodes/:node/retry", handleNodeRetry(d.Runs), write, httpx.AllowQuery("dry_run"))
 	api.POST("/runs/:id/nodes/:node/cancel", handleNodeCancel(d.Runs), write)
 	api.POST("/runs/:id/continue-as-new", handleContinueAsNew(d.Runs), write)
 

@@ -312,9 +312,20 @@ func handleRunCancel(rs *runs.Service) echo.HandlerFunc {
 	}
 }
 
-// handleNodeRetry retries a failed node and resumes its run.
+// handleNodeRetry retries a failed node and resumes its run; with a
+// version, or dry_run, it is a retry on a version (upgrades.go).
 func handleNodeRetry(rs *runs.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
+		var req struct {
+			Version       int  `json:"version"`
+			CancelRemoved bool `json:"cancel_removed"`
+		}
+		if err := httpx.BindJSON(c, &req); err != nil {
+			return err
+		}
+		if req.Version != 0 || c.QueryParam("dry_run") != "" {
+			return retryOnVersion(c, rs, c.Param("node"), req.Version, req.CancelRemoved)
+		}
 		id, err := httpx.PathUUID(c, "id", "run")
 		if err != nil {
 			return err

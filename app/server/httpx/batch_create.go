@@ -45,14 +45,24 @@ type BatchRequest struct {
 	Filter *RunQuery   `json:"filter"`
 	RunIDs []uuid.UUID `json:"run_ids"`
 	Reason string      `json:"reason"`
+	// Version and CancelRemoved are an upgrade's (action upgrade): the
+	// version to move each run to (of the filter's definition).
+	Version       int  `json:"version"`
+	CancelRemoved bool `json:"cancel_removed"`
 }
 
 // NewBatch checks a batch request and builds the batch.
 func NewBatch(ctx context.Context, s *store.Store, tenantID uuid.UUID, req BatchRequest, actor string) (store.Batch, error) {
 	b := store.Batch{TenantID: tenantID, ID: uuid.New(), Action: req.Action, Reason: req.Reason, Actor: actor}
 	switch {
-	case req.Action != store.BatchCancel && req.Action != store.BatchRetry:
-		return b, apperr.New(apperr.Invalid, `action must be "cancel" or "retry"`)
+	case req.Action != store.BatchCancel && req.Action != store.BatchRetry && req.Action != store.BatchUpgradeRuns:
+		return b, apperr.New(apperr.Invalid, `action must be "cancel", "retry" or "upgrade"`)
+	case req.Action == store.BatchUpgradeRuns && req.Version < 1:
+		return b, apperr.New(apperr.Invalid, "version is required for an upgrade: the published version to move the runs to")
+	case req.Action == store.BatchUpgradeRuns && (req.Filter == nil || req.Filter.Definition == "" || (req.Filter.DefinitionMatch != "" && req.Filter.DefinitionMatch != "exact")):
+		return b, apperr.New(apperr.Invalid, "an upgrade's filter names its definition (filter.definition, matched exactly)")
+	case req.Action != store.BatchUpgradeRuns && (req.Version != 0 || req.CancelRemoved):
+		return b, apperr.New(apperr.Invalid, "version and cancel_removed belong to an upgrade")
 	case (req.Filter == nil) == (req.RunIDs == nil):
 		return b, apperr.New(apperr.Invalid, "give either a filter or run_ids")
 	case utf8.RuneCountInString(req.Reason) > MaxReasonLength:
@@ -61,6 +71,9 @@ func NewBatch(ctx context.Context, s *store.Store, tenantID uuid.UUID, req Batch
 		return b, apperr.New(apperr.Invalid, "a batch covers at most %d runs", runs.MaxBatchRuns)
 	}
 	b.RunIDs = req.RunIDs
+	if req.Action == store.BatchUpgradeRuns {
+		b.Upgrade = &store.BatchUpgrade{Version: req.Version, CancelRemoved: req.CancelRemoved}
+	}
 	if req.Filter != nil {
 		f, err := req.Filter.Filter(ctx, s, tenantID)
 		if err != nil {

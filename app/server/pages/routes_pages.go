@@ -97,6 +97,7 @@ func runPages(t *echo.Group, d Deps) {
 	operate, approve := httpx.Need(auth.PermRunsOperate), httpx.Need(auth.PermApprove)
 	t.GET("/runs", handleRunsPage(d.Store), httpx.Need(auth.PermView))
 	t.POST("/runs/batch", handleRunsBatchForm(d.Store, d.Runs), operate)
+	upgradePages(t, d)
 	t.GET("/batches/:id", handleBatchPage(d.Store), httpx.Need(auth.PermView))
 	t.GET("/batches/:id/progress", handleBatchProgress(d.Store), httpx.Need(auth.PermView))
 	t.GET("/runs/:id", handleInspector(d.Store, d.Runs), httpx.Need(auth.PermView))

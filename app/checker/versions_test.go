@@ -1,0 +1,47 @@
+package checker
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ductor/ductor/app/store"
+)
+
+// Versions, the check that every node is in the state of the run's own
+// version, finds a node of a step the version does not have and a step
+// of the version without a node: planted in a run that ended well, they
+// are what a tick that wrote a plan of the old version over an upgrade
+// would leave.
+func TestVersionsFindsNodesOfAnotherVersion(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	StartWorker(t, b.url, WorkerOptions{})
+	id, ok := b.w.start(b.ctx, "chk-chain", nil)
+	if !ok {
+		t.Fatal(b.w.errors)
+	}
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	b.w.await(ctx, id, func(store.Run) bool { return false })
+	if found, err := Versions(b.ctx, b.pool); err != nil || len(found) > 0 {
+		t.Fatalf("before planting: %v %v", found, err)
+	}
+	if _, err := b.pool.Exec(b.ctx, `
+		INSERT INTO run_node (tenant_id, run_id, node, ref, state, data)
+		SELECT tenant_id, run_id, 'gone', 'gone', 'succeeded', '{"id": "gone", "ref": "gone", "state": "succeeded"}' FROM run_node WHERE run_id = $1 AND node = 'a';
+		`, id); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.pool.Exec(b.ctx, `DELETE FROM run_node WHERE run_id = $1 AND node = 'd'`, id); err != nil {
+		t.Fatal(err)
+	}
+	found, err := Versions(b.ctx, b.pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(found, "\n"); len(found) != 2 || !strings.Contains(got, "has node gone") || !strings.Contains(got, "no node of step d") {
+		t.Fatalf("found %q, want the stray node and the missing one", got)
+	}
+}
