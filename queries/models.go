@@ -452,6 +452,19 @@ type TenantBucket struct {
 	UpdatedAt time.Time
 }
 
+type TenantSecret struct {
+	TenantID    uuid.UUID
+	Name        string
+	Description string
+	Value       []byte
+	Version     int32
+	CreatedAt   time.Time
+	CreatedBy   string
+	UpdatedAt   time.Time
+	UpdatedBy   string
+	LastUsedAt  *time.Time
+}
+
 type WebSession struct {
 	TokenHash []byte
 	UserID    uuid.UUID

@@ -175,7 +175,7 @@ func (p process) secretBox() (*secrets.Box, error) {
 		p.log.Warn("DUCTOR_SECRET_KEY is not set: webhooks are unavailable")
 		return nil, nil
 	}
-	box, err := secrets.NewBox(p.cfg.SecretKey)
+	box, err := secrets.NewKeyring(p.cfg.SecretKey, p.cfg.SecretKeyPrevious)
 	if err != nil {
 		return nil, &config.Error{Setting: "DUCTOR_SECRET_KEY", Problem: err.Error()}
 	}
