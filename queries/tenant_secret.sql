@@ -40,3 +40,18 @@ ORDER BY tenant_id, name LIMIT @max;
 -- unless it changed meanwhile.
 UPDATE tenant_secret SET value = @value
 WHERE tenant_id = @tenant_id AND name = @name AND value = @old_value;
+
+-- name: RekeyWebhookPage :many
+-- Every webhook's sealed secrets (the current one and the rotated-out
+-- one), by (tenant, id), for re-sealing under the current key. Across
+-- tenants on purpose, and paged.
+SELECT tenant_id, id, secret, previous_secret FROM webhook
+WHERE (tenant_id, id) > (@after_tenant::uuid, @after_id::text)
+ORDER BY tenant_id, id LIMIT @max;
+
+-- name: RekeyWebhookReseal :execrows
+-- Replaces a webhook's sealed secrets with the same secrets sealed under
+-- another key, unless they changed meanwhile.
+UPDATE webhook SET secret = @secret, previous_secret = sqlc.narg(previous_secret)
+WHERE tenant_id = @tenant_id AND id = @id AND secret = @old_secret
+  AND previous_secret IS NOT DISTINCT FROM sqlc.narg(old_previous_secret);

@@ -12,6 +12,85 @@ import (
 	"github.com/google/uuid"
 )
 
+const rekeyWebhookPage = `-- name: RekeyWebhookPage :many
+SELECT tenant_id, id, secret, previous_secret FROM webhook
+WHERE (tenant_id, id) > ($1::uuid, $2::text)
+ORDER BY tenant_id, id LIMIT $3
+`
+
+type RekeyWebhookPageParams struct {
+	AfterTenant uuid.UUID
+	AfterID     string
+	Max         int32
+}
+
+type RekeyWebhookPageRow struct {
+	TenantID       uuid.UUID
+	ID             string
+	Secret         []byte
+	PreviousSecret []byte
+}
+
+// Every webhook's sealed secrets (the current one and the rotated-out
+// one), by (tenant, id), for re-sealing under the current key. Across
+// tenants on purpose, and paged.
+func (q *Queries) RekeyWebhookPage(ctx context.Context, arg RekeyWebhookPageParams) ([]RekeyWebhookPageRow, error) {
+	rows, err := q.db.Query(ctx, rekeyWebhookPage, arg.AfterTenant, arg.AfterID, arg.Max)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []RekeyWebhookPageRow{}
+	for rows.Next() {
+		var i RekeyWebhookPageRow
+		if err := rows.Scan(
+			&i.TenantID,
+			&i.ID,
+			&i.Secret,
+			&i.PreviousSecret,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const rekeyWebhookReseal = `-- name: RekeyWebhookReseal :execrows
+UPDATE webhook SET secret = $1, previous_secret = $2
+WHERE tenant_id = $3 AND id = $4 AND secret = $5
+  AND previous_secret IS NOT DISTINCT FROM $6
+`
+
+type RekeyWebhookResealParams struct {
+	Secret            []byte
+	PreviousSecret    []byte
+	TenantID          uuid.UUID
+	ID                string
+	OldSecret         []byte
+	OldPreviousSecret []byte
+}
+
+// Replaces a webhook's sealed secrets with the same secrets sealed under
+// another key, unless they changed meanwhile.
+func (q *Queries) RekeyWebhookReseal(ctx context.Context, arg RekeyWebhookResealParams) (int64, error) {
+	result, err := q.db.Exec(ctx, rekeyWebhookReseal,
+		arg.Secret,
+		arg.PreviousSecret,
+		arg.TenantID,
+		arg.ID,
+		arg.OldSecret,
+		arg.OldPreviousSecret,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const tenantSecretDelete = `-- name: TenantSecretDelete :execrows
 DELETE FROM tenant_secret WHERE tenant_id = $1 AND name = $2
 `

@@ -125,3 +125,39 @@ func tenantSecretFromRow(r queries.TenantSecretGetRow) TenantSecret {
 		CreatedAt: r.CreatedAt, CreatedBy: r.CreatedBy, UpdatedAt: r.UpdatedAt, UpdatedBy: r.UpdatedBy, LastUsedAt: r.LastUsedAt,
 	}
 }
+
+// SealedWebhook is one webhook's sealed secrets, for re-sealing.
+type SealedWebhook struct {
+	TenantID       uuid.UUID
+	ID             string
+	Secret         []byte
+	PreviousSecret []byte // nil when none
+}
+
+// RekeyWebhookPage returns up to limit webhooks' sealed secrets of every
+// tenant after (afterTenant, afterID), in that order.
+func (s *Store) RekeyWebhookPage(ctx context.Context, afterTenant uuid.UUID, afterID string, limit int) ([]SealedWebhook, error) {
+	rows, err := s.q.RekeyWebhookPage(ctx, queries.RekeyWebhookPageParams{AfterTenant: afterTenant, AfterID: afterID, Max: int32(limit)})
+	if err != nil {
+		return nil, fmt.Errorf("page webhooks: %w", err)
+	}
+	out := make([]SealedWebhook, len(rows))
+	for i, r := range rows {
+		out[i] = SealedWebhook(r)
+	}
+	return out, nil
+}
+
+// RekeyWebhookReseal replaces a webhook's sealed secrets by new sealings
+// of the same secrets, unless they are no longer old; it reports whether
+// it replaced them.
+func (s *Store) RekeyWebhookReseal(ctx context.Context, old, resealed SealedWebhook) (bool, error) {
+	n, err := s.q.RekeyWebhookReseal(ctx, queries.RekeyWebhookResealParams{
+		TenantID: old.TenantID, ID: old.ID, OldSecret: old.Secret, OldPreviousSecret: old.PreviousSecret,
+		Secret: resealed.Secret, PreviousSecret: resealed.PreviousSecret,
+	})
+	if err != nil {
+		return false, fmt.Errorf("reseal webhook: %w", err)
+	}
+	return n > 0, nil
+}
