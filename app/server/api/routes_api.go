@@ -45,6 +45,7 @@ func Routes(api *echo.Group, d Deps) {
 	taskRoutes(api, d)
 	scheduleRoutes(api, d)
 	webhookRoutes(api, d)
+	secretRoutes(api, d)
 
 	read, write := httpx.RequireScope(auth.ScopeRunsRead), httpx.RequireScope(auth.ScopeRunsWrite)
 	api.POST("/runs", handleRunStart(d.Runs, d.ValidateInput), write)
