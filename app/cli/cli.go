@@ -25,6 +25,9 @@ type Env struct {
 	Getenv func(string) string
 	Stdout io.Writer
 	Stderr io.Writer
+	// Stdin is standard input (`secret set --from-stdin`); nil is the
+	// process's own.
+	Stdin io.Reader
 	// Ready, when set, is told the address the server listens on once it
 	// accepts connections (tests start `dev` on 127.0.0.1:0).
 	Ready func(addr string)
@@ -55,6 +58,8 @@ func commands() []command {
 		{"case", "list and update human-loop cases", runCase},
 		{"schedule", "create, list, get, pause, unpause, trigger, backfill and delete schedules", runSchedule},
 		{"webhook", "create, list, rotate and delete inbound webhooks", runWebhook},
+		{"secret", "set, list and delete tenant secrets (values are never printed)", runSecret},
+		{"secrets", "secrets rekey: re-seal stored secrets under DUCTOR_SECRET_KEY (DATABASE_URL)", runSecrets},
 		{"healthcheck", "exit 0 when the local Ductor answers (the image's HEALTHCHECK)", runHealthcheck},
 		{"version", "print the version", runVersion},
 		{"completion", "completion bash|zsh|fish: a shell completion script", runCompletion},
