@@ -99,6 +99,7 @@ type BridgeTask struct {
 	Traceparent       pgtype.Text
 	Tracestate        pgtype.Text
 	FlowKey           pgtype.Text
+	Secrets           []byte
 }
 
 type ClockShift struct {

@@ -18,3 +18,8 @@ CREATE TABLE tenant_secret (
     last_used_at timestamptz,
     PRIMARY KEY (tenant_id, name)
 );
+
+-- A task step's `secrets`: the names of the tenant secrets its bridge
+-- worker receives when it claims the task. Only names: the values are
+-- opened for the poll's answer and never stored here.
+ALTER TABLE bridge_task ADD COLUMN secrets jsonb NOT NULL DEFAULT '[]';
