@@ -3,9 +3,13 @@ package pages_test
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/runs"
 
 	"github.com/ductor/ductor/app/server/servertest"
 	"github.com/ductor/ductor/app/store"
@@ -64,5 +68,44 @@ func secretFixture(t *testing.T, w webBundle, tenant store.Tenant) {
 	sealed := servertest.TestBox(t).Seal([]byte("fixture-value"), store.TenantSecretAAD(tenant.ID, secretFixtureName))
 	if _, err := w.Store.SecretPut(context.Background(), tenant.ID, secretFixtureName, "", sealed, "cli"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A run whose http step sends a secret, and whose far end echoes it back,
+// shows the value nowhere on its run page or its node's panel: the
+// recorded response shows *** in its place.
+func TestRunPageNeverShowsASecret(t *testing.T) {
+	t.Parallel()
+	b := setupDashboard(t)
+	far := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = w.Write([]byte(`{"error": "bad header: ` + r.Header.Get("Authorization") + `"}`))
+	}))
+	t.Cleanup(far.Close)
+	const value = "run-page-secret-value-42"
+	sealed := servertest.TestBox(t).Seal([]byte(value), store.TenantSecretAAD(b.tenant.ID, "API_TOKEN"))
+	if _, err := b.store.SecretPut(context.Background(), b.tenant.ID, "API_TOKEN", "", sealed, "cli"); err != nil {
+		t.Fatal(err)
+	}
+	b.publish(t, `
+key: leaky
+steps:
+  - {ref: call, type: http, retry: {max_attempts: 1}, with: {url: "`+far.URL+`/x", auth: {bearer: API_TOKEN}}}
+`)
+	id := b.start(t, runs.Trigger{Definition: "leaky"})
+	b.waitStatus(t, id, engine.RunFailed)
+	for _, p := range []string{"/runs/" + id.String(), "/runs/" + id.String() + "/nodes/call"} {
+		a := b.get(b.owner, p)
+		if strings.Contains(a.Body, value) {
+			t.Errorf("%s shows the value", p)
+		}
+	}
+	var out string
+	if err := b.store.DB().QueryRow(context.Background(), `SELECT output::text FROM run_attempt WHERE run_id = $1`, id).Scan(&out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "bad header: Bearer ***") {
+		t.Errorf("the attempt's recorded response = %s", out)
 	}
 }
