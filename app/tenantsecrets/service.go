@@ -11,12 +11,12 @@ package tenantsecrets
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"slices"
 
 	"github.com/google/uuid"
 
 	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/app/expr"
 	"github.com/ductor/ductor/app/secrets"
 	"github.com/ductor/ductor/app/store"
 )
@@ -27,8 +27,8 @@ const MaxValueBytes = 64 << 10
 // MaxDescription bounds a secret's description, in bytes.
 const MaxDescription = 1000
 
-// NamePattern is a secret's name.
-var NamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
+// NamePattern is a secret's name, as the definition compiler checks it.
+var NamePattern = expr.SecretNamePattern
 
 // NameShape describes NamePattern in messages.
 const NameShape = "[A-Za-z_][A-Za-z0-9_]{0,63}"
