@@ -249,3 +249,20 @@ func rowsHolding(t *testing.T, b *apiBundle, s string) []string {
 	}
 	return out
 }
+
+// secretIsolationCases are tenant B's calls on tenant A's secret, and
+// what none of B's answers may show.
+func secretIsolationCases(t *testing.T, b *apiBundle) (map[string]isolationCase, []string) {
+	t.Helper()
+	const value, description = "hidden-secret-value-of-a", "hidden-secret-description-of-a"
+	if code, body := b.call(t, "PUT", "/api/v1/secrets/HIDDEN", b.keyA, `{"value": "`+value+`", "description": "`+description+`"}`); code != 201 {
+		t.Fatalf("set secret: %d %v", code, body)
+	}
+	return map[string]isolationCase{
+		"GET /api/v1/secrets":          {"/api/v1/secrets", "", 200},
+		"GET /api/v1/secrets/:name":    {"/api/v1/secrets/HIDDEN", "", 404},
+		"DELETE /api/v1/secrets/:name": {"/api/v1/secrets/HIDDEN", "", 404},
+		// B's own secret: names are per tenant.
+		"PUT /api/v1/secrets/:name": {"/api/v1/secrets/B_OWN", `{"value": "b's own"}`, 201},
+	}, []string{value, description}
+}
