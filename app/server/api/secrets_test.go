@@ -266,3 +266,25 @@ func secretIsolationCases(t *testing.T, b *apiBundle) (map[string]isolationCase,
 		"PUT /api/v1/secrets/:name": {"/api/v1/secrets/B_OWN", `{"value": "b's own"}`, 201},
 	}, []string{value, description}
 }
+
+// secret() outside the fields that send one does not compile, and the
+// problem names the field's path.
+func TestSecretOutsideItsFieldsDoesNotCompile(t *testing.T) {
+	t.Parallel()
+	b := setupAPI(t)
+	doc := `{"key": "leak", "steps": [{"ref": "leak", "type": "transform", "with": {"expr": "{\"k\": secret(\"API_TOKEN\")}"}}]}`
+	code, body := b.call(t, "POST", "/api/v1/compile", b.keyA, doc)
+	e, _ := body["error"].(map[string]any)
+	details, _ := e["details"].([]any)
+	if code != 422 || e["code"] != "invalid_definition" || len(details) != 1 {
+		t.Fatalf("compile = %d %v", code, body)
+	}
+	p := details[0].(map[string]any)
+	if p["path"] != "steps[0].with.expr" || !strings.Contains(fmt.Sprint(p["message"]), "secret() is only valid") {
+		t.Errorf("problem = %v", p)
+	}
+	ok := `{"key": "send", "steps": [{"ref": "send", "type": "http", "with": {"url": "https://api.example.com/", "auth": {"bearer": "API_TOKEN"}, "body_expr": "{\"k\": secret(\"API_TOKEN\")}"}}]}`
+	if code, body := b.call(t, "POST", "/api/v1/compile", b.keyA, ok); code != 200 {
+		t.Errorf("an http step's references = %d %v", code, body)
+	}
+}
