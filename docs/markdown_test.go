@@ -25,6 +25,9 @@ type block struct {
 type runMarker struct {
 	Input  any    `json:"input"`
 	Status string `json:"status"`
+	// Secrets are set in the file's tenant (PUT /secrets/NAME) before
+	// the run starts.
+	Secrets map[string]string `json:"secrets"`
 	// Output, when set, must equal the run's output.
 	Output any `json:"output"`
 	// Signals, Events, Approve and Case are sent while the run waits for

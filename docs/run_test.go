@@ -63,6 +63,12 @@ func (h *harness) runExample(t *testing.T, key string, dec *deciders, e example,
 	var started struct {
 		ID string `json:"id"`
 	}
+	for name, value := range m.Secrets {
+		if code := h.call(t, key, "PUT", "/secrets/"+name, "application/json", string(mustJSON(map[string]any{"value": value})), nil); code/100 != 2 {
+			t.Errorf("%s: set secret %s: %d", e.where(), name, code)
+			return
+		}
+	}
 	body := map[string]any{"definition": e.key, "version": version, "input": h.withEcho(m.Input)}
 	if code := h.postJSON(t, key, "/runs", body, &started); code/100 != 2 {
 		t.Errorf("%s: start: %d", e.where(), code)

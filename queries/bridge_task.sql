@@ -2,20 +2,21 @@
 -- A re-executed tick or sweep inserts nothing twice. start_by is the
 -- database's clock plus schedule_to_start (none when 0); an empty
 -- traceparent or tracestate is stored as none. flow_key is the step's
--- concurrency pool ('' when none).
+-- concurrency pool ('' when none); secrets the names of the tenant
+-- secrets the worker receives.
 INSERT INTO bridge_task (tenant_id, run_id, node, generation, attempt, queue, handler, input, idempotency_key, timeout_ms,
-                         schedule_to_start_ms, start_by, traceparent, tracestate, flow_key)
+                         schedule_to_start_ms, start_by, traceparent, tracestate, flow_key, secrets)
 SELECT t.tenant_id, t.run_id, t.node, t.generation, t.attempt, t.queue, t.handler, t.input, t.idempotency_key, t.timeout_ms,
        t.schedule_to_start_ms,
        CASE WHEN t.schedule_to_start_ms > 0 THEN ductor_now() + make_interval(secs => t.schedule_to_start_ms / 1000.0) END,
-       NULLIF(t.traceparent, ''), NULLIF(t.tracestate, ''), NULLIF(t.flow_key, '')
+       NULLIF(t.traceparent, ''), NULLIF(t.tracestate, ''), NULLIF(t.flow_key, ''), t.secrets
 FROM (SELECT unnest(@tenant_ids::uuid[]) AS tenant_id, unnest(@run_ids::uuid[]) AS run_id, unnest(@nodes::text[]) AS node,
              unnest(@generations::integer[]) AS generation, unnest(@attempts::integer[]) AS attempt,
              unnest(@queues::text[]) AS queue, unnest(@handlers::text[]) AS handler, unnest(@inputs::jsonb[]) AS input,
              unnest(@idempotency_keys::text[]) AS idempotency_key, unnest(@timeout_ms::bigint[]) AS timeout_ms,
              unnest(@schedule_to_start_ms::bigint[]) AS schedule_to_start_ms,
              unnest(@traceparents::text[]) AS traceparent, unnest(@tracestates::text[]) AS tracestate,
-             unnest(@flow_keys::text[]) AS flow_key) t
+             unnest(@flow_keys::text[]) AS flow_key, unnest(@secrets::jsonb[]) AS secrets) t
 ON CONFLICT DO NOTHING;
 
 -- name: BridgeTaskClaim :many

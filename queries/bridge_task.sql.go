@@ -32,7 +32,7 @@ SET worker_id = $1,
                        ELSE now() + make_interval(secs => $2::float8) END
 FROM picked
 WHERE t.tenant_id = picked.tenant_id AND t.id = picked.id
-RETURNING t.tenant_id, t.run_id, t.node, t.generation, t.attempt, t.id, t.queue, t.handler, t.input, t.idempotency_key, t.timeout_ms, t.created_at, t.worker_id, t.token, t.claimed_at, t.deadline, t.lease_until, t.schedule_to_start_ms, t.start_by, t.traceparent, t.tracestate, t.flow_key
+RETURNING t.tenant_id, t.run_id, t.node, t.generation, t.attempt, t.id, t.queue, t.handler, t.input, t.idempotency_key, t.timeout_ms, t.created_at, t.worker_id, t.token, t.claimed_at, t.deadline, t.lease_until, t.schedule_to_start_ms, t.start_by, t.traceparent, t.tracestate, t.flow_key, t.secrets
 `
 
 type BridgeTaskClaimParams struct {
@@ -91,6 +91,7 @@ func (q *Queries) BridgeTaskClaim(ctx context.Context, arg BridgeTaskClaimParams
 			&i.Traceparent,
 			&i.Tracestate,
 			&i.FlowKey,
+			&i.Secrets,
 		); err != nil {
 			return nil, err
 		}
@@ -280,7 +281,7 @@ func (q *Queries) BridgeTaskExtend(ctx context.Context, arg BridgeTaskExtendPara
 }
 
 const bridgeTaskGetForUpdate = `-- name: BridgeTaskGetForUpdate :one
-SELECT bridge_task.tenant_id, bridge_task.run_id, bridge_task.node, bridge_task.generation, bridge_task.attempt, bridge_task.id, bridge_task.queue, bridge_task.handler, bridge_task.input, bridge_task.idempotency_key, bridge_task.timeout_ms, bridge_task.created_at, bridge_task.worker_id, bridge_task.token, bridge_task.claimed_at, bridge_task.deadline, bridge_task.lease_until, bridge_task.schedule_to_start_ms, bridge_task.start_by, bridge_task.traceparent, bridge_task.tracestate, bridge_task.flow_key, coalesce(lease_until > now(), false)::bool AS live
+SELECT bridge_task.tenant_id, bridge_task.run_id, bridge_task.node, bridge_task.generation, bridge_task.attempt, bridge_task.id, bridge_task.queue, bridge_task.handler, bridge_task.input, bridge_task.idempotency_key, bridge_task.timeout_ms, bridge_task.created_at, bridge_task.worker_id, bridge_task.token, bridge_task.claimed_at, bridge_task.deadline, bridge_task.lease_until, bridge_task.schedule_to_start_ms, bridge_task.start_by, bridge_task.traceparent, bridge_task.tracestate, bridge_task.flow_key, bridge_task.secrets, coalesce(lease_until > now(), false)::bool AS live
 FROM bridge_task
 WHERE tenant_id = $1 AND id = $2
 FOR UPDATE
@@ -323,6 +324,7 @@ func (q *Queries) BridgeTaskGetForUpdate(ctx context.Context, arg BridgeTaskGetF
 		&i.BridgeTask.Traceparent,
 		&i.BridgeTask.Tracestate,
 		&i.BridgeTask.FlowKey,
+		&i.BridgeTask.Secrets,
 		&i.Live,
 	)
 	return i, err
@@ -330,18 +332,18 @@ func (q *Queries) BridgeTaskGetForUpdate(ctx context.Context, arg BridgeTaskGetF
 
 const bridgeTaskInsertMany = `-- name: BridgeTaskInsertMany :exec
 INSERT INTO bridge_task (tenant_id, run_id, node, generation, attempt, queue, handler, input, idempotency_key, timeout_ms,
-                         schedule_to_start_ms, start_by, traceparent, tracestate, flow_key)
+                         schedule_to_start_ms, start_by, traceparent, tracestate, flow_key, secrets)
 SELECT t.tenant_id, t.run_id, t.node, t.generation, t.attempt, t.queue, t.handler, t.input, t.idempotency_key, t.timeout_ms,
        t.schedule_to_start_ms,
        CASE WHEN t.schedule_to_start_ms > 0 THEN ductor_now() + make_interval(secs => t.schedule_to_start_ms / 1000.0) END,
-       NULLIF(t.traceparent, ''), NULLIF(t.tracestate, ''), NULLIF(t.flow_key, '')
+       NULLIF(t.traceparent, ''), NULLIF(t.tracestate, ''), NULLIF(t.flow_key, ''), t.secrets
 FROM (SELECT unnest($1::uuid[]) AS tenant_id, unnest($2::uuid[]) AS run_id, unnest($3::text[]) AS node,
              unnest($4::integer[]) AS generation, unnest($5::integer[]) AS attempt,
              unnest($6::text[]) AS queue, unnest($7::text[]) AS handler, unnest($8::jsonb[]) AS input,
              unnest($9::text[]) AS idempotency_key, unnest($10::bigint[]) AS timeout_ms,
              unnest($11::bigint[]) AS schedule_to_start_ms,
              unnest($12::text[]) AS traceparent, unnest($13::text[]) AS tracestate,
-             unnest($14::text[]) AS flow_key) t
+             unnest($14::text[]) AS flow_key, unnest($15::jsonb[]) AS secrets) t
 ON CONFLICT DO NOTHING
 `
 
@@ -360,12 +362,14 @@ type BridgeTaskInsertManyParams struct {
 	Traceparents      []string
 	Tracestates       []string
 	FlowKeys          []string
+	Secrets           [][]byte
 }
 
 // A re-executed tick or sweep inserts nothing twice. start_by is the
 // database's clock plus schedule_to_start (none when 0); an empty
 // traceparent or tracestate is stored as none. flow_key is the step's
-// concurrency pool (” when none).
+// concurrency pool (” when none); secrets the names of the tenant
+// secrets the worker receives.
 func (q *Queries) BridgeTaskInsertMany(ctx context.Context, arg BridgeTaskInsertManyParams) error {
 	_, err := q.db.Exec(ctx, bridgeTaskInsertMany,
 		arg.TenantIds,
@@ -382,6 +386,7 @@ func (q *Queries) BridgeTaskInsertMany(ctx context.Context, arg BridgeTaskInsert
 		arg.Traceparents,
 		arg.Tracestates,
 		arg.FlowKeys,
+		arg.Secrets,
 	)
 	return err
 }

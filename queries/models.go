@@ -99,6 +99,7 @@ type BridgeTask struct {
 	Traceparent       pgtype.Text
 	Tracestate        pgtype.Text
 	FlowKey           pgtype.Text
+	Secrets           []byte
 }
 
 type ClockShift struct {
@@ -451,6 +452,19 @@ type TenantBucket struct {
 	TenantID  uuid.UUID
 	Tokens    float64
 	UpdatedAt time.Time
+}
+
+type TenantSecret struct {
+	TenantID    uuid.UUID
+	Name        string
+	Description string
+	Value       []byte
+	Version     int32
+	CreatedAt   time.Time
+	CreatedBy   string
+	UpdatedAt   time.Time
+	UpdatedBy   string
+	LastUsedAt  *time.Time
 }
 
 type WebSession struct {

@@ -16,6 +16,9 @@ type TaskWith struct {
 	// ScheduleToStart is how long the task may wait for a worker before
 	// it fails with no_worker (default: the tenant's, else 5m).
 	ScheduleToStart time.Duration `json:"schedule_to_start"`
+	// Secrets names the tenant secrets the worker receives with the task
+	// (Task.Secrets), never part of its input.
+	Secrets []string `json:"secrets"`
 }
 
 // TaskStep is a task step.
@@ -23,14 +26,32 @@ func TaskStep(ref string, w TaskWith) Step { return NewStep(ref, TypeTask, w) }
 
 // HTTPWith is one HTTP request; set URL or URLExpr, and Body or BodyExpr.
 type HTTPWith struct {
-	URL      string            `json:"url"`
-	URLExpr  string            `json:"url_expr"`
-	Method   string            `json:"method"` // default GET
-	Headers  map[string]string `json:"headers"`
-	Body     any               `json:"body"`
-	BodyExpr string            `json:"body_expr"`
+	URL     string            `json:"url"`
+	URLExpr string            `json:"url_expr"`
+	Method  string            `json:"method"` // default GET
+	Headers map[string]string `json:"headers"`
+	// HeadersExpr computes the headers (a map of strings); like URLExpr
+	// and BodyExpr it may reference tenant secrets: secret("NAME").
+	HeadersExpr string `json:"headers_expr"`
+	// Auth sends a tenant secret as the Authorization header.
+	Auth     *HTTPAuth `json:"auth"`
+	Body     any       `json:"body"`
+	BodyExpr string    `json:"body_expr"`
 	// ExpectStatus lists the statuses that succeed (default: any 2xx).
 	ExpectStatus []int `json:"expect_status"`
+}
+
+// HTTPAuth is an http step's auth shorthand: set Bearer or Basic, each
+// naming a tenant secret.
+type HTTPAuth struct {
+	Bearer string     `json:"bearer,omitempty"` // sends "Bearer VALUE"
+	Basic  *BasicAuth `json:"basic,omitempty"`
+}
+
+// BasicAuth is HTTP Basic authentication with a secret as the password.
+type BasicAuth struct {
+	User     string `json:"user"`
+	Password string `json:"password"` // the secret's name
 }
 
 // HTTPStep is an http step.

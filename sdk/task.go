@@ -40,6 +40,11 @@ type Task struct {
 	// OpenTelemetry tracer starts from it join the run's trace.
 	Traceparent string `json:"traceparent,omitempty"`
 	Tracestate  string `json:"tracestate,omitempty"`
+	// Secrets are the values of the tenant secrets the step declares
+	// (`secrets: [NAME, …]` on a task step), by name. They come with the
+	// claimed task and are never part of its stored input: keep them out of
+	// the output and of what the handler logs.
+	Secrets map[string]string `json:"secrets,omitempty"`
 
 	received time.Time // when the worker received the task, on its monotonic clock
 }

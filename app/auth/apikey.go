@@ -155,6 +155,8 @@ const (
 	ScopeSchedulesRead    Scope = "schedules:read"
 	ScopeWebhooksWrite    Scope = "webhooks:write"
 	ScopeWebhooksRead     Scope = "webhooks:read"
+	ScopeSecretsWrite     Scope = "secrets:write"
+	ScopeSecretsRead      Scope = "secrets:read"
 	ScopeAdmin            Scope = "admin"
 )
 
@@ -162,7 +164,8 @@ const (
 var AllScopes = []Scope{
 	ScopeRunsWrite, ScopeRunsRead, ScopeSignalsWrite, ScopeEventsWrite,
 	ScopeDefinitionsWrite, ScopeDefinitionsRead, ScopeApprovalsWrite,
-	ScopeTasksWork, ScopeSchedulesWrite, ScopeSchedulesRead, ScopeWebhooksWrite, ScopeWebhooksRead, ScopeAdmin,
+	ScopeTasksWork, ScopeSchedulesWrite, ScopeSchedulesRead, ScopeWebhooksWrite, ScopeWebhooksRead,
+	ScopeSecretsWrite, ScopeSecretsRead, ScopeAdmin,
 }
 
 // ParseScopes validates scope names; none at all means admin.

@@ -25,6 +25,9 @@ type Env struct {
 	Getenv func(string) string
 	Stdout io.Writer
 	Stderr io.Writer
+	// Stdin is standard input (`secret set --from-stdin`); nil is the
+	// process's own.
+	Stdin io.Reader
 	// Ready, when set, is told the address the server listens on once it
 	// accepts connections (tests start `dev` on 127.0.0.1:0).
 	Ready func(addr string)
@@ -60,6 +63,8 @@ func commands() []command {
 		{"schedule", "create, list, get, update, pause, unpause, trigger, backfill and delete schedules", api(runSchedule)},
 		{"webhook", "create, list, get, rotate and delete inbound webhooks", api(runWebhook)},
 		{"whoami", "the tenant, name and scopes of the API key", api(runWhoami)},
+		{"secret", "set, list and delete tenant secrets (values are never printed)", api(runSecret)},
+		{"secrets", "secrets rekey: re-seal stored secrets under DUCTOR_SECRET_KEY (DATABASE_URL)", runSecrets},
 		{"healthcheck", "exit 0 when the local Ductor answers (the image's HEALTHCHECK)", runHealthcheck},
 		{"version", "print the version", runVersion},
 		{"completion", "completion bash|zsh|fish: a shell completion script", runCompletion},

@@ -21,6 +21,7 @@ import (
 	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/telemetry"
+	"github.com/ductor/ductor/app/tenantsecrets"
 	"github.com/ductor/ductor/workers"
 )
 
@@ -48,7 +49,12 @@ func (p process) run(ctx context.Context) error {
 	}
 	defer p.shutdownTracing(tracing)
 
-	exec := steps.NewExecutor(steps.NewRegistry(), steps.HTTPOptions{Allow: p.cfg.HTTPAllow}, steps.WithLogger(p.log))
+	box, err := p.secretBox()
+	if err != nil {
+		return err
+	}
+	exec := steps.NewExecutor(steps.NewRegistry(), steps.HTTPOptions{Allow: p.cfg.HTTPAllow}, steps.WithLogger(p.log),
+		steps.WithSecrets(tenantsecrets.New(tenantsecrets.Config{Store: store.New(p.pool), Box: box})))
 	coord, err := workers.New(workers.Config{
 		Pool: p.pool, Logger: p.log, Tracing: tracing, LocalHandlers: exec.Handles,
 		StepBatchMax: p.cfg.StepBatch, RescueWindow: p.cfg.RescueWindow,
@@ -86,10 +92,6 @@ func (p process) run(ctx context.Context) error {
 	}
 	if p.cfg.Roles.Has(config.RoleAPI) {
 		defer listenTasks(ctx, coord)()
-	}
-	box, err := p.secretBox()
-	if err != nil {
-		return err
 	}
 	srv := server.New(server.Deps{
 		Secrets: box,
@@ -172,10 +174,10 @@ func (p process) shutdownTracing(t *telemetry.Tracing) {
 // webhooks are unavailable (and say so).
 func (p process) secretBox() (*secrets.Box, error) {
 	if p.cfg.SecretKey == "" {
-		p.log.Warn("DUCTOR_SECRET_KEY is not set: webhooks are unavailable")
+		p.log.Warn("DUCTOR_SECRET_KEY is not set: webhooks and tenant secrets are unavailable")
 		return nil, nil
 	}
-	box, err := secrets.NewBox(p.cfg.SecretKey)
+	box, err := secrets.NewKeyring(p.cfg.SecretKey, p.cfg.SecretKeyPrevious)
 	if err != nil {
 		return nil, &config.Error{Setting: "DUCTOR_SECRET_KEY", Problem: err.Error()}
 	}

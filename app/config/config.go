@@ -21,16 +21,20 @@ import (
 
 // Config is every setting a Ductor process reads.
 type Config struct {
-	DatabaseURL      string
-	Addr             string
-	BaseURL          string
-	SecretKey        string
-	OIDCIssuer       string
-	OIDCClientID     string
-	OIDCClientSecret string
-	HTTPAllow        []netip.Prefix
-	LogLevel         slog.Level
-	Roles            Roles
+	DatabaseURL string
+	Addr        string
+	BaseURL     string
+	SecretKey   string
+	// SecretKeyPrevious is the key DUCTOR_SECRET_KEY replaced, accepted
+	// for opening stored secrets until `ductor secrets rekey` has
+	// re-sealed them; empty when none.
+	SecretKeyPrevious string
+	OIDCIssuer        string
+	OIDCClientID      string
+	OIDCClientSecret  string
+	HTTPAllow         []netip.Prefix
+	LogLevel          slog.Level
+	Roles             Roles
 	// APIRate is how many requests a second each API key may make, with
 	// bursts of twice as many; 0 turns the limit off.
 	APIRate float64
@@ -100,6 +104,7 @@ func Load(fs *flag.FlagSet, args []string, getenv func(string) string, defaultAd
 		{env: "DUCTOR_ADDR", flag: "addr", usage: "listen address (host:port)", def: defaultAddr},
 		{env: "DUCTOR_BASE_URL", flag: "base-url", usage: "public URL of the dashboard"},
 		{env: "DUCTOR_SECRET_KEY", flag: "secret-key", usage: "secret for sessions, CSRF and stored secrets (at least 32 characters)", file: true},
+		{env: "DUCTOR_SECRET_KEY_PREVIOUS", flag: "secret-key-previous", usage: "the key DUCTOR_SECRET_KEY replaced, still accepted for opening stored secrets until `ductor secrets rekey`"},
 		{env: "OIDC_ISSUER", flag: "oidc-issuer", usage: "OIDC issuer URL"},
 		{env: "OIDC_CLIENT_ID", flag: "oidc-client-id", usage: "OIDC client id"},
 		{env: "OIDC_CLIENT_SECRET", flag: "oidc-client-secret", usage: "OIDC client secret", file: true},
@@ -170,13 +175,14 @@ func readFiles(fs *flag.FlagSet, settings []*setting, getenv func(string) string
 
 func build(get func(string) string) (Config, error) {
 	cfg := Config{
-		DatabaseURL:      get("DATABASE_URL"),
-		Addr:             get("DUCTOR_ADDR"),
-		BaseURL:          get("DUCTOR_BASE_URL"),
-		SecretKey:        get("DUCTOR_SECRET_KEY"),
-		OIDCIssuer:       get("OIDC_ISSUER"),
-		OIDCClientID:     get("OIDC_CLIENT_ID"),
-		OIDCClientSecret: get("OIDC_CLIENT_SECRET"),
+		DatabaseURL:       get("DATABASE_URL"),
+		Addr:              get("DUCTOR_ADDR"),
+		BaseURL:           get("DUCTOR_BASE_URL"),
+		SecretKey:         get("DUCTOR_SECRET_KEY"),
+		SecretKeyPrevious: get("DUCTOR_SECRET_KEY_PREVIOUS"),
+		OIDCIssuer:        get("OIDC_ISSUER"),
+		OIDCClientID:      get("OIDC_CLIENT_ID"),
+		OIDCClientSecret:  get("OIDC_CLIENT_SECRET"),
 	}
 	var errs []error
 	check := func(err error) {
@@ -189,6 +195,7 @@ func build(get func(string) string) (Config, error) {
 	check(checkURL("DUCTOR_BASE_URL", cfg.BaseURL))
 	check(checkURL("OIDC_ISSUER", cfg.OIDCIssuer))
 	check(checkSecret(cfg.SecretKey))
+	check(checkPreviousSecret(cfg.SecretKey, cfg.SecretKeyPrevious))
 	var err error
 	cfg.HTTPAllow, err = parseCIDRs("DUCTOR_HTTP_ALLOW", get("DUCTOR_HTTP_ALLOW"))
 	check(err)
@@ -262,6 +269,20 @@ func checkURL(name, v string) error {
 	u, err := url.Parse(v)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return &Error{name, fmt.Sprintf("%q is not an http(s) URL", v)}
+	}
+	return nil
+}
+
+func checkPreviousSecret(current, previous string) error {
+	switch {
+	case previous == "":
+		return nil
+	case current == "":
+		return &Error{"DUCTOR_SECRET_KEY_PREVIOUS", "needs DUCTOR_SECRET_KEY, the key that replaced it"}
+	case len(previous) < 32:
+		return &Error{"DUCTOR_SECRET_KEY_PREVIOUS", "must be at least 32 characters"}
+	case previous == current:
+		return &Error{"DUCTOR_SECRET_KEY_PREVIOUS", "is the same as DUCTOR_SECRET_KEY"}
 	}
 	return nil
 }

@@ -19,6 +19,8 @@ type exprJob struct {
 	// scope lists the scoped variables (expr.ProgressVars, LoopVars) the
 	// field provides; the others are refused.
 	scope []string
+	// secrets is whether the field may reference tenant secrets.
+	secrets bool
 }
 
 type exprKey struct {
@@ -52,7 +54,10 @@ func (c *checker) compileExprs(env *expr.Env, cache *expr.Cache) {
 		if errs[slot[j]] != nil {
 			return errs[slot[j]]
 		}
-		return scopeError(prgs[slot[j]], c.exprs[j].scope)
+		if err := scopeError(prgs[slot[j]], c.exprs[j].scope); err != nil {
+			return err
+		}
+		return secretError(prgs[slot[j]], c.exprs[j].secrets)
 	})
 }
 
@@ -111,4 +116,22 @@ func exprMessage(err error) string {
 		return "invalid expression: " + e.Message
 	}
 	return err.Error()
+}
+
+// secretError refuses secret() in a field that sends no secret, and a
+// reference whose name is not written out or is not a secret's name.
+func secretError(p *expr.Program, allowed bool) error {
+	if p == nil {
+		return nil
+	}
+	names, problem := p.Secrets()
+	switch {
+	case len(names) == 0 && problem == "":
+		return nil
+	case !allowed:
+		return errors.New(`secret() is only valid in an http step's url_expr, headers_expr and body_expr: a secret's value never reaches an ordinary value`)
+	case problem != "":
+		return errors.New(problem)
+	}
+	return nil
 }

@@ -73,6 +73,9 @@ type Field struct {
 	Mode string
 	// AnyCase accepts an enum's values in any letter case.
 	AnyCase bool
+	// Secrets lets an expression reference tenant secrets
+	// (secret("NAME")); every other expression that does is refused.
+	Secrets bool
 
 	// read normalises the field into out instead of the kind's reader.
 	read func(o object, f Field, out map[string]any)

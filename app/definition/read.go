@@ -54,7 +54,11 @@ func (o object) readField(f Field, out map[string]any) {
 			o.problem(f.Name, "is required")
 			return
 		}
+		queued := len(o.c.exprs)
 		o.exprInto(out, f.Name, f.Expr)
+		if f.Secrets && len(o.c.exprs) > queued {
+			o.c.exprs[queued].secrets = true
+		}
 	case KindInteger:
 		o.readInteger(f, out)
 	case KindDuration:

@@ -7,7 +7,7 @@ import "github.com/ductor/ductor/app/expr"
 var WithSpecs = []WithSpec{
 	{Type: TypeTask, Doc: "Runs a named handler on a step worker: one of the server's Go handlers, or a handler of your own bridge-SDK worker.", Fields: taskFields},
 	{Type: TypeHTTP, Doc: "Sends one HTTP request; a 2xx answer (or one of `expect_status`) succeeds, and the response is the output.", Fields: httpFields,
-		Groups: map[string]bool{"url": true, "body": false}},
+		Groups: map[string]bool{"url": true, "headers": false, "body": false}},
 	{Type: TypeTransform, Doc: "Evaluates an expression; its value is the output. No side effects, no worker: it runs inside the coordinator's tick.", Fields: []Field{
 		{Name: "expr", Kind: KindExpr, Expr: expr.KindAny, Required: true, Doc: "The output."},
 	}},
@@ -68,19 +68,40 @@ var taskFields = []Field{
 	{Name: "queue", Kind: KindString, Default: "default",
 		Doc: "The queue whose workers run it; any queue but `default` goes to bridge-SDK workers."},
 	{Name: "input_expr", Kind: KindExpr, Expr: expr.KindAny, DefaultDoc: "the run input", Doc: "The handler's input."},
+	{Name: "secrets", Kind: KindStrings, read: readSecretNames, DefaultDoc: "none",
+		Doc: "Tenant secrets the handler receives beside its input (bridge-SDK workers: `task.secrets`), by name; never part of the stored input."},
 	{Name: "schedule_to_start", Kind: KindDuration, read: readScheduleToStart, DefaultDoc: "the tenant's (5m)",
 		Doc: "How long the task may wait for a worker to take it; past that it fails with `no_worker` (retried by the step's policy)."},
 }
 
 var httpFields = []Field{
 	{Name: "url", Kind: KindString, Group: "url", read: readURL, Doc: "An absolute http or https URL."},
-	{Name: "url_expr", Kind: KindExpr, Expr: expr.KindString, Group: "url", Doc: "The URL, computed."},
+	{Name: "url_expr", Kind: KindExpr, Expr: expr.KindString, Group: "url", Secrets: true, Doc: "The URL, computed; may reference tenant secrets (`secret(\"NAME\")`)."},
 	{Name: "method", Kind: KindEnum, Enum: httpMethods, Default: "GET", AnyCase: true, read: readMethod, Doc: "The method (any case)."},
-	{Name: "headers", Kind: KindHeaders, read: readHeaders, Doc: "Request headers."},
+	{Name: "headers", Kind: KindHeaders, Group: "headers", read: readHeaders, Doc: "Request headers."},
+	{Name: "headers_expr", Kind: KindExpr, Expr: expr.KindMap, Group: "headers", Secrets: true,
+		Doc: "Request headers, computed (a map of strings); may reference tenant secrets (`{\"X-Api-Key\": secret(\"NAME\")}`)."},
+	{Name: "auth", Kind: KindObject, Fields: authFields, read: readAuth,
+		Doc: "Sends a tenant secret as the `Authorization` header: `{bearer: NAME}`, or `{basic: {user: USER, password: NAME}}`."},
 	{Name: "body", Kind: KindAny, Group: "body", Doc: "A JSON body, sent as written."},
-	{Name: "body_expr", Kind: KindExpr, Expr: expr.KindAny, Group: "body", Doc: "A JSON body, computed."},
+	{Name: "body_expr", Kind: KindExpr, Expr: expr.KindAny, Group: "body", Secrets: true, Doc: "A JSON body, computed; may reference tenant secrets."},
 	{Name: "expect_status", Kind: KindStatus, read: readExpectStatus, DefaultDoc: "any 2xx",
 		Doc: "The status, or list of statuses, that count as success."},
+}
+
+// authFields are an http step's auth shorthand: a secret's name, sent
+// as the Authorization header.
+var authFields = []Field{
+	{Name: "bearer", Kind: KindString, Group: "scheme", Pattern: expr.SecretNamePattern, PatternDoc: secretNameShape,
+		Doc: "The secret sent as `Authorization: Bearer VALUE`."},
+	{Name: "basic", Kind: KindObject, Fields: basicAuthFields, Group: "scheme", read: readBasicAuth,
+		Doc: "HTTP Basic authentication: `user` in clear, `password` a secret's name."},
+}
+
+var basicAuthFields = []Field{
+	{Name: "user", Kind: KindString, Required: true, Doc: "The user name."},
+	{Name: "password", Kind: KindString, Required: true, Pattern: expr.SecretNamePattern, PatternDoc: secretNameShape,
+		Doc: "The secret holding the password."},
 }
 
 var scatterFields = []Field{

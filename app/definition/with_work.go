@@ -1,6 +1,8 @@
 package definition
 
 import (
+	"github.com/ductor/ductor/app/expr"
+
 	"net/url"
 	"strings"
 )
@@ -143,4 +145,54 @@ func withGather(c *checker, spec WithSpec, o object, out map[string]any) {
 	if ref := out["scatter_ref"].(string); ref != "" {
 		c.gathers = append(c.gathers, gatherRef{gather: o.step, scatter: ref, p: o.p.dot("scatter_ref")})
 	}
+}
+
+// secretNameShape describes a tenant secret's name in messages.
+const secretNameShape = "a secret's name ([A-Za-z_][A-Za-z0-9_]{0,63})"
+
+// readAuth reads an http step's auth shorthand: exactly one of bearer and
+// basic, each naming a secret.
+func readAuth(o object, f Field, out map[string]any) {
+	v, ok := o.m[f.Name]
+	if !ok {
+		return
+	}
+	a, ok := o.c.object(v, o.p.dot(f.Name), o.step)
+	if !ok {
+		return
+	}
+	auth := map[string]any{}
+	a.readAll(WithSpec{Fields: authFields, Groups: map[string]bool{"scheme": true}}, auth)
+	out[f.Name] = auth
+}
+
+func readBasicAuth(o object, f Field, out map[string]any) {
+	b, ok := o.c.object(o.m[f.Name], o.p.dot(f.Name), o.step)
+	if !ok {
+		return
+	}
+	basic := map[string]any{}
+	b.readAll(WithSpec{Fields: basicAuthFields}, basic)
+	out[f.Name] = basic
+}
+
+// readSecretNames reads a task step's secrets: names of tenant secrets,
+// each once.
+func readSecretNames(o object, f Field, out map[string]any) {
+	list, ok := o.strings(f.Name)
+	if !ok || len(list) == 0 {
+		return
+	}
+	seen := map[string]bool{}
+	for i, v := range list {
+		name, _ := v.(string)
+		switch {
+		case !expr.SecretNamePattern.MatchString(name):
+			o.c.ps.add(o.p.dot(f.Name).at(i), o.step, "must be %s, not %q", secretNameShape, name)
+		case seen[name]:
+			o.c.ps.add(o.p.dot(f.Name).at(i), o.step, "names secret %s twice", name)
+		}
+		seen[name] = true
+	}
+	out[f.Name] = list
 }

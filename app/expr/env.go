@@ -118,7 +118,7 @@ func (c config) validate() error {
 }
 
 func envOptions(c config) []cel.EnvOption {
-	return append(append(scopedOptions(),
+	return append(append(append(scopedOptions(), secretOptions()...),
 		standardWithoutMixed(),
 		cel.Variable(VarInput, cel.DynType),
 		cel.Variable(VarSteps, cel.MapType(cel.StringType, cel.DynType)),

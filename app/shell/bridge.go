@@ -79,6 +79,7 @@ func bridgeTask(a StepArgs) (store.BridgeTask, error) {
 		ScheduleToStart: time.Duration(a.ScheduleToStartMS) * time.Millisecond,
 		FlowKey:         a.FlowKey,
 		Trace:           a.Trace,
+		Secrets:         stringList(a.Params["secrets"]),
 	}, nil
 }
 
@@ -98,4 +99,16 @@ func notifyTasks(ctx context.Context, tx pgx.Tx, tasks []store.BridgeTask) error
 		}
 	}
 	return nil
+}
+
+// stringList reads a list of strings from params (a task step's secrets).
+func stringList(v any) []string {
+	list, _ := v.([]any)
+	out := make([]string, 0, len(list))
+	for _, e := range list {
+		if s, ok := e.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
 }

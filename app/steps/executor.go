@@ -42,6 +42,7 @@ type Executor struct {
 	maxBody   int64
 	maxOutput int
 	log       *slog.Logger
+	secrets   SecretSource
 }
 
 // Option configures an [Executor].

@@ -27,7 +27,18 @@ type httpCall struct {
 }
 
 func (x *Executor) runHTTP(ctx context.Context, req Request) (any, error) {
-	c, err := parseHTTPCall(req.Params)
+	params, m, err := x.resolveHTTPSecrets(ctx, req.TenantID, req.Params)
+	if err != nil {
+		return nil, err
+	}
+	out, err := x.sendHTTP(ctx, req, params)
+	// The output and error are what the attempt records: a response or
+	// error that echoes a secret back shows *** in its place.
+	return m.output(out), m.error(err)
+}
+
+func (x *Executor) sendHTTP(ctx context.Context, req Request, params map[string]any) (any, error) {
+	c, err := parseHTTPCall(params)
 	if err != nil {
 		return nil, err
 	}

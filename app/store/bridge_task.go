@@ -34,6 +34,9 @@ type BridgeTask struct {
 	StartBy         *time.Time
 	// FlowKey is the key of the step's concurrency pool, if any.
 	FlowKey string
+	// Secrets names the tenant secrets the worker receives with the task
+	// (the step's `secrets`); the values are never stored.
+	Secrets []string
 	// Set once a worker claimed it.
 	WorkerID, Token string
 	ClaimedAt       *time.Time
@@ -78,11 +81,23 @@ func (s *Store) BridgeTasksInsert(ctx context.Context, tasks []BridgeTask) error
 		p.Tracestates = append(p.Tracestates, tc.State)
 		p.ScheduleToStartMs = append(p.ScheduleToStartMs, t.ScheduleToStart.Milliseconds())
 		p.FlowKeys = append(p.FlowKeys, t.FlowKey)
+		names, err := json.Marshal(orNoNames(t.Secrets))
+		if err != nil {
+			return fmt.Errorf("encode secrets of %s: %w", t.Node, err)
+		}
+		p.Secrets = append(p.Secrets, names)
 	}
 	if err := s.q.BridgeTaskInsertMany(ctx, p); err != nil {
 		return fmt.Errorf("insert %d bridge tasks: %w", len(tasks), err)
 	}
 	return nil
+}
+
+func orNoNames(names []string) []string {
+	if names == nil {
+		return []string{}
+	}
+	return names
 }
 
 func jsonOrNull(raw json.RawMessage) []byte {
@@ -211,7 +226,18 @@ func bridgeTaskFromRow(r queries.BridgeTask) BridgeTask {
 		Timeout: time.Duration(r.TimeoutMs) * time.Millisecond, WorkerID: r.WorkerID.String, Token: r.Token.String,
 		ClaimedAt: r.ClaimedAt, Deadline: r.Deadline, LeaseUntil: r.LeaseUntil,
 		ScheduleToStart: time.Duration(r.ScheduleToStartMs) * time.Millisecond, StartBy: r.StartBy,
+		Secrets: secretNames(r.Secrets),
 	}
+}
+
+// secretNames decodes a bridge task's secrets column; a value that is not
+// a list of names is none.
+func secretNames(raw []byte) []string {
+	var names []string
+	if len(raw) > 0 {
+		_ = json.Unmarshal(raw, &names)
+	}
+	return names
 }
 
 // UnstartedTask is a bridge task no worker claimed in time.

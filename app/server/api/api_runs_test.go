@@ -178,6 +178,9 @@ func TestAPITenantIsolation(t *testing.T) {
 	triggers, names := triggerIsolationCases(t, b)
 	maps.Copy(cases, triggers)
 	secrets = append(secrets, names...)
+	vault, hiddenSecrets := secretIsolationCases(t, b)
+	maps.Copy(cases, vault)
+	secrets = append(secrets, hiddenSecrets...)
 	for _, route := range b.echoRoutes {
 		tc, ok := cases[route]
 		if !ok {

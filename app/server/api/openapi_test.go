@@ -570,4 +570,13 @@ var triggerAnswerCases = []answerCase{
 	{route: "POST /api/v1/webhooks/{id}/rotate", path: "/api/v1/webhooks/missing/rotate"},
 	{route: "DELETE /api/v1/webhooks/{id}", path: "/api/v1/webhooks/w1"},
 	{route: "DELETE /api/v1/webhooks/{id}", path: "/api/v1/webhooks/w1"},
+	{route: "PUT /api/v1/secrets/{name}", path: "/api/v1/secrets/API_TOKEN", body: `{"value": "t0ken", "description": "the chat API"}`},
+	{route: "PUT /api/v1/secrets/{name}", path: "/api/v1/secrets/API_TOKEN", body: `{"value": "t0ken2"}`},
+	{route: "PUT /api/v1/secrets/{name}", path: "/api/v1/secrets/bad-name", body: `{"value": "x"}`},
+	{route: "PUT /api/v1/secrets/{name}", path: "/api/v1/secrets/BIG", body: `{"value": "` + strings.Repeat("x", 64<<10+1) + `"}`},
+	{route: "GET /api/v1/secrets", path: "/api/v1/secrets"},
+	{route: "GET /api/v1/secrets/{name}", path: "/api/v1/secrets/API_TOKEN"},
+	{route: "GET /api/v1/secrets/{name}", path: "/api/v1/secrets/MISSING"},
+	{route: "DELETE /api/v1/secrets/{name}", path: "/api/v1/secrets/API_TOKEN"},
+	{route: "DELETE /api/v1/secrets/{name}", path: "/api/v1/secrets/API_TOKEN"},
 }

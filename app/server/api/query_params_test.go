@@ -25,6 +25,7 @@ func TestListsRefuseUnknownQueryParameters(t *testing.T) {
 		{"/api/v1/definitions", "/api/v1/definitions", "limit=5&cursor=", http.StatusOK},
 		{"/api/v1/schedules", "/api/v1/schedules", "limit=5&cursor=", http.StatusOK},
 		{"/api/v1/webhooks", "/api/v1/webhooks", "limit=5&cursor=", http.StatusOK},
+		{"/api/v1/secrets", "/api/v1/secrets", "limit=5&cursor=", http.StatusOK},
 	}
 	covered := map[string]bool{}
 	for _, l := range lists {

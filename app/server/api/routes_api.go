@@ -12,6 +12,7 @@ import (
 	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/secrets"
 	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/app/tenantsecrets"
 )
 
 // Deps is what the API's handlers take from the process.
@@ -46,6 +47,7 @@ func Routes(api *echo.Group, d Deps) {
 	scheduleRoutes(api, d)
 	webhookRoutes(api, d)
 	upgradeRoutes(api, d)
+	secretRoutes(api, d)
 
 	read, write := httpx.RequireScope(auth.ScopeRunsRead), httpx.RequireScope(auth.ScopeRunsWrite)
 	api.POST("/runs", handleRunStart(d.Runs, d.ValidateInput), write)
@@ -88,7 +90,8 @@ func waitingRoutes(api *echo.Group, d Deps) {
 // tasks, then a result or heartbeats for each under its token.
 func taskRoutes(api *echo.Group, d Deps) {
 	work := []echo.MiddlewareFunc{httpx.RequireScope(auth.ScopeTasksWork), httpx.BodyLimit(MaxTaskBodyBytes)}
-	api.POST("/tasks/poll", handleTaskPoll(d.Runs, d.Stopping), work...)
+	vault := tenantsecrets.New(tenantsecrets.Config{Store: d.Store, Box: d.Secrets})
+	api.POST("/tasks/poll", handleTaskPoll(d.Runs, vault, d.Stopping), work...)
 	api.POST("/tasks/:id/complete", handleTaskComplete(d.Runs), work...)
 	api.POST("/tasks/:id/fail", handleTaskFail(d.Runs), work...)
 	api.POST("/tasks/:id/heartbeat", handleTaskHeartbeat(d.Runs), work...)

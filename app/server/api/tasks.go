@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ductor/ductor/app/server/httpx"
+	"github.com/ductor/ductor/app/tenantsecrets"
 
 	"github.com/labstack/echo/v4"
 
@@ -68,12 +69,39 @@ type TaskJSON struct {
 	// Trace Context): a handler's spans are its children.
 	Traceparent string `json:"traceparent,omitempty"`
 	Tracestate  string `json:"tracestate,omitempty"`
+	// Secrets are the values of the step's `secrets`, by name, opened
+	// for this answer only (never stored with the task or its input).
+	Secrets map[string]string `json:"secrets,omitempty"`
+}
+
+// taskSecrets opens a claimed task's secrets. A task whose secret does
+// not exist is failed at once with secret_not_found, naming it, and is
+// left out of the answer (nil, nil).
+func taskSecrets(ctx context.Context, rs *runs.Service, vault *tenantsecrets.Service, t store.BridgeTask) (map[string]string, error) {
+	if len(t.Secrets) == 0 {
+		return nil, nil
+	}
+	values, err := vault.Values(ctx, t.TenantID.String(), t.Secrets)
+	if err != nil && !apperr.Is(err, apperr.Unavailable) {
+		return nil, err
+	}
+	for _, name := range t.Secrets {
+		if _, ok := values[name]; ok {
+			continue
+		}
+		e := &engine.Error{Code: steps.CodeSecretNotFound, Message: fmt.Sprintf("secret %s not found: set it (PUT /api/v1/secrets/%s) and retry the step", name, name)}
+		if err := rs.Tasks.Fail(ctx, t.TenantID, t.ID, t.Token, e); err != nil {
+			return nil, err
+		}
+		return nil, nil
+	}
+	return values, nil
 }
 
 // handleTaskPoll claims up to max tasks of the queue for the handlers,
 // waiting up to wait_ms (at most 30 s) when there are none: 200 {"tasks"}.
 // A wait ends early when the client goes away or the server is stopping.
-func handleTaskPoll(rs *runs.Service, stopping <-chan struct{}) echo.HandlerFunc {
+func handleTaskPoll(rs *runs.Service, vault *tenantsecrets.Service, stopping <-chan struct{}) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var req taskPollRequest
 		if err := httpx.BindJSON(c, &req); err != nil {
@@ -91,9 +119,15 @@ func handleTaskPoll(rs *runs.Service, stopping <-chan struct{}) echo.HandlerFunc
 		if err != nil {
 			return err
 		}
-		out := make([]TaskJSON, len(tasks))
-		for i, t := range tasks {
-			out[i] = taskJSON(t)
+		out := make([]TaskJSON, 0, len(tasks))
+		for _, t := range tasks {
+			j := taskJSON(t)
+			if j.Secrets, err = taskSecrets(c.Request().Context(), rs, vault, t); err != nil {
+				return err
+			}
+			if j.Secrets != nil || len(t.Secrets) == 0 {
+				out = append(out, j)
+			}
 		}
 		return c.JSON(http.StatusOK, map[string]any{"tasks": out})
 	}

@@ -78,6 +78,7 @@ func Routes(e *echo.Echo, d Deps) {
 	t.POST("/settings/members/role", handleMemberChange(d.Store, memberSet), httpx.Need(auth.PermMembersManage))
 	t.POST("/settings/members/remove", handleMemberChange(d.Store, memberDel), httpx.Need(auth.PermMembersManage))
 	t.GET("/settings/audit", handleAudit(d.Store), httpx.Need(auth.PermAuditRead))
+	secretPages(t, d)
 }
 
 // editorRoutes lists the editor's posts: like the tenant pages, but they

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"strings"
 	"testing"
@@ -26,6 +27,7 @@ import (
 	"github.com/ductor/ductor/app/server/httpx"
 	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/app/tenantsecrets"
 	"github.com/ductor/ductor/workers"
 )
 
@@ -33,7 +35,8 @@ import (
 // on pool until the test ends.
 func StartWorkers(t *testing.T, pool *pgxpool.Pool, log *slog.Logger, config func(*workers.Config)) *workers.Runtime {
 	t.Helper()
-	exec := steps.NewExecutor(steps.NewRegistry(), steps.HTTPOptions{})
+	exec := steps.NewExecutor(steps.NewRegistry(), steps.HTTPOptions{Allow: LoopbackAllow},
+		steps.WithSecrets(tenantsecrets.New(tenantsecrets.Config{Store: store.New(pool), Box: TestBox(t)})))
 	cfg := workers.Config{Pool: pool, Logger: log, LocalHandlers: exec.Handles}
 	if config != nil {
 		config(&cfg)
@@ -63,6 +66,10 @@ func StartWorkers(t *testing.T, pool *pgxpool.Pool, log *slog.Logger, config fun
 	})
 	return coord
 }
+
+// LoopbackAllow lets the test runtime's http steps reach servers on
+// loopback (httptest), which the SSRF guard refuses otherwise.
+var LoopbackAllow = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
 
 // TestBox is a secrets box with a fixed test key.
 func TestBox(t *testing.T) *secrets.Box {

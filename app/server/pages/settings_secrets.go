@@ -1,0 +1,68 @@
+package pages
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ductor/ductor/app/auth"
+	"github.com/ductor/ductor/app/server/httpx"
+	"github.com/ductor/ductor/app/tenantsecrets"
+	"github.com/ductor/ductor/views"
+)
+
+// secretPages lists the tenant secrets settings page under /t/{tenant}:
+// every member sees the names and metadata; those who manage API keys
+// set, rotate and delete.
+func secretPages(t *echo.Group, d Deps) {
+	svc := tenantsecrets.New(tenantsecrets.Config{Store: d.Store, Box: d.Secrets})
+	manage := httpx.Need(auth.PermKeysManage)
+	t.GET("/settings/secrets", handleSecretsPage(svc), httpx.Need(auth.PermView))
+	t.POST("/settings/secrets", handleSecretSetForm(svc), manage)
+	t.POST("/settings/secrets/:name/delete", handleSecretDeleteForm(svc), manage)
+}
+
+func handleSecretsPage(svc *tenantsecrets.Service) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		return renderSecrets(c, svc, http.StatusOK, views.SecretsData{Saved: c.QueryParam("saved")})
+	}
+}
+
+func renderSecrets(c echo.Context, svc *tenantsecrets.Service, status int, d views.SecretsData) error {
+	v := httpx.ViewerOf(c)
+	list, err := svc.List(c.Request().Context(), v.Tenant.ID, "", httpx.MaxPage)
+	if err != nil {
+		return err
+	}
+	d.Tabs, d.Secrets, d.CanManage = settingsTabs(c, "secrets"), list, v.Can(auth.PermKeysManage)
+	return httpx.Render(c, status, views.SecretsPage(shellFor(c, "Secrets", "settings"), d))
+}
+
+// handleSecretSetForm sets or rotates a secret and redirects to the list;
+// the value is never rendered back, not even into the form after an
+// error.
+func handleSecretSetForm(svc *tenantsecrets.Service) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		tenantID, actor := httpx.RequestActor(c)
+		name := strings.TrimSpace(c.FormValue("name"))
+		_, err := svc.Set(c.Request().Context(), tenantID, actor, name, strings.TrimSpace(c.FormValue("description")), []byte(c.FormValue("value")))
+		if err != nil {
+			return httpx.FormError(c, err, func(status int, msg string) error {
+				return renderSecrets(c, svc, status, views.SecretsData{Error: msg})
+			})
+		}
+		return seeOther(c, "/settings/secrets?saved="+url.QueryEscape(name))
+	}
+}
+
+func handleSecretDeleteForm(svc *tenantsecrets.Service) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		tenantID, actor := httpx.RequestActor(c)
+		if err := svc.Delete(c.Request().Context(), tenantID, actor, c.Param("name")); err != nil {
+			return err
+		}
+		return seeOther(c, "/settings/secrets")
+	}
+}
