@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -64,9 +65,12 @@ func (w with) sub(k string) with {
 func msDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
 
 // params copies w for a dispatch, replacing every *_expr field by its
-// value under the name without the suffix.
+// value under the name without the suffix. The names the expressions
+// call secret() with go along as secret_refs: the only secret references
+// the step may resolve (expr.SecretCalls).
 func (d *decider) params(w with, extra func(*expr.Vars)) (map[string]any, *Error) {
 	out := make(map[string]any, len(w))
+	var refs []any
 	for k, v := range w {
 		src, isExpr := v.(string)
 		if !strings.HasSuffix(k, "_expr") || !isExpr {
@@ -78,9 +82,22 @@ func (d *decider) params(w with, extra func(*expr.Vars)) (map[string]any, *Error
 			return nil, exprError("with."+k, err)
 		}
 		out[strings.TrimSuffix(k, "_expr")] = val
+		for _, n := range expr.SecretCalls(src) {
+			if !slices.Contains(refs, any(n)) {
+				refs = append(refs, n)
+			}
+		}
+	}
+	if refs != nil {
+		slices.SortFunc(refs, func(a, b any) int { return strings.Compare(a.(string), b.(string)) })
+		out[SecretRefsParam] = refs
 	}
 	return out, nil
 }
+
+// SecretRefsParam is the dispatch parameter naming the secrets a step's
+// expressions reference.
+const SecretRefsParam = "secret_refs"
 
 // retryPolicy is the step's policy with a floor of one attempt.
 func retryPolicy(s *definition.Step) definition.RetryPolicy {

@@ -30,6 +30,27 @@ const (
 // secretRefPattern finds the references in a string.
 var secretRefPattern = regexp.MustCompile(`\$\{secret:([A-Za-z_][A-Za-z0-9_]{0,63})\}`)
 
+// secretCallPattern finds secret("NAME") calls in an expression's source;
+// the compiler admits no other form (Program.Secrets).
+var secretCallPattern = regexp.MustCompile(`\bsecret\(\s*"([A-Za-z_][A-Za-z0-9_]{0,63})"\s*\)`)
+
+// SecretCalls returns the names the expression src calls secret() with,
+// in order, each once: the only references an http step may resolve,
+// so that a placeholder arriving in data (a run's input, a signal's
+// payload) is sent as the text it is, never as a secret's value.
+func SecretCalls(src string) []string {
+	if !strings.Contains(src, FuncSecret+"(") {
+		return nil
+	}
+	var out []string
+	for _, m := range secretCallPattern.FindAllStringSubmatch(src, -1) {
+		if !slices.Contains(out, m[1]) {
+			out = append(out, m[1])
+		}
+	}
+	return out
+}
+
 // SecretRef is what secret(name) evaluates to.
 func SecretRef(name string) string { return secretRefOpen + name + secretRefClose }
 

@@ -65,6 +65,12 @@ func (x *Executor) openSecrets(ctx context.Context, tenantID string, names []str
 // again in what the step records. Params without references are returned
 // as they are, with a nil mask.
 func (x *Executor) resolveHTTPSecrets(ctx context.Context, tenantID string, p map[string]any) (map[string]any, *mask, error) {
+	// Only the references the step's own expressions make resolve (the
+	// engine lists them in secret_refs): a placeholder that arrived in
+	// data, such as a run's input echoed into the body, stays the text it
+	// is, so no caller can have a step send a secret it was not written
+	// to send.
+	declared := stringList(p["secret_refs"])
 	var names []string
 	add := func(ns ...string) {
 		for _, n := range ns {
@@ -73,9 +79,16 @@ func (x *Executor) resolveHTTPSecrets(ctx context.Context, tenantID string, p ma
 			}
 		}
 	}
-	walkStrings(p["url"], func(s string) { add(expr.SecretRefs(s)...) })
-	walkStrings(p["headers"], func(s string) { add(expr.SecretRefs(s)...) })
-	walkStrings(p["body"], func(s string) { add(expr.SecretRefs(s)...) })
+	addDeclared := func(s string) {
+		for _, n := range expr.SecretRefs(s) {
+			if slices.Contains(declared, n) {
+				add(n)
+			}
+		}
+	}
+	walkStrings(p["url"], addDeclared)
+	walkStrings(p["headers"], addDeclared)
+	walkStrings(p["body"], addDeclared)
 	auth, _ := p["auth"].(map[string]any)
 	bearer, _ := auth["bearer"].(string)
 	basic, _ := auth["basic"].(map[string]any)
@@ -94,16 +107,22 @@ func (x *Executor) resolveHTTPSecrets(ctx context.Context, tenantID string, p ma
 	if err != nil {
 		return nil, nil, err
 	}
+	refValues := map[string]string{}
+	for _, n := range declared {
+		if v, ok := values[n]; ok {
+			refValues[n] = v
+		}
+	}
 	m := newMask(slices.Collect(maps.Values(values)))
 	out := maps.Clone(p)
 	delete(out, "auth")
-	out["url"] = replaceRefs(p["url"], values)
-	out["body"] = replaceRefs(p["body"], values)
+	out["url"] = replaceRefs(p["url"], refValues)
+	out["body"] = replaceRefs(p["body"], refValues)
 	if _, ok := p["body"]; !ok {
 		delete(out, "body")
 	}
 	headers := map[string]any{}
-	if h, ok := replaceRefs(p["headers"], values).(map[string]any); ok {
+	if h, ok := replaceRefs(p["headers"], refValues).(map[string]any); ok {
 		headers = h
 	}
 	switch {

@@ -288,3 +288,43 @@ func TestSecretOutsideItsFieldsDoesNotCompile(t *testing.T) {
 		t.Errorf("an http step's references = %d %v", code, body)
 	}
 }
+
+// A secret's placeholder that arrives in data (a run's input copied into
+// the body) is sent as the text it is: only the step's own secret()
+// calls resolve, so a key that may start runs cannot make a step send a
+// secret it was not written to send.
+func TestSecretPlaceholderInInputIsNotResolved(t *testing.T) {
+	t.Parallel()
+	b := setupAPIConfig(t, func(*workers.Config) {}, func(*server.Deps) {})
+	bodies := make(chan string, 1)
+	far := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, _ := io.ReadAll(r.Body)
+		bodies <- string(raw)
+		_, _ = w.Write([]byte(`{"ok": true}`))
+	}))
+	t.Cleanup(far.Close)
+	const value = "sk_live_never_forwarded_0003"
+	if code, body := b.call(t, "PUT", "/api/v1/secrets/API_TOKEN", b.keyA, `{"value": "`+value+`"}`); code != 201 {
+		t.Fatalf("set = %d %v", code, body)
+	}
+	testdb.Definition(t, b.store, b.tenantA.ID, `
+key: forward
+steps:
+  - ref: call
+    type: http
+    retry: {max_attempts: 1}
+    with: {url: "`+far.URL+`/forward", method: POST, body_expr: '{"note": input.note}'}
+`)
+	code, body := b.call(t, "POST", "/api/v1/runs", b.keyA, `{"definition": "forward", "input": {"note": "${secret:API_TOKEN}"}}`)
+	if code != 201 {
+		t.Fatalf("start = %d %v", code, body)
+	}
+	select {
+	case got := <-bodies:
+		if strings.Contains(got, value) || !strings.Contains(got, "${secret:API_TOKEN}") {
+			t.Errorf("the far end received %s, want the placeholder as text", got)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the http step sent nothing within 20s")
+	}
+}
