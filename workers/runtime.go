@@ -84,8 +84,9 @@ func (r *Runtime) Collectors() []prometheus.Collector {
 // Sweep works what comes due, every shell.SweepEvery until ctx ends:
 // due timers, retries and lost attempts (Sweeper.SweepOnce, round again
 // at once while a batch comes back full), a chunk of a bulk operation
-// (runs.Batches.Once), and the runs flow control held back whose time has
-// come (Sweeper.FlowSweep). Every coordinator process runs it; SKIP
+// (runs.Batches.Once), the runs flow control held back whose time has
+// come (Sweeper.FlowSweep), and the system events the unit of work
+// stored (runs.Events.DispatchSystem). Every coordinator process runs it; SKIP
 // LOCKED lets replicas share the work, and the database's clock decides
 // what is due.
 func (r *Runtime) Sweep(ctx context.Context) {
@@ -97,6 +98,9 @@ func (r *Runtime) Sweep(ctx context.Context) {
 			r.Runs.Log().ErrorContext(ctx, "batch", "err", err)
 		}
 		r.Sweeper.FlowSweep(ctx)
+		if _, err := r.Runs.Events.DispatchSystem(ctx); err != nil && ctx.Err() == nil {
+			r.Runs.Log().ErrorContext(ctx, "system events", "err", err)
+		}
 		select {
 		case <-ctx.Done():
 			return
