@@ -33,9 +33,9 @@ RETURNING d.*;
 
 -- name: SubscriptionDeliveryFinish :execrows
 -- Records the outcome of the attempt the caller claimed (@attempts):
--- delivered, failed or filtered, or pending again at @next_at.
+-- delivered, failed or filtered, or pending again @delay from now.
 UPDATE subscription_delivery SET
-    status = @status, next_at = @next_at,
+    status = @status, next_at = now() + @delay::interval,
     finished_at = CASE WHEN @status::text IN ('delivered', 'failed', 'filtered') THEN now() END
 WHERE tenant_id = @tenant_id AND id = @id AND attempts = @attempts AND status = 'sending';
 

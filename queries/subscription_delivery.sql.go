@@ -7,7 +7,6 @@ package queries
 
 import (
 	"context"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -148,25 +147,25 @@ func (q *Queries) SubscriptionDeliveryClaim(ctx context.Context, arg Subscriptio
 
 const subscriptionDeliveryFinish = `-- name: SubscriptionDeliveryFinish :execrows
 UPDATE subscription_delivery SET
-    status = $1, next_at = $2,
+    status = $1, next_at = now() + $2::interval,
     finished_at = CASE WHEN $1::text IN ('delivered', 'failed', 'filtered') THEN now() END
 WHERE tenant_id = $3 AND id = $4 AND attempts = $5 AND status = 'sending'
 `
 
 type SubscriptionDeliveryFinishParams struct {
 	Status   string
-	NextAt   time.Time
+	Delay    pgtype.Interval
 	TenantID uuid.UUID
 	ID       uuid.UUID
 	Attempts int32
 }
 
 // Records the outcome of the attempt the caller claimed (@attempts):
-// delivered, failed or filtered, or pending again at @next_at.
+// delivered, failed or filtered, or pending again @delay from now.
 func (q *Queries) SubscriptionDeliveryFinish(ctx context.Context, arg SubscriptionDeliveryFinishParams) (int64, error) {
 	result, err := q.db.Exec(ctx, subscriptionDeliveryFinish,
 		arg.Status,
-		arg.NextAt,
+		arg.Delay,
 		arg.TenantID,
 		arg.ID,
 		arg.Attempts,

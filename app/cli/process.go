@@ -20,6 +20,7 @@ import (
 	"github.com/ductor/ductor/app/server"
 	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/app/subscriptions"
 	"github.com/ductor/ductor/app/telemetry"
 	"github.com/ductor/ductor/workers"
 )
@@ -48,10 +49,15 @@ func (p process) run(ctx context.Context) error {
 	}
 	defer p.shutdownTracing(tracing)
 
+	box, err := p.secretBox()
+	if err != nil {
+		return err
+	}
 	exec := steps.NewExecutor(steps.NewRegistry(), steps.HTTPOptions{Allow: p.cfg.HTTPAllow}, steps.WithLogger(p.log))
 	coord, err := workers.New(workers.Config{
 		Pool: p.pool, Logger: p.log, Tracing: tracing, LocalHandlers: exec.Handles,
 		StepBatchMax: p.cfg.StepBatch, RescueWindow: p.cfg.RescueWindow,
+		Subscriptions: subscriptions.Config{Secrets: box, Allow: p.cfg.HTTPAllow},
 	})
 	if err != nil {
 		return err
@@ -87,13 +93,9 @@ func (p process) run(ctx context.Context) error {
 	if p.cfg.Roles.Has(config.RoleAPI) {
 		defer listenTasks(ctx, coord)()
 	}
-	box, err := p.secretBox()
-	if err != nil {
-		return err
-	}
 	srv := server.New(server.Deps{
-		Secrets: box,
-		Login:   web.Login, DevLogin: web.DevLogin, BaseURL: web.BaseURL,
+		Secrets: box, Subscriptions: coord.Subscriptions,
+		Login: web.Login, DevLogin: web.DevLogin, BaseURL: web.BaseURL,
 		Pool: p.pool, Store: store.New(p.pool), Logger: p.log, Registry: reg, Runs: coord.Runs,
 		API: p.cfg.Roles.Has(config.RoleAPI), Web: p.cfg.Roles.Has(config.RoleWeb), APIRate: p.cfg.APIRate,
 		ValidateInput: server.NewInputValidator(), TrustedProxies: p.cfg.TrustedProxies,
