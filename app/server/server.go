@@ -106,7 +106,7 @@ func (d Deps) apiDeps() api.Deps {
 	return api.Deps{
 		Store: d.Store, Runs: d.Runs, ValidateInput: d.ValidateInput, Logger: d.Logger, Secrets: d.Secrets,
 		BaseURL: d.BaseURL, TrustedProxies: d.TrustedProxies, AuthFailuresPerMinute: d.AuthFailuresPerMinute,
-		AuthFailureBurst: d.AuthFailureBurst, Stopping: d.stopping,
+		AuthFailureBurst: d.AuthFailureBurst, Stopping: d.stopping, Subscriptions: d.Subscriptions,
 	}
 }
 

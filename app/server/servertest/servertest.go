@@ -25,6 +25,7 @@ import (
 	"github.com/ductor/ductor/app/secrets"
 	"github.com/ductor/ductor/app/server/httpx"
 	"github.com/ductor/ductor/app/steps"
+	"github.com/ductor/ductor/app/subscriptions"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/workers"
 )
@@ -34,7 +35,7 @@ import (
 func StartWorkers(t *testing.T, pool *pgxpool.Pool, log *slog.Logger, config func(*workers.Config)) *workers.Runtime {
 	t.Helper()
 	exec := steps.NewExecutor(steps.NewRegistry(), steps.HTTPOptions{})
-	cfg := workers.Config{Pool: pool, Logger: log, LocalHandlers: exec.Handles}
+	cfg := workers.Config{Pool: pool, Logger: log, LocalHandlers: exec.Handles, Subscriptions: subscriptions.Config{Secrets: TestBox(t)}}
 	if config != nil {
 		config(&cfg)
 	}

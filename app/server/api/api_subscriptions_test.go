@@ -1,0 +1,77 @@
+package api_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+)
+
+// subscriptionAnswerCases call the subscriptions operations, for
+// TestOpenAPIDescribesTheAnswers.
+func subscriptionAnswerCases(t *testing.T, b *apiBundle) []answerCase {
+	t.Helper()
+	code, sub := b.call(t, "POST", "/api/v1/subscriptions", b.keyA, `{"url": "https://example.com/hook", "events": ["never.sent"]}`)
+	if code != http.StatusCreated {
+		t.Fatalf("create subscription: %d %v", code, sub)
+	}
+	one := "/api/v1/subscriptions/" + sub["id"].(string)
+	_, gone := b.call(t, "POST", "/api/v1/subscriptions", b.keyA, `{"url": "https://example.com/gone", "events": ["*"]}`)
+	return []answerCase{
+		{route: "POST /api/v1/subscriptions", path: "/api/v1/subscriptions", body: `{"url": "https://example.com/h", "events": ["ductor.run.failed"], "filter_expr": "event.definition == 'x'"}`},
+		{route: "POST /api/v1/subscriptions", path: "/api/v1/subscriptions", body: `{"url": "ftp://example.com", "events": ["a"]}`},
+		{route: "POST /api/v1/subscriptions", path: "/api/v1/subscriptions", body: `{"url": "https://example.com", "events": ["a"], "filter_expr": "1 +"}`},
+		{route: "GET /api/v1/subscriptions", path: "/api/v1/subscriptions"},
+		{route: "GET /api/v1/subscriptions/{id}", path: one},
+		{route: "GET /api/v1/subscriptions/{id}", path: "/api/v1/subscriptions/" + uuid.NewString()},
+		{route: "POST /api/v1/subscriptions/{id}/rotate", path: one + "/rotate"},
+		{route: "POST /api/v1/subscriptions/{id}/enable", path: one + "/enable"},
+		{route: "GET /api/v1/subscriptions/{id}/deliveries", path: one + "/deliveries?limit=5"},
+		{route: "GET /api/v1/subscriptions/{id}/deliveries", path: one + "/deliveries?limit=0"},
+		{route: "POST /api/v1/subscriptions/{id}/deliveries/{delivery}/redeliver", path: one + "/deliveries/" + uuid.NewString() + "/redeliver"},
+		{route: "DELETE /api/v1/subscriptions/{id}", path: "/api/v1/subscriptions/" + gone["id"].(string)},
+		{route: "DELETE /api/v1/subscriptions/{id}", path: "/api/v1/subscriptions/" + gone["id"].(string)},
+	}
+}
+
+// Creating a subscription shows its whsec_ secret once; bad input gets a
+// clear error naming the field; another tenant's subscription is not
+// found.
+func TestSubscriptionsAPI(t *testing.T) {
+	t.Parallel()
+	b := setupAPI(t)
+	code, sub := b.call(t, "POST", "/api/v1/subscriptions", b.keyA, `{"url": "https://example.com/hook", "events": ["ductor.run.failed"], "description": "pager"}`)
+	if code != http.StatusCreated || !strings.HasPrefix(sub["secret"].(string), "whsec_") {
+		t.Fatalf("create = %d %v", code, sub)
+	}
+	id := sub["id"].(string)
+	if code, got := b.call(t, "GET", "/api/v1/subscriptions/"+id, b.keyA, ""); code != http.StatusOK || got["secret"] != nil || got["description"] != "pager" {
+		t.Errorf("get = %d %v", code, got)
+	}
+	if code, got := b.call(t, "GET", "/api/v1/subscriptions/"+id, b.keyB, ""); code != http.StatusNotFound {
+		t.Errorf("another tenant's get = %d %v", code, got)
+	}
+	code, rotated := b.call(t, "POST", "/api/v1/subscriptions/"+id+"/rotate", b.keyA, "")
+	if code != http.StatusOK || rotated["secret"] == sub["secret"] || rotated["previous_secret_until"] == nil {
+		t.Errorf("rotate = %d %v", code, rotated)
+	}
+	for body, field := range map[string]string{
+		`{"events": ["a"]}`: "url",
+		`{"url": "https://u:p@example.com", "events": ["a"]}`:                     "url",
+		`{"url": "https://example.com", "events": []}`:                            "events",
+		`{"url": "https://example.com", "events": ["a"], "filter_expr": "nope("}`: "filter_expr",
+	} {
+		code, got := b.call(t, "POST", "/api/v1/subscriptions", b.keyA, body)
+		e, _ := got["error"].(map[string]any)
+		if code != http.StatusBadRequest || !strings.HasPrefix(e["message"].(string), field) {
+			t.Errorf("%s = %d %v, want 400 naming %s", body, code, got, field)
+		}
+	}
+	if code, got := b.call(t, "DELETE", "/api/v1/subscriptions/"+id, b.keyA, ""); code != http.StatusOK {
+		t.Errorf("delete = %d %v", code, got)
+	}
+	if code, _ := b.call(t, "GET", "/api/v1/subscriptions/"+id+"/deliveries", b.keyA, ""); code != http.StatusNotFound {
+		t.Errorf("deliveries of a deleted subscription = %d", code)
+	}
+}
