@@ -57,7 +57,10 @@ func (p process) run(ctx context.Context) error {
 	coord, err := workers.New(workers.Config{
 		Pool: p.pool, Logger: p.log, Tracing: tracing, LocalHandlers: exec.Handles,
 		StepBatchMax: p.cfg.StepBatch, RescueWindow: p.cfg.RescueWindow,
-		Subscriptions: subscriptions.Config{Secrets: box, Allow: p.cfg.HTTPAllow},
+		Subscriptions: subscriptions.Config{
+			Secrets: box, Allow: p.cfg.HTTPAllow, MaxAge: p.cfg.SubscriptionMaxAge,
+			DisableAfter: p.cfg.SubscriptionDisableAfter, Timeout: p.cfg.SubscriptionTimeout,
+		},
 	})
 	if err != nil {
 		return err
