@@ -282,3 +282,47 @@ func TestDeliverySurvivesACrashedProcess(t *testing.T) {
 		t.Errorf("webhook-ids %v, want %s and %s", ids, e.ID, sysID)
 	}
 }
+
+// A subscription whose deliveries keep running out of time is disabled
+// after DisableAfter of them in a row, with a ductor.subscription.disabled
+// event; the SSRF guard refuses a receiver on loopback that
+// DUCTOR_HTTP_ALLOW does not list, and the log says so.
+func TestFailingSubscriptionIsDisabled(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, withSubscriptions(t, func(c *subscriptions.Config) {
+		c.Allow, c.MaxAge, c.DisableAfter, c.Backoff = nil, 300*time.Millisecond, 2, 100*time.Millisecond
+	}))
+	rcv := newReceiver(t)
+	sub := b.subscribe(t, rcv.URL, "order.created")
+	for i := range 2 {
+		if _, _, err := b.coord.Runs.Events.Publish(b.ctx, store.Event{TenantID: b.tenant.ID, Name: "order.created", Data: map[string]any{"i": float64(i)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !testwait.Until(b.ctx, 30*time.Second, func() bool {
+		s, err := b.coord.Subscriptions.Get(b.ctx, b.tenant.ID, sub.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.DisabledAt != nil
+	}) {
+		t.Fatal("the subscription is still enabled")
+	}
+	if n := len(rcv.deliveries()); n != 0 {
+		t.Errorf("the guard let %d deliveries through to loopback", n)
+	}
+	ds, err := b.coord.Subscriptions.Deliveries(b.ctx, b.tenant.ID, sub.ID, 10)
+	if err != nil || len(ds) != 2 {
+		t.Fatalf("deliveries = %v, %v", ds, err)
+	}
+	for _, d := range ds {
+		if d.Status != "failed" || len(d.Attempts) == 0 || !strings.Contains(d.Attempts[0].Error, "refusing to connect") {
+			t.Errorf("delivery %s: %+v", d.Status, d.Attempts)
+		}
+	}
+	var n int
+	if err := b.pool.QueryRow(b.ctx, `SELECT count(*) FROM event WHERE tenant_id = $1 AND name = 'ductor.subscription.disabled' AND data->>'subscription_id' = $2`,
+		b.tenant.ID, sub.ID.String()).Scan(&n); err != nil || n != 1 {
+		t.Errorf("%d ductor.subscription.disabled events, %v", n, err)
+	}
+}
