@@ -115,6 +115,7 @@ func (d Deps) pagesDeps() pages.Deps {
 	return pages.Deps{
 		Store: d.Store, Runs: d.Runs, ValidateInput: d.ValidateInput, Login: d.Login, DevLogin: d.DevLogin,
 		BaseURL: d.BaseURL, Secrets: d.Secrets, LiveStreamFor: d.LiveStreamFor, Stopping: d.stopping,
+		Subscriptions: d.Subscriptions,
 	}
 }
 
