@@ -29,3 +29,15 @@ WITH ins AS (
 )
 INSERT INTO system_event_outbox (tenant_id, event_id)
 SELECT tenant_id, id FROM ins;
+
+-- name: SystemEventsInsert :execrows
+-- Stores a tick's system events in one statement and queues them for
+-- dispatch; ids already stored insert nothing.
+WITH ins AS (
+    INSERT INTO event (tenant_id, id, name, data)
+    SELECT unnest(@tenant_ids::uuid[]), unnest(@ids::uuid[]), unnest(@names::text[]), unnest(@datas::jsonb[])
+    ON CONFLICT (tenant_id, id) DO NOTHING
+    RETURNING tenant_id, id
+)
+INSERT INTO system_event_outbox (tenant_id, event_id)
+SELECT tenant_id, id FROM ins;

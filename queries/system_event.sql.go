@@ -135,3 +135,36 @@ func (q *Queries) SystemEventOutboxTake(ctx context.Context, arg SystemEventOutb
 	}
 	return result.RowsAffected(), nil
 }
+
+const systemEventsInsert = `-- name: SystemEventsInsert :execrows
+WITH ins AS (
+    INSERT INTO event (tenant_id, id, name, data)
+    SELECT unnest($1::uuid[]), unnest($2::uuid[]), unnest($3::text[]), unnest($4::jsonb[])
+    ON CONFLICT (tenant_id, id) DO NOTHING
+    RETURNING tenant_id, id
+)
+INSERT INTO system_event_outbox (tenant_id, event_id)
+SELECT tenant_id, id FROM ins
+`
+
+type SystemEventsInsertParams struct {
+	TenantIds []uuid.UUID
+	Ids       []uuid.UUID
+	Names     []string
+	Datas     [][]byte
+}
+
+// Stores a tick's system events in one statement and queues them for
+// dispatch; ids already stored insert nothing.
+func (q *Queries) SystemEventsInsert(ctx context.Context, arg SystemEventsInsertParams) (int64, error) {
+	result, err := q.db.Exec(ctx, systemEventsInsert,
+		arg.TenantIds,
+		arg.Ids,
+		arg.Names,
+		arg.Datas,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}

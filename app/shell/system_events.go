@@ -7,10 +7,12 @@ import (
 	"github.com/ductor/ductor/app/sysevents"
 )
 
-// systemEvents stores, in the tick's transaction, the system events the
-// ticks' decisions report (sysevents.FromDecisions): a rolled-back tick
-// leaves none, a committed one all of them, each queued for dispatch.
+// systemEvents stores, in the tick's transaction and in one statement,
+// the system events the ticks' decisions report
+// (sysevents.FromDecisions): a rolled-back tick leaves none, a committed
+// one all of them, each queued for dispatch.
 func (c *Writer) systemEvents(ctx context.Context, s *store.Store, ticks []*runTick) error {
+	var out []store.SystemEvent
 	for _, t := range ticks {
 		r := t.load.Run
 		evs := sysevents.FromDecisions(sysevents.Run{
@@ -18,10 +20,8 @@ func (c *Writer) systemEvents(ctx context.Context, s *store.Store, ticks []*runT
 			Subject: r.Subject, SearchAttributes: r.SearchAttributes, ParentRunID: r.ParentRunID,
 		}, r.State.Status, t.state.Run, t.decisions)
 		for _, e := range evs {
-			if _, err := s.SystemEventAdd(ctx, r.TenantID, e.ID, e.Name, e.Data); err != nil {
-				return err
-			}
+			out = append(out, store.SystemEvent{TenantID: r.TenantID, ID: e.ID, Name: e.Name, Data: e.Data})
 		}
 	}
-	return nil
+	return s.SystemEventsAdd(ctx, out)
 }

@@ -65,3 +65,31 @@ func (s *Store) SystemEventPeek(ctx context.Context, tenantID, id uuid.UUID) (Ev
 	}
 	return eventFromRow(row)
 }
+
+// SystemEvent is one system event to store.
+type SystemEvent struct {
+	TenantID, ID uuid.UUID
+	Name         string
+	Data         any
+}
+
+// SystemEventsAdd stores events in the caller's transaction, in one
+// statement, and queues them for dispatch; ids already stored store
+// nothing.
+func (s *Store) SystemEventsAdd(ctx context.Context, events []SystemEvent) error {
+	if len(events) == 0 {
+		return nil
+	}
+	p := queries.SystemEventsInsertParams{}
+	for _, e := range events {
+		b, err := jsonvalue.Marshal(e.Data)
+		if err != nil {
+			return fmt.Errorf("encode system event data: %w", err)
+		}
+		p.TenantIds, p.Ids, p.Names, p.Datas = append(p.TenantIds, e.TenantID), append(p.Ids, e.ID), append(p.Names, e.Name), append(p.Datas, b)
+	}
+	if _, err := s.q.SystemEventsInsert(ctx, p); err != nil {
+		return fmt.Errorf("store system events: %w", err)
+	}
+	return nil
+}
