@@ -139,3 +139,30 @@ func TestSystemEventLoopStopsAfterOneGeneration(t *testing.T) {
 		t.Errorf("%d ductor.run.failed events about looper runs, want 1 (the second generation emits none)", events)
 	}
 }
+
+// An approval step's approval emits ductor.approval.requested when it
+// opens and ductor.approval.decided once, when the decision that decides
+// it is made.
+func TestApprovalEvents(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	id, a := b.openApproval(t, 2, "")
+	if n := b.systemEvents(t, "ductor.approval.requested", id); n != 1 {
+		t.Errorf("%d ductor.approval.requested events, want 1", n)
+	}
+	if err := b.decide(a.ID, "ann@example.com", true); err != nil {
+		t.Fatal(err)
+	}
+	if n := b.systemEvents(t, "ductor.approval.decided", id); n != 0 {
+		t.Errorf("the first of two approvals emitted ductor.approval.decided")
+	}
+	if err := b.decide(a.ID, "bob@example.com", true); err != nil {
+		t.Fatal(err)
+	}
+	var decision string
+	if err := b.pool.QueryRow(b.ctx, `SELECT data->>'decision' FROM event WHERE tenant_id = $1 AND name = 'ductor.approval.decided' AND data->>'approval_id' = $2`,
+		b.tenant.ID, a.ID.String()).Scan(&decision); err != nil || decision != "approved" {
+		t.Errorf("ductor.approval.decided: decision %q, %v", decision, err)
+	}
+	b.outboxEmpty(t)
+}

@@ -253,7 +253,8 @@ func FromDecisions(r Run, before engine.RunStatus, after engine.Run, decisions [
 	return out
 }
 
-// ApprovalDecision is what ductor.approval.decided reports.
+// ApprovalDecision is what ductor.approval.decided reports: Key is the
+// approval's id, Decision approved or rejected.
 type ApprovalDecision struct {
 	Run      Run
 	Node     string
@@ -269,7 +270,7 @@ func Decided(a ApprovalDecision) []Event {
 	}
 	data := a.Run.data()
 	data["node"] = a.Node
-	data["key"] = a.Key
+	data["approval_id"] = a.Key
 	data["decision"] = a.Decision
 	data["by"] = a.By
 	return []Event{{ID: ID(ApprovalDecided, a.Run.ID.String(), a.Key), Name: ApprovalDecided, Data: data}}
