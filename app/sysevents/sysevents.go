@@ -305,3 +305,26 @@ func stringsOrEmpty(s []string) []any {
 	}
 	return out
 }
+
+// ScheduleAction is what ductor.schedule.failed reports: an action of a
+// schedule that started no run.
+type ScheduleAction struct {
+	Schedule    string
+	Definition  string
+	ScheduledAt string // RFC 3339
+	Error       string
+	Paused      bool
+}
+
+// ScheduleNotStarted is the event of a schedule's action that started no
+// run.
+func ScheduleNotStarted(a ScheduleAction) Event {
+	return Event{
+		ID: ID(ScheduleFailed, a.Schedule, a.ScheduledAt), Name: ScheduleFailed,
+		Data: map[string]any{
+			"schedule_id": a.Schedule, "definition": a.Definition, "scheduled_at": a.ScheduledAt,
+			"error": map[string]any{"code": "not_started", "message": a.Error}, "paused": a.Paused,
+			"links": map[string]any{"schedule": "/schedules/" + a.Schedule},
+		},
+	}
+}

@@ -1,11 +1,14 @@
 package api_test
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/google/uuid"
+
+	"github.com/ductor/ductor/app/testdb"
 )
 
 // subscriptionAnswerCases call the subscriptions operations, for
@@ -73,5 +76,28 @@ func TestSubscriptionsAPI(t *testing.T) {
 	}
 	if code, _ := b.call(t, "GET", "/api/v1/subscriptions/"+id+"/deliveries", b.keyA, ""); code != http.StatusNotFound {
 		t.Errorf("deliveries of a deleted subscription = %d", code)
+	}
+}
+
+// A schedule's action that starts no run emits ductor.schedule.failed.
+func TestScheduleNotStartedEmitsScheduleFailed(t *testing.T) {
+	t.Parallel()
+	b := setupAPI(t)
+	testdb.Definition(t, b.store, b.tenantA.ID, "key: greet2\nsteps:\n  - {ref: a, type: transform, with: {expr: 'input'}}\n")
+	if code, body := b.call(t, "POST", "/api/v1/schedules", b.keyA, `{"id": "greet-later", "definition": "greet2", "spec": {"interval": "1h"}, "input": {"n": 1}}`); code != 201 {
+		t.Fatalf("create = %d %v", code, body)
+	}
+	testdb.Definition(t, b.store, b.tenantA.ID, "key: greet2\ninput_schema: {type: object, required: [name]}\nsteps:\n  - {ref: a, type: transform, with: {expr: 'input'}}\n")
+	if code, body := b.call(t, "POST", "/api/v1/schedules/greet-later/trigger", b.keyA, ""); code != 200 {
+		t.Fatalf("trigger = %d %v", code, body)
+	}
+	var n int
+	var msg string
+	if err := b.pool.QueryRow(context.Background(), `SELECT count(*), max(data->'error'->>'message') FROM event
+		WHERE tenant_id = $1 AND name = 'ductor.schedule.failed' AND data->>'schedule_id' = 'greet-later'`, b.tenantA.ID).Scan(&n, &msg); err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 || !strings.Contains(msg, "name") {
+		t.Errorf("%d ductor.schedule.failed events, message %q", n, msg)
 	}
 }
