@@ -6,10 +6,12 @@ ON CONFLICT (tenant_id, subscription_id, event_id) DO NOTHING;
 -- name: SubscriptionDeliveryClaim :many
 -- Claims due deliveries, at most one per subscription and none of a
 -- subscription with a delivery being sent (a receiver that hangs holds
--- only its own), oldest first, leasing each until @lease from now: a
--- process that dies mid-send leaves it to be claimed again then.
+-- only its own), and no more than @per_tenant being sent per tenant at
+-- once (one tenant's slow receivers leave senders for the others),
+-- oldest first, leasing each until @lease from now: a process that dies
+-- mid-send leaves it to be claimed again then.
 WITH due AS (
-    SELECT DISTINCT ON (d.tenant_id, d.subscription_id) d.tenant_id, d.id
+    SELECT DISTINCT ON (d.tenant_id, d.subscription_id) d.tenant_id, d.id, d.next_at
     FROM subscription_delivery d
     JOIN subscription s ON s.tenant_id = d.tenant_id AND s.id = d.subscription_id
     WHERE d.status IN ('pending', 'sending') AND d.next_at <= now() AND s.disabled_at IS NULL
@@ -18,9 +20,18 @@ WITH due AS (
         WHERE b.tenant_id = d.tenant_id AND b.subscription_id = d.subscription_id
           AND b.status = 'sending' AND b.next_at > now())
     ORDER BY d.tenant_id, d.subscription_id, d.next_at
+), ranked AS (
+    SELECT due.tenant_id, due.id, row_number() OVER (PARTITION BY due.tenant_id ORDER BY due.next_at) AS rn
+    FROM due
+), busy AS (
+    SELECT b.tenant_id, count(*) AS n FROM subscription_delivery b
+    WHERE b.status = 'sending' AND b.next_at > now()
+    GROUP BY b.tenant_id
 ), picked AS MATERIALIZED (
     SELECT d.tenant_id, d.id FROM subscription_delivery d
-    JOIN due USING (tenant_id, id)
+    JOIN ranked r ON r.tenant_id = d.tenant_id AND r.id = d.id
+    LEFT JOIN busy ON busy.tenant_id = d.tenant_id
+    WHERE r.rn + coalesce(busy.n, 0) <= @per_tenant::bigint
     ORDER BY d.next_at
     LIMIT @max
     FOR UPDATE OF d SKIP LOCKED

@@ -258,7 +258,7 @@ func TestDeliverySurvivesACrashedProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ds, err := s.SubscriptionDeliveriesClaim(ctx, 10, 500*time.Millisecond); err != nil || len(ds) != 1 {
+	if ds, err := s.SubscriptionDeliveriesClaim(ctx, 10, 10, 500*time.Millisecond); err != nil || len(ds) != 1 {
 		t.Fatalf("claim = %v, %v", ds, err)
 	}
 	// A transition it committed stored its system event, not dispatched.
@@ -324,5 +324,42 @@ func TestFailingSubscriptionIsDisabled(t *testing.T) {
 	if err := b.pool.QueryRow(b.ctx, `SELECT count(*) FROM event WHERE tenant_id = $1 AND name = 'ductor.subscription.disabled' AND data->>'subscription_id' = $2`,
 		b.tenant.ID, sub.ID.String()).Scan(&n); err != nil || n != 1 {
 		t.Errorf("%d ductor.subscription.disabled events, %v", n, err)
+	}
+}
+
+// One tenant's hanging receivers hold at most PerTenant senders: another
+// tenant's deliveries go out at once.
+func TestOneTenantsHangingReceiversDelayNoOtherTenant(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, withSubscriptions(t, func(c *subscriptions.Config) { c.Timeout, c.Senders, c.PerTenant = 20*time.Second, 3, 1 }))
+	var slow []*receiver
+	for range 3 {
+		r := newReceiver(t)
+		r.hang = make(chan struct{})
+		t.Cleanup(func() { close(r.hang) })
+		b.subscribe(t, r.URL, "order.created")
+		slow = append(slow, r)
+	}
+	other := testdb.Tenant(t, b.store, nil)
+	fast := newReceiver(t)
+	if _, err := b.coord.Subscriptions.Create(b.ctx, other.ID, subscriptions.Input{URL: fast.URL, Events: []string{"order.created"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := b.coord.Runs.Events.Publish(b.ctx, store.Event{TenantID: b.tenant.ID, Name: "order.created", Data: map[string]any{}}); err != nil {
+		t.Fatal(err)
+	}
+	if !testwait.Until(b.ctx, 5*time.Second, func() bool { return len(slow[0].deliveries())+len(slow[1].deliveries())+len(slow[2].deliveries()) > 0 }) {
+		t.Fatal("no slow receiver was called")
+	}
+	start := time.Now()
+	if _, _, err := b.coord.Runs.Events.Publish(b.ctx, store.Event{TenantID: other.ID, Name: "order.created", Data: map[string]any{}}); err != nil {
+		t.Fatal(err)
+	}
+	fast.waitFor(t, 1, 5*time.Second)
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("the other tenant's delivery took %s", took)
+	}
+	if n := len(slow[0].deliveries()) + len(slow[1].deliveries()) + len(slow[2].deliveries()); n != 1 {
+		t.Errorf("the hanging tenant has %d requests in flight, want 1 (PerTenant)", n)
 	}
 }

@@ -91,9 +91,9 @@ func (s *Store) SubscriptionDeliveryAdd(ctx context.Context, d SubscriptionDeliv
 }
 
 // SubscriptionDeliveriesClaim claims up to max due deliveries, at most one
-// per subscription, leased for lease.
-func (s *Store) SubscriptionDeliveriesClaim(ctx context.Context, max int, lease time.Duration) ([]SubscriptionDelivery, error) {
-	return s.q.SubscriptionDeliveryClaim(ctx, queries.SubscriptionDeliveryClaimParams{Max: int32(max), Lease: interval(lease)})
+// per subscription and perTenant being sent per tenant, leased for lease.
+func (s *Store) SubscriptionDeliveriesClaim(ctx context.Context, max, perTenant int, lease time.Duration) ([]SubscriptionDelivery, error) {
+	return s.q.SubscriptionDeliveryClaim(ctx, queries.SubscriptionDeliveryClaimParams{Max: int32(max), PerTenant: int64(perTenant), Lease: interval(lease)})
 }
 
 // SubscriptionOutcome is what an attempt of a delivery came to.

@@ -46,7 +46,7 @@ func (c *Service) Run(ctx context.Context) {
 	defer t.Stop()
 	for {
 		if free := cap(slots) - len(slots); free > 0 {
-			ds, err := store.New(c.pool).SubscriptionDeliveriesClaim(ctx, free, c.cfg.Timeout+c.cfg.Timeout/2+time.Second)
+			ds, err := store.New(c.pool).SubscriptionDeliveriesClaim(ctx, free, c.cfg.PerTenant, c.cfg.Timeout+c.cfg.Timeout/2+time.Second)
 			if err != nil && ctx.Err() == nil {
 				c.log.ErrorContext(ctx, "claim deliveries", "err", err)
 			}

@@ -74,8 +74,11 @@ type Config struct {
 	// each further one up to MaxBackoff, less up to a quarter at random.
 	Backoff    time.Duration
 	MaxBackoff time.Duration
-	// Senders is how many deliveries one process sends at once.
-	Senders int
+	// Senders is how many deliveries one process sends at once, and
+	// PerTenant how many of one tenant's may be being sent at once (across
+	// processes; default a quarter of Senders, at least 1).
+	Senders   int
+	PerTenant int
 	// RotateGrace is how long the previous secret still signs after a
 	// rotation.
 	RotateGrace time.Duration
@@ -118,6 +121,9 @@ func New(cfg Config) *Service {
 	}
 	if cfg.Senders <= 0 {
 		cfg.Senders = DefaultSenders
+	}
+	if cfg.PerTenant <= 0 {
+		cfg.PerTenant = max(1, cfg.Senders/4)
 	}
 	return &Service{
 		cfg: cfg, pool: cfg.Pool, log: cfg.Logger, client: cfg.Client, metrics: newMetrics(),

@@ -127,7 +127,7 @@ func subscriptionsFixture(t *testing.T, w webBundle, tenant store.Tenant) (sub, 
 		t.Fatalf("deliveries = %v, %v", ds, err)
 	}
 	// It was tried once and ran out, so it can be sent again.
-	claimed, err := w.Store.SubscriptionDeliveriesClaim(ctx, 10, time.Minute)
+	claimed, err := w.Store.SubscriptionDeliveriesClaim(ctx, 10, 10, time.Minute)
 	if err != nil || len(claimed) != 2 {
 		t.Fatalf("claimed %d deliveries, %v", len(claimed), err)
 	}
