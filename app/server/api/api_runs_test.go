@@ -178,6 +178,9 @@ func TestAPITenantIsolation(t *testing.T) {
 	triggers, names := triggerIsolationCases(t, b)
 	maps.Copy(cases, triggers)
 	secrets = append(secrets, names...)
+	subs, urls := subscriptionIsolationCases(t, b)
+	maps.Copy(cases, subs)
+	secrets = append(secrets, urls...)
 	for _, route := range b.echoRoutes {
 		tc, ok := cases[route]
 		if !ok {

@@ -101,3 +101,25 @@ func TestScheduleNotStartedEmitsScheduleFailed(t *testing.T) {
 		t.Errorf("%d ductor.schedule.failed events, message %q", n, msg)
 	}
 }
+
+// subscriptionIsolationCases are tenant B's calls on tenant A's
+// subscription, for TestAPITenantIsolation, and what of A's must not
+// leak.
+func subscriptionIsolationCases(t *testing.T, b *apiBundle) (map[string]isolationCase, []string) {
+	t.Helper()
+	code, sub := b.call(t, "POST", "/api/v1/subscriptions", b.keyA, `{"url": "https://a-secret.example/hook", "events": ["x"]}`)
+	if code != http.StatusCreated {
+		t.Fatalf("create subscription: %d %v", code, sub)
+	}
+	one := "/api/v1/subscriptions/" + sub["id"].(string)
+	return map[string]isolationCase{
+		"POST /api/v1/subscriptions":                                    {"/api/v1/subscriptions", `{"url": "https://b.example", "events": ["x"]}`, 201},
+		"GET /api/v1/subscriptions":                                     {"/api/v1/subscriptions", "", 200},
+		"GET /api/v1/subscriptions/:id":                                 {one, "", 404},
+		"DELETE /api/v1/subscriptions/:id":                              {one, "", 404},
+		"POST /api/v1/subscriptions/:id/rotate":                         {one + "/rotate", "", 404},
+		"POST /api/v1/subscriptions/:id/enable":                         {one + "/enable", "", 404},
+		"GET /api/v1/subscriptions/:id/deliveries":                      {one + "/deliveries", "", 404},
+		"POST /api/v1/subscriptions/:id/deliveries/:delivery/redeliver": {one + "/deliveries/" + uuid.NewString() + "/redeliver", "", 404},
+	}, []string{"a-secret.example", sub["secret"].(string)}
+}

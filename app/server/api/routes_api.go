@@ -132,7 +132,7 @@ func subscriptionRoutes(api *echo.Group, d Deps) {
 	read, write := httpx.RequireScope(auth.ScopeWebhooksRead), httpx.RequireScope(auth.ScopeWebhooksWrite)
 	svc := d.Subscriptions
 	api.POST("/subscriptions", handleSubscriptionCreate(svc), write)
-	api.GET("/subscriptions", handleSubscriptionList(svc), read)
+	api.GET("/subscriptions", handleSubscriptionList(svc), read, httpx.AllowQuery("limit"))
 	api.GET("/subscriptions/:id", handleSubscriptionGet(svc), read)
 	api.DELETE("/subscriptions/:id", handleSubscriptionDelete(svc), write)
 	api.POST("/subscriptions/:id/rotate", handleSubscriptionRotate(svc), write)

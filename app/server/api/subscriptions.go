@@ -112,12 +112,18 @@ func handleSubscriptionCreate(svc *subscriptions.Service) echo.HandlerFunc {
 	}
 }
 
+// handleSubscriptionList lists the tenant's subscriptions (?limit=, at
+// most 100, a tenant's most).
 func handleSubscriptionList(svc *subscriptions.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if err := needSubscriptions(svc); err != nil {
 			return err
 		}
-		list, err := svc.List(c.Request().Context(), httpx.TenantOf(c), uuid.Nil, subscriptions.MaxPerTenant)
+		limit, err := httpx.LimitParam(c)
+		if err != nil {
+			return err
+		}
+		list, err := svc.List(c.Request().Context(), httpx.TenantOf(c), uuid.Nil, min(limit, subscriptions.MaxPerTenant))
 		if err != nil {
 			return err
 		}
