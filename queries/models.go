@@ -436,6 +436,53 @@ type StepWorker struct {
 	SeenAt    time.Time
 }
 
+type Subscription struct {
+	TenantID       uuid.UUID
+	ID             uuid.UUID
+	Url            string
+	Events         []string
+	FilterExpr     string
+	Description    string
+	Secret         []byte
+	PreviousSecret []byte
+	PreviousUntil  *time.Time
+	Failures       int32
+	DisabledAt     *time.Time
+	DisabledReason string
+	CreatedAt      time.Time
+}
+
+type SubscriptionAttempt struct {
+	TenantID        uuid.UUID
+	DeliveryID      uuid.UUID
+	Attempt         int32
+	At              time.Time
+	StatusCode      int32
+	LatencyMs       int32
+	ResponseExcerpt string
+	Error           string
+}
+
+type SubscriptionDelivery struct {
+	TenantID       uuid.UUID
+	ID             uuid.UUID
+	SubscriptionID uuid.UUID
+	EventID        uuid.UUID
+	EventName      string
+	Body           []byte
+	Status         string
+	Attempts       int32
+	NextAt         time.Time
+	CreatedAt      time.Time
+	FinishedAt     *time.Time
+}
+
+type SystemEventOutbox struct {
+	TenantID  uuid.UUID
+	EventID   uuid.UUID
+	CreatedAt time.Time
+}
+
 type Tenant struct {
 	ID                uuid.UUID
 	Slug              string

@@ -3,6 +3,7 @@ package workers
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -11,6 +12,7 @@ import (
 	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/shell"
 	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/app/subscriptions"
 	"github.com/ductor/ductor/app/telemetry"
 )
 
@@ -40,6 +42,9 @@ type Config struct {
 	StepBatchMax  int
 	// BatchQueueMax: see runs.Config.
 	BatchQueueMax int
+	// Subscriptions configures outbound webhook subscriptions (Pool and
+	// Logger are the runtime's); see subscriptions.Config.
+	Subscriptions subscriptions.Config
 	// Testing holds what only tests and benchmarks set.
 	Testing shell.Testing
 }
@@ -51,6 +56,8 @@ type Config struct {
 type Runtime struct {
 	*shell.Shell
 	Runs *runs.Service
+	// Subscriptions sends events to outbound webhooks.
+	Subscriptions *subscriptions.Service
 }
 
 // New builds a process's runtime.
@@ -69,34 +76,46 @@ func New(cfg Config) (*Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
+	subCfg := cfg.Subscriptions
+	subCfg.Pool, subCfg.Logger = cfg.Pool, cfg.Logger
+	subs := subscriptions.New(subCfg)
 	svc := runs.New(runs.Config{
 		Pool: cfg.Pool, Logger: cfg.Logger, Tracing: cfg.Tracing, Shell: sh,
 		TaskLease: cfg.TaskLease, MaxBufferedSignals: cfg.MaxBufferedSignals, BatchQueueMax: cfg.BatchQueueMax,
+		Outbound: subs.Outbound,
 	})
-	return &Runtime{Shell: sh, Runs: svc}, nil
+	return &Runtime{Shell: sh, Runs: svc, Subscriptions: subs}, nil
 }
 
 // Collectors are the runtime's metrics for a Prometheus registry.
 func (r *Runtime) Collectors() []prometheus.Collector {
-	return append(r.Shell.Collectors(), r.Runs.Collectors()...)
+	return append(append(r.Shell.Collectors(), r.Runs.Collectors()...), r.Subscriptions.Collectors()...)
 }
 
 // Sweep works what comes due, every shell.SweepEvery until ctx ends:
 // due timers, retries and lost attempts (Sweeper.SweepOnce, round again
 // at once while a batch comes back full), a chunk of a bulk operation
-// (runs.Batches.Once), and the runs flow control held back whose time has
-// come (Sweeper.FlowSweep). Every coordinator process runs it; SKIP
+// (runs.Batches.Once), the runs flow control held back whose time has
+// come (Sweeper.FlowSweep), and the system events the unit of work
+// stored (runs.Events.DispatchSystem). Every coordinator process runs it; SKIP
 // LOCKED lets replicas share the work, and the database's clock decides
-// what is due.
+// what is due. Alongside, it sends the subscriptions' deliveries
+// (subscriptions.Service.Run) until ctx ends.
 func (r *Runtime) Sweep(ctx context.Context) {
 	t := time.NewTicker(shell.SweepEvery)
 	defer t.Stop()
+	var sending sync.WaitGroup
+	defer sending.Wait()
+	sending.Go(func() { r.Subscriptions.Run(ctx) })
 	for {
 		r.Sweeper.SweepAll(ctx)
 		if _, err := r.Runs.Batches.Once(ctx); err != nil && ctx.Err() == nil {
 			r.Runs.Log().ErrorContext(ctx, "batch", "err", err)
 		}
 		r.Sweeper.FlowSweep(ctx)
+		if _, err := r.Runs.Events.DispatchSystem(ctx); err != nil && ctx.Err() == nil {
+			r.Runs.Log().ErrorContext(ctx, "system events", "err", err)
+		}
 		select {
 		case <-ctx.Done():
 			return

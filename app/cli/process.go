@@ -20,6 +20,7 @@ import (
 	"github.com/ductor/ductor/app/server"
 	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/app/subscriptions"
 	"github.com/ductor/ductor/app/telemetry"
 	"github.com/ductor/ductor/app/tenantsecrets"
 	"github.com/ductor/ductor/workers"
@@ -58,6 +59,10 @@ func (p process) run(ctx context.Context) error {
 	coord, err := workers.New(workers.Config{
 		Pool: p.pool, Logger: p.log, Tracing: tracing, LocalHandlers: exec.Handles,
 		StepBatchMax: p.cfg.StepBatch, RescueWindow: p.cfg.RescueWindow,
+		Subscriptions: subscriptions.Config{
+			Secrets: box, Allow: p.cfg.HTTPAllow, MaxAge: p.cfg.SubscriptionMaxAge,
+			DisableAfter: p.cfg.SubscriptionDisableAfter, Timeout: p.cfg.SubscriptionTimeout,
+		},
 	})
 	if err != nil {
 		return err
@@ -94,8 +99,8 @@ func (p process) run(ctx context.Context) error {
 		defer listenTasks(ctx, coord)()
 	}
 	srv := server.New(server.Deps{
-		Secrets: box,
-		Login:   web.Login, DevLogin: web.DevLogin, BaseURL: web.BaseURL,
+		Secrets: box, Subscriptions: coord.Subscriptions,
+		Login: web.Login, DevLogin: web.DevLogin, BaseURL: web.BaseURL,
 		Pool: p.pool, Store: store.New(p.pool), Logger: p.log, Registry: reg, Runs: coord.Runs,
 		API: p.cfg.Roles.Has(config.RoleAPI), Web: p.cfg.Roles.Has(config.RoleWeb), APIRate: p.cfg.APIRate,
 		ValidateInput: server.NewInputValidator(), TrustedProxies: p.cfg.TrustedProxies,

@@ -53,6 +53,12 @@ type Config struct {
 	// TrustedProxies are the peers whose X-Forwarded-For and X-Real-IP
 	// headers name the client; none by default.
 	TrustedProxies []netip.Prefix
+	// SubscriptionMaxAge, SubscriptionDisableAfter and
+	// SubscriptionTimeout tune outbound webhook deliveries (see
+	// subscriptions.Config); zero values take its defaults.
+	SubscriptionMaxAge       time.Duration
+	SubscriptionDisableAfter int
+	SubscriptionTimeout      time.Duration
 }
 
 // Role is a part of Ductor a process runs.
@@ -116,6 +122,9 @@ func Load(fs *flag.FlagSet, args []string, getenv func(string) string, defaultAd
 		{env: "DUCTOR_LOG_FORMAT", flag: "log-format", usage: "json or text (default: json for serve, text for dev)"},
 		{env: "DUCTOR_PRUNE_INTERVAL", flag: "prune-interval", usage: "how often finished runs past their tenant's retention are deleted (0: never)", def: "1m"},
 		{env: "DUCTOR_STEP_BATCH", flag: "step-batch", usage: "most ready steps of one tenant one job carries, 1 to 16 (1: one step a job)", def: "2"},
+		{env: "DUCTOR_SUBSCRIPTION_MAX_AGE", flag: "subscription-max-age", usage: "how long an outbound webhook delivery is tried for", def: "24h"},
+		{env: "DUCTOR_SUBSCRIPTION_DISABLE_AFTER", flag: "subscription-disable-after", usage: "failed deliveries in a row that disable a subscription", def: "20"},
+		{env: "DUCTOR_SUBSCRIPTION_TIMEOUT", flag: "subscription-timeout", usage: "how long one outbound webhook attempt waits for an answer", def: "10s"},
 		{env: "DUCTOR_TRUSTED_PROXIES", flag: "trusted-proxies", usage: "comma-separated CIDRs of the proxies whose X-Forwarded-For and X-Real-IP name the client (default: none)"},
 	}
 	for _, s := range settings {
@@ -214,6 +223,15 @@ func build(get func(string) string) (Config, error) {
 	cfg.StepBatch, err = parseStepBatch(get("DUCTOR_STEP_BATCH"))
 	check(err)
 	cfg.TrustedProxies, err = parseCIDRs("DUCTOR_TRUSTED_PROXIES", get("DUCTOR_TRUSTED_PROXIES"))
+	check(err)
+	cfg.SubscriptionMaxAge, err = parseDuration("DUCTOR_SUBSCRIPTION_MAX_AGE", get("DUCTOR_SUBSCRIPTION_MAX_AGE"), time.Minute, 7*24*time.Hour)
+	check(err)
+	cfg.SubscriptionTimeout, err = parseDuration("DUCTOR_SUBSCRIPTION_TIMEOUT", get("DUCTOR_SUBSCRIPTION_TIMEOUT"), 100*time.Millisecond, time.Minute)
+	check(err)
+	cfg.SubscriptionDisableAfter, err = strconv.Atoi(get("DUCTOR_SUBSCRIPTION_DISABLE_AFTER"))
+	if err != nil || cfg.SubscriptionDisableAfter < 1 || cfg.SubscriptionDisableAfter > 1000 {
+		err = &Error{"DUCTOR_SUBSCRIPTION_DISABLE_AFTER", fmt.Sprintf("%q is not a number of deliveries from 1 to 1000", get("DUCTOR_SUBSCRIPTION_DISABLE_AFTER"))}
+	}
 	check(err)
 	if len(errs) > 0 {
 		return cfg, errs[0]
@@ -384,4 +402,13 @@ func parseStepBatch(v string) (int, error) {
 		return 0, &Error{"DUCTOR_STEP_BATCH", fmt.Sprintf("%q is not a number of steps from 1 to 16", v)}
 	}
 	return n, nil
+}
+
+// parseDuration reads a duration setting from lo to hi.
+func parseDuration(env, v string, lo, hi time.Duration) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	if err != nil || d < lo || d > hi {
+		return 0, &Error{env, fmt.Sprintf("%q is not a duration from %s to %s", v, lo, hi)}
+	}
+	return d, nil
 }

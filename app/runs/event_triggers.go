@@ -14,6 +14,7 @@ import (
 	"github.com/ductor/ductor/app/expr"
 	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/app/sysevents"
 )
 
 // triggerExprs compiles event triggers' filter and input expressions
@@ -90,9 +91,13 @@ func (c *Events) startOneTriggered(ctx context.Context, tx pgx.Tx, s *store.Stor
 }
 
 func (c *Events) startFromEvent(ctx context.Context, tx pgx.Tx, s *store.Store, t store.EventTrigger, e store.Event, input any) error {
+	attrs := map[string]any{"event_id": e.ID.String(), "event": e.Name}
+	for k, v := range sysevents.ChildAttributes(e.Name, e.Data) {
+		attrs[k] = v
+	}
 	_, created, err := c.startTx(ctx, tx, Trigger{
 		TenantID: e.TenantID, Definition: t.Definition, Input: input,
-		SearchAttributes: map[string]any{"event_id": e.ID.String(), "event": e.Name},
+		SearchAttributes: attrs,
 		IdempotencyKey:   "event:" + e.ID.String() + ":" + strconv.Itoa(t.Position),
 		Parent:           trace.SpanContextFromContext(ctx),
 	})

@@ -11,6 +11,7 @@ import (
 	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/app/sysevents"
 )
 
 // Publish stores a tenant event and, in the same transaction, delivers it
@@ -30,6 +31,9 @@ func (c *Events) Publish(ctx context.Context, e store.Event) (_ store.Event, cre
 	defer func() { c.obs.Published(created, err) }()
 	if e.Name == "" {
 		return store.Event{}, false, apperr.New(apperr.Invalid, "name is required")
+	}
+	if sysevents.IsSystem(e.Name) {
+		return store.Event{}, false, apperr.New(apperr.Invalid, "event names starting with "+sysevents.Prefix+" are Ductor's own: publish under another name")
 	}
 	if err := checkPayload("event data", "data", e.Data); err != nil {
 		return store.Event{}, false, err
@@ -58,7 +62,10 @@ func (c *Events) Publish(ctx context.Context, e store.Event) (_ store.Event, cre
 		if err := c.deliverEvent(ctx, tx, out); err != nil {
 			return err
 		}
-		return c.startTriggered(ctx, tx, out, triggers)
+		if err := c.startTriggered(ctx, tx, out, triggers); err != nil {
+			return err
+		}
+		return c.outbound(ctx, tx, out)
 	})
 	return out, created, err
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/app/sysevents"
 )
 
 // DecideApproval records one person's decision on an approval and hands
@@ -27,9 +28,37 @@ func (c *Service) DecideApproval(ctx context.Context, tenantID, id uuid.UUID, d 
 			return err
 		}
 		in := engine.ApprovalDecided{Node: a.Node, Approved: d.Approved, By: d.By, Comment: d.Comment, Approval: a.ID.String()}
-		return c.w.Deliver(ctx, tx, tenantID, a.RunID, in)
+		if err := c.w.Deliver(ctx, tx, tenantID, a.RunID, in); err != nil {
+			return err
+		}
+		return approvalDecidedEvent(ctx, store.New(tx), tenantID, a, d)
 	})
 	return a, err
+}
+
+// approvalDecidedEvent stores ductor.approval.decided in the transaction
+// of the decision that decided the approval (not of each decision
+// counting towards min_approvals).
+func approvalDecidedEvent(ctx context.Context, s *store.Store, tenantID uuid.UUID, a store.Approval, d store.Decision) error {
+	if a.Status == store.ApprovalPending {
+		return nil
+	}
+	r, err := s.RunGet(ctx, tenantID, a.RunID)
+	if err != nil {
+		return err
+	}
+	for _, e := range sysevents.Decided(sysevents.ApprovalDecision{
+		Run: sysevents.Run{
+			TenantID: r.TenantID, ID: r.ID, Definition: r.DefinitionKey, Version: r.DefinitionVersion,
+			Subject: r.Subject, SearchAttributes: r.SearchAttributes, ParentRunID: r.ParentRunID,
+		},
+		Node: a.Node, Key: a.ID.String(), Decision: a.Status, By: d.By,
+	}) {
+		if _, err := s.SystemEventAdd(ctx, tenantID, e.ID, e.Name, e.Data); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // CaseChange is an update of a human_loop case; nil fields stay.

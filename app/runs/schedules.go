@@ -12,6 +12,7 @@ import (
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/schedule"
 	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/app/sysevents"
 )
 
 const (
@@ -302,6 +303,13 @@ func (c *Schedules) notStarted(ctx context.Context, p *schedulePass, a store.Sch
 	p.adv.LastError = why.Error()
 	a.State, a.Status, a.Error = store.ActionDone, statusNotStarted, why.Error()
 	if err := p.s.ScheduleActionNotStarted(ctx, sc.TenantID, sc.ID, a.ScheduledAt, a.Error); err != nil {
+		return a, err
+	}
+	e := sysevents.ScheduleNotStarted(sysevents.ScheduleAction{
+		Schedule: sc.ID, Definition: sc.Definition, ScheduledAt: a.ScheduledAt.UTC().Format(time.RFC3339Nano),
+		Error: a.Error, Paused: sc.PauseOnFailure && !sc.Paused,
+	})
+	if _, err := p.s.SystemEventAdd(ctx, sc.TenantID, e.ID, e.Name, e.Data); err != nil {
 		return a, err
 	}
 	if !sc.PauseOnFailure || sc.Paused {

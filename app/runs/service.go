@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -36,6 +37,10 @@ type Config struct {
 	// BatchQueueMax bounds the runs a tenant's running batches may have
 	// still to act on (Batches.Create): 0 is DefaultBatchQueueMax.
 	BatchQueueMax int
+	// Outbound receives every event in the transaction that publishes or
+	// dispatches it (the subscriptions' deliveries are created there);
+	// nil when nothing goes out.
+	Outbound func(ctx context.Context, tx pgx.Tx, e store.Event) error
 }
 
 // Defaults of a bridge task's claim.

@@ -330,6 +330,9 @@ func (c *Writer) persist(ctx context.Context, tx pgx.Tx, ticks []*runTick) error
 	if err := s.RunWritesFlush(ctx, &w); err != nil {
 		return err
 	}
+	if err := c.systemEvents(ctx, s, ticks); err != nil {
+		return err
+	}
 	notePersisted(ctx, ticks)
 	for _, t := range ticks {
 		for _, d := range t.decisions {

@@ -181,6 +181,9 @@ func TestAPITenantIsolation(t *testing.T) {
 	vault, hiddenSecrets := secretIsolationCases(t, b)
 	maps.Copy(cases, vault)
 	secrets = append(secrets, hiddenSecrets...)
+	subs, urls := subscriptionIsolationCases(t, b)
+	maps.Copy(cases, subs)
+	secrets = append(secrets, urls...)
 	for _, route := range b.echoRoutes {
 		tc, ok := cases[route]
 		if !ok {

@@ -59,7 +59,8 @@ func setupAPIConfig(t *testing.T, config func(*workers.Config), opts ...func(*se
 	s := store.New(pool)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(coord.Collectors()...)
-	d := server.Deps{Pool: pool, Store: s, Logger: log, Registry: reg, API: true, Runs: coord.Runs, ValidateInput: httpx.NewInputValidator(), Secrets: servertest.TestBox(t)}
+	d := server.Deps{Pool: pool, Store: s, Logger: log, Registry: reg, API: true, Runs: coord.Runs, ValidateInput: httpx.NewInputValidator(), Secrets: servertest.TestBox(t),
+		Subscriptions: coord.Subscriptions}
 	for _, o := range opts {
 		o(&d)
 	}

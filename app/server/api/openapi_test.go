@@ -408,6 +408,7 @@ func TestOpenAPIDescribesTheAnswers(t *testing.T) {
 		{route: "POST /api/v1/tasks/{id}/heartbeat", path: "/api/v1/tasks/" + run + "/heartbeat", body: `{"token": "t"}`},
 	}
 	cases = append(cases, triggerAnswerCases...)
+	cases = append(cases, subscriptionAnswerCases(t, b)...)
 	covered := map[string]bool{}
 	for _, c := range cases {
 		op := ops[c.route]

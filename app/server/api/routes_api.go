@@ -13,6 +13,7 @@ import (
 	"github.com/ductor/ductor/app/secrets"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/tenantsecrets"
+	"github.com/ductor/ductor/app/subscriptions"
 )
 
 // Deps is what the API's handlers take from the process.
@@ -33,6 +34,9 @@ type Deps struct {
 	TrustedProxies        []netip.Prefix
 	AuthFailuresPerMinute float64
 	AuthFailureBurst      int
+	// Subscriptions are the outbound webhook subscriptions (nil: their
+	// routes answer 503).
+	Subscriptions *subscriptions.Service
 	// Stopping is closed when the server starts shutting down: long polls
 	// answer at once instead of holding the shutdown up.
 	Stopping <-chan struct{}
@@ -48,6 +52,7 @@ func Routes(api *echo.Group, d Deps) {
 	webhookRoutes(api, d)
 	upgradeRoutes(api, d)
 	secretRoutes(api, d)
+	subscriptionRoutes(api, d)
 
 	read, write := httpx.RequireScope(auth.ScopeRunsRead), httpx.RequireScope(auth.ScopeRunsWrite)
 	api.POST("/runs", handleRunStart(d.Runs, d.ValidateInput), write)
@@ -123,4 +128,19 @@ func webhookRoutes(api *echo.Group, d Deps) {
 	api.GET("/webhooks/:id", handleWebhookGet(d.Store, d.BaseURL), read)
 	api.POST("/webhooks/:id/rotate", handleWebhookRotate(d.Store, d.Secrets, d.BaseURL), write, publishes)
 	api.DELETE("/webhooks/:id", handleWebhookDelete(d.Store), write)
+}
+
+// subscriptionRoutes lists the outbound webhook subscriptions API, under
+// the webhooks scopes.
+func subscriptionRoutes(api *echo.Group, d Deps) {
+	read, write := httpx.RequireScope(auth.ScopeWebhooksRead), httpx.RequireScope(auth.ScopeWebhooksWrite)
+	svc := d.Subscriptions
+	api.POST("/subscriptions", handleSubscriptionCreate(svc), write)
+	api.GET("/subscriptions", handleSubscriptionList(svc), read, httpx.AllowQuery("limit"))
+	api.GET("/subscriptions/:id", handleSubscriptionGet(svc), read)
+	api.DELETE("/subscriptions/:id", handleSubscriptionDelete(svc), write)
+	api.POST("/subscriptions/:id/rotate", handleSubscriptionRotate(svc), write)
+	api.POST("/subscriptions/:id/enable", handleSubscriptionEnable(svc), write)
+	api.GET("/subscriptions/:id/deliveries", handleSubscriptionDeliveries(svc), read, httpx.AllowQuery("limit"))
+	api.POST("/subscriptions/:id/deliveries/:delivery/redeliver", handleSubscriptionRedeliver(svc), write)
 }

@@ -33,6 +33,7 @@ type twoTenants struct {
 	runA                store.Run
 	approvalA, caseA    uuid.UUID
 	batchA              uuid.UUID
+	subA, subDel, delA  uuid.UUID
 	alice, victor, bert *servertest.Browser
 	csrf                map[*servertest.Browser]string
 }
@@ -58,6 +59,7 @@ func setupTwoTenants(t *testing.T) twoTenants {
 	waitingNodeFixture(t, w.Store, f.a, f.runA)
 	triggersFixture(t, w, f.a)
 	secretFixture(t, w, f.a)
+	f.subA, f.subDel, f.delA = subscriptionsFixture(t, w, f.a)
 	for _, m := range []struct {
 		tenant store.Tenant
 		email  string
@@ -203,6 +205,14 @@ func (f twoTenants) routeCases() map[string]routeCase {
 		"POST /t/:tenant/webhooks":                      {form: url.Values{"id": {"stolen"}, "event": {"x"}}},
 		"POST /t/:tenant/webhooks/:id/rotate":           {params: map[string]string{"id": "hook-a"}},
 		"POST /t/:tenant/webhooks/:id/delete":           {params: map[string]string{"id": "hook-del"}},
+		"GET /t/:tenant/subscriptions":                  {},
+		"POST /t/:tenant/subscriptions":                 {form: url.Values{"url": {"https://stolen.example"}, "events": {"x"}}},
+		"GET /t/:tenant/subscriptions/:id":              {params: map[string]string{"id": f.subA.String()}},
+		"POST /t/:tenant/subscriptions/:id/rotate":      {params: map[string]string{"id": f.subA.String()}},
+		"POST /t/:tenant/subscriptions/:id/enable":      {params: map[string]string{"id": f.subA.String()}},
+		"POST /t/:tenant/subscriptions/:id/delete":      {params: map[string]string{"id": f.subDel.String()}},
+		"POST /t/:tenant/subscriptions/:id/deliveries/:delivery/redeliver": {
+			params: map[string]string{"id": f.subA.String(), "delivery": f.delA.String()}},
 	}
 }
 

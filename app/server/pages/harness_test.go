@@ -34,6 +34,7 @@ import (
 	"github.com/ductor/ductor/app/login"
 	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/app/subscriptions"
 	"github.com/ductor/ductor/app/testdb"
 	"github.com/ductor/ductor/app/testwait"
 	"github.com/ductor/ductor/workers"
@@ -46,6 +47,7 @@ type webBundle struct {
 	app  *server.Server
 	oidc *mockoidc.MockOIDC
 	runs *runs.Service // starts runs; no worker ticks them
+	subs *subscriptions.Service
 	// forgeNonce makes the provider put another nonce in the ID token;
 	// dropVerifier removes the PKCE verifier from the token request.
 	forgeNonce, dropVerifier *atomic.Bool
@@ -65,12 +67,13 @@ func setupWeb(t *testing.T, o webOpts) webBundle {
 		t.Fatal(err)
 	}
 	b := webBundle{forgeNonce: &atomic.Bool{}, dropVerifier: &atomic.Bool{}}
-	rt, err := workers.New(workers.Config{Pool: pool, Logger: slog.New(slog.DiscardHandler)})
+	rt, err := workers.New(workers.Config{Pool: pool, Logger: slog.New(slog.DiscardHandler),
+		Subscriptions: subscriptions.Config{Secrets: servertest.TestBox(t)}})
 	if err != nil {
 		t.Fatal(err) // jobs are queued, never worked
 	}
 	t.Cleanup(rt.Close)
-	b.runs = rt.Runs
+	b.runs, b.subs = rt.Runs, rt.Subscriptions
 	b.oidc = startProvider(t, b, o.endSession)
 	lp, err := login.New(context.Background(), login.Config{
 		Issuer: b.oidc.Issuer(), ClientID: b.oidc.ClientID, ClientSecret: b.oidc.ClientSecret,
@@ -81,7 +84,7 @@ func setupWeb(t *testing.T, o webOpts) webBundle {
 	}
 	b.app = server.New(server.Deps{
 		Pool: pool, Store: s, API: true, Web: true, Login: lp, DevLogin: o.devLogin, Runs: b.runs, Secrets: servertest.TestBox(t),
-		Logger: slog.New(slog.DiscardHandler), LiveStreamFor: time.Second,
+		Subscriptions: b.subs, Logger: slog.New(slog.DiscardHandler), LiveStreamFor: time.Second,
 	})
 	srv := httptest.NewUnstartedServer(b.app)
 	srv.Listener.Close()

@@ -14,6 +14,7 @@ import (
 	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/secrets"
 	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/app/subscriptions"
 )
 
 // Deps is what the dashboard's handlers take from the process.
@@ -33,6 +34,9 @@ type Deps struct {
 	BaseURL string
 	// Secrets seals webhook secrets; nil when none is configured.
 	Secrets *secrets.Box
+	// Subscriptions are the outbound webhook subscriptions; nil: their
+	// pages answer 503.
+	Subscriptions *subscriptions.Service
 	// LiveStreamFor bounds one live stream of the inspector (0: five
 	// minutes).
 	LiveStreamFor time.Duration
@@ -133,4 +137,5 @@ func triggerPages(t *echo.Group, d Deps) {
 	t.POST("/webhooks", handleWebhookCreateForm(d), manage)
 	t.POST("/webhooks/:id/rotate", handleWebhookRotateForm(d), manage)
 	t.POST("/webhooks/:id/delete", handleWebhookDeleteForm(d.Store), manage)
+	subscriptionPages(t, d)
 }

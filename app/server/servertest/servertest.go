@@ -28,6 +28,7 @@ import (
 	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/tenantsecrets"
+	"github.com/ductor/ductor/app/subscriptions"
 	"github.com/ductor/ductor/workers"
 )
 
@@ -37,7 +38,7 @@ func StartWorkers(t *testing.T, pool *pgxpool.Pool, log *slog.Logger, config fun
 	t.Helper()
 	exec := steps.NewExecutor(steps.NewRegistry(), steps.HTTPOptions{Allow: LoopbackAllow},
 		steps.WithSecrets(tenantsecrets.New(tenantsecrets.Config{Store: store.New(pool), Box: TestBox(t)})))
-	cfg := workers.Config{Pool: pool, Logger: log, LocalHandlers: exec.Handles}
+	cfg := workers.Config{Pool: pool, Logger: log, LocalHandlers: exec.Handles, Subscriptions: subscriptions.Config{Secrets: TestBox(t)}}
 	if config != nil {
 		config(&cfg)
 	}
