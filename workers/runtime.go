@@ -12,6 +12,7 @@ import (
 	"github.com/ductor/ductor/app/shell"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/telemetry"
+	"github.com/ductor/ductor/app/usage"
 )
 
 // Config is what a process's runtime is built from, once, by New: the
@@ -40,6 +41,9 @@ type Config struct {
 	StepBatchMax  int
 	// BatchQueueMax: see runs.Config.
 	BatchQueueMax int
+	// Usage is the metering and quota service's settings (its Pool and
+	// Logger are the runtime's).
+	Usage usage.Config
 	// Testing holds what only tests and benchmarks set.
 	Testing shell.Testing
 }
@@ -50,7 +54,8 @@ type Config struct {
 // and CLI call. Its fields are the layers themselves.
 type Runtime struct {
 	*shell.Shell
-	Runs *runs.Service
+	Runs  *runs.Service
+	Usage *usage.Service
 }
 
 // New builds a process's runtime.
@@ -69,23 +74,27 @@ func New(cfg Config) (*Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
+	cfg.Usage.Pool, cfg.Usage.Logger = cfg.Pool, cfg.Logger
+	meter := usage.New(cfg.Usage)
 	svc := runs.New(runs.Config{
 		Pool: cfg.Pool, Logger: cfg.Logger, Tracing: cfg.Tracing, Shell: sh,
 		TaskLease: cfg.TaskLease, MaxBufferedSignals: cfg.MaxBufferedSignals, BatchQueueMax: cfg.BatchQueueMax,
+		Quota: meter,
 	})
-	return &Runtime{Shell: sh, Runs: svc}, nil
+	return &Runtime{Shell: sh, Runs: svc, Usage: meter}, nil
 }
 
 // Collectors are the runtime's metrics for a Prometheus registry.
 func (r *Runtime) Collectors() []prometheus.Collector {
-	return append(r.Shell.Collectors(), r.Runs.Collectors()...)
+	return append(append(r.Shell.Collectors(), r.Runs.Collectors()...), r.Usage.Collectors()...)
 }
 
 // Sweep works what comes due, every shell.SweepEvery until ctx ends:
 // due timers, retries and lost attempts (Sweeper.SweepOnce, round again
 // at once while a batch comes back full), a chunk of a bulk operation
-// (runs.Batches.Once), and the runs flow control held back whose time has
-// come (Sweeper.FlowSweep). Every coordinator process runs it; SKIP
+// (runs.Batches.Once), the runs flow control held back whose time has
+// come (Sweeper.FlowSweep), and the usage deltas to fold
+// (usage.Service.FoldDue). Every coordinator process runs it; SKIP
 // LOCKED lets replicas share the work, and the database's clock decides
 // what is due.
 func (r *Runtime) Sweep(ctx context.Context) {
@@ -97,6 +106,7 @@ func (r *Runtime) Sweep(ctx context.Context) {
 			r.Runs.Log().ErrorContext(ctx, "batch", "err", err)
 		}
 		r.Sweeper.FlowSweep(ctx)
+		r.Usage.FoldDue(ctx)
 		select {
 		case <-ctx.Done():
 			return
