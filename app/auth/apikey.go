@@ -155,6 +155,7 @@ const (
 	ScopeSchedulesRead    Scope = "schedules:read"
 	ScopeWebhooksWrite    Scope = "webhooks:write"
 	ScopeWebhooksRead     Scope = "webhooks:read"
+	ScopeUsageRead        Scope = "usage:read"
 	ScopeAdmin            Scope = "admin"
 )
 
@@ -162,7 +163,7 @@ const (
 var AllScopes = []Scope{
 	ScopeRunsWrite, ScopeRunsRead, ScopeSignalsWrite, ScopeEventsWrite,
 	ScopeDefinitionsWrite, ScopeDefinitionsRead, ScopeApprovalsWrite,
-	ScopeTasksWork, ScopeSchedulesWrite, ScopeSchedulesRead, ScopeWebhooksWrite, ScopeWebhooksRead, ScopeAdmin,
+	ScopeTasksWork, ScopeSchedulesWrite, ScopeSchedulesRead, ScopeWebhooksWrite, ScopeWebhooksRead, ScopeUsageRead, ScopeAdmin,
 }
 
 // ParseScopes validates scope names; none at all means admin.

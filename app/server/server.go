@@ -51,6 +51,7 @@ import (
 	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/secrets"
 	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/app/usage"
 )
 
 // Deps is what the server needs from the rest of the process.
@@ -61,6 +62,9 @@ type Deps struct {
 	Registry *prometheus.Registry
 	// Runs starts runs and delivers controls to them.
 	Runs *runs.Service
+	// Usage reads tenants' metered use and quotas (one over Pool when
+	// nil).
+	Usage *usage.Service
 	// ValidateInput checks trigger input against a definition's schema.
 	ValidateInput runs.InputValidator
 	// API and Web choose which halves of the server are mounted.
@@ -102,7 +106,7 @@ func (d Deps) apiDeps() api.Deps {
 	return api.Deps{
 		Store: d.Store, Runs: d.Runs, ValidateInput: d.ValidateInput, Logger: d.Logger, Secrets: d.Secrets,
 		BaseURL: d.BaseURL, TrustedProxies: d.TrustedProxies, AuthFailuresPerMinute: d.AuthFailuresPerMinute,
-		AuthFailureBurst: d.AuthFailureBurst, Stopping: d.stopping,
+		AuthFailureBurst: d.AuthFailureBurst, Stopping: d.stopping, Usage: d.Usage,
 	}
 }
 
@@ -111,6 +115,7 @@ func (d Deps) pagesDeps() pages.Deps {
 	return pages.Deps{
 		Store: d.Store, Runs: d.Runs, ValidateInput: d.ValidateInput, Login: d.Login, DevLogin: d.DevLogin,
 		BaseURL: d.BaseURL, Secrets: d.Secrets, LiveStreamFor: d.LiveStreamFor, Stopping: d.stopping,
+		Usage: d.Usage,
 	}
 }
 
@@ -129,6 +134,9 @@ func New(d Deps) *Server {
 	}
 	if d.Registry == nil {
 		d.Registry = prometheus.NewRegistry()
+	}
+	if d.Usage == nil {
+		d.Usage = usage.New(usage.Config{Pool: d.Pool, Logger: d.Logger})
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true

@@ -14,6 +14,7 @@ import (
 	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/secrets"
 	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/app/usage"
 )
 
 // Deps is what the dashboard's handlers take from the process.
@@ -39,6 +40,8 @@ type Deps struct {
 	// Stopping is closed when the server starts shutting down: live
 	// streams end at once instead of holding the shutdown up.
 	Stopping <-chan struct{}
+	// Usage reads the tenant's metered use and quota state.
+	Usage *usage.Service
 }
 
 func (d Deps) secureCookies() bool { return strings.HasPrefix(d.BaseURL, "https://") }
