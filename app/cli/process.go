@@ -96,7 +96,7 @@ func (p process) run(ctx context.Context) error {
 		Login:   web.Login, DevLogin: web.DevLogin, BaseURL: web.BaseURL,
 		Pool: p.pool, Store: store.New(p.pool), Logger: p.log, Registry: reg, Runs: coord.Runs,
 		Usage: coord.Usage,
-		API: p.cfg.Roles.Has(config.RoleAPI), Web: p.cfg.Roles.Has(config.RoleWeb), APIRate: p.cfg.APIRate,
+		API:   p.cfg.Roles.Has(config.RoleAPI), Web: p.cfg.Roles.Has(config.RoleWeb), APIRate: p.cfg.APIRate,
 		ValidateInput: server.NewInputValidator(), TrustedProxies: p.cfg.TrustedProxies,
 	})
 	return srv.Serve(ctx, ln)
