@@ -55,6 +55,8 @@ func commands() []command {
 		{"case", "list and update human-loop cases", runCase},
 		{"schedule", "create, list, get, pause, unpause, trigger, backfill and delete schedules", runSchedule},
 		{"webhook", "create, list, rotate and delete inbound webhooks", runWebhook},
+		{"usage", "usage [--tenant SLUG] [--month YYYY-MM] [--output csv|json|table]: tenants' metered use (DATABASE_URL)", runUsage},
+		{"tier", "tier set TIER --monthly-steps N …: a tier's usage quotas (DATABASE_URL)", runTier},
 		{"healthcheck", "exit 0 when the local Ductor answers (the image's HEALTHCHECK)", runHealthcheck},
 		{"version", "print the version", runVersion},
 		{"completion", "completion bash|zsh|fish: a shell completion script", runCompletion},

@@ -95,9 +95,8 @@ func (p process) run(ctx context.Context) error {
 		Secrets: box,
 		Login:   web.Login, DevLogin: web.DevLogin, BaseURL: web.BaseURL,
 		Pool: p.pool, Store: store.New(p.pool), Logger: p.log, Registry: reg, Runs: coord.Runs,
-		Usage: coord.Usage,
-		API:   p.cfg.Roles.Has(config.RoleAPI), Web: p.cfg.Roles.Has(config.RoleWeb), APIRate: p.cfg.APIRate,
-		ValidateInput: server.NewInputValidator(), TrustedProxies: p.cfg.TrustedProxies,
+		API: p.cfg.Roles.Has(config.RoleAPI), Web: p.cfg.Roles.Has(config.RoleWeb), APIRate: p.cfg.APIRate,
+		ValidateInput: server.NewInputValidator(), TrustedProxies: p.cfg.TrustedProxies, Usage: coord.Usage,
 	})
 	return srv.Serve(ctx, ln)
 }
