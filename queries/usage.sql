@@ -78,27 +78,42 @@ SELECT (SELECT count(*) FROM moved)::bigint AS folded,
 
 -- name: UsageMonthAll :many
 -- Every tenant's use in one month (the month's first day), its rollup
--- plus what is not folded yet, with the tenant's slug and tier.
-WITH u AS (
-    SELECT tenant_id, runs_started, runs_succeeded, runs_failed, runs_cancelled, runs_timed_out, runs_terminated, steps, step_us, events, signals, webhooks, stored_bytes FROM usage_month WHERE month = @month::date
-    UNION ALL
-    SELECT tenant_id, runs_started, runs_succeeded, runs_failed, runs_cancelled, runs_timed_out, runs_terminated, steps, step_us, events, signals, webhooks, stored_bytes FROM usage_delta
-    WHERE day >= @month::date AND day < @month_end::date)
+-- plus what is not folded yet, with the tenant's slug and tier. The
+-- rollup is one row a tenant, added to without aggregating it.
+WITH d AS (
+    SELECT ud.tenant_id,
+           sum(runs_started)::bigint AS runs_started,
+           sum(runs_succeeded)::bigint AS runs_succeeded,
+           sum(runs_failed)::bigint AS runs_failed,
+           sum(runs_cancelled)::bigint AS runs_cancelled,
+           sum(runs_timed_out)::bigint AS runs_timed_out,
+           sum(runs_terminated)::bigint AS runs_terminated,
+           sum(steps)::bigint AS steps,
+           sum(step_us)::bigint AS step_us,
+           sum(events)::bigint AS events,
+           sum(signals)::bigint AS signals,
+           sum(webhooks)::bigint AS webhooks,
+           sum(stored_bytes)::bigint AS stored_bytes
+    FROM usage_delta ud
+    WHERE ud.day >= @month::date AND ud.day < @month_end::date
+    GROUP BY ud.tenant_id),
+m AS (
+    SELECT um.* FROM usage_month um WHERE um.month = @month::date)
 SELECT t.id AS tenant_id, t.slug, t.tier,
-       sum(runs_started)::bigint AS runs_started,
-       sum(runs_succeeded)::bigint AS runs_succeeded,
-       sum(runs_failed)::bigint AS runs_failed,
-       sum(runs_cancelled)::bigint AS runs_cancelled,
-       sum(runs_timed_out)::bigint AS runs_timed_out,
-       sum(runs_terminated)::bigint AS runs_terminated,
-       sum(steps)::bigint AS steps,
-       sum(step_us)::bigint AS step_us,
-       sum(events)::bigint AS events,
-       sum(signals)::bigint AS signals,
-       sum(webhooks)::bigint AS webhooks,
-       sum(stored_bytes)::bigint AS stored_bytes
-FROM u JOIN tenant t ON t.id = u.tenant_id
-GROUP BY t.id, t.slug, t.tier
+       (coalesce(m.runs_started, 0) + coalesce(d.runs_started, 0))::bigint AS runs_started,
+       (coalesce(m.runs_succeeded, 0) + coalesce(d.runs_succeeded, 0))::bigint AS runs_succeeded,
+       (coalesce(m.runs_failed, 0) + coalesce(d.runs_failed, 0))::bigint AS runs_failed,
+       (coalesce(m.runs_cancelled, 0) + coalesce(d.runs_cancelled, 0))::bigint AS runs_cancelled,
+       (coalesce(m.runs_timed_out, 0) + coalesce(d.runs_timed_out, 0))::bigint AS runs_timed_out,
+       (coalesce(m.runs_terminated, 0) + coalesce(d.runs_terminated, 0))::bigint AS runs_terminated,
+       (coalesce(m.steps, 0) + coalesce(d.steps, 0))::bigint AS steps,
+       (coalesce(m.step_us, 0) + coalesce(d.step_us, 0))::bigint AS step_us,
+       (coalesce(m.events, 0) + coalesce(d.events, 0))::bigint AS events,
+       (coalesce(m.signals, 0) + coalesce(d.signals, 0))::bigint AS signals,
+       (coalesce(m.webhooks, 0) + coalesce(d.webhooks, 0))::bigint AS webhooks,
+       (coalesce(m.stored_bytes, 0) + coalesce(d.stored_bytes, 0))::bigint AS stored_bytes
+FROM m FULL JOIN d ON d.tenant_id = m.tenant_id
+JOIN tenant t ON t.id = coalesce(m.tenant_id, d.tenant_id)
 ORDER BY t.slug;
 
 -- name: UsageTenantMonth :one
