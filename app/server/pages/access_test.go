@@ -189,6 +189,7 @@ func (f twoTenants) routeCases() map[string]routeCase {
 		"POST /t/:tenant/settings/members/role":    {form: url.Values{"email": {victor}, "role": {"admin"}}},
 		"POST /t/:tenant/settings/members/remove":  {form: url.Values{"email": {walt}}},
 		"GET /t/:tenant/settings/audit":            {},
+		"GET /t/:tenant/usage":                     {},
 		"GET /t/:tenant/schedules":                 {},
 		"POST /t/:tenant/schedules":                {form: url.Values{"id": {"stolen"}, "definition": {"orders"}, "interval": {"1h"}}},
 		"GET /t/:tenant/schedules/:id":             {params: map[string]string{"id": "sched-a"}},

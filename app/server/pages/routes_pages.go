@@ -70,6 +70,7 @@ func Routes(e *echo.Echo, d Deps) {
 	editorRoutes(e, d, st)
 	runPages(t, d)
 	triggerPages(t, d)
+	t.GET("/usage", handleUsagePage(d.Usage), httpx.Need(auth.PermView))
 	t.GET("/settings", handleSettings(d.Store), httpx.Need(auth.PermView))
 	t.POST("/settings/tier", handleTierSet(d.Store), httpx.Need(auth.PermTierManage))
 	t.POST("/settings/retention", handleRetentionSet(d.Store), httpx.Need(auth.PermTierManage))
