@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/runs"
+	"github.com/ductor/ductor/app/schedule"
 	"github.com/ductor/ductor/app/shell"
 	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/app/store"
@@ -318,5 +320,28 @@ edges:
 	}
 	if _, _, err := b.coord.Runs.Start(b.ctx, runs.Trigger{TenantID: b.tenant.ID, Definition: "gated"}, nil); err != nil {
 		t.Fatalf("a start once the quota is raised: %v", err)
+	}
+}
+
+// A schedule's action refused by the tenant's quota records not_started
+// with the quota's error, and starts no run.
+func TestScheduleRefusedByQuotaRecordsNotStarted(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	testdb.Definition(t, b.store, b.tenant.ID, noopDef)
+	b.newSchedule(t, "quota", "tick", time.Hour, schedule.OverlapAllowAll)
+	zero := int64(0)
+	if err := b.coord.Usage.SetTenant(b.ctx, b.tenant.ID, store.QuotaChange{MonthlyRuns: &zero}); err != nil {
+		t.Fatal(err)
+	}
+	a, err := b.coord.Runs.Schedules.Trigger(b.ctx, b.tenant.ID, "quota", schedule.OverlapAllowAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Status != "not_started" || !strings.Contains(a.Error, "monthly_runs") {
+		t.Errorf("action %+v, want not_started naming the quota", a)
+	}
+	if runs := b.runsOf(t, "quota"); len(runs) != 0 {
+		t.Errorf("the refused action started %d runs", len(runs))
 	}
 }
