@@ -21,6 +21,7 @@ import (
 	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/telemetry"
+	meter "github.com/ductor/ductor/app/usage"
 	"github.com/ductor/ductor/workers"
 )
 
@@ -52,6 +53,7 @@ func (p process) run(ctx context.Context) error {
 	coord, err := workers.New(workers.Config{
 		Pool: p.pool, Logger: p.log, Tracing: tracing, LocalHandlers: exec.Handles,
 		StepBatchMax: p.cfg.StepBatch, RescueWindow: p.cfg.RescueWindow,
+		Usage: meter.Config{TenantLabels: p.cfg.UsageTenantLabels},
 	})
 	if err != nil {
 		return err

@@ -48,6 +48,9 @@ type Config struct {
 	// TrustedProxies are the peers whose X-Forwarded-For and X-Real-IP
 	// headers name the client; none by default.
 	TrustedProxies []netip.Prefix
+	// UsageTenantLabels labels the usage metrics by tenant as well as
+	// tier (off: the number of tenants is unbounded).
+	UsageTenantLabels bool
 }
 
 // Role is a part of Ductor a process runs.
@@ -108,6 +111,7 @@ func Load(fs *flag.FlagSet, args []string, getenv func(string) string, defaultAd
 		{env: "DUCTOR_PRUNE_INTERVAL", flag: "prune-interval", usage: "how often finished runs past their tenant's retention are deleted (0: never)", def: "1m"},
 		{env: "DUCTOR_STEP_BATCH", flag: "step-batch", usage: "most ready steps of one tenant one job carries, 1 to 16 (1: one step a job)", def: "2"},
 		{env: "DUCTOR_TRUSTED_PROXIES", flag: "trusted-proxies", usage: "comma-separated CIDRs of the proxies whose X-Forwarded-For and X-Real-IP name the client (default: none)"},
+		{env: "DUCTOR_USAGE_TENANT_LABELS", flag: "usage-tenant-labels", usage: "label the usage metrics by tenant id too, true or false (their series grow with the tenants)", def: "false"},
 	}
 	for _, s := range settings {
 		s.value = s.def
@@ -170,6 +174,8 @@ func build(get func(string) string) (Config, error) {
 	cfg.StepBatch, err = parseStepBatch(get("DUCTOR_STEP_BATCH"))
 	check(err)
 	cfg.TrustedProxies, err = parseCIDRs("DUCTOR_TRUSTED_PROXIES", get("DUCTOR_TRUSTED_PROXIES"))
+	check(err)
+	cfg.UsageTenantLabels, err = parseSwitch("DUCTOR_USAGE_TENANT_LABELS", get("DUCTOR_USAGE_TENANT_LABELS"))
 	check(err)
 	if len(errs) > 0 {
 		return cfg, errs[0]
@@ -326,4 +332,13 @@ func parseStepBatch(v string) (int, error) {
 		return 0, &Error{"DUCTOR_STEP_BATCH", fmt.Sprintf("%q is not a number of steps from 1 to 16", v)}
 	}
 	return n, nil
+}
+
+// parseSwitch reads a setting that is on or off.
+func parseSwitch(name, v string) (bool, error) {
+	on, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, &Error{Setting: name, Problem: fmt.Sprintf("%q is not true or false", v)}
+	}
+	return on, nil
 }
