@@ -68,6 +68,9 @@ func TestUsageQuotaOverTheAPI(t *testing.T) {
 	if code, _ = b.call(t, "GET", "/api/v1/usage?group_by=week", b.keyA, ""); code != 400 {
 		t.Errorf("group_by=week: %d, want 400", code)
 	}
+	if code, _ = b.call(t, "GET", "/api/v1/usage?limit=5", b.keyA, ""); code != 422 {
+		t.Errorf("an unknown parameter: %d, want 422", code)
+	}
 	_, reader := testdb.APIKey(t, b.store, b.tenantA, &testdb.APIKeyOpts{Scopes: []auth.Scope{auth.ScopeRunsRead}})
 	if code, _ = b.call(t, "GET", "/api/v1/usage", reader, ""); code != 403 {
 		t.Errorf("usage without usage:read: %d, want 403", code)
