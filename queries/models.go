@@ -514,6 +514,87 @@ type TenantSecret struct {
 	LastUsedAt  *time.Time
 }
 
+type UsageDay struct {
+	TenantID       uuid.UUID
+	Day            pgtype.Date
+	DefinitionKey  string
+	RunsStarted    int64
+	RunsSucceeded  int64
+	RunsFailed     int64
+	RunsCancelled  int64
+	RunsTimedOut   int64
+	RunsTerminated int64
+	Steps          int64
+	StepUs         int64
+	Events         int64
+	Signals        int64
+	Webhooks       int64
+	StoredBytes    int64
+}
+
+type UsageDeltum struct {
+	ID             int64
+	TenantID       uuid.UUID
+	Day            pgtype.Date
+	DefinitionKey  string
+	RunsStarted    int64
+	RunsSucceeded  int64
+	RunsFailed     int64
+	RunsCancelled  int64
+	RunsTimedOut   int64
+	RunsTerminated int64
+	Steps          int64
+	StepUs         int64
+	Events         int64
+	Signals        int64
+	Webhooks       int64
+	StoredBytes    int64
+}
+
+type UsageMonth struct {
+	TenantID       uuid.UUID
+	Month          pgtype.Date
+	RunsStarted    int64
+	RunsSucceeded  int64
+	RunsFailed     int64
+	RunsCancelled  int64
+	RunsTimedOut   int64
+	RunsTerminated int64
+	Steps          int64
+	StepUs         int64
+	Events         int64
+	Signals        int64
+	Webhooks       int64
+	StoredBytes    int64
+}
+
+type UsageTenantQuotum struct {
+	TenantID     uuid.UUID
+	MonthlySteps pgtype.Int8
+	MonthlyRuns  pgtype.Int8
+	WaitingRuns  pgtype.Int8
+	StoredBytes  pgtype.Int8
+	SoftPercent  pgtype.Int4
+}
+
+type UsageTierQuotum struct {
+	Tier         string
+	MonthlySteps pgtype.Int8
+	MonthlyRuns  pgtype.Int8
+	WaitingRuns  pgtype.Int8
+	StoredBytes  pgtype.Int8
+	SoftPercent  int32
+}
+
+type UsageWarning struct {
+	TenantID   uuid.UUID
+	Period     pgtype.Date
+	Quota      string
+	Used       int64
+	QuotaLimit int64
+	At         time.Time
+}
+
 type WebSession struct {
 	TokenHash []byte
 	UserID    uuid.UUID

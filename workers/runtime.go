@@ -14,6 +14,7 @@ import (
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/subscriptions"
 	"github.com/ductor/ductor/app/telemetry"
+	"github.com/ductor/ductor/app/usage"
 )
 
 // Config is what a process's runtime is built from, once, by New: the
@@ -45,6 +46,9 @@ type Config struct {
 	// Subscriptions configures outbound webhook subscriptions (Pool and
 	// Logger are the runtime's); see subscriptions.Config.
 	Subscriptions subscriptions.Config
+	// Usage is the metering and quota service's settings (its Pool and
+	// Logger are the runtime's).
+	Usage usage.Config
 	// Testing holds what only tests and benchmarks set.
 	Testing shell.Testing
 }
@@ -58,6 +62,8 @@ type Runtime struct {
 	Runs *runs.Service
 	// Subscriptions sends events to outbound webhooks.
 	Subscriptions *subscriptions.Service
+	// Usage meters tenants and holds their quotas.
+	Usage *usage.Service
 }
 
 // New builds a process's runtime.
@@ -79,17 +85,19 @@ func New(cfg Config) (*Runtime, error) {
 	subCfg := cfg.Subscriptions
 	subCfg.Pool, subCfg.Logger = cfg.Pool, cfg.Logger
 	subs := subscriptions.New(subCfg)
+	cfg.Usage.Pool, cfg.Usage.Logger = cfg.Pool, cfg.Logger
+	meter := usage.New(cfg.Usage)
 	svc := runs.New(runs.Config{
 		Pool: cfg.Pool, Logger: cfg.Logger, Tracing: cfg.Tracing, Shell: sh,
 		TaskLease: cfg.TaskLease, MaxBufferedSignals: cfg.MaxBufferedSignals, BatchQueueMax: cfg.BatchQueueMax,
-		Outbound: subs.Outbound,
+		Outbound: subs.Outbound, Quota: meter,
 	})
-	return &Runtime{Shell: sh, Runs: svc, Subscriptions: subs}, nil
+	return &Runtime{Shell: sh, Runs: svc, Subscriptions: subs, Usage: meter}, nil
 }
 
 // Collectors are the runtime's metrics for a Prometheus registry.
 func (r *Runtime) Collectors() []prometheus.Collector {
-	return append(append(r.Shell.Collectors(), r.Runs.Collectors()...), r.Subscriptions.Collectors()...)
+	return append(append(append(r.Shell.Collectors(), r.Runs.Collectors()...), r.Subscriptions.Collectors()...), r.Usage.Collectors()...)
 }
 
 // Sweep works what comes due, every shell.SweepEvery until ctx ends:
@@ -98,6 +106,8 @@ func (r *Runtime) Collectors() []prometheus.Collector {
 // (runs.Batches.Once), the runs flow control held back whose time has
 // come (Sweeper.FlowSweep), and the system events the unit of work
 // stored (runs.Events.DispatchSystem). Every coordinator process runs it; SKIP
+// come (Sweeper.FlowSweep), and the usage deltas to fold
+// (usage.Service.FoldDue). Every coordinator process runs it; SKIP
 // LOCKED lets replicas share the work, and the database's clock decides
 // what is due. Alongside, it sends the subscriptions' deliveries
 // (subscriptions.Service.Run) until ctx ends.
@@ -116,6 +126,7 @@ func (r *Runtime) Sweep(ctx context.Context) {
 		if _, err := r.Runs.Events.DispatchSystem(ctx); err != nil && ctx.Err() == nil {
 			r.Runs.Log().ErrorContext(ctx, "system events", "err", err)
 		}
+		r.Usage.FoldDue(ctx)
 		select {
 		case <-ctx.Done():
 			return

@@ -25,6 +25,7 @@ const (
 	ConcurrencyLimit    Code = "concurrency_limit"    // 409: a concurrency rule refuses the run
 	TooLarge            Code = "too_large"            // 413
 	RateLimited         Code = "rate_limited"         // 429: rate or bound reached
+	QuotaExceeded       Code = "quota_exceeded"       // 429: a tenant's usage quota is used up
 	Unavailable         Code = "unavailable"          // 503
 	Internal            Code = "internal"             // 500: never shows its cause
 )

@@ -157,6 +157,7 @@ const (
 	ScopeWebhooksRead     Scope = "webhooks:read"
 	ScopeSecretsWrite     Scope = "secrets:write"
 	ScopeSecretsRead      Scope = "secrets:read"
+	ScopeUsageRead        Scope = "usage:read"
 	ScopeAdmin            Scope = "admin"
 )
 
@@ -165,7 +166,7 @@ var AllScopes = []Scope{
 	ScopeRunsWrite, ScopeRunsRead, ScopeSignalsWrite, ScopeEventsWrite,
 	ScopeDefinitionsWrite, ScopeDefinitionsRead, ScopeApprovalsWrite,
 	ScopeTasksWork, ScopeSchedulesWrite, ScopeSchedulesRead, ScopeWebhooksWrite, ScopeWebhooksRead,
-	ScopeSecretsWrite, ScopeSecretsRead, ScopeAdmin,
+	ScopeSecretsWrite, ScopeSecretsRead, ScopeUsageRead, ScopeAdmin,
 }
 
 // ParseScopes validates scope names; none at all means admin.

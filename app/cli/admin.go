@@ -43,7 +43,7 @@ func tenantSubcommands() []subcommand {
 	return []subcommand{
 		{"create", "tenant create SLUG [--tier standard] [--name NAME]", "create a tenant; prints its id", runTenantCreate},
 		{"list", "tenant list [--output json|table]", "every tenant", runTenantList},
-		{"set", "tenant set SLUG [--tier T] [--max-concurrency N] [--rate R] [--retention D] [--schedule-to-start D]", "change a tenant's tier, step admission limits (0: none), retention of finished runs and how long tasks wait for a worker", runTenantSet},
+		{"set", "tenant set SLUG [--tier T] [--max-concurrency N] [--rate R] [--retention D] [--schedule-to-start D] [--monthly-steps N]…", "change a tenant's tier, step admission limits (0: none), retention of finished runs, how long tasks wait for a worker, and its usage quotas (as tier set's flags)", runTenantSet},
 	}
 }
 
@@ -303,6 +303,7 @@ func runTenantSet(ctx context.Context, env Env, args []string) error {
 	rate := fs.Float64("rate", -1, "step starts per second on average (0: no limit)")
 	retention := fs.String("retention", "", "how long finished runs are kept, such as 720h or 30d (0: forever)")
 	sts := fs.String("schedule-to-start", "", "how long a task step that sets none waits for a worker to claim it, e.g. 10m (0: the default, 5m)")
+	quotas := addQuotaFlags(fs)
 	slug, rest := splitPositional(args)
 	cfg, _, err := loadConfig(fs, rest, env, "127.0.0.1:8080")
 	if err != nil {
@@ -324,6 +325,9 @@ func runTenantSet(ctx context.Context, env Env, args []string) error {
 	return withStore(ctx, cfg, func(s *store.Store) error {
 		t, err := s.TenantGetBySlug(ctx, slug)
 		if err != nil {
+			return err
+		}
+		if err := quotas.applyTenant(ctx, s, t.ID); err != nil {
 			return err
 		}
 		if *tier != "" {

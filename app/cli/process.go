@@ -23,6 +23,7 @@ import (
 	"github.com/ductor/ductor/app/subscriptions"
 	"github.com/ductor/ductor/app/telemetry"
 	"github.com/ductor/ductor/app/tenantsecrets"
+	meter "github.com/ductor/ductor/app/usage"
 	"github.com/ductor/ductor/workers"
 )
 
@@ -63,6 +64,7 @@ func (p process) run(ctx context.Context) error {
 			Secrets: box, Allow: p.cfg.HTTPAllow, MaxAge: p.cfg.SubscriptionMaxAge,
 			DisableAfter: p.cfg.SubscriptionDisableAfter, Timeout: p.cfg.SubscriptionTimeout,
 		},
+		Usage: meter.Config{TenantLabels: p.cfg.UsageTenantLabels},
 	})
 	if err != nil {
 		return err
@@ -103,7 +105,7 @@ func (p process) run(ctx context.Context) error {
 		Login: web.Login, DevLogin: web.DevLogin, BaseURL: web.BaseURL,
 		Pool: p.pool, Store: store.New(p.pool), Logger: p.log, Registry: reg, Runs: coord.Runs,
 		API: p.cfg.Roles.Has(config.RoleAPI), Web: p.cfg.Roles.Has(config.RoleWeb), APIRate: p.cfg.APIRate,
-		ValidateInput: server.NewInputValidator(), TrustedProxies: p.cfg.TrustedProxies,
+		ValidateInput: server.NewInputValidator(), TrustedProxies: p.cfg.TrustedProxies, Usage: coord.Usage,
 	})
 	return srv.Serve(ctx, ln)
 }

@@ -59,6 +59,9 @@ type Config struct {
 	SubscriptionMaxAge       time.Duration
 	SubscriptionDisableAfter int
 	SubscriptionTimeout      time.Duration
+	// UsageTenantLabels labels the usage metrics by tenant as well as
+	// tier (off: the number of tenants is unbounded).
+	UsageTenantLabels bool
 }
 
 // Role is a part of Ductor a process runs.
@@ -126,6 +129,7 @@ func Load(fs *flag.FlagSet, args []string, getenv func(string) string, defaultAd
 		{env: "DUCTOR_SUBSCRIPTION_DISABLE_AFTER", flag: "subscription-disable-after", usage: "failed deliveries in a row that disable a subscription", def: "20"},
 		{env: "DUCTOR_SUBSCRIPTION_TIMEOUT", flag: "subscription-timeout", usage: "how long one outbound webhook attempt waits for an answer", def: "10s"},
 		{env: "DUCTOR_TRUSTED_PROXIES", flag: "trusted-proxies", usage: "comma-separated CIDRs of the proxies whose X-Forwarded-For and X-Real-IP name the client (default: none)"},
+		{env: "DUCTOR_USAGE_TENANT_LABELS", flag: "usage-tenant-labels", usage: "label the usage metrics by tenant id too, true or false (their series grow with the tenants)", def: "false"},
 	}
 	for _, s := range settings {
 		s.value = s.def
@@ -232,6 +236,8 @@ func build(get func(string) string) (Config, error) {
 	if err != nil || cfg.SubscriptionDisableAfter < 1 || cfg.SubscriptionDisableAfter > 1000 {
 		err = &Error{"DUCTOR_SUBSCRIPTION_DISABLE_AFTER", fmt.Sprintf("%q is not a number of deliveries from 1 to 1000", get("DUCTOR_SUBSCRIPTION_DISABLE_AFTER"))}
 	}
+	check(err)
+	cfg.UsageTenantLabels, err = parseSwitch("DUCTOR_USAGE_TENANT_LABELS", get("DUCTOR_USAGE_TENANT_LABELS"))
 	check(err)
 	if len(errs) > 0 {
 		return cfg, errs[0]
@@ -411,4 +417,13 @@ func parseDuration(env, v string, lo, hi time.Duration) (time.Duration, error) {
 		return 0, &Error{env, fmt.Sprintf("%q is not a duration from %s to %s", v, lo, hi)}
 	}
 	return d, nil
+}
+
+// parseSwitch reads a setting that is on or off.
+func parseSwitch(name, v string) (bool, error) {
+	on, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, &Error{Setting: name, Problem: fmt.Sprintf("%q is not true or false", v)}
+	}
+	return on, nil
 }

@@ -65,6 +65,9 @@ func (c *Service) Start(ctx context.Context, t Trigger, validate InputValidator)
 	if err != nil {
 		return store.Run{}, false, err
 	}
+	if err := c.admit(ctx, s, t.TenantID); err != nil {
+		return store.Run{}, false, err
+	}
 	if validate != nil && len(v.Manifest.InputSchema) > 0 {
 		if err := validate(v.Manifest.InputSchema, t.Input); err != nil {
 			return store.Run{}, false, err

@@ -333,10 +333,11 @@ func scheduledTrigger(sc store.Schedule, t time.Time) Trigger {
 
 // notStartable reports an error that no retry fixes: the definition or
 // its version is gone, the input does not fit (or its flow control
-// cannot key it), or a rate limit dropped the start.
+// cannot key it), a rate limit dropped the start, or the tenant's quota
+// refused it.
 func notStartable(err error) bool {
 	switch apperr.CodeOf(err) {
-	case apperr.NotFound, apperr.Invalid, apperr.Unprocessable, apperr.RateLimited:
+	case apperr.NotFound, apperr.Invalid, apperr.Unprocessable, apperr.RateLimited, apperr.QuotaExceeded:
 		return err != nil
 	}
 	return false

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
@@ -41,6 +42,14 @@ type Config struct {
 	// dispatches it (the subscriptions' deliveries are created there);
 	// nil when nothing goes out.
 	Outbound func(ctx context.Context, tx pgx.Tx, e store.Event) error
+	// Quota admits each new run of a tenant, or refuses it with
+	// apperr.QuotaExceeded (nil: no quotas); see package usage.
+	Quota QuotaGate
+}
+
+// QuotaGate admits a tenant's new run against its quotas.
+type QuotaGate interface {
+	Admit(ctx context.Context, s *store.Store, tenantID uuid.UUID) error
 }
 
 // Defaults of a bridge task's claim.
@@ -87,6 +96,15 @@ func New(cfg Config) *Service {
 		w: cfg.Shell.Writer, t: cfg.Shell.Ticker, obs: cfg.Shell.Observer, triggers: newTriggerMetrics(),
 	}
 	return &Service{deps: d, Schedules: &Schedules{d}, Tasks: &Tasks{d}, Events: &Events{d}, Batches: &Batches{d}, Upgrades: &Upgrades{d}}
+}
+
+// admit asks the quota gate, if there is one, to let a tenant's new run
+// start.
+func (c *deps) admit(ctx context.Context, s *store.Store, tenantID uuid.UUID) error {
+	if c.Quota == nil {
+		return nil
+	}
+	return c.Quota.Admit(ctx, s, tenantID)
 }
 
 // Collectors are the service's metrics for a Prometheus registry:

@@ -52,6 +52,7 @@ import (
 	"github.com/ductor/ductor/app/secrets"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/subscriptions"
+	"github.com/ductor/ductor/app/usage"
 )
 
 // Deps is what the server needs from the rest of the process.
@@ -65,6 +66,9 @@ type Deps struct {
 	// Subscriptions are the outbound webhook subscriptions; nil in
 	// servers that do not offer them (their routes answer 503).
 	Subscriptions *subscriptions.Service
+	// Usage reads tenants' metered use and quotas (one over Pool when
+	// nil).
+	Usage *usage.Service
 	// ValidateInput checks trigger input against a definition's schema.
 	ValidateInput runs.InputValidator
 	// API and Web choose which halves of the server are mounted.
@@ -106,7 +110,7 @@ func (d Deps) apiDeps() api.Deps {
 	return api.Deps{
 		Store: d.Store, Runs: d.Runs, ValidateInput: d.ValidateInput, Logger: d.Logger, Secrets: d.Secrets,
 		BaseURL: d.BaseURL, TrustedProxies: d.TrustedProxies, AuthFailuresPerMinute: d.AuthFailuresPerMinute,
-		AuthFailureBurst: d.AuthFailureBurst, Stopping: d.stopping, Subscriptions: d.Subscriptions,
+		AuthFailureBurst: d.AuthFailureBurst, Stopping: d.stopping, Subscriptions: d.Subscriptions, Usage: d.Usage,
 	}
 }
 
@@ -115,7 +119,7 @@ func (d Deps) pagesDeps() pages.Deps {
 	return pages.Deps{
 		Store: d.Store, Runs: d.Runs, ValidateInput: d.ValidateInput, Login: d.Login, DevLogin: d.DevLogin,
 		BaseURL: d.BaseURL, Secrets: d.Secrets, LiveStreamFor: d.LiveStreamFor, Stopping: d.stopping,
-		Subscriptions: d.Subscriptions,
+		Subscriptions: d.Subscriptions, Usage: d.Usage,
 	}
 }
 
@@ -134,6 +138,9 @@ func New(d Deps) *Server {
 	}
 	if d.Registry == nil {
 		d.Registry = prometheus.NewRegistry()
+	}
+	if d.Usage == nil {
+		d.Usage = usage.New(usage.Config{Pool: d.Pool, Logger: d.Logger})
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true

@@ -148,6 +148,7 @@ func TestAPITenantIsolation(t *testing.T) {
 		"GET /api/v1/openapi.json":                  {"/api/v1/openapi.json", "", 200}, // documentation, no tenant data
 		"GET /api/v1/schemas/definition.json":       {"/api/v1/schemas/definition.json", "", 200},
 		"GET /api/v1/whoami":                        {"/api/v1/whoami", "", 200},
+		"GET /api/v1/usage":                         {"/api/v1/usage", "", 200},
 		"POST /api/v1/runs":                         {"/api/v1/runs", `{"definition": "secret"}`, 404},
 		"GET /api/v1/runs":                          {"/api/v1/runs", "", 200},
 		"GET /api/v1/runs/:id":                      {"/api/v1/runs/" + id, "", 404},

@@ -333,6 +333,8 @@ func TestOpenAPIDescribesTheAnswers(t *testing.T) {
 		{route: "GET /api/v1/openapi.json", path: "/api/v1/openapi.json"},
 		{route: "GET /api/v1/schemas/definition.json", path: "/api/v1/schemas/definition.json"},
 		{route: "GET /api/v1/whoami", path: "/api/v1/whoami"},
+		{route: "GET /api/v1/usage", path: "/api/v1/usage?group_by=definition"},
+		{route: "GET /api/v1/usage", path: "/api/v1/usage?from=2026-13-01"},
 		{route: "POST /api/v1/runs", path: "/api/v1/runs", body: `{"definition": "orders", "input": {"amount": 1}, "idempotency_key": "k"}`},
 		{route: "POST /api/v1/runs", path: "/api/v1/runs", body: `{"definition": "orders", "input": {"amount": 1}, "idempotency_key": "k"}`},
 		{route: "POST /api/v1/runs", path: "/api/v1/runs", body: `{"definition": "orders", "input": {"amount": 3}, "idempotency_key": "k"}`},

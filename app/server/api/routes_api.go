@@ -12,8 +12,9 @@ import (
 	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/secrets"
 	"github.com/ductor/ductor/app/store"
-	"github.com/ductor/ductor/app/tenantsecrets"
 	"github.com/ductor/ductor/app/subscriptions"
+	"github.com/ductor/ductor/app/tenantsecrets"
+	"github.com/ductor/ductor/app/usage"
 )
 
 // Deps is what the API's handlers take from the process.
@@ -40,12 +41,15 @@ type Deps struct {
 	// Stopping is closed when the server starts shutting down: long polls
 	// answer at once instead of holding the shutdown up.
 	Stopping <-chan struct{}
+	// Usage reads the tenant's metered use and quota state.
+	Usage *usage.Service
 }
 
 // Routes lists the JSON API under /api/v1; every route is authenticated
 // by an API key and confined to the key's tenant.
 func Routes(api *echo.Group, d Deps) {
-	api.GET("/whoami", handleWhoami())
+	api.GET("/whoami", handleWhoami(d.Usage))
+	api.GET("/usage", handleUsage(d.Usage), httpx.RequireScope(auth.ScopeUsageRead), httpx.AllowQuery("from", "to", "group_by"))
 	waitingRoutes(api, d)
 	taskRoutes(api, d)
 	scheduleRoutes(api, d)

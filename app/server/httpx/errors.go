@@ -30,6 +30,7 @@ var StatusOf = map[apperr.Code]int{
 	apperr.ConcurrencyLimit:    http.StatusConflict,
 	apperr.TooLarge:            http.StatusRequestEntityTooLarge,
 	apperr.RateLimited:         http.StatusTooManyRequests,
+	apperr.QuotaExceeded:       http.StatusTooManyRequests,
 	apperr.Unavailable:         http.StatusServiceUnavailable,
 	apperr.Internal:            http.StatusInternalServerError,
 }

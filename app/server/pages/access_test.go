@@ -213,6 +213,7 @@ func (f twoTenants) routeCases() map[string]routeCase {
 		"POST /t/:tenant/subscriptions/:id/delete":      {params: map[string]string{"id": f.subDel.String()}},
 		"POST /t/:tenant/subscriptions/:id/deliveries/:delivery/redeliver": {
 			params: map[string]string{"id": f.subA.String(), "delivery": f.delA.String()}},
+		"GET /t/:tenant/usage": {},
 	}
 }
 

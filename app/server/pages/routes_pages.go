@@ -15,6 +15,7 @@ import (
 	"github.com/ductor/ductor/app/secrets"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/subscriptions"
+	"github.com/ductor/ductor/app/usage"
 )
 
 // Deps is what the dashboard's handlers take from the process.
@@ -43,6 +44,8 @@ type Deps struct {
 	// Stopping is closed when the server starts shutting down: live
 	// streams end at once instead of holding the shutdown up.
 	Stopping <-chan struct{}
+	// Usage reads the tenant's metered use and quota state.
+	Usage *usage.Service
 }
 
 func (d Deps) secureCookies() bool { return strings.HasPrefix(d.BaseURL, "https://") }
@@ -71,6 +74,7 @@ func Routes(e *echo.Echo, d Deps) {
 	editorRoutes(e, d, st)
 	runPages(t, d)
 	triggerPages(t, d)
+	t.GET("/usage", handleUsagePage(d.Usage), httpx.Need(auth.PermView))
 	t.GET("/settings", handleSettings(d.Store), httpx.Need(auth.PermView))
 	t.POST("/settings/tier", handleTierSet(d.Store), httpx.Need(auth.PermTierManage))
 	t.POST("/settings/retention", handleRetentionSet(d.Store), httpx.Need(auth.PermTierManage))

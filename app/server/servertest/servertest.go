@@ -27,8 +27,8 @@ import (
 	"github.com/ductor/ductor/app/server/httpx"
 	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/app/store"
-	"github.com/ductor/ductor/app/tenantsecrets"
 	"github.com/ductor/ductor/app/subscriptions"
+	"github.com/ductor/ductor/app/tenantsecrets"
 	"github.com/ductor/ductor/workers"
 )
 

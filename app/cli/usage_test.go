@@ -1,0 +1,55 @@
+package cli
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/app/testdb"
+)
+
+// tier set and tenant set change quotas (the tenant's own override the
+// tier's, none clears one); usage prints a month of every tenant as CSV.
+func TestTierTenantQuotasAndUsage(t *testing.T) {
+	t.Parallel()
+	pool, url := testdb.SchemaURL(t)
+	s := store.New(pool)
+	ctx := context.Background()
+	a, b := testdb.Tenant(t, s, nil), testdb.Tenant(t, s, nil)
+	if _, err := runCLI(t, url, "tier", "set", "standard", "--monthly-steps", "100000", "--monthly-runs", "500"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runCLI(t, url, "tenant", "set", a.Slug, "--monthly-steps", "7", "--monthly-runs", "none"); err != nil {
+		t.Fatal(err)
+	}
+	qa, _ := s.UsageQuotaGet(ctx, a.ID)
+	qb, _ := s.UsageQuotaGet(ctx, b.ID)
+	if qa.MonthlySteps != 7 || qa.MonthlyRuns != 500 || qb.MonthlySteps != 100000 || qa.SoftPercent != 80 {
+		t.Errorf("quotas %+v and %+v, want a's 7 steps over the tier's 500 runs, b the tier's", qa, qb)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO usage_delta (tenant_id, day, definition_key, steps, runs_started)
+		VALUES ($1, '2026-12-03', 'd', 40, 4), ($2, '2026-12-04', 'd', 2, 1), ($1, '2026-11-30', 'd', 1, 1)`, a.ID, b.ID); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runCLI(t, url, "usage", "--month", "2026-12")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "tenant,tier,month,runs_started") {
+		t.Fatalf("usage csv:\n%s", out)
+	}
+	if !strings.Contains(out, a.Slug+",standard,2026-12,4,") || !strings.Contains(out, b.Slug+",standard,2026-12,1,") {
+		t.Errorf("usage csv:\n%s", out)
+	}
+	out, err = runCLI(t, url, "usage", "--tenant", a.Slug, "--month", "2026-11", "--output", "json")
+	if err != nil || !strings.Contains(out, `"steps": 1`) {
+		t.Errorf("usage json = %s, %v", out, err)
+	}
+	for _, bad := range [][]string{{"usage", "--month", "12-2026"}, {"tier", "set", "standard"}, {"tier", "set", "standard", "--monthly-steps", "-4"}} {
+		if _, err := runCLI(t, url, bad...); err == nil {
+			t.Errorf("%v: no error", bad)
+		}
+	}
+}

@@ -1,0 +1,347 @@
+package workers_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/ductor/ductor/app/apperr"
+	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/runs"
+	"github.com/ductor/ductor/app/schedule"
+	"github.com/ductor/ductor/app/shell"
+	"github.com/ductor/ductor/app/steps"
+	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/app/testdb"
+	"github.com/ductor/ductor/workers"
+)
+
+// usageWorkload publishes the mixed workload's definitions for tenant
+// and runs it: chains, a scatter whose children fail once and are
+// retried, runs that wait on an event and on a signal.
+func (b testBundle) usageWorkload(t *testing.T, tenant store.Tenant, n int) {
+	t.Helper()
+	b.tenant = tenant
+	b.publishYAML(t, `
+key: u-chain
+steps:
+  - {ref: a, type: task, with: {handler: builtin.echo}}
+  - {ref: b, type: transform, with: {expr: '{"n": 2}'}}
+  - {ref: c, type: task, with: {handler: builtin.noop}}
+edges:
+  - {from: a, to: b}
+  - {from: b, to: c}
+`)
+	b.publishYAML(t, `
+key: u-scatter
+steps:
+  - ref: fan
+    type: scatter
+    with:
+      items_expr: input.items
+      key_expr: '"k" + string(index)'
+      concurrency: 4
+      do: {type: task, with: {handler: test.flaky, input_expr: item}, retry: {max_attempts: 3, initial_interval: 10ms}}
+`)
+	b.publishYAML(t, `
+key: u-wait
+steps:
+  - {ref: paid, type: event, with: {name: paid, match_expr: 'event.order == input.order'}}
+  - {ref: ok, type: signal, with: {name: ok}}
+edges:
+  - {from: paid, to: ok}
+`)
+	var ids []uuid.UUID
+	for i := range n {
+		ids = append(ids, b.start(t, "u-chain", map[string]any{"n": i}))
+		ids = append(ids, b.start(t, "u-scatter", map[string]any{"items": items(4)}))
+		w := b.start(t, "u-wait", map[string]any{"order": i})
+		b.waitNode(t, w, "paid", engine.NodeWaiting)
+		b.event(t, "paid", map[string]any{"order": i})
+		b.waitNode(t, w, "ok", engine.NodeWaiting)
+		if err := b.signal(t, w, fmt.Sprint("r", i), "ok", map[string]any{"i": i}); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, w)
+	}
+	for _, id := range ids {
+		b.waitTerminal(t, id)
+	}
+}
+
+// flaky fails each item's first attempt (retryably) and then succeeds.
+func flaky() map[string]steps.Handler {
+	return map[string]steps.Handler{"test.flaky": func(_ context.Context, c steps.Call) (any, error) {
+		if c.Attempt == 1 {
+			return nil, errors.New("first attempt fails")
+		}
+		return c.Input, nil
+	}}
+}
+
+// usageFigures are per (tenant, UTC day) figures, keyed "tenant/day/metric".
+type usageFigures map[string]int64
+
+func readFigures(t *testing.T, b testBundle, sql string) usageFigures {
+	t.Helper()
+	rows, err := b.pool.Query(b.ctx, sql)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := usageFigures{}
+	for rows.Next() {
+		var tenant uuid.UUID
+		var day time.Time
+		var metric string
+		var v int64
+		if err := rows.Scan(&tenant, &day, &metric, &v); err != nil {
+			t.Fatal(err)
+		}
+		if v != 0 {
+			out[fmt.Sprintf("%s/%s/%s", tenant, day.Format(time.DateOnly), metric)] = v
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// fromTables is what the database's own tables hold, per tenant and day.
+const fromTables = `
+SELECT tenant_id, ductor_utc_day(created_at), 'runs_started', count(*) FROM run GROUP BY 1, 2
+UNION ALL
+SELECT tenant_id, ductor_utc_day(finished_at), 'runs_' || status, count(*) FROM run
+WHERE status IN ('succeeded', 'failed', 'cancelled', 'timed_out', 'terminated') GROUP BY 1, 2, 3
+UNION ALL
+SELECT tenant_id, ductor_utc_day(started_at), 'steps', count(*) FROM run_attempt WHERE started_at IS NOT NULL GROUP BY 1, 2
+UNION ALL
+SELECT tenant_id, ductor_utc_day(started_at), 'step_us', sum(ductor_step_us(started_at, finished_at))::bigint
+FROM run_attempt WHERE started_at IS NOT NULL GROUP BY 1, 2
+UNION ALL
+SELECT tenant_id, ductor_utc_day(created_at), 'events', count(*) FROM event GROUP BY 1, 2
+UNION ALL
+SELECT tenant_id, ductor_utc_day(created_at), 'signals', count(*) FROM run_signal GROUP BY 1, 2
+UNION ALL
+SELECT tenant_id, '2000-01-01'::date, 'stored_bytes', sum(b)::bigint FROM (
+    SELECT tenant_id, ductor_json_bytes(output) + ductor_json_bytes(error) AS b FROM run_attempt
+    UNION ALL SELECT tenant_id, ductor_json_bytes(payload) FROM run_input) s GROUP BY 1`
+
+// fromUsage is what metering counted: the rollups plus the deltas not
+// folded yet (stored bytes over all time, as the tables hold them now).
+const fromUsage = `
+WITH u AS (
+    SELECT tenant_id, day, runs_started, runs_succeeded, runs_failed, runs_cancelled, runs_timed_out,
+           runs_terminated, steps, step_us, events, signals, stored_bytes FROM usage_day
+    UNION ALL
+    SELECT tenant_id, day, runs_started, runs_succeeded, runs_failed, runs_cancelled, runs_timed_out,
+           runs_terminated, steps, step_us, events, signals, stored_bytes FROM usage_delta),
+d AS (
+    SELECT tenant_id, day, sum(runs_started) rs, sum(runs_succeeded) su, sum(runs_failed) fa,
+           sum(runs_cancelled) ca, sum(runs_timed_out) tio, sum(runs_terminated) te, sum(steps) st,
+           sum(step_us) us, sum(events) ev, sum(signals) si
+    FROM u GROUP BY 1, 2)
+SELECT tenant_id, day, m, v::bigint FROM d, LATERAL (VALUES ('runs_started', rs), ('runs_succeeded', su),
+    ('runs_failed', fa), ('runs_cancelled', ca), ('runs_timed_out', tio), ('runs_terminated', te),
+    ('steps', st), ('step_us', us), ('events', ev), ('signals', si)) AS x(m, v)
+UNION ALL
+SELECT tenant_id, '2000-01-01'::date, 'stored_bytes', sum(stored_bytes)::bigint FROM u GROUP BY 1`
+
+func assertUsageMatchesTables(t *testing.T, b testBundle) {
+	t.Helper()
+	want, got := readFigures(t, b, fromTables), readFigures(t, b, fromUsage)
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: metered %d, the tables say %d", k, got[k], v)
+		}
+	}
+	for k, v := range got {
+		if _, ok := want[k]; !ok {
+			t.Errorf("%s: metered %d, the tables say 0", k, v)
+		}
+	}
+	if len(want) == 0 {
+		t.Fatal("the workload left nothing in the tables")
+	}
+}
+
+// Every usage figure equals what the tables hold, per tenant and day,
+// before and after the deltas are folded, with result writes that fail
+// and are retried in the middle of the workload.
+func TestUsageAddsUpToTheTables(t *testing.T) {
+	t.Parallel()
+	var faults atomic.Int32
+	b := setupWith(t, func(c *workers.Config) {
+		c.Usage.FoldEvery = time.Hour // folded by the test, at chosen moments
+		c.Testing.FaultTx = func(ctx context.Context, tx pgx.Tx, point string) error {
+			if point == shell.FaultResultWrite && faults.Add(1)%5 == 0 {
+				return errors.New("injected: the result write fails and is tried again")
+			}
+			return nil
+		}
+	}, flaky())
+	other := testdb.Tenant(t, b.store, nil)
+	b.usageWorkload(t, b.tenant, 3)
+	assertUsageMatchesTables(t, b)
+	if _, err := b.coord.Usage.Fold(b.ctx); err != nil {
+		t.Fatal(err)
+	}
+	b.usageWorkload(t, other, 2)
+	assertUsageMatchesTables(t, b)
+	if _, err := b.coord.Usage.Fold(b.ctx); err != nil {
+		t.Fatal(err)
+	}
+	assertUsageMatchesTables(t, b)
+	if faults.Load() < 5 {
+		t.Errorf("only %d result writes, none failed", faults.Load())
+	}
+	var pending int64
+	if err := b.pool.QueryRow(b.ctx, `SELECT count(*) FROM usage_delta`).Scan(&pending); err != nil || pending != 0 {
+		t.Errorf("%d deltas left after the fold (%v)", pending, err)
+	}
+}
+
+// A worker killed mid-step leaves an attempt started and never finished;
+// the sweep reports it lost and the retry runs. Both attempts count, and
+// the figures still equal the tables.
+func TestUsageAddsUpAfterAWorkerDies(t *testing.T) {
+	t.Parallel()
+	pool := testdb.Schema(t)
+	b := testBundle{ctx: context.Background(), pool: pool, store: store.New(pool)}
+	b.coord = startWith(t, pool, roles{steps: false,
+		config: func(c *workers.Config) { c.RescueWindow = 200 * time.Millisecond }})
+	b.tenant = testdb.Tenant(t, b.store, nil)
+	b.publishYAML(t, `
+key: doomed
+steps:
+  - {ref: work, type: task, with: {handler: builtin.noop}, timeout: 300ms}
+`)
+	id := b.start(t, "doomed", nil)
+	var jobID int64
+	b.poll(t, func() bool {
+		return b.pool.QueryRow(b.ctx, `SELECT id FROM river_job WHERE kind = 'ductor.step' AND args->>'run_id' = $1`, id.String()).Scan(&jobID) == nil
+	})
+	if _, err := b.pool.Exec(b.ctx, `UPDATE river_job SET state = 'running', attempt = 1, attempted_at = now() WHERE id = $1`, jobID); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := b.store.AttemptStart(b.ctx, b.tenant.ID, id, "work", 0, 1, 500*time.Millisecond); err != nil || !ok {
+		t.Fatalf("take attempt: %v %v", ok, err)
+	}
+	startWith(t, pool, roles{steps: true})
+	if run := b.waitTerminal(t, id); run.Status != engine.RunSucceeded {
+		t.Fatalf("run %s", run.Status)
+	}
+	assertUsageMatchesTables(t, b)
+	u, err := b.coord.Usage.Read(b.ctx, b.tenant.ID, time.Now().UTC().AddDate(0, 0, -1), time.Now().UTC().AddDate(0, 0, 2), "day")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Total.Steps != 2 || u.Total.RunsStarted != 1 || u.Total.RunsSucceeded != 1 {
+		t.Errorf("usage %+v, want 2 steps (the lost one and its retry) of one run that succeeded", u.Total)
+	}
+}
+
+// A tenant at its monthly step quota is refused new starts with
+// quota_exceeded while its running runs finish (their remaining steps
+// counted); another tenant is unaffected; raising the quota lets starts
+// through at once.
+func TestMonthlyStepQuotaRefusesStartsNotRunningRuns(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	b := setup(t, map[string]steps.Handler{"test.gate": func(ctx context.Context, _ steps.Call) (any, error) {
+		select {
+		case <-release:
+			return "through", nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}})
+	other := testdb.Tenant(t, b.store, nil)
+	for _, tn := range []store.Tenant{b.tenant, other} {
+		testdb.Definition(t, b.store, tn.ID, `
+key: gated
+steps:
+  - {ref: a, type: task, with: {handler: builtin.noop}}
+  - {ref: wait, type: task, with: {handler: test.gate}}
+  - {ref: c, type: task, with: {handler: builtin.noop}}
+edges:
+  - {from: a, to: wait}
+  - {from: wait, to: c}
+`)
+	}
+	limit := int64(2)
+	if err := b.coord.Usage.SetTenant(b.ctx, b.tenant.ID, store.QuotaChange{MonthlySteps: &limit}); err != nil {
+		t.Fatal(err)
+	}
+	running := b.start(t, "gated", nil)
+	b.poll(t, func() bool { // the gate's attempt has started: 2 steps of 2
+		st, err := b.coord.Usage.State(b.ctx, b.tenant.ID)
+		return err == nil && st.Quotas[0].Used == 2
+	})
+	_, _, err := b.coord.Runs.Start(b.ctx, runs.Trigger{TenantID: b.tenant.ID, Definition: "gated"}, nil)
+	wantCode(t, err, apperr.QuotaExceeded)
+	var ae *apperr.Error
+	errors.As(err, &ae)
+	if ae.RetryAfter <= 0 || ae.RetryAfter > 31*24*time.Hour {
+		t.Errorf("Retry-After %s, want the time to the next month", ae.RetryAfter)
+	}
+	if d, _ := ae.Details.(map[string]any); d["quota"] != "monthly_steps" || d["used"] != int64(2) || d["limit"] != int64(2) {
+		t.Errorf("details %v, want the quota, its use and its limit", ae.Details)
+	}
+	if _, _, err := b.coord.Runs.Start(b.ctx, runs.Trigger{TenantID: other.ID, Definition: "gated"}, nil); err != nil {
+		t.Fatalf("another tenant's start: %v", err)
+	}
+	close(release)
+	if run := b.waitTerminal(t, running); run.Status != engine.RunSucceeded {
+		t.Fatalf("the running run %s, want it to finish", run.Status)
+	}
+	state, err := b.coord.Usage.State(b.ctx, b.tenant.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if over, ok := state.Exceeded(); !ok || over.Used != 3 {
+		t.Errorf("quota state %+v, want monthly_steps exceeded with the 3 steps of the run that finished", state)
+	}
+	warnings, _ := b.store.UsageWarningList(b.ctx, b.tenant.ID, store.MonthStart(time.Now()))
+	if len(warnings) != 1 || warnings[0].Quota != "monthly_steps" {
+		t.Errorf("warnings %+v, want one for monthly_steps", warnings)
+	}
+	limit = 1000
+	if err := b.coord.Usage.SetTenant(b.ctx, b.tenant.ID, store.QuotaChange{MonthlySteps: &limit}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := b.coord.Runs.Start(b.ctx, runs.Trigger{TenantID: b.tenant.ID, Definition: "gated"}, nil); err != nil {
+		t.Fatalf("a start once the quota is raised: %v", err)
+	}
+}
+
+// A schedule's action refused by the tenant's quota records not_started
+// with the quota's error, and starts no run.
+func TestScheduleRefusedByQuotaRecordsNotStarted(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	testdb.Definition(t, b.store, b.tenant.ID, noopDef)
+	b.newSchedule(t, "quota", "tick", time.Hour, schedule.OverlapAllowAll)
+	zero := int64(0)
+	if err := b.coord.Usage.SetTenant(b.ctx, b.tenant.ID, store.QuotaChange{MonthlyRuns: &zero}); err != nil {
+		t.Fatal(err)
+	}
+	a, err := b.coord.Runs.Schedules.Trigger(b.ctx, b.tenant.ID, "quota", schedule.OverlapAllowAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Status != "not_started" || !strings.Contains(a.Error, "monthly_runs") {
+		t.Errorf("action %+v, want not_started naming the quota", a)
+	}
+	if runs := b.runsOf(t, "quota"); len(runs) != 0 {
+		t.Errorf("the refused action started %d runs", len(runs))
+	}
+}
