@@ -127,7 +127,7 @@ UNION ALL
 SELECT tenant_id, ductor_utc_day(started_at), 'step_us', sum(ductor_step_us(started_at, finished_at))::bigint
 FROM run_attempt WHERE started_at IS NOT NULL GROUP BY 1, 2
 UNION ALL
-SELECT tenant_id, ductor_utc_day(created_at), 'events', count(*) FROM event GROUP BY 1, 2
+SELECT tenant_id, ductor_utc_day(created_at), 'events', count(*) FROM event WHERE name NOT LIKE 'ductor.%' GROUP BY 1, 2
 UNION ALL
 SELECT tenant_id, ductor_utc_day(created_at), 'signals', count(*) FROM run_signal GROUP BY 1, 2
 UNION ALL

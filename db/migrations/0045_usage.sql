@@ -264,11 +264,13 @@ CREATE TRIGGER run_input_usage_insert AFTER INSERT ON run_input
 CREATE TRIGGER run_input_usage_delete AFTER DELETE ON run_input
     REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION ductor_usage_input_delete();
 
--- event, run_signal, webhook: what tenants send in.
+-- event, run_signal, webhook: what tenants send in. Ductor's own system
+-- events (named ductor.*) are not a tenant's input and are not counted.
 CREATE FUNCTION ductor_usage_event_insert() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     INSERT INTO usage_delta (tenant_id, day, events)
-    SELECT tenant_id, ductor_utc_day(created_at), count(*) FROM new_rows GROUP BY 1, 2;
+    SELECT tenant_id, ductor_utc_day(created_at), count(*) FROM new_rows
+    WHERE name NOT LIKE 'ductor.%' GROUP BY 1, 2;
     RETURN NULL;
 END $$;
 

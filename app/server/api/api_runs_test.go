@@ -161,6 +161,8 @@ func TestAPITenantIsolation(t *testing.T) {
 		"POST /api/v1/runs/:id/cancel":             {"/api/v1/runs/" + id + "/cancel", "", 404},
 		"POST /api/v1/runs/:id/nodes/:node/retry":  {"/api/v1/runs/" + id + "/nodes/only/retry", "", 404},
 		"POST /api/v1/runs/:id/nodes/:node/cancel": {"/api/v1/runs/" + id + "/nodes/only/cancel", "", 404},
+		"POST /api/v1/runs/:id/upgrade":            {"/api/v1/runs/" + id + "/upgrade", `{"version": 1}`, 404},
+		"POST /api/v1/runs/:id/retry":              {"/api/v1/runs/" + id + "/retry", `{"node": "only"}`, 404},
 		"POST /api/v1/compile":                     {"/api/v1/compile", bDraft, 200},
 		"GET /api/v1/definitions":                  {"/api/v1/definitions", "", 200},
 		"GET /api/v1/definitions/:key":             {"/api/v1/definitions/private", "", 404},

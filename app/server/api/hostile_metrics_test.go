@@ -57,7 +57,7 @@ steps:
 	if strings.Contains(after, "hostile") {
 		t.Errorf("a worker's error code became a label:\n%s", after)
 	}
-	if !strings.Contains(after, `outcome="other"`) {
+	if !strings.Contains(after, `code="other"`) {
 		t.Errorf("unknown codes are not counted as other:\n%s", after)
 	}
 	if len(grown)-len(before) > 4<<10 {

@@ -148,3 +148,23 @@ func subscriptionRoutes(api *echo.Group, d Deps) {
 	api.GET("/subscriptions/:id/deliveries", handleSubscriptionDeliveries(svc), read, httpx.AllowQuery("limit"))
 	api.POST("/subscriptions/:id/deliveries/:delivery/redeliver", handleSubscriptionRedeliver(svc), write)
 }
+
+// secretRoutes lists the tenant secrets API: values are write-only; no
+// scope reads one back.
+func secretRoutes(api *echo.Group, d Deps) {
+	svc := tenantsecrets.New(tenantsecrets.Config{Store: d.Store, Box: d.Secrets})
+	read, write := httpx.RequireScope(auth.ScopeSecretsRead), httpx.RequireScope(auth.ScopeSecretsWrite)
+	api.GET("/secrets", handleSecretList(svc), read, httpx.AllowQuery(httpx.KeyedListParams...))
+	api.GET("/secrets/:name", handleSecretGet(svc), read)
+	api.PUT("/secrets/:name", handleSecretPut(svc), write, httpx.BodyLimit(MaxSecretBodyBytes))
+	api.DELETE("/secrets/:name", handleSecretDelete(svc), write)
+}
+
+// upgradeRoutes lists moving runs to another version of their
+// definition (docs/upgrades.md): an upgrade and a retry on a version,
+// each with a dry run.
+func upgradeRoutes(api *echo.Group, d Deps) {
+	write := httpx.RequireScope(auth.ScopeRunsWrite)
+	api.POST("/runs/:id/upgrade", handleRunUpgrade(d.Runs), write, httpx.AllowQuery("dry_run"))
+	api.POST("/runs/:id/retry", handleRunRetry(d.Runs), write, httpx.AllowQuery("dry_run"))
+}

@@ -7,7 +7,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ductor/ductor/app/apperr"
-	"github.com/ductor/ductor/app/auth"
 	"github.com/ductor/ductor/app/server/httpx"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/tenantsecrets"
@@ -16,17 +15,6 @@ import (
 // MaxSecretBodyBytes bounds a PUT /secrets/{name} body: a 64 KiB value,
 // JSON-escaped, and its description.
 const MaxSecretBodyBytes = 8*tenantsecrets.MaxValueBytes + 16<<10
-
-// secretRoutes lists the tenant secrets API: values are write-only; no
-// scope reads one back.
-func secretRoutes(api *echo.Group, d Deps) {
-	svc := tenantsecrets.New(tenantsecrets.Config{Store: d.Store, Box: d.Secrets})
-	read, write := httpx.RequireScope(auth.ScopeSecretsRead), httpx.RequireScope(auth.ScopeSecretsWrite)
-	api.GET("/secrets", handleSecretList(svc), read, httpx.AllowQuery(httpx.KeyedListParams...))
-	api.GET("/secrets/:name", handleSecretGet(svc), read)
-	api.PUT("/secrets/:name", handleSecretPut(svc), write, httpx.BodyLimit(MaxSecretBodyBytes))
-	api.DELETE("/secrets/:name", handleSecretDelete(svc), write)
-}
 
 // SecretJSON is a secret's metadata; there is no field for its value.
 type SecretJSON struct {

@@ -7,20 +7,10 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ductor/ductor/app/apperr"
-	"github.com/ductor/ductor/app/auth"
 	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/server/httpx"
 	"github.com/ductor/ductor/app/store"
 )
-
-// upgradeRoutes lists moving runs to another version of their
-// definition (docs/upgrades.md): an upgrade and a retry on a version,
-// each with a dry run.
-func upgradeRoutes(api *echo.Group, d Deps) {
-	write := httpx.RequireScope(auth.ScopeRunsWrite)
-	api.POST("/runs/:id/upgrade", handleRunUpgrade(d.Runs), write, httpx.AllowQuery("dry_run"))
-	api.POST("/runs/:id/retry", handleRunRetry(d.Runs), write, httpx.AllowQuery("dry_run"))
-}
 
 // dryRun reads the dry_run query parameter.
 func dryRun(c echo.Context) (bool, error) {

@@ -22,7 +22,7 @@ func TestSecurityHeadersOnEveryPage(t *testing.T) {
 	b.publish(t, "key: hdr\nsteps:\n  - {ref: a, type: task, with: {handler: builtin.noop}}\n")
 	run := b.start(t, runs.Trigger{Definition: "hdr", Input: map[string]any{}})
 	b.waitStatus(t, run, engine.RunSucceeded)
-	fill := strings.NewReplacer(":tenant", b.tenant.Slug, ":id", run.String(), ":key", "hdr", ":part", "input", ":node", "a", ":generation", "0", ":attempt", "1")
+	fill := strings.NewReplacer(":tenant", b.tenant.Slug, ":id", run.String(), ":key", "hdr", ":part", "input", ":node", "a", ":generation", "0", ":attempt", "1", ":n", "1")
 
 	var paths []string
 	for _, r := range server.New(server.Deps{API: true, Web: true}).Routes() {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ductor/ductor/app/server/httpx"
+	"github.com/ductor/ductor/app/tenantsecrets"
 
 	"github.com/labstack/echo/v4"
 
@@ -142,4 +143,35 @@ func triggerPages(t *echo.Group, d Deps) {
 	t.POST("/webhooks/:id/rotate", handleWebhookRotateForm(d), manage)
 	t.POST("/webhooks/:id/delete", handleWebhookDeleteForm(d.Store), manage)
 	subscriptionPages(t, d)
+}
+
+// upgradePages lists "upgrade running runs" of a definition's version
+// (docs/upgrades.md): the dry run's counts, then the batch.
+func upgradePages(t *echo.Group, d Deps) {
+	t.GET("/definitions/:key/versions/:n/upgrade", handleUpgradePage(d.Store, d.Runs), httpx.Need(auth.PermView))
+	t.POST("/definitions/:key/versions/:n/upgrade", handleUpgradeForm(d.Store, d.Runs), httpx.Need(auth.PermRunsOperate))
+}
+
+// secretPages lists the tenant secrets settings page under /t/{tenant}:
+// every member sees the names and metadata; those who manage API keys
+// set, rotate and delete.
+func secretPages(t *echo.Group, d Deps) {
+	svc := tenantsecrets.New(tenantsecrets.Config{Store: d.Store, Box: d.Secrets})
+	manage := httpx.Need(auth.PermKeysManage)
+	t.GET("/settings/secrets", handleSecretsPage(svc), httpx.Need(auth.PermView))
+	t.POST("/settings/secrets", handleSecretSetForm(svc), manage)
+	t.POST("/settings/secrets/:name/delete", handleSecretDeleteForm(svc), manage)
+}
+
+// subscriptionPages lists the outbound webhook subscription pages under
+// /t/{tenant}: the list, each one's delivery log, and their forms.
+func subscriptionPages(t *echo.Group, d Deps) {
+	manage := httpx.Need(auth.PermWebhooksManage)
+	t.GET("/subscriptions", handleSubscriptionsPage(d), httpx.Need(auth.PermView))
+	t.POST("/subscriptions", handleSubscriptionCreateForm(d), manage)
+	t.GET("/subscriptions/:id", handleSubscriptionPage(d), httpx.Need(auth.PermView))
+	t.POST("/subscriptions/:id/rotate", handleSubscriptionRotateForm(d), manage)
+	t.POST("/subscriptions/:id/enable", handleSubscriptionEnableForm(d), manage)
+	t.POST("/subscriptions/:id/delete", handleSubscriptionDeleteForm(d), manage)
+	t.POST("/subscriptions/:id/deliveries/:delivery/redeliver", handleSubscriptionRedeliverForm(d), manage)
 }

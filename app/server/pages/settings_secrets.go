@@ -13,17 +13,6 @@ import (
 	"github.com/ductor/ductor/views"
 )
 
-// secretPages lists the tenant secrets settings page under /t/{tenant}:
-// every member sees the names and metadata; those who manage API keys
-// set, rotate and delete.
-func secretPages(t *echo.Group, d Deps) {
-	svc := tenantsecrets.New(tenantsecrets.Config{Store: d.Store, Box: d.Secrets})
-	manage := httpx.Need(auth.PermKeysManage)
-	t.GET("/settings/secrets", handleSecretsPage(svc), httpx.Need(auth.PermView))
-	t.POST("/settings/secrets", handleSecretSetForm(svc), manage)
-	t.POST("/settings/secrets/:name/delete", handleSecretDeleteForm(svc), manage)
-}
-
 func handleSecretsPage(svc *tenantsecrets.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		return renderSecrets(c, svc, http.StatusOK, views.SecretsData{Saved: c.QueryParam("saved")})

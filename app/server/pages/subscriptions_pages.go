@@ -14,19 +14,6 @@ import (
 	"github.com/ductor/ductor/views"
 )
 
-// subscriptionPages lists the outbound webhook subscription pages under
-// /t/{tenant}: the list, each one's delivery log, and their forms.
-func subscriptionPages(t *echo.Group, d Deps) {
-	manage := httpx.Need(auth.PermWebhooksManage)
-	t.GET("/subscriptions", handleSubscriptionsPage(d), httpx.Need(auth.PermView))
-	t.POST("/subscriptions", handleSubscriptionCreateForm(d), manage)
-	t.GET("/subscriptions/:id", handleSubscriptionPage(d), httpx.Need(auth.PermView))
-	t.POST("/subscriptions/:id/rotate", handleSubscriptionRotateForm(d), manage)
-	t.POST("/subscriptions/:id/enable", handleSubscriptionEnableForm(d), manage)
-	t.POST("/subscriptions/:id/delete", handleSubscriptionDeleteForm(d), manage)
-	t.POST("/subscriptions/:id/deliveries/:delivery/redeliver", handleSubscriptionRedeliverForm(d), manage)
-}
-
 func needSubscriptions(d Deps) error {
 	if d.Subscriptions == nil {
 		return apperr.New(apperr.Unavailable, "subscriptions are not available on this server")

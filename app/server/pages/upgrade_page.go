@@ -13,13 +13,6 @@ import (
 	"github.com/ductor/ductor/views"
 )
 
-// upgradePages lists "upgrade running runs" of a definition's version
-// (docs/upgrades.md): the dry run's counts, then the batch.
-func upgradePages(t *echo.Group, d Deps) {
-	t.GET("/definitions/:key/versions/:n/upgrade", handleUpgradePage(d.Store, d.Runs), httpx.Need(auth.PermView))
-	t.POST("/definitions/:key/versions/:n/upgrade", handleUpgradeForm(d.Store, d.Runs), httpx.Need(auth.PermRunsOperate))
-}
-
 // upgradeBatch is the batch that upgrades the definition's runs to the
 // page's version.
 func upgradeBatch(c echo.Context, s *store.Store) (store.Batch, int, error) {
