@@ -30,13 +30,19 @@ from .models import (
     Case,
     Compiled,
     DefinitionInfo,
+    Delivery,
     DefinitionPage,
     Node,
     Run,
     RunError,
     RunPage,
+    Secret,
+    SecretPage,
     Started,
+    Subscription,
     Transition,
+    Upgrade,
+    UsageReport,
     Version,
     VersionInfo,
     Waiting,
@@ -77,6 +83,7 @@ from .steps import (
     wait_step,
 )
 from .task import DEADLINE, LOST, SHUTDOWN, Task, TaskContext, TaskFailure, permanent
+from .subscriptions import Subscriptions
 from .triggers import Triggers
 from .worker import MAX_OUTPUT_BYTES, Handler, Worker
 

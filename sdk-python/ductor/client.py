@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from datetime import date
 from typing import Any, Mapping, Optional, Union
 from urllib.parse import urlencode
 
@@ -17,8 +18,12 @@ from .models import (
     DefinitionPage,
     Run,
     RunPage,
+    Secret,
+    SecretPage,
     Started,
     Transition,
+    Upgrade,
+    UsageReport,
     Version,
     VersionInfo,
     Whoami,
@@ -27,12 +32,21 @@ from .models import (
 from .transport import Transport
 from .transport import esc as _esc
 from .transport import query as _query
+from .subscriptions import Subscriptions
 from .triggers import Triggers
 
 #: Where a client connects when no URL is given: ``ductor dev``.
 DEFAULT_URL = "http://127.0.0.1:8080"
 
 Document = Union[Definition, Mapping[str, Any]]
+
+
+def _dry(dry_run: bool) -> str:
+    return "?dry_run=true" if dry_run else ""
+
+
+def _day(d: Union[date, str, None]) -> str:
+    return d.isoformat() if isinstance(d, date) else (d or "")
 
 
 def _doc(d: Document) -> Any:
@@ -73,6 +87,11 @@ class Client:
     def triggers(self) -> Triggers:
         """The tenant's schedules and webhooks: what starts runs by itself."""
         return Triggers(self)
+
+    @property
+    def subscriptions(self) -> Subscriptions:
+        """The tenant's event subscriptions: where its events are posted."""
+        return Subscriptions(self)
 
     # The key.
 
@@ -206,10 +225,48 @@ class Client:
         """Cancels one running or waiting node (a scatter child by its id, REF[KEY])."""
         self._call("POST", f"/runs/{_esc(run_id)}/nodes/{_esc(node)}/cancel", {"reason": reason})
 
-    def retry_node(self, run_id: str, node: str) -> None:
+    def retry_node(self, run_id: str, node: str, *, version: int = 0, cancel_removed: bool = False,
+                   dry_run: bool = False) -> Optional[Upgrade]:
         """Retries a failed node and what follows it, keeping the outputs
-        upstream, and resumes the run."""
-        self._call("POST", f"/runs/{_esc(run_id)}/nodes/{_esc(node)}/retry", {})
+        upstream, and resumes the run. With a version it is retry_run on
+        that version, and returns the plan applied; with dry_run it only
+        returns the plan."""
+        body: dict[str, Any] = {}
+        if version:
+            body["version"] = version
+        if cancel_removed:
+            body["cancel_removed"] = True
+        out = self._call("POST", f"/runs/{_esc(run_id)}/nodes/{_esc(node)}/retry{_dry(dry_run)}", body)[1]
+        if not (version or dry_run):
+            return None
+        return from_dict(Upgrade, out if dry_run else out.get("upgrade"))
+
+    def retry_run(self, run_id: str, node: str, *, version: int = 0, cancel_removed: bool = False,
+                  dry_run: bool = False) -> Upgrade:
+        """Retries a failed run from a failed (or cancelled) node, on
+        version (0: the run's own), planned like an upgrade: the nodes
+        before node keep their outputs. Returns the plan, applied unless
+        dry_run; its reruns flag (fires_again) a side effect that already
+        happened. A refused plan is APIError 422."""
+        body: dict[str, Any] = {"node": node}
+        if version:
+            body["version"] = version
+        if cancel_removed:
+            body["cancel_removed"] = True
+        out = self._call("POST", f"/runs/{_esc(run_id)}/retry{_dry(dry_run)}", body)[1]
+        return from_dict(Upgrade, out if dry_run else out.get("upgrade"))
+
+    def upgrade_run(self, run_id: str, version: int, *, cancel_removed: bool = False,
+                    dry_run: bool = False) -> Upgrade:
+        """Moves a run that has not ended to another published version
+        of its definition (docs/upgrades.md); with dry_run, only plans it.
+        cancel_removed allows removing steps whose nodes are running or
+        waiting. A plan that cannot be applied safely is APIError 422
+        (its refusals in details), a run that has ended APIError 409."""
+        body: dict[str, Any] = {"version": int(version)}
+        if cancel_removed:
+            body["cancel_removed"] = True
+        return from_dict(Upgrade, self._call("POST", f"/runs/{_esc(run_id)}/upgrade{_dry(dry_run)}", body)[1])
 
     def continue_as_new(self, run_id: str, request_id: str, input: Any = None) -> str:
         """Ends the run and starts its successor; returns the successor's id."""
@@ -292,3 +349,41 @@ class Client:
         if data is not None:
             body["data"] = data
         return from_dict(Case, self._call("PATCH", f"/cases/{_esc(case_id)}", body)[1])
+
+    # Tenant secrets.
+
+    def put_secret(self, name: str, value: str, description: str = "") -> Secret:
+        """Sets a tenant secret's value (creating it, created True, or
+        rotating it); an empty description keeps the one it had. An http
+        step sends it by name (auth, secret("NAME"); docs/secrets.md)."""
+        body = {"value": value}
+        if description:
+            body["description"] = description
+        status, out = self._call("PUT", f"/secrets/{_esc(name)}", body)
+        sec = from_dict(Secret, out)
+        sec.created = status == 201
+        return sec
+
+    def list_secrets(self, limit: int = 0, cursor: str = "") -> SecretPage:
+        """The tenant's secrets' metadata by name, a page at a time."""
+        out = self._get("/secrets" + _query(limit=limit, cursor=cursor))
+        return SecretPage([from_dict(Secret, d) for d in out.get("secrets") or []], out.get("next_cursor") or "")
+
+    def get_secret(self, name: str) -> Secret:
+        """A secret's metadata: no call reads a value back."""
+        return from_dict(Secret, self._get(f"/secrets/{_esc(name)}"))
+
+    def delete_secret(self, name: str) -> None:
+        self._call("DELETE", f"/secrets/{_esc(name)}")
+
+    # Usage.
+
+    def get_usage(self, from_: Union[date, str, None] = None, to: Union[date, str, None] = None,
+                  group_by: str = "") -> UsageReport:
+        """The tenant's metered use over UTC days from from_ (included) to
+        to (excluded), the current month when left out, by group_by "day"
+        (the default) or "definition", with its quotas now."""
+        out = self._get("/usage" + _query(**{"from": _day(from_), "to": _day(to), "group_by": group_by}))
+        u = from_dict(UsageReport, out)
+        u.from_ = (out or {}).get("from", "")
+        return u

@@ -247,3 +247,105 @@ class Webhook:
     deliveries: int = 0
     created_at: str = ""
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass
+class Upgrade:
+    """The plan of an upgrade, or of a retry on a version, as planned or
+    applied: plan holds nodes (each ref's outcome), missing_reads,
+    refusals, reruns and summary, as the server sends them."""
+
+    run_id: str = ""
+    from_version: int = 0
+    to_version: int = 0
+    dry_run: bool = False
+    #: False on a dry run, a refusal or a no-op.
+    applied: bool = False
+    noop: bool = False
+    plan: dict[str, Any] = field(default_factory=dict)
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def reruns(self) -> list[dict[str, Any]]:
+        """The nodes that would run again; fires_again flags a side
+        effect that already happened."""
+        return list(self.plan.get("reruns") or [])
+
+    @property
+    def refusals(self) -> list[dict[str, Any]]:
+        """Why the plan cannot be applied, each with its path and message."""
+        return list(self.plan.get("refusals") or [])
+
+
+@dataclass
+class Secret:
+    """A tenant secret's metadata; its value is never read back."""
+
+    name: str = ""
+    description: str = ""
+    #: 1 when created, one more at each rotation.
+    version: int = 0
+    created_at: str = ""
+    created_by: str = ""
+    updated_at: str = ""
+    updated_by: str = ""
+    last_used_at: Optional[str] = None
+    #: only from put_secret: True when the put created the secret.
+    created: bool = False
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass
+class SecretPage:
+    secrets: list[Secret] = field(default_factory=list)
+    next_cursor: str = ""
+
+
+@dataclass
+class UsageReport:
+    """Metered use from from_ to to (dates): total, and days or
+    definitions by group_by, each a dict of counters (runs_started,
+    steps, step_microseconds, …); quota is the tenant's quotas now."""
+
+    #: "from" in the answer.
+    from_: str = ""
+    to: str = ""
+    group_by: str = ""
+    total: dict[str, Any] = field(default_factory=dict)
+    days: list[dict[str, Any]] = field(default_factory=list)
+    definitions: list[dict[str, Any]] = field(default_factory=list)
+    quota: Any = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass
+class Subscription:
+    id: str = ""
+    url: str = ""
+    events: list[str] = field(default_factory=list)
+    filter_expr: str = ""
+    description: str = ""
+    #: only in the answers of create_subscription and rotate_subscription.
+    secret: str = ""
+    failures: int = 0
+    disabled: bool = False
+    disabled_at: Optional[str] = None
+    disabled_reason: str = ""
+    previous_secret_until: Optional[str] = None
+    created_at: str = ""
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass
+class Delivery:
+    """A subscription's delivery of one event, with its attempts."""
+
+    id: str = ""
+    event_id: str = ""
+    event: str = ""
+    status: str = ""
+    next_attempt_at: Optional[str] = None
+    created_at: str = ""
+    finished_at: Optional[str] = None
+    attempts: list[dict[str, Any]] = field(default_factory=list)
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)

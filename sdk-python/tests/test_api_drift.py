@@ -9,6 +9,7 @@ from typing import Any
 
 import ductor
 from ductor import Client, Worker
+from ductor.subscriptions import Subscriptions
 from ductor.triggers import Triggers
 
 from support import client, live
@@ -22,6 +23,7 @@ OPERATIONS = {
     "startRun": Client.start_run, "listRuns": Client.list_runs, "getRun": Client.get_run,
     "getRunHistory": Client.run_history, "cancelRun": Client.cancel_run, "continueAsNew": Client.continue_as_new,
     "cancelNode": Client.cancel_node, "retryNode": Client.retry_node, "listScatterChildren": Client.scatter_children,
+    "upgradeRun": Client.upgrade_run, "retryRun": Client.retry_run,
     "createBatch": Client.create_batch, "getBatch": Client.get_batch,
     "signalRun": Client.signal, "publishEvent": Client.publish_event,
     "listApprovals": Client.list_approvals, "getApproval": Client.get_approval, "decideApproval": Client.decide_approval,
@@ -32,6 +34,13 @@ OPERATIONS = {
     "triggerSchedule": Triggers.trigger_schedule,
     "listWebhooks": Triggers.list_webhooks, "createWebhook": Triggers.create_webhook, "getWebhook": Triggers.get_webhook,
     "deleteWebhook": Triggers.delete_webhook, "rotateWebhook": Triggers.rotate_webhook,
+    "putSecret": Client.put_secret, "listSecrets": Client.list_secrets, "getSecret": Client.get_secret,
+    "deleteSecret": Client.delete_secret, "getUsage": Client.get_usage,
+    "createSubscription": Subscriptions.create_subscription, "listSubscriptions": Subscriptions.list_subscriptions,
+    "getSubscription": Subscriptions.get_subscription, "deleteSubscription": Subscriptions.delete_subscription,
+    "rotateSubscription": Subscriptions.rotate_subscription, "enableSubscription": Subscriptions.enable_subscription,
+    "listSubscriptionDeliveries": Subscriptions.list_deliveries,
+    "redeliverSubscriptionDelivery": Subscriptions.redeliver,
     # The bridge protocol, spoken by workers.
     "pollTasks": Worker._poll, "completeTask": Worker._report, "failTask": Worker._report,
     "heartbeatTask": Worker._heartbeat,
@@ -43,6 +52,8 @@ MODELS = {
     ductor.Run: "Run", ductor.Node: "Node", ductor.RunError: "RunError", ductor.Waiting: "Waiting",
     ductor.Transition: "Transition", ductor.DefinitionInfo: "Definition", ductor.VersionInfo: "Version",
     ductor.Approval: "Approval", ductor.Case: "Case CaseSummary", ductor.Webhook: "Webhook", ductor.Task: "Task",
+    ductor.Upgrade: "UpgradeResult", ductor.Secret: "Secret", ductor.UsageReport: "UsageReport",
+    ductor.Subscription: "Subscription", ductor.Delivery: "SubscriptionDelivery",
 }
 
 # Fields of the SDK's own: not in any answer.
