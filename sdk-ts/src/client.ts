@@ -6,8 +6,9 @@ import { type Definition, definitionDocument, validateDefinition } from "./defin
 import { APIError } from "./errors.js";
 import type {
   Approval, Batch, BatchRequest, Case, CaseSummary, CaseUpdate, Compiled, DefinitionInfo, DefinitionList, Event,
-  Page, Published, PublishedVersion, Run, RunFilter, RunList, RunStarted, StartRun, Started, Task, Transition,
-  VersionInfo, Whoami,
+  Page, Published, PublishedVersion, Redelivery, RetryAccepted, RetryRequest, RetryResult, Run, RunFilter, RunList,
+  RunStarted, Secret, SecretList, SecretSet, StartRun, Started, Subscription, SubscriptionDelivery, SubscriptionRequest,
+  Task, Transition, UpgradeBatchPlan, UpgradeRequest, UpgradeResult, UsageQuery, UsageReport, VersionInfo, Whoami,
 } from "./types.js";
 import { Triggers } from "./triggers.js";
 import { Worker, type WorkerOptions } from "./worker.js";
@@ -238,9 +239,34 @@ export class Client {
     return this.#get(nodePath(runID, node) + "/children", { ...f }, opts);
   }
 
-  /** Cancels or retries runs in bulk, by filter or by ids. */
+  /** Cancels, retries or upgrades runs in bulk, by filter or by ids. */
   createBatch(b: BatchRequest, opts?: CallOptions): Promise<Batch> {
     return this.#post("/runs/batch", b, opts);
+  }
+
+  /** Counts what an upgrade batch (action "upgrade") would do to each run, changing nothing. */
+  async planBatch(b: BatchRequest, opts?: CallOptions): Promise<UpgradeBatchPlan> {
+    return (await this.request<UpgradeBatchPlan>("POST", "/runs/batch", b, { ...opts, query: { dry_run: true } })).body;
+  }
+
+  /**
+   * Moves a run that has not ended to another published version and
+   * answers the plan; with dryRun, only plans. A plan that cannot be
+   * applied safely is a 422 {@link APIError} whose details hold the plan
+   * (its plan.refusals name each reason by path).
+   */
+  async upgradeRun(runID: string, u: UpgradeRequest, dryRun = false, opts?: CallOptions): Promise<UpgradeResult> {
+    return (await this.request<UpgradeResult>("POST", runPath(runID) + "/upgrade", u, { ...opts, query: { dry_run: dryRun || undefined } })).body;
+  }
+
+  /**
+   * Retries a failed run from a failed (or cancelled) node, on r.version
+   * (left out: the run's own), and answers the plan; accepted is false
+   * for a dry run, whose plan.reruns lists the nodes that would run again.
+   */
+  async retryRun(runID: string, r: RetryRequest, dryRun = false, opts?: CallOptions): Promise<RetryResult> {
+    const a = await this.request<RetryAccepted | UpgradeResult>("POST", runPath(runID) + "/retry", r, { ...opts, query: { dry_run: dryRun || undefined } });
+    return a.status === 202 ? { accepted: true, upgrade: (a.body as RetryAccepted).upgrade } : { accepted: false, upgrade: a.body as UpgradeResult };
   }
 
   /** Reads a bulk operation's progress. */
@@ -294,6 +320,78 @@ export class Client {
   async updateCase(id: string, u: CaseUpdate, opts?: CallOptions): Promise<Case> {
     if (u.status === undefined && u.data === undefined) throw new Error("ductor: a case update needs a status or data");
     return (await this.request<Case>("PATCH", "/cases/" + encodeURIComponent(id), u, opts)).body;
+  }
+
+  // Tenant secrets: values steps resolve, never read back.
+
+  /** Sets a secret's value (and description, when not empty); created is false when it rotated an existing one. */
+  async putSecret(name: string, value: string, description = "", opts?: CallOptions): Promise<SecretSet> {
+    const a = await this.request<Secret>("PUT", secretPath(name), description ? { value, description } : { value }, opts);
+    return { ...a.body, created: a.status === 201 };
+  }
+
+  /** Lists the tenant's secrets by name, without their values. */
+  listSecrets(page: Page = {}, opts?: CallOptions): Promise<SecretList> {
+    return this.#get("/secrets", { ...page }, opts);
+  }
+
+  /** Reads a secret's metadata. */
+  getSecret(name: string, opts?: CallOptions): Promise<Secret> {
+    return this.#get(secretPath(name), undefined, opts);
+  }
+
+  /** Deletes a secret. */
+  async deleteSecret(name: string, opts?: CallOptions): Promise<void> {
+    await this.request("DELETE", secretPath(name), undefined, opts);
+  }
+
+  // Usage.
+
+  /** The tenant's metered use from q.from to q.to (default: the current month), by day or by definition, with its quotas. */
+  getUsage(q: UsageQuery = {}, opts?: CallOptions): Promise<UsageReport> {
+    return this.#get("/usage", { from: day(q.from), to: day(q.to), group_by: q.group_by }, opts);
+  }
+
+  // Subscriptions: events posted to a URL of yours.
+
+  /** Creates a subscription; the answer holds its signing secret, shown only then. */
+  createSubscription(s: SubscriptionRequest, opts?: CallOptions): Promise<Subscription> {
+    return this.#post("/subscriptions", s, opts);
+  }
+
+  /** Lists the tenant's subscriptions, without their secrets. */
+  async listSubscriptions(limit?: number, opts?: CallOptions): Promise<Subscription[]> {
+    return (await this.#get<{ subscriptions?: Subscription[] }>("/subscriptions", { limit }, opts)).subscriptions ?? [];
+  }
+
+  /** Reads a subscription. */
+  getSubscription(id: string, opts?: CallOptions): Promise<Subscription> {
+    return this.#get(subscriptionPath(id), undefined, opts);
+  }
+
+  /** Deletes a subscription with its delivery log. */
+  async deleteSubscription(id: string, opts?: CallOptions): Promise<void> {
+    await this.request("DELETE", subscriptionPath(id), undefined, opts);
+  }
+
+  /** Replaces a subscription's secret; the answer holds the new one, and the previous one still signs for a while (previous_secret_until). */
+  rotateSubscription(id: string, opts?: CallOptions): Promise<Subscription> {
+    return this.#post(subscriptionPath(id) + "/rotate", undefined, opts);
+  }
+
+  /** Enables a disabled subscription, its failures forgotten. */
+  enableSubscription(id: string, opts?: CallOptions): Promise<Subscription> {
+    return this.#post(subscriptionPath(id) + "/enable", undefined, opts);
+  }
+
+  /** A subscription's delivery log, each delivery with its attempts. */
+  async listSubscriptionDeliveries(id: string, limit?: number, opts?: CallOptions): Promise<SubscriptionDelivery[]> {
+    return (await this.#get<{ deliveries?: SubscriptionDelivery[] }>(subscriptionPath(id) + "/deliveries", { limit }, opts)).deliveries ?? [];
+  }
+
+  /** Sends a delivered or failed delivery again; a pending one is a 409 {@link APIError}. */
+  redeliver(subscriptionID: string, deliveryID: string, opts?: CallOptions): Promise<Redelivery> {
+    return this.#post(subscriptionPath(subscriptionID) + "/deliveries/" + encodeURIComponent(deliveryID) + "/redeliver", undefined, opts);
   }
 
   // Tasks: the bridge protocol workers speak.
@@ -367,6 +465,13 @@ function versionPath(key: string, v: number): string { return definitionPath(key
 function runPath(id: string): string { return "/runs/" + encodeURIComponent(id); }
 function nodePath(id: string, node: string): string { return runPath(id) + "/nodes/" + encodeURIComponent(node); }
 function taskPath(id: string): string { return "/tasks/" + encodeURIComponent(id); }
+function secretPath(name: string): string { return "/secrets/" + encodeURIComponent(name); }
+function subscriptionPath(id: string): string { return "/subscriptions/" + encodeURIComponent(id); }
+
+/** A day as the API writes it (YYYY-MM-DD, UTC); a string is passed as written. */
+function day(d: Date | string | undefined): string | undefined {
+  return d instanceof Date ? d.toISOString().slice(0, 10) : d;
+}
 
 /** Waits ms, or until signal aborts (then throws its reason). */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {

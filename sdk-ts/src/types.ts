@@ -13,6 +13,7 @@ export interface Whoami {
   key_name: string;
   prefix: string;
   scopes: string[];
+  quota?: QuotaState;
 }
 
 /** Asks for a run of a published definition. @schema StartRunRequest */
@@ -270,6 +271,8 @@ export interface Task {
   /** The attempt's place in its run's trace (W3C Trace Context). */
   traceparent?: string;
   tracestate?: string;
+  /** The values of the tenant secrets the step declares, by name; present only when it declares some. */
+  secrets?: Record<string, string>;
 }
 
 /** A schedule's timing: cron or interval. @schema ScheduleSpec */
@@ -327,18 +330,22 @@ export interface Webhook {
   created_at: string;
 }
 
-/** A bulk cancel or retry: by filter or by ids. @schema BatchRequest */
+/** A bulk cancel, retry or upgrade: by filter or by ids. @schema BatchRequest */
 export interface BatchRequest {
-  action: "cancel" | "retry";
+  action: "cancel" | "retry" | "upgrade";
   filter?: Record<string, unknown>;
   run_ids?: string[];
   reason?: string;
+  /** The version an upgrade moves the runs to. */
+  version?: number;
+  /** Lets an upgrade cancel the running or waiting nodes of removed steps. */
+  cancel_removed?: boolean;
 }
 
 /** A bulk operation and its progress. @schema Batch */
 export interface Batch {
   id: string;
-  action: "cancel" | "retry";
+  action: "cancel" | "retry" | "upgrade";
   status: "running" | "completed";
   total: number;
   done: number;
@@ -348,6 +355,226 @@ export interface Batch {
   created_at: string;
   finished_at: string | null;
   errors: { run_id: string; message: string }[];
+}
+
+/** What an upgrade batch's dry run counts: runs by outcome, and refused runs by the path of each reason. @schema UpgradeDryRun */
+export interface UpgradeBatchPlan {
+  action: "upgrade";
+  dry_run: boolean;
+  version: number;
+  counts: {
+    total: number;
+    /** would_upgrade, noop, refused, ended (left alone), failed (cannot be planned). */
+    outcomes: Record<string, number>;
+    refusals: Record<string, number>;
+  };
+}
+
+/** Moves a run to another published version. @schema UpgradeRequest */
+export interface UpgradeRequest {
+  version: number;
+  /** Allows removing steps whose nodes are running or waiting: their work is withdrawn. */
+  cancel_removed?: boolean;
+}
+
+/** Retries a failed run from a failed (or cancelled) node, on a version. @schema RetryRequest */
+export interface RetryRequest {
+  node: string;
+  /** Left out: the run's own version. */
+  version?: number;
+  cancel_removed?: boolean;
+}
+
+/** A problem of an upgrade's plan, by its path in the target version. */
+export interface PlanProblem {
+  path: string;
+  message: string;
+}
+
+/** An upgrade's plan, applied unless a dry run, a refusal or a no-op. @schema UpgradeResult */
+export interface UpgradeResult {
+  run_id: string;
+  from_version: number;
+  to_version: number;
+  dry_run: boolean;
+  applied: boolean;
+  noop?: boolean;
+  plan: {
+    nodes: {
+      ref: string;
+      outcome: "kept" | "changed" | "added" | "removed" | "cancelled";
+      state?: string;
+      effect?: string;
+      would_run?: "yes" | "no" | "when_reached";
+      changes?: string[];
+    }[];
+    missing_reads?: PlanProblem[];
+    refusals?: PlanProblem[];
+    /** The nodes a retry would run again; fires_again flags a side effect that already succeeded once. */
+    reruns?: {
+      ref: string;
+      type: string;
+      state?: string;
+      fires_again?: boolean;
+      last_attempt?: string;
+      side_effect?: boolean;
+      new_in_version?: boolean;
+    }[];
+    summary: { kept?: number; changed?: number; added?: number; removed?: number; cancelled?: number; missing_reads?: number };
+  };
+}
+
+/** A delivered retry on a version. @schema RetryAccepted */
+export interface RetryAccepted {
+  status: "accepted";
+  upgrade: UpgradeResult;
+}
+
+/** What retryRun answers: the plan, and whether the retry was delivered (false for a dry run). */
+export interface RetryResult {
+  accepted: boolean;
+  upgrade: UpgradeResult;
+}
+
+/** A tenant secret's metadata; nothing reads its value back. @schema Secret */
+export interface Secret {
+  name: string;
+  description: string;
+  /** 1 when created, one more at each rotation. */
+  version: number;
+  created_at: string;
+  /** key:PREFIX or user:EMAIL. */
+  created_by: string;
+  updated_at: string;
+  updated_by: string;
+  /** When a step last resolved it. */
+  last_used_at: string | null;
+}
+
+/** A secret's metadata, and whether putSecret created it (false: it rotated the value). */
+export interface SecretSet extends Secret {
+  created: boolean;
+}
+
+/** Sets a secret's value (write-only, at most 64 KiB). @schema SecretPut */
+export interface SecretPut {
+  value: string;
+  /** Empty or left out: keeps the one it had. */
+  description?: string;
+}
+
+/** A page of secrets. @schema SecretList */
+export interface SecretList {
+  secrets: Secret[];
+  next_cursor?: string;
+}
+
+/** A subscription to create: the events posted to url. @schema SubscriptionRequest */
+export interface SubscriptionRequest {
+  url: string;
+  /** Event names, or "*" for all. */
+  events: string[];
+  /** A CEL expression over `event` (the event's data): a delivery is sent only when it is true. */
+  filter_expr?: string;
+  description?: string;
+}
+
+/** An outbound subscription; secret only in the answers of createSubscription and rotateSubscription. @schema Subscription */
+export interface Subscription {
+  id: string;
+  url: string;
+  events: string[];
+  filter_expr?: string;
+  description?: string;
+  /** The whsec_ signing secret. */
+  secret?: string;
+  /** Deliveries in a row that ran out of attempts. */
+  failures: number;
+  disabled: boolean;
+  disabled_at: string | null;
+  disabled_reason?: string;
+  /** Until when the previous secret still signs, after a rotation. */
+  previous_secret_until?: string | null;
+  created_at: string;
+}
+
+/** One delivery of an event to a subscription, with its attempts. @schema SubscriptionDelivery */
+export interface SubscriptionDelivery {
+  id: string;
+  /** Every attempt's webhook-id. */
+  event_id: string;
+  event: string;
+  status: "pending" | "sending" | "delivered" | "failed" | "filtered";
+  next_attempt_at: string | null;
+  created_at: string;
+  finished_at: string | null;
+  attempts: {
+    attempt: number;
+    at: string;
+    /** The HTTP status answered; 0 when there was none. */
+    status: number;
+    latency_ms: number;
+    response_excerpt?: string;
+    error?: string;
+  }[];
+}
+
+/** A delivery sent again: pending. @schema Redelivery */
+export interface Redelivery {
+  id: string;
+  status: "pending";
+}
+
+/** Metered use (step_microseconds: the steps' worker time). @schema Usage */
+export interface Usage {
+  runs_started: number;
+  runs_succeeded: number;
+  runs_failed: number;
+  runs_cancelled: number;
+  runs_timed_out: number;
+  runs_terminated: number;
+  steps: number;
+  step_microseconds: number;
+  events: number;
+  signals: number;
+  webhook_deliveries: number;
+  stored_bytes: number;
+}
+
+/** The tenant's quotas and their use now. @schema QuotaState */
+export interface QuotaState {
+  tier: string;
+  /** The start of the current month (UTC). */
+  period: string;
+  quotas: {
+    quota: "monthly_steps" | "monthly_runs" | "waiting_runs" | "stored_bytes";
+    used: number;
+    /** The hard limit; left out when there is none. */
+    limit?: number;
+    soft_limit?: number;
+    state: "ok" | "warning" | "exceeded";
+    resets_at?: string;
+  }[];
+}
+
+/** The tenant's usage over [from, to), by day or by definition. @schema UsageReport */
+export interface UsageReport {
+  from: string;
+  to: string;
+  group_by: "day" | "definition";
+  total: Usage;
+  days?: (Usage & { day: string })[];
+  definitions?: (Usage & { definition: string })[];
+  quota?: QuotaState;
+}
+
+/** Selects a usage report: days as YYYY-MM-DD or Dates (UTC); left out, the current month by day. */
+export interface UsageQuery {
+  /** The first day. */
+  from?: Date | string;
+  /** The day after the last, at most 366 days after from. */
+  to?: Date | string;
+  group_by?: "day" | "definition";
 }
 
 /** A tenant event. @schema EventRequest */

@@ -21,9 +21,8 @@ export interface TaskContext {
    */
   signal: AbortSignal;
   /**
-   * The secrets the task declared, by name. Tenant secrets do not exist
-   * yet: this is filled from a `secrets` object of the claimed task when
-   * the server sends one, and is empty otherwise.
+   * The values of the tenant secrets the task's step declares, by name
+   * (the claimed task's `secrets`); empty when it declares none.
    */
   secrets: Readonly<Record<string, string>>;
 }
@@ -344,9 +343,9 @@ function truncate(message: string): string {
   return b.length <= MAX_MESSAGE_BYTES ? b.toString() : b.subarray(0, MAX_MESSAGE_BYTES - 3).toString().replace(/\uFFFD$/, "") + "...";
 }
 
-/** The task's declared secrets: a `secrets` object of the claimed task, when the server sends one. */
+/** The task's declared secrets: the claimed task's `secrets`, when the server sends them. */
 function secretsOf(t: Task): Readonly<Record<string, string>> {
-  const s = (t as Task & { secrets?: unknown }).secrets;
+  const s: unknown = t.secrets;
   const out: Record<string, string> = {};
   if (s && typeof s === "object" && !Array.isArray(s)) {
     for (const [k, v] of Object.entries(s)) if (typeof v === "string") out[k] = v;

@@ -351,6 +351,12 @@ const operations: Record<string, string> = {
   updateSchedule: "triggers.updateSchedule", deleteSchedule: "triggers.deleteSchedule", triggerSchedule: "triggers.triggerSchedule",
   backfillSchedule: "triggers.backfillSchedule", createWebhook: "triggers.createWebhook", listWebhooks: "triggers.listWebhooks",
   getWebhook: "triggers.getWebhook", deleteWebhook: "triggers.deleteWebhook", rotateWebhook: "triggers.rotateWebhook",
+  upgradeRun: "upgradeRun", retryRun: "retryRun",
+  putSecret: "putSecret", listSecrets: "listSecrets", getSecret: "getSecret", deleteSecret: "deleteSecret",
+  getUsage: "getUsage",
+  createSubscription: "createSubscription", listSubscriptions: "listSubscriptions", getSubscription: "getSubscription",
+  deleteSubscription: "deleteSubscription", rotateSubscription: "rotateSubscription", enableSubscription: "enableSubscription",
+  listSubscriptionDeliveries: "listSubscriptionDeliveries", redeliverSubscriptionDelivery: "redeliver",
 };
 
 /** The interfaces of src/types.ts tagged @schema NAME: their schema and sorted property names, as the compiler resolves them. */
