@@ -333,7 +333,7 @@ func (c *Client) ListCasesWithData(ctx context.Context, status string, limit int
 	return c.listCases(ctx, q+"include=data")
 }
 
-func (c *Client) listCases(ctx context.Context, query string) ([]Case, error) {
+func (c *conn) listCases(ctx context.Context, query string) ([]Case, error) {
 	var out struct {
 		Cases []Case `json:"cases"`
 	}

@@ -84,7 +84,7 @@ func (c *Client) RetryRuns(ctx context.Context, r BatchRuns) (Batch, error) {
 	return c.batch(ctx, "retry", r)
 }
 
-func (c *Client) batch(ctx context.Context, action string, r BatchRuns) (Batch, error) {
+func (c *conn) batch(ctx context.Context, action string, r BatchRuns) (Batch, error) {
 	if (r.Filter == nil) == (r.RunIDs == nil) {
 		return Batch{}, fmt.Errorf("ductor: a bulk %s needs either a filter or run ids", action)
 	}
