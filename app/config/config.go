@@ -112,7 +112,7 @@ func Load(fs *flag.FlagSet, args []string, getenv func(string) string, defaultAd
 		{env: "DATABASE_URL", flag: "database-url", usage: "Postgres connection URL"},
 		{env: "DUCTOR_ADDR", flag: "addr", usage: "listen address (host:port)", def: defaultAddr},
 		{env: "DUCTOR_BASE_URL", flag: "base-url", usage: "public URL of the dashboard"},
-		{env: "DUCTOR_SECRET_KEY", flag: "secret-key", usage: "secret for sessions, CSRF and stored secrets (at least 32 characters)", file: true},
+		{env: "DUCTOR_SECRET_KEY", flag: "secret-key", usage: "key that seals stored secrets: tenant, webhook and subscription secrets (at least 32 characters)", file: true},
 		{env: "DUCTOR_SECRET_KEY_PREVIOUS", flag: "secret-key-previous", usage: "the key DUCTOR_SECRET_KEY replaced, still accepted for opening stored secrets until `ductor secrets rekey`"},
 		{env: "OIDC_ISSUER", flag: "oidc-issuer", usage: "OIDC issuer URL"},
 		{env: "OIDC_CLIENT_ID", flag: "oidc-client-id", usage: "OIDC client id"},
