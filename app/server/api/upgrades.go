@@ -40,18 +40,7 @@ func handleRunUpgrade(rs *runs.Service) echo.HandlerFunc {
 		if req.Version < 1 {
 			return apperr.New(apperr.Invalid, "version is required: the published version to upgrade the run to")
 		}
-		id, err := httpx.PathUUID(c, "id", "run")
-		if err != nil {
-			return err
-		}
-		dry, err := dryRun(c)
-		if err != nil {
-			return err
-		}
-		res, err := rs.Upgrades.Upgrade(c.Request().Context(), runs.UpgradeRequest{
-			TenantID: httpx.TenantOf(c), RunID: id, Version: req.Version, CancelRemoved: req.CancelRemoved,
-			DryRun: dry, By: actorOf(c),
-		})
+		res, _, err := planUpgrade(c, rs, runs.UpgradeRequest{Version: req.Version, CancelRemoved: req.CancelRemoved})
 		if err != nil {
 			return err
 		}
@@ -84,18 +73,7 @@ func retryOnVersion(c echo.Context, rs *runs.Service, node string, version int, 
 	if version < 0 {
 		return apperr.New(apperr.Invalid, "version must be a published version (or absent: the run's own)")
 	}
-	id, err := httpx.PathUUID(c, "id", "run")
-	if err != nil {
-		return err
-	}
-	dry, err := dryRun(c)
-	if err != nil {
-		return err
-	}
-	res, err := rs.Upgrades.Upgrade(c.Request().Context(), runs.UpgradeRequest{
-		TenantID: httpx.TenantOf(c), RunID: id, Version: version, Retry: node, CancelRemoved: cancelRemoved,
-		DryRun: dry, By: actorOf(c),
-	})
+	res, dry, err := planUpgrade(c, rs, runs.UpgradeRequest{Version: version, Retry: node, CancelRemoved: cancelRemoved})
 	if err != nil {
 		return err
 	}
@@ -103,6 +81,22 @@ func retryOnVersion(c echo.Context, rs *runs.Service, node string, version int, 
 		return c.JSON(http.StatusOK, res)
 	}
 	return c.JSON(http.StatusAccepted, map[string]any{"status": "accepted", "upgrade": res})
+}
+
+// planUpgrade plans req on the request's run, for its tenant and key,
+// and applies it unless the request is a dry run, which it reports.
+func planUpgrade(c echo.Context, rs *runs.Service, req runs.UpgradeRequest) (runs.UpgradeResult, bool, error) {
+	id, err := httpx.PathUUID(c, "id", "run")
+	if err != nil {
+		return runs.UpgradeResult{}, false, err
+	}
+	dry, err := dryRun(c)
+	if err != nil {
+		return runs.UpgradeResult{}, false, err
+	}
+	req.TenantID, req.RunID, req.DryRun, req.By = httpx.TenantOf(c), id, dry, actorOf(c)
+	res, err := rs.Upgrades.Upgrade(c.Request().Context(), req)
+	return res, dry, err
 }
 
 // batchDryRun answers an upgrade batch's dry run: how many of its runs
