@@ -341,10 +341,11 @@ func (f *failover) unsignalled() []string {
 	return ids
 }
 
-// signal sends run id its signal, under a request id of its own so that
-// a retry after a lost answer delivers it once.
+// signal sends run id its signal, to one process or the other by the
+// id, under a request id of its own so that a retry after a lost answer
+// delivers it once.
 func (f *failover) signal(id string) {
-	status, _ := f.call(len(id), "POST", "/runs/"+id+"/signals", map[string]any{"name": "go", "request_id": "go-" + id, "payload": map[string]any{"run": id}})
+	status, _ := f.call(int(id[0]), "POST", "/runs/"+id+"/signals", map[string]any{"name": "go", "request_id": "go-" + id, "payload": map[string]any{"run": id}})
 	// 409: a signal with this request id is stored already (an earlier
 	// try committed, its answer lost in the failover).
 	if status == 202 || status == 409 {
