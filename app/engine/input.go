@@ -7,6 +7,29 @@ import "time"
 // discarded, not trusted.
 type Input interface{ inputKind() string }
 
+// InputNode is the node an input is about: a step's result, a timer, a
+// child's update, a decision, a case's change, a node's retry or
+// cancel; "" for an input about the whole run.
+func InputNode(in Input) string {
+	switch v := in.(type) {
+	case StepResult:
+		return v.Node
+	case TimerFired:
+		return v.Node
+	case ChildRunUpdate:
+		return v.Node
+	case ApprovalDecided:
+		return v.Node
+	case CaseStatusChanged:
+		return v.Node
+	case RetryNode:
+		return v.Node
+	case CancelNode:
+		return v.Node
+	}
+	return ""
+}
+
 // Tick is one call's inputs and environment.
 type Tick struct {
 	// Now is the database's now(); every time in the decision derives

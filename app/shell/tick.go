@@ -364,7 +364,7 @@ func (c *Ticker) loadState(ctx context.Context, s *store.Store, run store.Run, n
 	}
 	var named []string
 	for _, in := range inputs {
-		if name := inputNode(in); name != "" && st.Nodes[name] == nil {
+		if name := engine.InputNode(in); name != "" && st.Nodes[name] == nil {
 			named = append(named, name)
 		}
 	}
@@ -393,27 +393,6 @@ func (c *Ticker) loadNeeds(ctx context.Context, s *store.Store, run store.Run, s
 		}
 	}
 	return nil
-}
-
-// inputNode is the node an input is about, if any.
-func inputNode(in engine.Input) string {
-	switch v := in.(type) {
-	case engine.StepResult:
-		return v.Node
-	case engine.TimerFired:
-		return v.Node
-	case engine.ChildRunUpdate:
-		return v.Node
-	case engine.ApprovalDecided:
-		return v.Node
-	case engine.CaseStatusChanged:
-		return v.Node
-	case engine.RetryNode:
-		return v.Node
-	case engine.CancelNode:
-		return v.Node
-	}
-	return ""
 }
 
 // seed derives retry jitter from the run and its version, so a re-executed

@@ -139,7 +139,7 @@ func (s *sim) load(inputs []engine.Input, needs []engine.Need) *engine.State {
 		s.copyNode(st, step.Ref)
 	}
 	for _, in := range inputs {
-		s.copyNode(st, inputNode(in))
+		s.copyNode(st, engine.InputNode(in))
 	}
 	for _, nd := range needs {
 		for id, n := range s.store.Nodes {
@@ -194,26 +194,6 @@ func reload[T any](v *T) error {
 	}
 	*v = out
 	return nil
-}
-
-func inputNode(in engine.Input) string {
-	switch x := in.(type) {
-	case engine.StepResult:
-		return x.Node
-	case engine.TimerFired:
-		return x.Node
-	case engine.ChildRunUpdate:
-		return x.Node
-	case engine.ApprovalDecided:
-		return x.Node
-	case engine.CaseStatusChanged:
-		return x.Node
-	case engine.CancelNode:
-		return x.Node
-	case engine.RetryNode:
-		return x.Node
-	}
-	return ""
 }
 
 // ErrNoMock is returned for a worker step the case has no mock for.
