@@ -467,24 +467,24 @@ func (f *failover) checkSettled(t *testing.T) {
 	pool := f.pool(t)
 	var open int
 	var stuck []string
-	deadline := time.Now().Add(120 * time.Second)
-	for {
+	ended := testwait.Until(ctx, 120*time.Second, func() bool {
 		stuck = stuck[:0]
 		rows, err := pool.Query(ctx, `SELECT id::text || ' ' || definition_key || ' ' || status FROM run WHERE status NOT IN ('succeeded', 'failed', 'cancelled', 'timed_out') ORDER BY created_at`)
-		if err == nil {
-			for rows.Next() {
-				var s string
-				if rows.Scan(&s) == nil {
-					stuck = append(stuck, s)
-				}
+		if err != nil {
+			return false
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var s string
+			if rows.Scan(&s) == nil {
+				stuck = append(stuck, s)
 			}
-			rows.Close()
 		}
-		open = len(stuck)
-		if (err == nil && open == 0) || time.Now().After(deadline) {
-			break
-		}
-		pause(ctx, 200*time.Millisecond)
+		return rows.Err() == nil && len(stuck) == 0
+	})
+	open = len(stuck)
+	if !ended && open == 0 {
+		t.Fatal("could not read the runs from the new primary")
 	}
 	t.Logf("every run ended %s after the promotion", time.Since(f.promoted).Round(100*time.Millisecond))
 	if open > 0 {
