@@ -37,6 +37,9 @@ func TestFailoverToSynchronousStandbyLosesNothing(t *testing.T) {
 	if lost := f.lostStarts(t); len(lost) > 0 {
 		t.Errorf("%d of %d acknowledged starts are missing after the failover: %v", len(lost), len(f.acked), lost)
 	}
+	if f.lostSignals > 0 {
+		t.Errorf("%d acknowledged signals were missing after the failover", f.lostSignals)
+	}
 	f.checkSettled(t)
 }
 
@@ -48,7 +51,7 @@ func TestFailoverToAsynchronousStandbyLeavesNothingStuck(t *testing.T) {
 	f := newFailover(t, false)
 	f.run(t)
 	lost := f.lostStarts(t)
-	t.Logf("asynchronous replication: %d of %d acknowledged starts lost in the failover", len(lost), len(f.acked))
+	t.Logf("asynchronous replication: %d of %d acknowledged starts and %d acknowledged signals lost in the failover (the signals sent again)", len(lost), len(f.acked), f.lostSignals)
 	f.checkSettled(t)
 }
 
@@ -109,6 +112,8 @@ type failover struct {
 	acked     map[string]string // run id → definition, for every acknowledged start
 	signalled map[string]bool   // signal runs whose signal was acknowledged
 	statuses  map[int]int       // every status the API answered, counted
+	// lostSignals counts acknowledged signals the new primary did not have.
+	lostSignals int
 	promoted  time.Time
 }
 
@@ -345,7 +350,7 @@ func (f *failover) unsignalled() []string {
 // id, under a request id of its own so that a retry after a lost answer
 // delivers it once.
 func (f *failover) signal(id string) {
-	status, _ := f.call(int(id[0]), "POST", "/runs/"+id+"/signals", map[string]any{"name": "go", "request_id": "go-" + id, "payload": map[string]any{"run": id}})
+	status, _ := f.call(int(id[0]), "POST", "/runs/"+id+"/signals", signalBody(id))
 	// 409: a signal with this request id is stored already (an earlier
 	// try committed, its answer lost in the failover).
 	if status == 202 || status == 409 {
@@ -363,6 +368,22 @@ func (f *failover) signalAll(t *testing.T) {
 	for _, id := range f.lostStarts(t) {
 		lost[id] = true
 	}
+	// A signal acknowledged before the failover is sent again: 409 says it
+	// is stored; 202 says the new primary did not have it (asynchronous
+	// replication lost it) and has it now.
+	f.mu.Lock()
+	var acked []string
+	for id := range f.signalled {
+		if !lost[id] {
+			acked = append(acked, id)
+		}
+	}
+	f.mu.Unlock()
+	for _, id := range acked {
+		if status, _ := f.call(int(id[0]), "POST", "/runs/"+id+"/signals", signalBody(id)); status == 202 {
+			f.lostSignals++
+		}
+	}
 	testwait.Eventually(t, 60*time.Second, "every signal to be acknowledged", func() bool {
 		left := 0
 		for _, id := range f.unsignalled() {
@@ -374,6 +395,12 @@ func (f *failover) signalAll(t *testing.T) {
 		}
 		return left == 0
 	})
+}
+
+// signalBody is run id's one signal: always the same request id, so that
+// sending it again delivers it at most once.
+func signalBody(id string) map[string]any {
+	return map[string]any{"name": "go", "request_id": "go-" + id, "payload": map[string]any{"run": id}}
 }
 
 func (f *failover) waitAcked(t *testing.T, n int) {
