@@ -114,7 +114,7 @@ type failover struct {
 	statuses  map[int]int       // every status the API answered, counted
 	// lostSignals counts acknowledged signals the new primary did not have.
 	lostSignals int
-	promoted  time.Time
+	promoted    time.Time
 }
 
 // ductorProcess is `ductor serve` as an OS process of its own.
