@@ -621,3 +621,11 @@ type Webhook struct {
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
 }
+
+type WebhookRefusal struct {
+	TenantID           uuid.UUID
+	WebhookID          string
+	ReportedAt         time.Time
+	Suppressed         int64
+	ReportedSuppressed int64
+}

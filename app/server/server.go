@@ -94,6 +94,10 @@ type Deps struct {
 	// past them that failure gets 429.
 	AuthFailuresPerMinute float64
 	AuthFailureBurst      int
+	// WebhookRefusedEvery is how often, at most, one webhook's refused
+	// deliveries are reported by a ductor.webhook.refused event (0: once
+	// a minute).
+	WebhookRefusedEvery time.Duration
 	// TrustedProxies are the peers whose X-Forwarded-For and X-Real-IP
 	// name the client (DUCTOR_TRUSTED_PROXIES); none by default.
 	TrustedProxies []netip.Prefix
@@ -110,7 +114,7 @@ func (d Deps) apiDeps() api.Deps {
 	return api.Deps{
 		Store: d.Store, Runs: d.Runs, ValidateInput: d.ValidateInput, Logger: d.Logger, Secrets: d.Secrets,
 		BaseURL: d.BaseURL, TrustedProxies: d.TrustedProxies, AuthFailuresPerMinute: d.AuthFailuresPerMinute,
-		AuthFailureBurst: d.AuthFailureBurst, Stopping: d.stopping, Subscriptions: d.Subscriptions, Usage: d.Usage,
+		AuthFailureBurst: d.AuthFailureBurst, WebhookRefusedEvery: d.WebhookRefusedEvery, Stopping: d.stopping, Subscriptions: d.Subscriptions, Usage: d.Usage,
 	}
 }
 

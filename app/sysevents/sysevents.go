@@ -328,3 +328,30 @@ func ScheduleNotStarted(a ScheduleAction) Event {
 		},
 	}
 }
+
+// WebhookRefusal is what ductor.webhook.refused reports: a delivery to
+// one of the tenant's webhooks that was refused, and how many refusals
+// of that webhook were not reported since the last event about it.
+type WebhookRefusal struct {
+	Webhook string // the webhook's id, its name in the path
+	Event   string // the event its deliveries become
+	// Reason is the refusal's code: bad_signature, missing_signature,
+	// stale_timestamp, too_large, invalid_body, id_reused or rate_limited.
+	Reason     string
+	Status     int    // the HTTP status answered
+	RemoteAddr string // the client's address
+	At         string // RFC 3339, the database's clock; names the event
+	Suppressed int64
+}
+
+// Refused is the event of a webhook's refused delivery.
+func Refused(r WebhookRefusal) Event {
+	return Event{
+		ID: ID(WebhookRefused, r.Webhook, r.At), Name: WebhookRefused,
+		Data: map[string]any{
+			"webhook_id": r.Webhook, "event": r.Event, "reason": r.Reason, "status": r.Status,
+			"remote_addr": r.RemoteAddr, "at": r.At, "suppressed": r.Suppressed,
+			"links": map[string]any{"webhook": "/webhooks/" + r.Webhook},
+		},
+	}
+}

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -53,6 +54,9 @@ type Hooks struct {
 	failures *httpx.FailureLimiter
 	known    *knownHooks
 	recorder *deliveryRecorder
+	// refusedEvery bounds the ductor.webhook.refused events of a webhook
+	// (see hooks_refused.go).
+	refusedEvery time.Duration
 }
 
 // NewHooks builds the receiver of webhook deliveries, with its own
@@ -62,6 +66,7 @@ func NewHooks(d Deps) Hooks {
 		store: d.Store, runs: d.Runs, box: d.Secrets, log: d.Logger, proxies: d.TrustedProxies,
 		failures: httpx.NewFailureLimiter(d.AuthFailuresPerMinute, d.AuthFailureBurst),
 		known:    newKnownHooks(), recorder: newDeliveryRecorder(failedRecordEvery),
+		refusedEvery: cmp.Or(d.WebhookRefusedEvery, DefaultWebhookRefusedEvery),
 	}
 }
 
@@ -92,7 +97,7 @@ func (h Hooks) HandleHookDelivery(c echo.Context) error {
 	budget := hookBudget(addr, w.TenantID, w.ID)
 	body, outcome, err := readDelivery(c, webhook.Scheme(w.Scheme))
 	if outcome != "" {
-		return h.refuse(c, w, budget, outcome, err)
+		return h.refuse(c, addr, w, budget, outcome, err)
 	} else if err != nil {
 		return err
 	}
@@ -106,11 +111,11 @@ func (h Hooks) HandleHookDelivery(c echo.Context) error {
 		if errors.Is(err, webhook.ErrStale) {
 			outcome = deliveryStale
 		}
-		return h.refuse(c, w, budget, outcome, apperr.New(apperr.Unauthorized, "webhook signature: %v", err))
+		return h.refuse(c, addr, w, budget, outcome, apperr.New(apperr.Unauthorized, "webhook signature: %v", err))
 	}
 	data, err := jsonvalue.Decode(body)
 	if err != nil {
-		h.recordFailure(ctx, w, deliveryInvalidBody, http.StatusBadRequest)
+		h.recordFailure(ctx, addr, w, deliveryInvalidBody, deliveryInvalidBody, http.StatusBadRequest)
 		return apperr.New(apperr.Invalid, "the delivery's body is not JSON")
 	}
 	return h.publish(c, w, deliveryID, body, data)
@@ -140,15 +145,18 @@ func readDelivery(c echo.Context, s webhook.Scheme) ([]byte, string, error) {
 
 // refuse answers a failed delivery: err, counted and written to the
 // webhook as the recorder says, or 429 once the failure's budget is
-// spent.
-func (h Hooks) refuse(c echo.Context, w store.Webhook, budget, outcome string, err error) error {
+// spent (counted, not written); either is reported by a
+// ductor.webhook.refused event as hooks_refused.go says.
+func (h Hooks) refuse(c echo.Context, addr string, w store.Webhook, budget, outcome string, err error) error {
+	ctx := c.Request().Context()
 	if spent := h.failures.Check(c, budget); spent != nil {
 		h.runs.Events.WebhookDelivered(deliveryRateLimited)
+		h.refused(ctx, refusal{hook: w, addr: addr, reason: deliveryRateLimited, status: http.StatusTooManyRequests})
 		return spent
 	}
 	h.failures.Fail(budget)
 	status, _ := httpx.ToBody(err)
-	h.recordFailure(c.Request().Context(), w, outcome, status)
+	h.recordFailure(ctx, addr, w, outcome, refusalReason(outcome, err), status)
 	return err
 }
 
@@ -220,8 +228,9 @@ func (h Hooks) publish(c echo.Context, w store.Webhook, id string, body []byte, 
 	})
 	if apperr.Is(err, apperr.IdempotencyMismatch) {
 		h.runs.Events.WebhookDelivered(deliveryIDReused)
-		h.write(ctx, w, store.Delivery{Outcome: deliveryIDReused, Status: http.StatusConflict,
-			Count: h.recorder.succeeded(hookKey{w.TenantID, w.ID}, time.Now())})
+		h.refused(ctx, refusal{hook: w, addr: h.proxies.ClientAddr(c.Request()), reason: deliveryIDReused, status: http.StatusConflict,
+			write: &store.Delivery{Outcome: deliveryIDReused, Status: http.StatusConflict,
+				Count: h.recorder.succeeded(hookKey{w.TenantID, w.ID}, time.Now())}})
 		return apperr.New(apperr.IdempotencyMismatch, "delivery id %q was already used for a different body", id)
 	}
 	if err != nil {
@@ -237,13 +246,15 @@ func (h Hooks) publish(c echo.Context, w store.Webhook, id string, body []byte, 
 	return c.JSON(status, map[string]any{"event_id": e.ID, "duplicate": !created})
 }
 
-// recordFailure counts a failed delivery and writes it to the webhook
-// when the recorder says so.
-func (h Hooks) recordFailure(ctx context.Context, w store.Webhook, outcome string, status int) {
+// recordFailure counts a failed delivery, writes it to the webhook when
+// the recorder says so and reports it (hooks_refused.go).
+func (h Hooks) recordFailure(ctx context.Context, addr string, w store.Webhook, outcome, reason string, status int) {
 	h.runs.Events.WebhookDelivered(outcome)
+	r := refusal{hook: w, addr: addr, reason: reason, status: status}
 	if ok, n := h.recorder.failed(hookKey{w.TenantID, w.ID}, time.Now()); ok {
-		h.write(ctx, w, store.Delivery{Outcome: outcome, Status: status, Count: n})
+		r.write = &store.Delivery{Outcome: outcome, Status: status, Count: n}
 	}
+	h.refused(ctx, r)
 }
 
 // write keeps a delivery's result on the webhook; failing to is logged,

@@ -40,6 +40,9 @@ type hookWrites struct {
 	at        time.Time // last write
 	failed    bool      // the last write recorded a failure
 	unwritten int64     // failures since the last write
+
+	counted time.Time // when refusals were last counted at the database
+	refused int64     // refusals since
 }
 
 func newDeliveryRecorder(every time.Duration) *deliveryRecorder {
@@ -57,8 +60,34 @@ func (r *deliveryRecorder) failed(k hookKey, now time.Time) (bool, int64) {
 		return false, 0
 	}
 	n := 1 + w.unwritten
-	*w = hookWrites{at: now, failed: true}
+	w.at, w.failed, w.unwritten = now, true, 0
 	return true, n
+}
+
+// refusal counts a refused delivery and reports whether it is to be
+// counted at the database now (forced, or every since the last time),
+// with how many refusals before it this process kept to itself.
+func (r *deliveryRecorder) refusal(k hookKey, now time.Time, force bool, every time.Duration) (bool, int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	w := r.entry(k, now)
+	if !force && !w.counted.IsZero() && now.Sub(w.counted) < every {
+		w.refused++
+		return false, 0
+	}
+	n := w.refused
+	w.counted, w.refused = now, 0
+	return true, n
+}
+
+// uncounted gives back n refusals that failed to be counted at the
+// database, to be counted with the next.
+func (r *deliveryRecorder) uncounted(k hookKey, n int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if w := r.hooks[k]; w != nil {
+		w.refused += n
+	}
 }
 
 // succeeded returns how many deliveries a success's write counts.
@@ -67,7 +96,7 @@ func (r *deliveryRecorder) succeeded(k hookKey, now time.Time) int64 {
 	defer r.mu.Unlock()
 	w := r.entry(k, now)
 	n := 1 + w.unwritten
-	*w = hookWrites{at: now}
+	w.at, w.failed, w.unwritten = now, false, 0
 	return n
 }
 
@@ -77,7 +106,7 @@ func (r *deliveryRecorder) entry(k hookKey, now time.Time) *hookWrites {
 	}
 	if len(r.hooks) >= maxRecordedHooks {
 		for key, w := range r.hooks {
-			if now.Sub(w.at) >= r.every {
+			if now.Sub(w.at) >= r.every && now.Sub(w.counted) >= r.every && w.refused == 0 {
 				delete(r.hooks, key)
 			}
 		}

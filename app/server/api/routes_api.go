@@ -3,6 +3,7 @@ package api
 import (
 	"log/slog"
 	"net/netip"
+	"time"
 
 	"github.com/ductor/ductor/app/server/httpx"
 
@@ -35,6 +36,10 @@ type Deps struct {
 	TrustedProxies        []netip.Prefix
 	AuthFailuresPerMinute float64
 	AuthFailureBurst      int
+	// WebhookRefusedEvery is how often, at most, one webhook's refused
+	// deliveries are reported by a ductor.webhook.refused event
+	// (0: DefaultWebhookRefusedEvery).
+	WebhookRefusedEvery time.Duration
 	// Subscriptions are the outbound webhook subscriptions (nil: their
 	// routes answer 503).
 	Subscriptions *subscriptions.Service
