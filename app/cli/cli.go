@@ -62,6 +62,7 @@ func commands() []command {
 		{"case", "list and update human-loop cases", api(runCase)},
 		{"schedule", "create, list, get, update, pause, unpause, trigger, backfill and delete schedules", api(runSchedule)},
 		{"webhook", "create, list, get, rotate and delete inbound webhooks", api(runWebhook)},
+		{"subscription", "create, list, get, delete, rotate-secret, enable outbound webhook subscriptions; their deliveries and redeliver", api(runSubscription)},
 		{"whoami", "the tenant, name and scopes of the API key", api(runWhoami)},
 		{"secret", "set, list and delete tenant secrets (values are never printed)", api(runSecret)},
 		{"secrets", "secrets rekey: re-seal stored secrets under DUCTOR_SECRET_KEY (DATABASE_URL)", runSecrets},

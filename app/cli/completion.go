@@ -12,7 +12,7 @@ var subcommandTables = map[string]func() []subcommand{
 	"run": runSubcommands, "definition": definitionSubcommands, "approval": approvalSubcommands,
 	"case": caseSubcommands, "tenant": tenantSubcommands, "apikey": apikeySubcommands,
 	"completion": completionSubcommands, "member": memberSubcommands,
-	"schedule": scheduleSubcommands, "webhook": webhookSubcommands,
+	"schedule": scheduleSubcommands, "webhook": webhookSubcommands, "subscription": subscriptionSubcommands,
 	"node": func() []subcommand { return []subcommand{{name: "cancel"}} },
 }
 
