@@ -260,6 +260,14 @@ func checkScrape(t *testing.T, o *opsProcess) {
 			t.Errorf("deploy/ uses %s, which the scrape lacks", name)
 		}
 	}
+	promtoolCheck(t, body)
+}
+
+// promtoolCheck runs `promtool check metrics` on a scrape. Without
+// promtool on PATH (or in $PROMTOOL) it skips the test, unless
+// DUCTOR_REQUIRE_PROMTOOL is set (make test sets it).
+func promtoolCheck(t *testing.T, body string) {
+	t.Helper()
 	promtool := os.Getenv("PROMTOOL")
 	if promtool == "" {
 		promtool, _ = exec.LookPath("promtool")
