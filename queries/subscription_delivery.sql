@@ -10,6 +10,14 @@ ON CONFLICT (tenant_id, subscription_id, event_id) DO NOTHING;
 -- once (one tenant's slow receivers leave senders for the others),
 -- oldest first, leasing each until @lease from now: a process that dies
 -- mid-send leaves it to be claimed again then.
+--
+-- Under READ COMMITTED the CTEs read the statement's snapshot, and a row
+-- another process claimed (or finished) after it is locked in its newest
+-- version, with only picked's own conditions on d checked again: so they
+-- repeat that it is due, which a claimed or finished one no longer is.
+-- Of a subscription's due deliveries every process picks the same one
+-- (ties broken by id), so a second process that read before the first's
+-- claim finds that one taken and sends none of the subscription's.
 WITH due AS (
     SELECT DISTINCT ON (d.tenant_id, d.subscription_id) d.tenant_id, d.id, d.next_at
     FROM subscription_delivery d
@@ -19,7 +27,7 @@ WITH due AS (
         SELECT 1 FROM subscription_delivery b
         WHERE b.tenant_id = d.tenant_id AND b.subscription_id = d.subscription_id
           AND b.status = 'sending' AND b.next_at > now())
-    ORDER BY d.tenant_id, d.subscription_id, d.next_at
+    ORDER BY d.tenant_id, d.subscription_id, d.next_at, d.id
 ), ranked AS (
     SELECT due.tenant_id, due.id, row_number() OVER (PARTITION BY due.tenant_id ORDER BY due.next_at) AS rn
     FROM due
@@ -32,6 +40,7 @@ WITH due AS (
     JOIN ranked r ON r.tenant_id = d.tenant_id AND r.id = d.id
     LEFT JOIN busy ON busy.tenant_id = d.tenant_id
     WHERE r.rn + coalesce(busy.n, 0) <= @per_tenant::bigint
+      AND d.status IN ('pending', 'sending') AND d.next_at <= now()
     ORDER BY d.next_at
     LIMIT @max
     FOR UPDATE OF d SKIP LOCKED
@@ -71,3 +80,21 @@ SELECT * FROM subscription_attempt WHERE tenant_id = @tenant_id AND delivery_id 
 -- Sends a finished delivery again, now, with the same webhook-id.
 UPDATE subscription_delivery SET status = 'pending', next_at = now(), finished_at = NULL
 WHERE tenant_id = @tenant_id AND id = @id AND status IN ('delivered', 'failed');
+
+-- name: SubscriptionDeliveryClaimUnguarded :many
+-- The claim without its guards, for the delivery checker only
+-- (subscriptions.Config.UnguardedClaim): due deliveries read without a
+-- lock and with no regard for those being sent, so that two processes
+-- claiming at once both take the same ones. Production never uses it.
+WITH picked AS (
+    SELECT d.tenant_id, d.id FROM subscription_delivery d
+    JOIN subscription s ON s.tenant_id = d.tenant_id AND s.id = d.subscription_id
+    WHERE d.status IN ('pending', 'sending') AND d.next_at <= now() AND s.disabled_at IS NULL
+    ORDER BY d.next_at
+    LIMIT @max
+)
+UPDATE subscription_delivery d SET
+    status = 'sending', attempts = d.attempts + 1, next_at = now() + @lease::interval
+FROM picked
+WHERE d.tenant_id = picked.tenant_id AND d.id = picked.id
+RETURNING d.*;

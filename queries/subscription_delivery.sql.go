@@ -89,7 +89,7 @@ WITH due AS (
         SELECT 1 FROM subscription_delivery b
         WHERE b.tenant_id = d.tenant_id AND b.subscription_id = d.subscription_id
           AND b.status = 'sending' AND b.next_at > now())
-    ORDER BY d.tenant_id, d.subscription_id, d.next_at
+    ORDER BY d.tenant_id, d.subscription_id, d.next_at, d.id
 ), ranked AS (
     SELECT due.tenant_id, due.id, row_number() OVER (PARTITION BY due.tenant_id ORDER BY due.next_at) AS rn
     FROM due
@@ -102,6 +102,7 @@ WITH due AS (
     JOIN ranked r ON r.tenant_id = d.tenant_id AND r.id = d.id
     LEFT JOIN busy ON busy.tenant_id = d.tenant_id
     WHERE r.rn + coalesce(busy.n, 0) <= $2::bigint
+      AND d.status IN ('pending', 'sending') AND d.next_at <= now()
     ORDER BY d.next_at
     LIMIT $3
     FOR UPDATE OF d SKIP LOCKED
@@ -125,8 +126,72 @@ type SubscriptionDeliveryClaimParams struct {
 // once (one tenant's slow receivers leave senders for the others),
 // oldest first, leasing each until @lease from now: a process that dies
 // mid-send leaves it to be claimed again then.
+//
+// Under READ COMMITTED the CTEs read the statement's snapshot, and a row
+// another process claimed (or finished) after it is locked in its newest
+// version, with only picked's own conditions on d checked again: so they
+// repeat that it is due, which a claimed or finished one no longer is.
+// Of a subscription's due deliveries every process picks the same one
+// (ties broken by id), so a second process that read before the first's
+// claim finds that one taken and sends none of the subscription's.
 func (q *Queries) SubscriptionDeliveryClaim(ctx context.Context, arg SubscriptionDeliveryClaimParams) ([]SubscriptionDelivery, error) {
 	rows, err := q.db.Query(ctx, subscriptionDeliveryClaim, arg.Lease, arg.PerTenant, arg.Max)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []SubscriptionDelivery{}
+	for rows.Next() {
+		var i SubscriptionDelivery
+		if err := rows.Scan(
+			&i.TenantID,
+			&i.ID,
+			&i.SubscriptionID,
+			&i.EventID,
+			&i.EventName,
+			&i.Body,
+			&i.Status,
+			&i.Attempts,
+			&i.NextAt,
+			&i.CreatedAt,
+			&i.FinishedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const subscriptionDeliveryClaimUnguarded = `-- name: SubscriptionDeliveryClaimUnguarded :many
+WITH picked AS (
+    SELECT d.tenant_id, d.id FROM subscription_delivery d
+    JOIN subscription s ON s.tenant_id = d.tenant_id AND s.id = d.subscription_id
+    WHERE d.status IN ('pending', 'sending') AND d.next_at <= now() AND s.disabled_at IS NULL
+    ORDER BY d.next_at
+    LIMIT $2
+)
+UPDATE subscription_delivery d SET
+    status = 'sending', attempts = d.attempts + 1, next_at = now() + $1::interval
+FROM picked
+WHERE d.tenant_id = picked.tenant_id AND d.id = picked.id
+RETURNING d.tenant_id, d.id, d.subscription_id, d.event_id, d.event_name, d.body, d.status, d.attempts, d.next_at, d.created_at, d.finished_at
+`
+
+type SubscriptionDeliveryClaimUnguardedParams struct {
+	Lease pgtype.Interval
+	Max   int32
+}
+
+// The claim without its guards, for the delivery checker only
+// (subscriptions.Config.UnguardedClaim): due deliveries read without a
+// lock and with no regard for those being sent, so that two processes
+// claiming at once both take the same ones. Production never uses it.
+func (q *Queries) SubscriptionDeliveryClaimUnguarded(ctx context.Context, arg SubscriptionDeliveryClaimUnguardedParams) ([]SubscriptionDelivery, error) {
+	rows, err := q.db.Query(ctx, subscriptionDeliveryClaimUnguarded, arg.Lease, arg.Max)
 	if err != nil {
 		return nil, err
 	}

@@ -49,6 +49,14 @@ type WorkerOptions struct {
 	// StepBatchMax is the coordinator's (0: the default; 1: one step a
 	// job).
 	StepBatchMax int `json:"step_batch_max,omitempty"`
+	// SecretKey, when set, makes the worker send subscriptions'
+	// deliveries (its sweep runs subscriptions.Service.Run), to loopback
+	// receivers too, looking for due ones every DeliveryPollMS
+	// milliseconds; UnguardedClaim is the fault of
+	// subscriptions.Config.UnguardedClaim (see deliveries.go).
+	SecretKey      string  `json:"secret_key,omitempty"`
+	DeliveryPollMS float64 `json:"delivery_poll_ms,omitempty"`
+	UnguardedClaim bool    `json:"unguarded_claim,omitempty"`
 }
 
 // workerEnv carries a worker's options, as JSON, to the process
@@ -146,6 +154,13 @@ func workerCoordinator(pool *pgxpool.Pool, log *slog.Logger, o WorkerOptions) (*
 		Pool: pool, Logger: log, LocalHandlers: exec.Handles,
 		RescueWindow: cmp.Or(o.RescueWindow, time.Second), NoInlineTicks: o.NoInlineTicks, StepBatchMax: o.StepBatchMax,
 		Testing: shell.Testing{Fault: o.fault()},
+	}
+	if o.SecretKey != "" {
+		sub, err := o.subscriptions()
+		if err != nil {
+			return nil, nil, err
+		}
+		cfg.Subscriptions = sub
 	}
 	if o.SameStatement {
 		cfg.Testing.TickLoadOptions = []store.Option{store.SameStatementTickLoad()}

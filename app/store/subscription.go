@@ -96,6 +96,13 @@ func (s *Store) SubscriptionDeliveriesClaim(ctx context.Context, max, perTenant 
 	return s.q.SubscriptionDeliveryClaim(ctx, queries.SubscriptionDeliveryClaimParams{Max: int32(max), PerTenant: int64(perTenant), Lease: interval(lease)})
 }
 
+// SubscriptionDeliveriesClaimUnguarded is the claim without its lock
+// and its guards, which the delivery checker runs to show that it finds
+// deliveries claimed twice; production never calls it.
+func (s *Store) SubscriptionDeliveriesClaimUnguarded(ctx context.Context, max int, lease time.Duration) ([]SubscriptionDelivery, error) {
+	return s.q.SubscriptionDeliveryClaimUnguarded(ctx, queries.SubscriptionDeliveryClaimUnguardedParams{Max: int32(max), Lease: interval(lease)})
+}
+
 // SubscriptionOutcome is what an attempt of a delivery came to.
 type SubscriptionOutcome struct {
 	Attempt SubscriptionAttempt

@@ -46,7 +46,7 @@ func (c *Service) Run(ctx context.Context) {
 	defer t.Stop()
 	for {
 		if free := cap(slots) - len(slots); free > 0 {
-			ds, err := store.New(c.pool).SubscriptionDeliveriesClaim(ctx, free, c.cfg.PerTenant, c.cfg.Timeout+c.cfg.Timeout/2+time.Second)
+			ds, err := c.claim(ctx, free)
 			if err != nil && ctx.Err() == nil {
 				c.log.ErrorContext(ctx, "claim deliveries", "err", err)
 			}
@@ -68,6 +68,16 @@ func (c *Service) Run(ctx context.Context) {
 		case <-done:
 		}
 	}
+}
+
+// claim leases up to max due deliveries for this process, until the
+// timeout and a half from now.
+func (c *Service) claim(ctx context.Context, max int) ([]store.SubscriptionDelivery, error) {
+	lease := c.cfg.Timeout + c.cfg.Timeout/2 + time.Second
+	if c.cfg.UnguardedClaim {
+		return store.New(c.pool).SubscriptionDeliveriesClaimUnguarded(ctx, max, lease)
+	}
+	return store.New(c.pool).SubscriptionDeliveriesClaim(ctx, max, c.cfg.PerTenant, lease)
 }
 
 // outcome is one attempt's result before it is recorded.

@@ -84,6 +84,10 @@ type Config struct {
 	RotateGrace time.Duration
 	// PollEvery is how often Run looks for due deliveries.
 	PollEvery time.Duration
+	// UnguardedClaim is a fault only the delivery checker sets: claims
+	// read due deliveries without locking them or minding those being
+	// sent, so that processes claim the same ones.
+	UnguardedClaim bool
 }
 
 // Service creates, lists and changes subscriptions and sends their
