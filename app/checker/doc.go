@@ -62,6 +62,15 @@
 //     has ended flow control holds nothing (no slot, no held run, no
 //     step held back and forgotten).
 //
+// # Deliveries
+//
+// With WorkerOptions.SecretKey workers also dispatch the outbox's system
+// events and send the subscriptions' deliveries (deliveries.go):
+// TestDeliveryChecker finds each delivered exactly once, to every
+// subscription it matches, by one process at a time, and
+// TestDeliveryCheckerFindsAnUnguardedClaim, with the claim's lock and
+// guards switched off, must find deliveries sent twice.
+//
 // # Proving it can fail
 //
 // WorkerOptions.SameStatement makes a worker load runs the old way, lock
