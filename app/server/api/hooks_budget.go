@@ -47,7 +47,11 @@ func (h Hooks) precheck(c echo.Context, addr, slug, id string) error {
 		}
 	}
 	if hopeless(c.Request()) {
-		return h.failures.Check(c, hookBudget(addr, tenant, id))
+		err := h.failures.Check(c, hookBudget(addr, tenant, id))
+		if err != nil {
+			h.recorder.count(hookKey{tenant, id}, time.Now()) // reported with the webhook's next refused event
+		}
+		return err
 	}
 	return nil
 }

@@ -80,6 +80,14 @@ func (r *deliveryRecorder) refusal(k hookKey, now time.Time, force bool, every t
 	return true, n
 }
 
+// count counts a refusal refused before its webhook was read, to be
+// counted at the database with the next that is.
+func (r *deliveryRecorder) count(k hookKey, now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.entry(k, now).refused++
+}
+
 // uncounted gives back n refusals that failed to be counted at the
 // database, to be counted with the next.
 func (r *deliveryRecorder) uncounted(k hookKey, n int64) {
