@@ -93,3 +93,25 @@ func TestPure(t *testing.T) {
 		}
 	}
 }
+
+// A refused delivery's event names its webhook, reason, status, client
+// and count of suppressed refusals, and its id follows from the webhook
+// and the report's time: one report, one event.
+func TestRefusedReportsTheWebhookAndWhatWasSuppressed(t *testing.T) {
+	r := sysevents.WebhookRefusal{Webhook: "shop", Event: "order.placed", Reason: "bad_signature", Status: 401,
+		RemoteAddr: "203.0.113.9", At: "2026-12-02T15:00:00Z", Suppressed: 41}
+	e := sysevents.Refused(r)
+	if e.Name != sysevents.WebhookRefused || e.ID != sysevents.Refused(r).ID {
+		t.Fatalf("event %v: want %s with a stable id", e, sysevents.WebhookRefused)
+	}
+	for k, want := range map[string]any{"webhook_id": "shop", "event": "order.placed", "reason": "bad_signature",
+		"status": 401, "remote_addr": "203.0.113.9", "at": "2026-12-02T15:00:00Z", "suppressed": int64(41)} {
+		if e.Data[k] != want {
+			t.Errorf("data[%s] = %v, want %v", k, e.Data[k], want)
+		}
+	}
+	r.At = "2026-12-02T15:01:00Z"
+	if sysevents.Refused(r).ID == e.ID {
+		t.Error("the next report has the same id")
+	}
+}
