@@ -82,6 +82,12 @@ type opsProcess struct {
 
 func startOps(t *testing.T) *opsProcess {
 	t.Helper()
+	return startOpsWith(t, nil)
+}
+
+// startOpsWith is startOps with more environment.
+func startOpsWith(t *testing.T, extra map[string]string) *opsProcess {
+	t.Helper()
 	o := &opsProcess{sink: &spanSink{}, heard: make(chan http.Header, 16)}
 	collector := httptest.NewServer(o.sink)
 	t.Cleanup(collector.Close)
@@ -91,10 +97,14 @@ func startOps(t *testing.T) *opsProcess {
 	}))
 	t.Cleanup(o.target.Close)
 	_, dbURL := testdb.SchemaURL(t)
-	o.program = start(t, map[string]string{
+	env := map[string]string{
 		"DATABASE_URL": dbURL, "DUCTOR_ADDR": "127.0.0.1:0", "DUCTOR_LOG_FORMAT": "json",
 		"DUCTOR_HTTP_ALLOW": "127.0.0.1/32", "OTEL_EXPORTER_OTLP_ENDPOINT": collector.URL,
-	}, "dev")
+	}
+	for k, v := range extra {
+		env[k] = v
+	}
+	o.program = start(t, env, "dev")
 	o.key = o.devKey(t)
 	return o
 }

@@ -55,3 +55,12 @@ ORDER BY tenant_id, id LIMIT @max;
 UPDATE webhook SET secret = @secret, previous_secret = sqlc.narg(previous_secret)
 WHERE tenant_id = @tenant_id AND id = @id AND secret = @old_secret
   AND previous_secret IS NOT DISTINCT FROM sqlc.narg(old_previous_secret);
+
+-- name: TenantSecretUseCandidates :many
+-- The tenant's published definition versions whose manifest mentions one
+-- of the names anywhere: the candidates the caller checks precisely
+-- (definition.Manifest.SecretNames), by key and version.
+SELECT key, version, manifest FROM definition_version
+WHERE tenant_id = @tenant_id AND unpublished_at IS NULL
+  AND EXISTS (SELECT 1 FROM unnest(@names::text[]) AS n(name) WHERE strpos(manifest::text, n.name) > 0)
+ORDER BY key, version DESC LIMIT @max;

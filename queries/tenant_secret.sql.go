@@ -323,6 +323,48 @@ func (q *Queries) TenantSecretSealedPage(ctx context.Context, arg TenantSecretSe
 	return items, nil
 }
 
+const tenantSecretUseCandidates = `-- name: TenantSecretUseCandidates :many
+SELECT key, version, manifest FROM definition_version
+WHERE tenant_id = $1 AND unpublished_at IS NULL
+  AND EXISTS (SELECT 1 FROM unnest($2::text[]) AS n(name) WHERE strpos(manifest::text, n.name) > 0)
+ORDER BY key, version DESC LIMIT $3
+`
+
+type TenantSecretUseCandidatesParams struct {
+	TenantID uuid.UUID
+	Names    []string
+	Max      int32
+}
+
+type TenantSecretUseCandidatesRow struct {
+	Key      string
+	Version  int32
+	Manifest []byte
+}
+
+// The tenant's published definition versions whose manifest mentions one
+// of the names anywhere: the candidates the caller checks precisely
+// (definition.Manifest.SecretNames), by key and version.
+func (q *Queries) TenantSecretUseCandidates(ctx context.Context, arg TenantSecretUseCandidatesParams) ([]TenantSecretUseCandidatesRow, error) {
+	rows, err := q.db.Query(ctx, tenantSecretUseCandidates, arg.TenantID, arg.Names, arg.Max)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []TenantSecretUseCandidatesRow{}
+	for rows.Next() {
+		var i TenantSecretUseCandidatesRow
+		if err := rows.Scan(&i.Key, &i.Version, &i.Manifest); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const tenantSecretValues = `-- name: TenantSecretValues :many
 UPDATE tenant_secret SET last_used_at = now()
 WHERE tenant_id = $1 AND name = ANY($2::text[])

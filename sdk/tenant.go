@@ -32,8 +32,17 @@ type Secret struct {
 	UpdatedAt  time.Time  `json:"updated_at"`
 	UpdatedBy  string     `json:"updated_by"`
 	LastUsedAt *time.Time `json:"last_used_at"`
+	// UsedBy is only filled by GetSecret: the published definition
+	// versions that reference the secret, newest first.
+	UsedBy []SecretUse `json:"used_by,omitempty"`
 	// Created is false when PutSecret rotated an existing secret.
 	Created bool `json:"-"`
+}
+
+// SecretUse is a published definition version that references a secret.
+type SecretUse struct {
+	Key     string `json:"key"`
+	Version int    `json:"version"`
 }
 
 // SecretPage is a page of secrets by name.

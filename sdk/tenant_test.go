@@ -103,3 +103,17 @@ func TestUpgradeAndSecretBodies(t *testing.T) {
 		t.Errorf("bodies %v, want %v", bodies, want)
 	}
 }
+
+// GetSecret reads where the secret is used.
+func TestGetSecretReadsItsUses(t *testing.T) {
+	t.Parallel()
+	f, c := fakeClient(t, nil, fakeAnswer{status: 200, body: `{"name": "CHAT_TOKEN", "version": 2, "last_used_at": null,
+		"used_by": [{"key": "notify", "version": 3}, {"key": "notify", "version": 1}]}`})
+	s, err := c.Tenant().GetSecret(context.Background(), "CHAT_TOKEN")
+	if err != nil || len(s.UsedBy) != 2 || s.UsedBy[0] != (sdk.SecretUse{Key: "notify", Version: 3}) {
+		t.Fatalf("GetSecret: %+v, %v", s, err)
+	}
+	if r := f.seen()[0]; r.Method+" "+r.URL.RequestURI() != "GET /api/v1/secrets/CHAT_TOKEN" {
+		t.Errorf("request: %s %s", r.Method, r.URL.RequestURI())
+	}
+}

@@ -1,6 +1,10 @@
 package definition
 
-import "testing"
+import (
+	"encoding/json"
+	"slices"
+	"testing"
+)
 
 func TestSecretReferences(t *testing.T) {
 	t.Parallel()
@@ -35,4 +39,33 @@ func TestSecretReferences(t *testing.T) {
 		{"task secret twice", one(`{ref: a, type: task, with: {handler: h, secrets: [A, A]}}`),
 			[]want{{"steps[0].with.secrets[1]", "a", "twice"}}},
 	})
+}
+
+// SecretNames lists every secret a manifest references, from each place
+// one may be named, the same before and after a JSON round trip.
+func TestManifestSecretNames(t *testing.T) {
+	t.Parallel()
+	c := mustCompile(t, `key: k
+steps:
+  - {ref: a, type: http, with: {url_expr: '"https://x.example/?k=" + secret("URL_KEY")', headers_expr: '{"X-Api-Key": secret("HEADER_KEY")}', body_expr: '{"t": secret("BODY_KEY"), "u": secret("URL_KEY")}'}}
+  - {ref: b, type: http, with: {url: "https://x.example/", auth: {bearer: BEARER}}}
+  - {ref: c, type: http, with: {url: "https://x.example/", auth: {basic: {user: bot, password: BASIC_PW}}}}
+  - {ref: d, type: task, with: {handler: h, secrets: [TASK_A, TASK_B]}}
+  - {ref: e, type: scatter, with: {items_expr: '[1, 2]', do: {type: http, with: {url: "https://x.example/", auth: {bearer: SCATTER}}}}}
+  - {ref: f, type: transform, with: {expr: '"secret(\"NOT_ONE\")"'}}
+`)
+	want := []string{"BASIC_PW", "BEARER", "BODY_KEY", "HEADER_KEY", "SCATTER", "TASK_A", "TASK_B", "URL_KEY"}
+	if got := c.Manifest.SecretNames(); !slices.Equal(got, want) {
+		t.Errorf("compiled: %v, want %v", got, want)
+	}
+	var back Manifest
+	if err := json.Unmarshal(c.JSON, &back); err != nil {
+		t.Fatal(err)
+	}
+	if got := back.SecretNames(); !slices.Equal(got, want) {
+		t.Errorf("read back: %v, want %v", got, want)
+	}
+	if got := mustCompile(t, one(taskA)).Manifest.SecretNames(); len(got) != 0 {
+		t.Errorf("a definition without secrets: %v", got)
+	}
 }

@@ -66,7 +66,7 @@ type TimerFired struct {
 type Signal struct {
 	RequestID string `json:"request_id"`
 	Name      string `json:"name"`
-	Payload   any    `json:"payload,omitempty"`
+	Payload   any    `json:"payload,omitzero"`
 }
 
 // SignalReceived delivers a new signal.
@@ -149,7 +149,7 @@ type RetryNode struct {
 // a successor. Input nil carries the run's input forward.
 type ContinueAsNew struct {
 	RequestID string `json:"request_id"`
-	Input     any    `json:"input,omitempty"`
+	Input     any    `json:"input,omitzero"`
 }
 
 // Terminate force-stops a run that cannot continue (e.g. its definition

@@ -149,8 +149,8 @@ type Run struct {
 	// the shell sets them (it derives the successor id).
 	ContinuedToRunID   string `json:"continued_to_run_id,omitempty"`
 	ContinuedFromRunID string `json:"continued_from_run_id,omitempty"`
-	Input              any    `json:"input,omitempty"`
-	Output             any    `json:"output,omitempty"`
+	Input              any    `json:"input,omitzero"`
+	Output             any    `json:"output,omitzero"`
 	Error              *Error `json:"error,omitempty"`
 	// Meta is the CEL `run` variable: id, key, version, subject, context,
 	// search_attributes, parent_run_id, root_run_id, depth.
@@ -215,7 +215,7 @@ type Node struct {
 	// Outcome is the terminal outcome edges fire on (success, error,
 	// true, false, approved, rejected); empty while not terminal.
 	Outcome definition.Outcome `json:"outcome,omitempty"`
-	Output  any                `json:"output,omitempty"`
+	Output  any                `json:"output,omitzero"`
 	Error   *Error             `json:"error,omitempty"`
 	// Attempt is the current (or last) attempt number, counted from 1 in
 	// each generation.
@@ -246,7 +246,7 @@ type ChildInfo struct {
 	Scatter string `json:"scatter"`
 	Index   int    `json:"index"`
 	Key     string `json:"key"`
-	Item    any    `json:"item,omitempty"`
+	Item    any    `json:"item,omitzero"`
 }
 
 // Waiting records why a node is parked and what wakes it.
@@ -306,7 +306,7 @@ type Attempt struct {
 	Attempt    int       `json:"attempt"`
 	StartedAt  time.Time `json:"started_at,omitzero"`
 	FinishedAt time.Time `json:"finished_at,omitzero"`
-	Output     any       `json:"output,omitempty"`
+	Output     any       `json:"output,omitzero"`
 	Error      *Error    `json:"error,omitempty"`
 }
 

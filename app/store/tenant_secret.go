@@ -119,6 +119,29 @@ func (s *Store) SecretReseal(ctx context.Context, tenantID uuid.UUID, name strin
 	return n > 0, nil
 }
 
+// SecretUseCandidate is a published definition version whose manifest
+// mentions a secret's name somewhere, for the caller to check precisely.
+type SecretUseCandidate struct {
+	Key      string
+	Version  int
+	Manifest []byte
+}
+
+// SecretUseCandidates returns up to limit of the tenant's published
+// definition versions whose manifest mentions one of the names, by key
+// and newest version first.
+func (s *Store) SecretUseCandidates(ctx context.Context, tenantID uuid.UUID, names []string, limit int) ([]SecretUseCandidate, error) {
+	rows, err := s.q.TenantSecretUseCandidates(ctx, queries.TenantSecretUseCandidatesParams{TenantID: tenantID, Names: names, Max: int32(limit)})
+	if err != nil {
+		return nil, fmt.Errorf("find secret uses: %w", err)
+	}
+	out := make([]SecretUseCandidate, len(rows))
+	for i, r := range rows {
+		out[i] = SecretUseCandidate{Key: r.Key, Version: int(r.Version), Manifest: r.Manifest}
+	}
+	return out, nil
+}
+
 func tenantSecretFromRow(r queries.TenantSecretGetRow) TenantSecret {
 	return TenantSecret{
 		TenantID: r.TenantID, Name: r.Name, Description: r.Description, Version: int(r.Version),

@@ -290,6 +290,9 @@ class Secret:
     updated_at: str = ""
     updated_by: str = ""
     last_used_at: Optional[str] = None
+    #: only from get_secret: the published definition versions that
+    #: reference it ({"key", "version"}), newest first.
+    used_by: list[dict[str, Any]] = field(default_factory=list)
     #: only from put_secret: True when the put created the secret.
     created: bool = False
     raw: dict[str, Any] = field(default_factory=dict, repr=False)

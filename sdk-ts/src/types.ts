@@ -449,6 +449,14 @@ export interface Secret {
   updated_by: string;
   /** When a step last resolved it. */
   last_used_at: string | null;
+  /** Only from getSecret: the published definition versions that reference it, newest first. */
+  used_by?: SecretUse[];
+}
+
+/** A published definition version that references a secret. @schema SecretUse */
+export interface SecretUse {
+  key: string;
+  version: number;
 }
 
 /** A secret's metadata, and whether putSecret created it (false: it rotated the value). */

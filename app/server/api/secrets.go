@@ -28,6 +28,13 @@ type SecretJSON struct {
 	LastUsedAt  *time.Time `json:"last_used_at"`
 }
 
+// secretDetailJSON is GET /secrets/{name}: the metadata, and the
+// published definition versions that reference the secret.
+type secretDetailJSON struct {
+	SecretJSON
+	UsedBy []tenantsecrets.Use `json:"used_by"`
+}
+
 func secretJSON(s store.TenantSecret) SecretJSON {
 	return SecretJSON{Name: s.Name, Description: s.Description, Version: s.Version, CreatedAt: s.CreatedAt, CreatedBy: s.CreatedBy,
 		UpdatedAt: s.UpdatedAt, UpdatedBy: s.UpdatedBy, LastUsedAt: s.LastUsedAt}
@@ -80,11 +87,16 @@ func handleSecretList(svc *tenantsecrets.Service) echo.HandlerFunc {
 
 func handleSecretGet(svc *tenantsecrets.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		s, err := svc.Get(c.Request().Context(), httpx.TenantOf(c), c.Param("name"))
+		ctx, tenantID := c.Request().Context(), httpx.TenantOf(c)
+		s, err := svc.Get(ctx, tenantID, c.Param("name"))
 		if err != nil {
 			return err
 		}
-		return c.JSON(http.StatusOK, secretJSON(s))
+		uses, err := svc.Uses(ctx, tenantID, []string{s.Name})
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, secretDetailJSON{SecretJSON: secretJSON(s), UsedBy: uses[s.Name]})
 	}
 }
 

@@ -328,3 +328,31 @@ steps:
 		t.Fatal("the http step sent nothing within 20s")
 	}
 }
+
+// GET /secrets/{name} names the published definition versions that
+// reference the secret (used_by), newest first, and an empty list when
+// none does; the list of secrets leaves it out.
+func TestSecretMetadataNamesItsUses(t *testing.T) {
+	t.Parallel()
+	b := setupAPI(t)
+	for _, name := range []string{"CHAT_TOKEN", "IDLE"} {
+		if code, body := b.call(t, "PUT", "/api/v1/secrets/"+name, b.keyA, `{"value": "v"}`); code != 201 {
+			t.Fatalf("set %s = %d %v", name, code, body)
+		}
+	}
+	const chat = "key: chat\nsteps:\n  - {ref: send, type: http, with: {url: \"https://chat.example/\", auth: {bearer: CHAT_TOKEN}}}\n"
+	testdb.Definition(t, b.store, b.tenantA.ID, chat)
+	testdb.Definition(t, b.store, b.tenantA.ID, chat+"name: chat two\n")
+	other := testdb.Tenant(t, b.store, nil)
+	testdb.Definition(t, b.store, other.ID, "key: theirs\nsteps:\n  - {ref: t, type: task, with: {handler: h, secrets: [CHAT_TOKEN]}}\n")
+
+	if got := b.getRaw(t, "/api/v1/secrets/CHAT_TOKEN", b.keyA); !strings.Contains(got, `"used_by":[{"key":"chat","version":2},{"key":"chat","version":1}]`) {
+		t.Errorf("CHAT_TOKEN = %s", got)
+	}
+	if got := b.getRaw(t, "/api/v1/secrets/IDLE", b.keyA); !strings.Contains(got, `"used_by":[]`) {
+		t.Errorf("IDLE = %s", got)
+	}
+	if got := b.getRaw(t, "/api/v1/secrets", b.keyA); strings.Contains(got, "used_by") {
+		t.Errorf("the list = %s", got)
+	}
+}

@@ -25,7 +25,15 @@ func renderSecrets(c echo.Context, svc *tenantsecrets.Service, status int, d vie
 	if err != nil {
 		return err
 	}
-	d.Tabs, d.Secrets, d.CanManage = settingsTabs(c, "secrets"), list, v.Can(auth.PermKeysManage)
+	names := make([]string, len(list))
+	for i, sec := range list {
+		names[i] = sec.Name
+	}
+	uses, err := svc.Uses(c.Request().Context(), v.Tenant.ID, names)
+	if err != nil {
+		return err
+	}
+	d.Tabs, d.Secrets, d.Uses, d.CanManage = settingsTabs(c, "secrets"), list, uses, v.Can(auth.PermKeysManage)
 	return httpx.Render(c, status, views.SecretsPage(shellFor(c, "Secrets", "settings"), d))
 }
 

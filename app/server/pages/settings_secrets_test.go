@@ -2,11 +2,16 @@ package pages_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/google/uuid"
 
 	"github.com/ductor/ductor/app/engine"
 	"github.com/ductor/ductor/app/runs"
@@ -107,5 +112,66 @@ steps:
 	}
 	if !strings.Contains(out, "bad header: Bearer ***") {
 		t.Errorf("the attempt's recorded response = %s", out)
+	}
+}
+
+// The editor's test run of a definition whose http step sends a secret,
+// to a far end that echoes the request back, shows the value on none of
+// the pages and JSON downloads it leads to: the answer to the form, the
+// editor, the run page and its live fragment, the run's input and output,
+// the node and its attempt.
+func TestEditorTestRunNeverShowsASecret(t *testing.T) {
+	t.Parallel()
+	b := setupDashboard(t)
+	far := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"auth": r.Header.Get("Authorization"), "key": r.Header.Get("X-Api-Key"), "query": r.URL.RawQuery, "body": string(body)})
+	}))
+	t.Cleanup(far.Close)
+	const value = "editor-test-run-secret-7f3a"
+	sealed := servertest.TestBox(t).Seal([]byte(value), store.TenantSecretAAD(b.tenant.ID, "API_TOKEN"))
+	if _, err := b.store.SecretPut(context.Background(), b.tenant.ID, "API_TOKEN", "", sealed, "cli"); err != nil {
+		t.Fatal(err)
+	}
+	b.publish(t, `
+key: leaky
+steps:
+  - ref: call
+    type: http
+    retry: {max_attempts: 1}
+    with:
+      url_expr: '"`+far.URL+`/x?k=" + secret("API_TOKEN")'
+      method: POST
+      auth: {bearer: API_TOKEN}
+      headers_expr: '{"X-Api-Key": secret("API_TOKEN")}'
+      body_expr: '{"token": secret("API_TOKEN"), "note": input.note}'
+output_expr: steps.call.output.body
+`)
+	started := b.post(b.owner, "/definitions/leaky/runs", url.Values{"input": {`{"note": "from the editor"}`}})
+	wantRedirect(t, "the test run", started, "/runs/")
+	id, err := uuid.Parse(started.Location[strings.LastIndex(started.Location, "/")+1:])
+	if err != nil {
+		t.Fatalf("the test run led to %q", started.Location)
+	}
+	run := b.waitStatus(t, id, engine.RunSucceeded)
+	if out := fmt.Sprint(run.State.Output); !strings.Contains(out, "Bearer ***") || !strings.Contains(out, "from the editor") {
+		t.Fatalf("the far end did not get the request: output %s", out)
+	}
+	shown := started.Body
+	for _, p := range []string{"/definitions/leaky/edit", "/runs/" + id.String(), "/runs/" + id.String() + "/live",
+		"/runs/" + id.String() + "/json/input", "/runs/" + id.String() + "/json/output",
+		"/runs/" + id.String() + "/json/nodes/call", "/runs/" + id.String() + "/json/nodes/call/attempts/0/1"} {
+		a := b.get(b.owner, p)
+		if a.Status != http.StatusOK {
+			t.Errorf("%s = %d", p, a.Status)
+		}
+		shown += a.Body
+	}
+	if strings.Contains(shown, value) {
+		t.Errorf("a page of the test run shows the secret's value")
+	}
+	if !strings.Contains(shown, "***") {
+		t.Errorf("no page shows the masked response")
 	}
 }
