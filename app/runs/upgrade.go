@@ -67,7 +67,9 @@ const MaxUpgradeAttempts = 5
 // run's record_version moved on and decides again on the new one. The
 // upgrade records a history entry (detail "upgraded from vA to vB by
 // WHO: SUMMARY"), and, with Retry, delivers the retry in the same
-// transaction. Upgrading a run to the version it is on does nothing. A
+// transaction, and the plan's Reconsider nodes as an engine.Reconsider
+// input, so that a step whose predecessors have finished starts in the
+// run's next tick. Upgrading a run to the version it is on does nothing. A
 // refused plan is returned with an Unprocessable error whose details are
 // the result.
 func (u *Upgrades) Upgrade(ctx context.Context, req UpgradeRequest) (UpgradeResult, error) {
@@ -219,10 +221,20 @@ func (u *Upgrades) write(ctx context.Context, s *store.Store, tx pgx.Tx, run sto
 			return err
 		}
 	}
+	// The retry first (it reopens an ended run), then the nodes whose
+	// join the upgrade decided: no edge into them resolves again, so the
+	// engine is asked to apply their joins on the target version.
+	var ins []engine.Input
 	if req.Retry != "" {
-		return u.w.Deliver(ctx, tx, run.TenantID, run.ID, engine.RetryNode{RequestID: uuid.NewString(), Node: req.Retry})
+		ins = append(ins, engine.RetryNode{RequestID: uuid.NewString(), Node: req.Retry})
 	}
-	return u.w.Wake(ctx, tx, run.TenantID, run.ID)
+	if len(p.Reconsider) > 0 {
+		ins = append(ins, engine.Reconsider{RequestID: uuid.NewString(), Nodes: p.Reconsider})
+	}
+	if len(ins) == 0 {
+		return u.w.Wake(ctx, tx, run.TenantID, run.ID)
+	}
+	return u.w.DeliverMany(ctx, tx, run.TenantID, run.ID, ins)
 }
 
 func cloneMeta(m map[string]any) map[string]any {
