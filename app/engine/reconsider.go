@@ -12,7 +12,10 @@ import "github.com/ductor/ductor/app/definition"
 // resolved as that node's end resolved its own (a choice edge from a node
 // that succeeded is left alone: which branch it chose is not kept), and
 // its join applied: it starts, is skipped, or waits on. A node that is
-// not pending is left as it is (a discard says so).
+// not pending is left as it is (a discard says so). With no node named
+// it is still an input: the tick decides, and the run settles on the
+// manifest it is on now (a run whose last waiting node an upgrade
+// cancelled ends).
 type Reconsider struct {
 	RequestID string   `json:"request_id"`
 	Nodes     []string `json:"nodes"`

@@ -223,16 +223,16 @@ func (u *Upgrades) write(ctx context.Context, s *store.Store, tx pgx.Tx, run sto
 	}
 	// The retry first (it reopens an ended run), then the nodes whose
 	// join the upgrade decided: no edge into them resolves again, so the
-	// engine is asked to apply their joins on the target version.
+	// engine is asked to apply their joins on the target version. A tick
+	// decides only on inputs, so a plain upgrade always delivers one:
+	// with no node to reconsider it still lets the run settle on the
+	// target version (one whose last waiting node was cancelled ends).
 	var ins []engine.Input
 	if req.Retry != "" {
 		ins = append(ins, engine.RetryNode{RequestID: uuid.NewString(), Node: req.Retry})
 	}
-	if len(p.Reconsider) > 0 {
+	if req.Retry == "" || len(p.Reconsider) > 0 {
 		ins = append(ins, engine.Reconsider{RequestID: uuid.NewString(), Nodes: p.Reconsider})
-	}
-	if len(ins) == 0 {
-		return u.w.Wake(ctx, tx, run.TenantID, run.ID)
 	}
 	return u.w.DeliverMany(ctx, tx, run.TenantID, run.ID, ins)
 }
