@@ -3,6 +3,7 @@ package runs
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -106,7 +107,8 @@ func refusal(res UpgradeResult) error {
 // bound to), it locks the run first and writes the plan.
 func (u *Upgrades) plan(ctx context.Context, s *store.Store, tx pgx.Tx, req UpgradeRequest) (UpgradeResult, error) {
 	get := s.RunGet
-	if tx != nil {
+	unguarded := u.w.Testing.UnguardedUpgrades
+	if tx != nil && !unguarded {
 		get = s.RunGetLocked
 	}
 	run, err := get(ctx, req.TenantID, req.RunID)
@@ -154,6 +156,16 @@ func (u *Upgrades) plan(ctx context.Context, s *store.Store, tx pgx.Tx, req Upgr
 	res.Plan = upgrade.Plan(st, from, to, upgrade.Options{CancelRemoved: req.CancelRemoved, Retry: req.Retry})
 	if tx == nil {
 		return res, nil
+	}
+	if unguarded {
+		// The fault the concurrency checker must find: a tick commits in
+		// the pause, and the plan is written over it.
+		time.Sleep(u.w.Testing.UpgradePause) // the fault's window, not a wait for anything
+		now, err := s.RunGet(ctx, req.TenantID, req.RunID)
+		if err != nil {
+			return res, err
+		}
+		run.RecordVersion = now.RecordVersion
 	}
 	if err := u.write(ctx, s, tx, run, hash, res, req); err != nil {
 		return res, err
