@@ -77,8 +77,9 @@ func planNode(res map[string]any, ref string) map[string]any {
 }
 
 // A run that continues as new goes on in the version it is on: a run of
-// v1 continues on v1 though v2 is published, and a run upgraded to v2
-// continues on v2.
+// v1 continues on v1 though v2 is published, a run upgraded to v2
+// continues on v2, and a run of a version since unpublished continues on
+// the newest one published.
 func TestContinueAsNewKeepsTheRunsVersion(t *testing.T) {
 	t.Parallel()
 	b := setupAPI(t)
@@ -116,5 +117,20 @@ func TestContinueAsNewKeepsTheRunsVersion(t *testing.T) {
 	b.must(t, "POST", "/api/v1/runs/"+upgraded+"/upgrade", `{"version": 2}`, http.StatusOK)
 	if next := successor(upgraded); next["version"] != float64(2) {
 		t.Fatalf("the successor of a run upgraded to v2 is on version %v, want 2", next["version"])
+	}
+
+	// A run whose version was unpublished continues on the newest one
+	// still published, as a new run would start.
+	code, started = b.call(t, "POST", "/api/v1/runs", b.keyA, `{"definition": "par", "version": 1}`)
+	if code != http.StatusCreated {
+		t.Fatalf("start on v1: %d %v", code, started)
+	}
+	orphan := started["id"].(string)
+	b.waitWaiting(t, orphan, "b")
+	if code, body := b.call(t, "DELETE", "/api/v1/definitions/par/versions/1", b.keyA, ""); code >= 300 {
+		t.Fatalf("unpublish v1: %d %v", code, body)
+	}
+	if next := successor(orphan); next["version"] != float64(2) {
+		t.Fatalf("the successor of a run on unpublished v1 is on version %v, want 2", next["version"])
 	}
 }
