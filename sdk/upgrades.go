@@ -53,8 +53,11 @@ type UpgradePlan struct {
 	MissingReads []PlanIssue `json:"missing_reads"`
 	Refusals     []PlanIssue `json:"refusals"`
 	// Reruns are the nodes a retry runs again.
-	Reruns  []Rerun     `json:"reruns"`
-	Summary PlanSummary `json:"summary"`
+	Reruns []Rerun `json:"reruns"`
+	// Reconsider are the pending steps whose predecessors have finished:
+	// the upgrade starts (or skips) them at once.
+	Reconsider []string    `json:"reconsider"`
+	Summary    PlanSummary `json:"summary"`
 }
 
 // PlanNode is what an upgrade does to one node, matched by ref.
@@ -63,7 +66,7 @@ type PlanNode struct {
 	Outcome  string   `json:"outcome"` // kept, changed, added, removed or cancelled
 	State    string   `json:"state"`
 	Effect   string   `json:"effect"`
-	WouldRun string   `json:"would_run"` // yes, no or when_reached (added nodes)
+	WouldRun string   `json:"would_run"` // yes (at once), no (skipped at once) or when_reached
 	Changes  []string `json:"changes"`
 }
 

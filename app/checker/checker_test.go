@@ -35,6 +35,13 @@ type bundle struct {
 // them.
 func setup(t *testing.T) bundle {
 	t.Helper()
+	return setupWith(t, nil)
+}
+
+// setupWith is setup with changes to the driver's coordinator Config
+// (the process that upgrades runs).
+func setupWith(t *testing.T, config func(*workers.Config)) bundle {
+	t.Helper()
 	ctx := context.Background()
 	pool, url := testdb.SchemaURL(t)
 	if err := Prepare(ctx, pool); err != nil {
@@ -43,7 +50,11 @@ func setup(t *testing.T) bundle {
 	s := store.New(pool)
 	tenant := testdb.Tenant(t, s, nil)
 	Publish(t, s, tenant.ID)
-	coord, err := workers.New(workers.Config{Pool: pool, Logger: slog.New(slog.DiscardHandler)})
+	cfg := workers.Config{Pool: pool, Logger: slog.New(slog.DiscardHandler)}
+	if config != nil {
+		config(&cfg)
+	}
+	coord, err := workers.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -83,4 +83,12 @@
 // disagree with its children, as in production: every child done, the
 // scatter still counting some in flight, the run stuck); the same
 // workload on today's load (TestConcurrencyChecker) finds nothing.
+//
+// Likewise shell.Testing.UnguardedUpgrades makes the driver's upgrades
+// read a run without its lock, pause, and write their plan over whatever
+// the workers committed meanwhile (no record_version check);
+// TestConcurrencyCheckerFindsTheUnguardedUpgrade sends each upgraded
+// run its signal during the upgrade and must find the lost update (a
+// history longer than the run's transition count), which the guarded
+// upgrade never leaves.
 package checker

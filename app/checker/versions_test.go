@@ -3,10 +3,13 @@ package checker
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/app/testwait"
+	"github.com/ductor/ductor/workers"
 )
 
 // Versions, the check that every node is in the state of the run's own
@@ -44,4 +47,46 @@ func TestVersionsFindsNodesOfAnotherVersion(t *testing.T) {
 	if got := strings.Join(found, "\n"); len(found) != 2 || !strings.Contains(got, "has node gone") || !strings.Contains(got, "no node of step d") {
 		t.Fatalf("found %q, want the stray node and the missing one", got)
 	}
+}
+
+// An upgrade that neither locks the run nor checks its record_version
+// (shell.Testing.UnguardedUpgrades: it reads the run, pauses while the
+// workers tick it, and writes its plan over what they committed) loses
+// updates, and the checker says so: History, which holds at every
+// commit, finds a run whose history has transitions its count lost.
+// TestConcurrencyChecker upgrades the same runs, guarded, under the same
+// nemesis, and finds nothing.
+func TestConcurrencyCheckerFindsTheUnguardedUpgrade(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, func(c *workers.Config) {
+		c.Testing.UnguardedUpgrades, c.Testing.UpgradePause = true, 50*time.Millisecond
+	})
+	b.w.OnlyUpgrades = true
+	StartWorker(t, b.url, nemesis)
+	StartWorker(t, b.url, nemesis)
+	began := time.Now()
+	ctx, cancel := context.WithCancel(b.ctx)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for round := g; ctx.Err() == nil; round += 4 {
+				b.w.Round(ctx, round)
+			}
+		})
+	}
+	var found []string
+	testwait.Until(b.ctx, 60*time.Second, func() bool {
+		v, err := History(b.ctx, b.pool)
+		if err != nil {
+			t.Error(err)
+		}
+		found = v
+		return len(v) > 0 || err != nil
+	})
+	cancel()
+	wg.Wait()
+	if len(found) == 0 {
+		t.Fatalf("the checker found nothing wrong with unguarded upgrades in %s (the driver: %v)", time.Since(began).Round(time.Second), b.w.errors)
+	}
+	t.Logf("found in %s: %s", time.Since(began).Round(time.Millisecond), strings.Join(found, "\n"))
 }

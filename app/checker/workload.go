@@ -144,6 +144,11 @@ type Workload struct {
 	// Scatter is the inline scatter's width (default 60); Fanout the
 	// child_workflow scatter's (default 6).
 	Scatter, Fanout int
+	// OnlyUpgrades makes a round start only the run it upgrades, and
+	// send that run's signal while the upgrade is under way rather than
+	// after it, so that a tick commits inside the upgrade (the unguarded
+	// upgrade's test: a run may then end on version 1).
+	OnlyUpgrades bool
 
 	mu     sync.Mutex
 	runs   []started
@@ -163,7 +168,11 @@ func (w *Workload) Round(ctx context.Context, round int) {
 	from := len(w.runs)
 	w.mu.Unlock()
 	var wg sync.WaitGroup
-	for _, f := range []func(context.Context, int){w.scatter, w.fanout, w.chain, w.retry, w.signals, w.cancel, w.continueAsNew, w.flow, w.upgrade} {
+	kinds := []func(context.Context, int){w.scatter, w.fanout, w.chain, w.retry, w.signals, w.cancel, w.continueAsNew, w.flow, w.upgrade}
+	if w.OnlyUpgrades {
+		kinds = kinds[len(kinds)-1:]
+	}
+	for _, f := range kinds {
 		wg.Go(func() { f(ctx, round) })
 	}
 	wg.Wait()
@@ -298,6 +307,15 @@ func (w *Workload) upgrade(ctx context.Context, round int) {
 		return
 	}
 	w.await(ctx, id, func(r store.Run) bool { return r.Status == engine.RunRunning || r.Status == engine.RunWaiting })
+	if w.OnlyUpgrades {
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			_, _ = w.C.Runs.Upgrades.Upgrade(ctx, runs.UpgradeRequest{TenantID: w.Tenant, RunID: id, Version: 2, By: "checker"})
+		})
+		wg.Go(func() { w.signal(ctx, id, fmt.Sprintf("up-%d", round), "go") })
+		wg.Wait()
+		return
+	}
 	res, err := w.C.Runs.Upgrades.Upgrade(ctx, runs.UpgradeRequest{TenantID: w.Tenant, RunID: id, Version: 2, By: "checker"})
 	if err != nil || !res.Applied {
 		w.fail("upgrade %s: %v (%+v)", id, err, res.Plan)

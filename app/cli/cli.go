@@ -54,7 +54,7 @@ func commands() []command {
 		{"apply", "apply -f FILE|DIR... [--dry-run]: publish definitions", api(runApply)},
 		{"test", "test [PATH...]: run *.test.yaml workflow tests in memory (--replay RUN_ID)", api(runTest)},
 		{"definition", "list, get and unpublish definitions", api(runDefinition)},
-		{"run", "start, get, list, cancel, retry runs (one, or many by --filter) and read their history", api(runRun)},
+		{"run", "start, get, list, cancel, retry, upgrade runs (one, or many by --filter) and read their history", api(runRun)},
 		{"signal", "signal RUN NAME [--payload JSON] --request-id ID", api(runSignal)},
 		{"event", "event NAME [--data JSON] [--idempotency-key K]", api(runEvent)},
 		{"node", "node cancel RUN NODE [--reason TEXT]", api(runNode)},

@@ -17,6 +17,8 @@ func runSubcommands() []subcommand {
 		{"history", "run history ID [--limit N] [--after SEQ] [--output json|table]", "a run's transitions, oldest first", runHistory},
 		{"cancel", "run cancel ID [--reason TEXT] | run cancel --filter NAME=VALUE… | --run-id ID… [--reason TEXT] [--wait]", "cancel a run (and its sync children), or in bulk the runs a filter matches", runCancel},
 		{"retry", "run retry ID NODE | run retry --filter NAME=VALUE… | --run-id ID… [--wait]", "retry a failed step and what follows it, keeping upstream outputs; in bulk, each failed or cancelled run", runRetry},
+		{"upgrade", "run upgrade ID --version N [--dry-run] [--cancel-removed] [--output json|table] | run upgrade --filter definition=KEY… --version N [--dry-run] [--cancel-removed] [--wait]", "move a run to another version of its definition and print the plan (--dry-run: only plan); in bulk, the runs a filter matches", runUpgrade},
+		{"batch", runBatchSynopsis, "a bulk operation by action: cancel, retry or upgrade the runs a filter (or --run-id) names", runBatchVerb},
 	}
 }
 

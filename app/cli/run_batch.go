@@ -9,7 +9,25 @@ import (
 	"time"
 )
 
-const batchUsage = "ductor run cancel|retry --filter NAME=VALUE [--filter …] | --run-id ID [--run-id …] [--reason TEXT] [--wait]"
+const batchUsage = "ductor run cancel|retry|upgrade --filter NAME=VALUE [--filter …] | --run-id ID [--run-id …] [--reason TEXT] [--version N] [--cancel-removed] [--dry-run] [--wait]"
+
+const runBatchSynopsis = "run batch cancel|retry|upgrade --filter NAME=VALUE… | --run-id ID… [--reason TEXT] [--version N] [--cancel-removed] [--dry-run] [--wait]"
+
+// runBatchVerb handles `ductor run batch ACTION …`, the bulk form of run
+// cancel, run retry and run upgrade by name.
+func runBatchVerb(ctx context.Context, env Env, args []string) error {
+	if len(args) > 0 && isHelp(args[0]) {
+		return newFlags(runBatchSynopsis, env).Parse(args)
+	}
+	if len(args) == 0 {
+		return want("ductor " + runBatchSynopsis)
+	}
+	switch args[0] {
+	case "cancel", "retry", "upgrade":
+		return runBatch(ctx, env, args[0], args[1:])
+	}
+	return usagef("run batch %s: the action is cancel, retry or upgrade", args[0])
+}
 
 // batchFilterNames are the runs list's filters --filter takes (and
 // attr.NAME for a search attribute).
@@ -31,25 +49,45 @@ func batchArgs(args []string) bool {
 	return false
 }
 
-// runBatch handles `ductor run cancel|retry --filter …`: it starts a
-// bulk operation on the runs the filter matches (or the ids given),
-// prints it, and with --wait follows it to its end, printing the
-// progress on stderr and the finished batch.
+// runBatch handles `ductor run cancel|retry|upgrade --filter …`: it
+// starts a bulk operation on the runs the filter matches (or the ids
+// given), prints it, and with --wait follows it to its end, printing the
+// progress on stderr and the finished batch. An upgrade takes the
+// version to move the runs to, and with --dry-run prints how many runs
+// each outcome would get instead, starting nothing.
 func runBatch(ctx context.Context, env Env, action string, args []string) error {
-	fs := newFlags("run "+action+" --filter NAME=VALUE… | --run-id ID… [--reason TEXT] [--wait]", env)
+	synopsis := "run " + action + " --filter NAME=VALUE… | --run-id ID… [--reason TEXT] [--wait]"
+	if action == "upgrade" {
+		synopsis = "run upgrade --filter definition=KEY --filter NAME=VALUE… --version N [--cancel-removed] [--dry-run] [--wait]"
+	}
+	fs := newFlags(synopsis, env)
 	var filters, ids multiFlag
 	fs.Var(&filters, "filter", "a runs list filter NAME=VALUE: status, definition, definition_match, subject, q, parent_run_id, from, to or attr.NAME (repeatable)")
 	fs.Var(&ids, "run-id", "a run to act on (repeatable; instead of --filter)")
 	reason := fs.String("reason", "", "why, recorded on each cancelled run")
 	wait := fs.Bool("wait", false, "follow the batch to its end")
+	var version *int
+	var cancelRemoved, dry *bool
+	if action == "upgrade" {
+		version = fs.Int("version", 0, "the published version to move the runs to")
+		cancelRemoved = fs.Bool("cancel-removed", false, "allow removing steps whose nodes are running or waiting: their work is withdrawn")
+		dry = fs.Bool("dry-run", false, "count how many runs each outcome would get, changing nothing")
+	}
 	pos, err := fs.parseArgs(args)
 	if err != nil {
 		return err
 	}
-	if len(pos) > 0 || (len(filters) == 0) == (len(ids) == 0) {
+	if len(pos) > 0 || (len(filters) == 0) == (len(ids) == 0) || (version != nil && *version < 1) {
 		return want(batchUsage)
 	}
 	req := map[string]any{"action": action, "reason": *reason}
+	path := "/api/v1/runs/batch"
+	if version != nil {
+		req["version"], req["cancel_removed"] = *version, *cancelRemoved
+		if *dry {
+			path += "?dry_run=true"
+		}
+	}
 	if len(ids) > 0 {
 		req["run_ids"] = splitList(ids)
 	} else {
@@ -61,8 +99,11 @@ func runBatch(ctx context.Context, env Env, action string, args []string) error 
 	}
 	c := newAPIClient(env)
 	var batch map[string]any
-	if err := c.do(ctx, "POST", "/api/v1/runs/batch", req, &batch); err != nil {
+	if err := c.do(ctx, "POST", path, req, &batch); err != nil {
 		return err
+	}
+	if dry != nil && *dry {
+		return writeJSON(env, batch) // the counts: nothing was started
 	}
 	if *wait {
 		return followBatch(ctx, env, c, batch)

@@ -46,6 +46,8 @@ func (d *decider) apply(in Input) {
 		d.cancelNode(x)
 	case ContinueAsNew:
 		d.continueAsNew(x)
+	case Reconsider:
+		d.reconsider(x)
 	case Terminate:
 		d.terminate(x.Reason)
 	case Admit:
@@ -483,6 +485,8 @@ func describeInput(in Input) string {
 		return "retry " + x.Node
 	case CancelNode:
 		return "cancel " + x.Node
+	case Reconsider:
+		return "reconsider " + x.RequestID
 	}
 	return in.inputKind()
 }

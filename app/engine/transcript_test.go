@@ -41,6 +41,21 @@ func (r *replay) do(cmd []string) string {
 		}
 		r.sim, r.now = newSim(r.t, m, nil), t0
 		return "ok"
+	case "upgrade":
+		// The run goes on under another manifest, as app/upgrade leaves
+		// it: every step of it without a node gets a pending one, with no
+		// edge into it resolved (a Reconsider input resolves them).
+		m, err := parseManifest(strings.Join(cmd[1:], "\n"))
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		r.sim.m = m
+		for _, s := range m.Steps {
+			if r.sim.nodes[s.Ref] == nil {
+				r.sim.nodes[s.Ref] = &Node{ID: s.Ref, Ref: s.Ref, State: NodePending}
+			}
+		}
+		return "ok"
 	case "start":
 		opts := kv(f[1:])
 		r.sim.run.Input = opts["input"]
@@ -155,6 +170,8 @@ func parseInput(f []string) (Input, error) {
 		return Terminate{Reason: TerminateReason(arg(1))}, nil
 	case "admit":
 		return Admit{}, nil
+	case "reconsider":
+		return Reconsider{RequestID: "up", Nodes: f[1:]}, nil
 	}
 	return nil, fmt.Errorf("unknown input %q", f[0])
 }

@@ -3,6 +3,7 @@ package runs
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -67,7 +68,9 @@ const MaxUpgradeAttempts = 5
 // run's record_version moved on and decides again on the new one. The
 // upgrade records a history entry (detail "upgraded from vA to vB by
 // WHO: SUMMARY"), and, with Retry, delivers the retry in the same
-// transaction. Upgrading a run to the version it is on does nothing. A
+// transaction, and the plan's Reconsider nodes as an engine.Reconsider
+// input, so that a step whose predecessors have finished starts in the
+// run's next tick. Upgrading a run to the version it is on does nothing. A
 // refused plan is returned with an Unprocessable error whose details are
 // the result.
 func (u *Upgrades) Upgrade(ctx context.Context, req UpgradeRequest) (UpgradeResult, error) {
@@ -104,7 +107,8 @@ func refusal(res UpgradeResult) error {
 // bound to), it locks the run first and writes the plan.
 func (u *Upgrades) plan(ctx context.Context, s *store.Store, tx pgx.Tx, req UpgradeRequest) (UpgradeResult, error) {
 	get := s.RunGet
-	if tx != nil {
+	unguarded := u.w.Testing.UnguardedUpgrades
+	if tx != nil && !unguarded {
 		get = s.RunGetLocked
 	}
 	run, err := get(ctx, req.TenantID, req.RunID)
@@ -152,6 +156,16 @@ func (u *Upgrades) plan(ctx context.Context, s *store.Store, tx pgx.Tx, req Upgr
 	res.Plan = upgrade.Plan(st, from, to, upgrade.Options{CancelRemoved: req.CancelRemoved, Retry: req.Retry})
 	if tx == nil {
 		return res, nil
+	}
+	if unguarded {
+		// The fault the concurrency checker must find: a tick commits in
+		// the pause, and the plan is written over it.
+		time.Sleep(u.w.Testing.UpgradePause) // the fault's window, not a wait for anything
+		now, err := s.RunGet(ctx, req.TenantID, req.RunID)
+		if err != nil {
+			return res, err
+		}
+		run.RecordVersion = now.RecordVersion
 	}
 	if err := u.write(ctx, s, tx, run, hash, res, req); err != nil {
 		return res, err
@@ -219,10 +233,20 @@ func (u *Upgrades) write(ctx context.Context, s *store.Store, tx pgx.Tx, run sto
 			return err
 		}
 	}
+	// The retry first (it reopens an ended run), then the nodes whose
+	// join the upgrade decided: no edge into them resolves again, so the
+	// engine is asked to apply their joins on the target version. A tick
+	// decides only on inputs, so a plain upgrade always delivers one:
+	// with no node to reconsider it still lets the run settle on the
+	// target version (one whose last waiting node was cancelled ends).
+	var ins []engine.Input
 	if req.Retry != "" {
-		return u.w.Deliver(ctx, tx, run.TenantID, run.ID, engine.RetryNode{RequestID: uuid.NewString(), Node: req.Retry})
+		ins = append(ins, engine.RetryNode{RequestID: uuid.NewString(), Node: req.Retry})
 	}
-	return u.w.Wake(ctx, tx, run.TenantID, run.ID)
+	if req.Retry == "" || len(p.Reconsider) > 0 {
+		ins = append(ins, engine.Reconsider{RequestID: uuid.NewString(), Nodes: p.Reconsider})
+	}
+	return u.w.DeliverMany(ctx, tx, run.TenantID, run.ID, ins)
 }
 
 func cloneMeta(m map[string]any) map[string]any {

@@ -79,6 +79,13 @@ type Testing struct {
 	// point of a write; an error aborts the write there, as a failed
 	// statement would.
 	FaultTx func(ctx context.Context, tx pgx.Tx, point string) error
+	// UnguardedUpgrades makes an upgrade (app/runs) read the run without
+	// taking its lock, pause UpgradePause, and write the plan over
+	// whatever record_version the run has reached meanwhile: the lost
+	// update the concurrency checker must find
+	// (TestConcurrencyCheckerFindsTheUnguardedUpgrade).
+	UnguardedUpgrades bool
+	UpgradePause      time.Duration
 }
 
 // deps are what the layers of one process share: the pool, the engine,

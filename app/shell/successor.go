@@ -7,17 +7,21 @@ import (
 
 	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/store"
 )
 
-// startSuccessor creates the ContinueAsNew successor from the latest
-// published version of the run's definition, carrying its input (or the
-// new one), subject, lineage, context and search attributes. Its id is
-// derived from (run id, request id), so a repeated request creates nothing
-// twice. It inherits the concurrency slots the run holds, and is not held
-// back by flow control itself. A definition with no published version cannot continue: the run
-// is then force-stopped with reason transition_limit instead.
+// startSuccessor creates the ContinueAsNew successor on the run's own
+// version (the one it started on, or was upgraded to: docs/upgrades.md),
+// carrying its input (or the new one), subject, lineage, context and
+// search attributes. Its id is derived from (run id, request id), so a
+// repeated request creates nothing twice. It inherits the concurrency
+// slots the run holds, and is not held back by flow control itself. When
+// the run's version was unpublished the successor starts on the newest
+// version still published, as a new run would; a definition with no
+// published version cannot continue: the run is then force-stopped with
+// reason transition_limit instead.
 func (b *commandBatch) startSuccessor(ctx context.Context, cmd engine.StartSuccessor) error {
-	v, err := b.c.Version(ctx, b.s, b.run.TenantID, b.run.DefinitionKey, 0)
+	v, err := b.successorVersion(ctx)
 	if apperr.Is(err, apperr.NotFound) {
 		b.cannotContinue = true
 		return nil
@@ -57,4 +61,17 @@ func (b *commandBatch) startSuccessor(ctx context.Context, cmd engine.StartSucce
 	}
 	b.successor = id.String()
 	return nil
+}
+
+// successorVersion is the run's own version while it is published, else
+// the newest one that is.
+func (b *commandBatch) successorVersion(ctx context.Context) (store.DefinitionVersion, error) {
+	own, err := b.s.DefinitionVersionGet(ctx, b.run.TenantID, b.run.DefinitionKey, b.run.DefinitionVersion)
+	if err == nil && own.UnpublishedAt == nil {
+		return own, nil
+	}
+	if err != nil && !apperr.Is(err, apperr.NotFound) {
+		return own, err
+	}
+	return b.c.Version(ctx, b.s, b.run.TenantID, b.run.DefinitionKey, 0)
 }

@@ -26,8 +26,9 @@ const (
 	InputCaseStatus     = "case"
 	InputCancelNode     = "cancel_node"
 	InputAdmit          = "admit"
+	InputReconsider     = "reconsider"
 	maxInputsPerTick    = 500
-	inputKindsSupported = "result, timer, cancel, retry, continue_as_new, terminate, signal, event, child, approval, case, cancel_node, admit"
+	inputKindsSupported = "result, timer, cancel, retry, continue_as_new, terminate, signal, event, child, approval, case, cancel_node, admit, reconsider"
 )
 
 // PendingInputs are a run's undrained inputs, oldest first.
@@ -105,6 +106,8 @@ func inputKey(in engine.Input) (kind, dedup string) {
 		return InputCancelNode, "cancel_node:" + v.RequestID
 	case engine.Admit:
 		return InputAdmit, "admit" // a run is let go once
+	case engine.Reconsider:
+		return InputReconsider, "reconsider:" + v.RequestID
 	}
 	panic(fmt.Sprintf("store: unknown input %T", in))
 }
@@ -150,6 +153,8 @@ func decodeInput(kind string, payload []byte) (engine.Input, error) {
 		target, err = decodeAs[engine.CancelNode](payload)
 	case InputAdmit:
 		target, err = decodeAs[engine.Admit](payload)
+	case InputReconsider:
+		target, err = decodeAs[engine.Reconsider](payload)
 	default:
 		return nil, fmt.Errorf("unknown input kind %q (known: %s)", kind, inputKindsSupported)
 	}

@@ -66,8 +66,10 @@ type Node struct {
 	// "keeps its state and its old outputs", "would run once its
 	// predecessors finish", ...
 	Effect string `json:"effect,omitempty"`
-	// WouldRun, for an added node, says whether it would run: "yes",
-	// "no" (its join can no longer be satisfied), or "when_reached".
+	// WouldRun, for an added node (or a pending one whose incoming
+	// edges changed), says whether it would run: "yes" (at once: the
+	// steps before it have finished), "no" (its join can no longer be
+	// satisfied: it is skipped), or "when_reached".
 	WouldRun string `json:"would_run,omitempty"`
 	// Changes lists the fields that differ, as paths under the step.
 	Changes []string `json:"changes,omitempty"`
@@ -120,8 +122,14 @@ type Result struct {
 	// Refusals are why the upgrade cannot be done safely, path by path.
 	Refusals []Problem `json:"refusals,omitempty"`
 	// Reruns are, for a retry, the nodes that would run again.
-	Reruns  []Rerun `json:"reruns,omitempty"`
-	Summary Summary `json:"summary"`
+	Reruns []Rerun `json:"reruns,omitempty"`
+	// Reconsider are the pending nodes (new, or with incoming edges
+	// changed) whose predecessors have finished already, so that their
+	// join is decided at once: applying the plan delivers an
+	// engine.Reconsider for them, and they start (or are skipped) in the
+	// run's next tick, on the target version.
+	Reconsider []string `json:"reconsider,omitempty"`
+	Summary    Summary  `json:"summary"`
 
 	// Write are the nodes to upsert; Delete the nodes to drop (with
 	// their scatter children); Withdraw the commands that undo the work
@@ -384,8 +392,9 @@ func mapKeys(m map[string]bool) func(func(string) bool) {
 // pending on the target version: marks of edges kept are kept, marks of
 // edges gone are dropped, and a new edge from a node that already ended
 // is resolved as that node resolved its edges. A pending node whose join
-// that decides (it would be ready or skipped at once) is refused: the
-// engine only starts a node when one of its edges resolves.
+// that decides (it is ready or skipped at once) is listed in Reconsider:
+// the engine only applies a join when an edge into it resolves, so the
+// upgrade asks it to apply those once the run is on the target version.
 func (p *planner) inbound() {
 	if !p.started() {
 		return
@@ -432,14 +441,7 @@ func (p *planner) inbound() {
 			decided = "no"
 		}
 		if decided != "" {
-			for i := range p.res.Nodes {
-				if p.res.Nodes[i].Ref == ref && p.res.Nodes[i].Outcome == Added {
-					p.res.Nodes[i].WouldRun = decided
-				}
-			}
-			p.refuse("steps."+ref, "the steps before it have finished: it would be %s at once, which an upgrade cannot do (retry from a node before it on the target version instead)",
-				map[string]string{"yes": "ready", "no": "skipped"}[decided])
-			continue
+			p.decide(ref, decided)
 		}
 		if !reflect.DeepEqual(marks, orEmpty(n.Inbound)) {
 			if !p.added[ref] {
@@ -453,6 +455,27 @@ func (p *planner) inbound() {
 			}
 		}
 	}
+}
+
+// decide notes a pending node whose join the upgrade decides: yes, it
+// starts at once (when its run_if allows), or no, it is skipped.
+func (p *planner) decide(ref, decided string) {
+	for i := range p.res.Nodes {
+		pn := &p.res.Nodes[i]
+		if pn.Ref != ref {
+			continue
+		}
+		pn.WouldRun = decided
+		effect := "starts at once: the steps before it have finished"
+		if decided == "no" {
+			effect = "skipped at once: the steps before it have finished without firing enough of its edges"
+		}
+		if pn.Effect != "" {
+			effect = pn.Effect + "; " + effect
+		}
+		pn.Effect = effect
+	}
+	p.res.Reconsider = append(p.res.Reconsider, ref)
 }
 
 func orEmpty(m map[string]engine.EdgeMark) map[string]engine.EdgeMark {

@@ -1,15 +1,18 @@
 package upgrade_test
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/expr"
 	"github.com/ductor/ductor/app/transcript"
 	"github.com/ductor/ductor/app/upgrade"
 )
@@ -18,8 +21,11 @@ var update = flag.Bool("update", false, "rewrite testdata transcripts with the a
 
 // TestTranscripts replays testdata/*.txt: `from` and `to` compile a
 // definition (YAML, the block's following lines), `run STATUS` sets the
-// run's status, `node REF STATE [OUTCOME] [waiting=TYPE] [scatter=DONE/TOTAL]`
-// a node, and `plan [cancel_removed] [retry=REF]` prints the plan.
+// run's status, `node REF STATE [OUTCOME] [waiting=TYPE] [scatter=DONE/TOTAL] [in=EDGE,...] [output=JSON]`
+// a node, `plan [cancel_removed] [retry=REF]` prints the plan, and
+// `apply [cancel_removed]` applies it to the state, as app/runs writes
+// it, and prints what the engine's next tick on the target version
+// decides with the inputs the upgrade delivers.
 func TestTranscripts(t *testing.T) {
 	transcript.Replay(t, *update, func(t *testing.T) func([]string) string {
 		r := &replay{st: &engine.State{Run: engine.Run{ID: "run1", Status: engine.RunWaiting}, Nodes: map[string]*engine.Node{}}}
@@ -69,6 +75,8 @@ func (r *replay) do(cmd []string) string {
 					var done, total int
 					fmt.Sscanf(v, "%d/%d", &done, &total)
 					n.Scatter = &engine.ScatterState{Total: total, Succeeded: done}
+				case "output":
+					_ = json.Unmarshal([]byte(v), &n.Output)
 				case "in":
 					n.Inbound = map[string]engine.EdgeMark{}
 					for _, id := range strings.Split(v, ",") {
@@ -81,7 +89,7 @@ func (r *replay) do(cmd []string) string {
 			r.st.Nodes[n.ID] = n
 		}
 		return "ok"
-	case "plan":
+	case "plan", "apply":
 		var o upgrade.Options
 		for _, a := range f[1:] {
 			k, v, _ := strings.Cut(a, "=")
@@ -92,9 +100,75 @@ func (r *replay) do(cmd []string) string {
 				o.Retry = v
 			}
 		}
+		if f[0] == "apply" {
+			return r.apply(upgrade.Plan(r.st, r.from, r.to, o))
+		}
 		return format(upgrade.Plan(r.st, r.from, r.to, o))
 	}
 	return "unknown command " + f[0]
+}
+
+// apply writes the plan into the state and runs the engine's next tick
+// on the target version, with the Reconsider input the upgrade delivers.
+func (r *replay) apply(p *upgrade.Result) string {
+	if p.Refused() {
+		return "refused: " + p.Refusals[0].Path
+	}
+	st := &engine.State{Run: r.st.Run, Nodes: map[string]*engine.Node{}}
+	for id, n := range r.st.Nodes {
+		st.Nodes[id] = n.Clone()
+	}
+	for _, n := range p.Write {
+		st.Nodes[n.ID] = n.Clone()
+	}
+	for _, id := range p.Delete {
+		delete(st.Nodes, id)
+	}
+	var ins []engine.Input
+	if len(p.Reconsider) > 0 {
+		ins = append(ins, engine.Reconsider{RequestID: "up", Nodes: p.Reconsider})
+	}
+	env, err := expr.NewEnv()
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	eng := &engine.Engine{Eval: engine.NewCELEvaluator(expr.NewCache(env, 16))}
+	d, err := eng.Decide(context.Background(), r.to, st, engine.Tick{Now: time.Unix(0, 0).UTC(), Inputs: ins})
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	var b strings.Builder
+	for _, tr := range d.Transitions {
+		who := "run"
+		if tr.Node != "" {
+			who = "node " + tr.Node
+		}
+		fmt.Fprintf(&b, "%s %s -> %s", who, tr.From, tr.To)
+		if tr.Detail != "" {
+			fmt.Fprintf(&b, " (%s)", tr.Detail)
+		}
+		b.WriteString("\n")
+	}
+	for _, x := range d.Discarded {
+		fmt.Fprintf(&b, "discard %s at %s: %s\n", x.Input, x.Node, x.Reason)
+	}
+	for _, n := range d.Nodes {
+		if n.State.Terminal() {
+			fmt.Fprintf(&b, "%s %s output=%s\n", n.ID, n.State, js(n.Output))
+		}
+	}
+	if b.Len() == 0 {
+		return "(nothing)"
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+func js(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
 }
 
 func format(p *upgrade.Result) string {
@@ -127,6 +201,9 @@ func format(p *upgrade.Result) string {
 			fmt.Fprintf(&b, " fires again (last attempt %s)", x.LastAttempt)
 		}
 		b.WriteString("\n")
+	}
+	if len(p.Reconsider) > 0 {
+		fmt.Fprintf(&b, "reconsider %s\n", strings.Join(p.Reconsider, " "))
 	}
 	for _, n := range p.Write {
 		in, _ := json.Marshal(n.Inbound)

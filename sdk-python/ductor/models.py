@@ -253,7 +253,7 @@ class Webhook:
 class Upgrade:
     """The plan of an upgrade, or of a retry on a version, as planned or
     applied: plan holds nodes (each ref's outcome), missing_reads,
-    refusals, reruns and summary, as the server sends them."""
+    refusals, reruns, reconsider and summary, as the server sends them."""
 
     run_id: str = ""
     from_version: int = 0
@@ -275,6 +275,12 @@ class Upgrade:
     def refusals(self) -> list[dict[str, Any]]:
         """Why the plan cannot be applied, each with its path and message."""
         return list(self.plan.get("refusals") or [])
+
+    @property
+    def reconsider(self) -> list[str]:
+        """Pending steps whose predecessors have finished: the upgrade
+        starts (or skips) them at once."""
+        return list(self.plan.get("reconsider") or [])
 
 
 @dataclass

@@ -420,6 +420,8 @@ export interface UpgradeResult {
       side_effect?: boolean;
       new_in_version?: boolean;
     }[];
+    /** Pending steps whose predecessors have finished: the upgrade starts (or skips) them at once. */
+    reconsider?: string[];
     summary: { kept?: number; changed?: number; added?: number; removed?: number; cancelled?: number; missing_reads?: number };
   };
 }
