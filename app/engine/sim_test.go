@@ -57,7 +57,7 @@ func (s *sim) load(inputs []Input, needs []Need) *State {
 		}
 	}
 	for _, in := range inputs {
-		if id := inputNode(in); id != "" && s.nodes[id] != nil {
+		if id := InputNode(in); id != "" && s.nodes[id] != nil {
 			st.Nodes[id] = s.nodes[id].Clone()
 		}
 	}
@@ -70,26 +70,6 @@ func (s *sim) load(inputs []Input, needs []Need) *State {
 		}
 	}
 	return st
-}
-
-func inputNode(in Input) string {
-	switch x := in.(type) {
-	case StepResult:
-		return x.Node
-	case TimerFired:
-		return x.Node
-	case ChildRunUpdate:
-		return x.Node
-	case ApprovalDecided:
-		return x.Node
-	case CaseStatusChanged:
-		return x.Node
-	case CancelNode:
-		return x.Node
-	case RetryNode:
-		return x.Node
-	}
-	return ""
 }
 
 // tick runs one coordinator tick (plus the follow-up calls Needs ask

@@ -58,10 +58,6 @@ func (r UpgradeResult) Outcome() string {
 	return "upgraded"
 }
 
-// MaxUpgradeAttempts bounds how often an upgrade plans again after a
-// tick committed between its read and its write.
-const MaxUpgradeAttempts = 5
-
 // Upgrade plans req and, unless it is a dry run or the plan is refused,
 // applies it in one transaction holding the run's lock, so that it lands
 // between two ticks: a tick that decided on the old version finds the
