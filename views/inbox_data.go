@@ -200,7 +200,8 @@ func decisionText(d store.ApprovalDecision) string {
 type ApprovalProgress struct {
 	Approved, Needed int
 	// Waiting are the approvers who have not decided (a role stays while
-	// it has members who may).
+	// it has members who may, as "another member of role:R" once an
+	// approval is in).
 	Waiting []string
 }
 
@@ -216,7 +217,12 @@ func progressOf(a store.Approval) ApprovalProgress {
 		decided[strings.TrimPrefix(d.By, "user:")] = true
 	}
 	for _, who := range a.Approvers {
-		if strings.HasPrefix(who, "role:") || !decided[who] {
+		switch {
+		case strings.HasPrefix(who, "role:") && p.Approved > 0:
+			// Someone (perhaps of this role) has approved already: the
+			// approval waits for one more of its members, not the role.
+			p.Waiting = append(p.Waiting, "another member of "+who)
+		case strings.HasPrefix(who, "role:") || !decided[who]:
 			p.Waiting = append(p.Waiting, who)
 		}
 	}
