@@ -97,7 +97,9 @@ edges:
 	if n := count(t, ctx, "#children-list tbody tr"); n != 1 {
 		t.Fatalf("the failed filter lists %d children, want 1", n)
 	}
-	run(t, ctx, "open the child", chromedp.Click(chromedp.CSS(`#children-list tr[data-index="402"] a.child-link`)),
+	// The list may be re-rendered between finding the link and clicking
+	// it (a live update), so the click finds and clicks in one step.
+	run(t, ctx, "open the child", chromedp.Evaluate[chromedp.Void](`document.querySelector('#children-list tr[data-index="402"] a.child-link').click()`),
 		chromedp.WaitVisible(chromedp.CSS("#node-error")))
 	if loc := location(t, ctx); !strings.Contains(loc, "node=resize%5B402%5D") {
 		t.Fatalf("the child's page is %s, want its own address", loc)
