@@ -55,11 +55,13 @@ func TestVersionsFindsNodesOfAnotherVersion(t *testing.T) {
 // updates, and the checker says so: History, which holds at every
 // commit, finds a run whose history has transitions its count lost.
 // TestConcurrencyChecker upgrades the same runs, guarded, under the same
-// nemesis, and finds nothing.
+// nemesis, and finds nothing. The pause is long enough for a tick to land
+// inside it on a loaded machine (at 50 ms a full suite's load let every
+// tick commit after the upgrade for a minute).
 func TestConcurrencyCheckerFindsTheUnguardedUpgrade(t *testing.T) {
 	t.Parallel()
 	b := setupWith(t, func(c *workers.Config) {
-		c.Testing.UnguardedUpgrades, c.Testing.UpgradePause = true, 50*time.Millisecond
+		c.Testing.UnguardedUpgrades, c.Testing.UpgradePause = true, 300*time.Millisecond
 	})
 	b.w.OnlyUpgrades = true
 	StartWorker(t, b.url, nemesis)
