@@ -55,13 +55,12 @@ func TestVersionsFindsNodesOfAnotherVersion(t *testing.T) {
 // updates, and the checker says so: History, which holds at every
 // commit, finds a run whose history has transitions its count lost.
 // TestConcurrencyChecker upgrades the same runs, guarded, under the same
-// nemesis, and finds nothing. The pause is long enough for a tick to land
-// inside it on a loaded machine (at 50 ms a full suite's load let every
-// tick commit after the upgrade for a minute).
+// nemesis, and finds nothing. A round waits up to a minute for its runs
+// to end, so the deadline leaves room for rounds after a stuck one.
 func TestConcurrencyCheckerFindsTheUnguardedUpgrade(t *testing.T) {
 	t.Parallel()
 	b := setupWith(t, func(c *workers.Config) {
-		c.Testing.UnguardedUpgrades, c.Testing.UpgradePause = true, 300*time.Millisecond
+		c.Testing.UnguardedUpgrades, c.Testing.UpgradePause = true, 50*time.Millisecond
 	})
 	b.w.OnlyUpgrades = true
 	StartWorker(t, b.url, nemesis)
@@ -77,7 +76,7 @@ func TestConcurrencyCheckerFindsTheUnguardedUpgrade(t *testing.T) {
 		})
 	}
 	var found []string
-	testwait.Until(b.ctx, 60*time.Second, func() bool {
+	testwait.Until(b.ctx, 150*time.Second, func() bool {
 		v, err := History(b.ctx, b.pool)
 		if err != nil {
 			t.Error(err)
