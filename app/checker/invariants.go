@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -114,6 +115,21 @@ func History(ctx context.Context, db *pgxpool.Pool) ([]string, error) {
 		GROUP BY tenant_id, run_id, node, generation, attempt, from_state, to_state
 		HAVING count(*) > 1`)
 	return append(gaps, twice...), err
+}
+
+// Stalled lists the runs that have not ended and whose history has not
+// moved for the given time: in a workload where every run is driven to
+// its end at once (no long timers, every signal sent), a run that stops
+// moving lost an update that would have moved it (an input consumed and
+// then written over, so nothing will ever tick it again). Unfinished
+// says the same once the workload is over; Stalled says it while it runs.
+func Stalled(ctx context.Context, db *pgxpool.Pool, still time.Duration) ([]string, error) {
+	return lines(ctx, db, `SELECT format('run %s (%s) is %s and has not moved for %s s', r.id, r.definition_key, r.status, $1::bigint)
+		FROM run r
+		WHERE r.status NOT IN `+terminal+`
+		  AND coalesce((SELECT max(b.at) FROM run_history_batch b WHERE b.tenant_id = r.tenant_id AND b.run_id = r.id), r.created_at)
+		      < ductor_now() - make_interval(secs => $1::bigint)
+		ORDER BY r.created_at`, int64(still/time.Second))
 }
 
 // Executions lists attempts whose handler ran more than once: at-least-once

@@ -55,8 +55,11 @@ func TestVersionsFindsNodesOfAnotherVersion(t *testing.T) {
 // updates, and the checker says so: History, which holds at every
 // commit, finds a run whose history has transitions its count lost.
 // TestConcurrencyChecker upgrades the same runs, guarded, under the same
-// nemesis, and finds nothing. A round waits up to a minute for its runs
-// to end, so the deadline leaves room for rounds after a stuck one.
+// nemesis, and finds nothing. A lost update shows in one of two ways: a
+// history longer than the run's count (History), or, when the write
+// over it happened to restore the count, a run that consumed its signal
+// and then was put back to wait for it, so it never moves again
+// (Stalled: nothing else in this workload keeps a run still for 20 s).
 func TestConcurrencyCheckerFindsTheUnguardedUpgrade(t *testing.T) {
 	t.Parallel()
 	b := setupWith(t, func(c *workers.Config) {
@@ -78,6 +81,11 @@ func TestConcurrencyCheckerFindsTheUnguardedUpgrade(t *testing.T) {
 	var found []string
 	testwait.Until(b.ctx, 150*time.Second, func() bool {
 		v, err := History(b.ctx, b.pool)
+		if err == nil {
+			var stalled []string
+			stalled, err = Stalled(b.ctx, b.pool, 20*time.Second)
+			v = append(v, stalled...)
+		}
 		if err != nil {
 			t.Error(err)
 		}
