@@ -33,3 +33,11 @@ func lineNo(n int) string {
 	}
 	return itoa(n)
 }
+
+// plural is "1 test", "2 tests".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return itoa(n) + " " + noun + "s"
+}

@@ -163,6 +163,34 @@ func Parse(raw []byte) (*File, error) {
 	return f, nil
 }
 
+// ParseCases parses a test file's text whose definition is given apart
+// (the document open in the editor): a definition the text names is
+// ignored, and the text may be the cases' list alone. Update rewrites
+// the text as given.
+func ParseCases(raw []byte, definition json.RawMessage) (*File, error) {
+	js, err := yaml.YAMLToJSON(raw)
+	if err != nil {
+		return nil, fmt.Errorf("parse: %w", err)
+	}
+	var top map[string]json.RawMessage
+	if t := bytes.TrimSpace(js); len(t) > 0 && t[0] == '[' {
+		top = map[string]json.RawMessage{"tests": t}
+	} else if err := json.Unmarshal(js, &top); err != nil || top == nil {
+		return nil, fmt.Errorf("parse: the tests must be a mapping with a tests list, or the list alone")
+	}
+	top["definition"] = definition
+	whole, err := json.Marshal(top)
+	if err != nil {
+		return nil, err
+	}
+	f, err := parse(whole)
+	if err != nil {
+		return nil, err
+	}
+	f.Raw = raw
+	return f, nil
+}
+
 func parse(raw []byte) (*File, error) {
 	js, err := yaml.YAMLToJSON(raw)
 	if err != nil {

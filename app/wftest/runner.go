@@ -73,6 +73,9 @@ func (s *sim) drive(ctx context.Context) error {
 		return err
 	}
 	for !s.store.Run.Status.Terminal() {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("stopped after %d ticks: %w", s.ticks, err)
+		}
 		if s.ticks > MaxTicks {
 			return fmt.Errorf("run did not end within %d ticks", MaxTicks)
 		}

@@ -36,6 +36,13 @@ func (r *Runner) RunFileEach(ctx context.Context, f *File, filter *regexp.Regexp
 	if err != nil {
 		return nil, fmt.Errorf("definition: %w", err)
 	}
+	return r.RunCases(ctx, f, m, filter, each), nil
+}
+
+// RunCases runs the file's cases whose name match filter (nil: all)
+// against m, an already compiled definition (the file's own is not
+// read), calling each (when not nil) as each case ends.
+func (r *Runner) RunCases(ctx context.Context, f *File, m *definition.Manifest, filter *regexp.Regexp, each func(Result)) []Result {
 	var out []Result
 	for i, c := range f.Tests {
 		name := c.Name
@@ -51,7 +58,7 @@ func (r *Runner) RunFileEach(ctx context.Context, f *File, filter *regexp.Regexp
 		}
 		out = append(out, res)
 	}
-	return out, nil
+	return out
 }
 
 func (r *Runner) runCase(ctx context.Context, f *File, m *definition.Manifest, c Case, name string) Result {

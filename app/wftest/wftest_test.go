@@ -269,3 +269,34 @@ tests:
 		}
 	}
 }
+
+// ParseCases takes the cases apart from their definition (a definition
+// the text names is not read), and a run stops when its context ends.
+func TestParseCasesAndAStoppedRun(t *testing.T) {
+	t.Parallel()
+	def := []byte(`{"key": "k", "steps": [{"ref": "w", "type": "wait", "with": {"duration": "1h"}}]}`)
+	f, err := ParseCases([]byte("definition: /nonexistent\ntests:\n  - name: waits\n    expect: {status: succeeded, duration: 1h0m0s}\n"), def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Compile(def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runner(t)
+	if res := r.RunCases(context.Background(), f, m, nil, nil); len(res) != 1 || !res[0].Passed() {
+		t.Fatalf("the case: %+v", res)
+	}
+	if l, err := ParseCases([]byte("- name: alone\n"), def); err != nil || len(l.Tests) != 1 || l.Tests[0].Name != "alone" {
+		t.Fatalf("the list alone: %+v, %v", l, err)
+	}
+	if _, err := ParseCases([]byte("42"), def); err == nil {
+		t.Fatal("a number parsed as cases")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res := r.RunCases(ctx, f, m, nil, nil)
+	if len(res) != 1 || res[0].Err == nil || !errors.Is(res[0].Err, context.Canceled) {
+		t.Fatalf("a cancelled run: %+v", res)
+	}
+}

@@ -66,7 +66,8 @@ func asYAML(src string) string {
 }
 
 // renderEditor renders the editor on src, with a notice from a form post.
-func renderEditor(c echo.Context, s *store.Store, status int, def store.Definition, src, notice string) error {
+// Each opt may add to what the page shows.
+func renderEditor(c echo.Context, s *store.Store, status int, def store.Definition, src, notice string, opts ...func(*views.EditorData)) error {
 	ctx, v := c.Request().Context(), httpx.ViewerOf(c)
 	versions, err := s.DefinitionVersionList(ctx, v.Tenant.ID, def.Key)
 	if err != nil {
@@ -85,6 +86,9 @@ func renderEditor(c echo.Context, s *store.Store, status int, def store.Definiti
 		Key: def.Key, Name: def.Name, Source: src, Problems: check.Problems, Hash: check.Hash, Check: check,
 		CanWrite: v.Can(auth.PermDefinitionsWrite), CanRun: canTestRun(v),
 		Draft: def.Draft, Versions: versions, Notice: notice, Flow: rules, Triggers: triggers,
+	}
+	for _, opt := range opts {
+		opt(&d)
 	}
 	return httpx.Render(c, status, views.EditorPage(shellFor(c, def.Key+" · Editor", "definitions"), d))
 }

@@ -99,6 +99,7 @@ func editorRoutes(e *echo.Echo, d Deps, st httpx.Site) {
 	ed.POST("/check", handleEditorCheck(), httpx.Need(auth.PermView))
 	ed.POST("/draft", handleDraftSaveForm(d.Store), httpx.Need(auth.PermDefinitionsWrite))
 	ed.POST("/publish", handlePublishForm(d.Store), httpx.Need(auth.PermDefinitionsWrite))
+	ed.POST("/test", handleEditorTests(d.Store, newEditorTester()), needAny(auth.PermDefinitionsWrite, auth.PermRunsOperate))
 }
 
 // runPages lists the runs list, the run inspector with its operator

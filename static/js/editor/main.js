@@ -367,6 +367,7 @@ function notice(text, cls = "") {
 
 $("source-form").addEventListener("submit", async (ev) => {
   ev.preventDefault();
+  if (ev.submitter && ev.submitter.id === "run-tests") return runTests();
   const publish = ev.submitter && ev.submitter.id === "publish";
   await check.flush();
   notice(publish ? "Publishing…" : "Saving…");
@@ -385,6 +386,10 @@ $("source-form").addEventListener("submit", async (ev) => {
   n.dataset.version = version;
   n.dataset.hash = hash;
   if (created) addVersionRow(version, hash);
+  if ($("run-needs-version")) {
+    $("run-needs-version").remove();
+    $("run-start").disabled = false;
+  }
 });
 
 function addVersionRow(version, hash) {
@@ -410,6 +415,44 @@ if ($("run-form")) {
     out.className = "";
     out.innerHTML = `Run <a id="run-link" class="mono" href="${esc(root.dataset.runsBase + res.data.id)}">${esc(res.data.id)}</a> started`;
   });
+}
+
+// ---- tests: the document as it stands, run in memory on the server ----
+
+const testsKey = `ductor.tests.${location.pathname}`;
+if ($("tests")) {
+  const kept = localStorage.getItem(testsKey);
+  if (kept) $("tests").value = kept;
+  $("tests").addEventListener("input", () => localStorage.setItem(testsKey, $("tests").value));
+}
+
+async function runTests() {
+  const out = $("test-results");
+  const button = $("run-tests");
+  button.disabled = true;
+  out.innerHTML = `<p class="muted" id="tests-running">Running…</p>`;
+  try {
+    await check.flush();
+    const res = await post(root.dataset.testUrl, { document: yamlEl.value, tests: $("tests").value });
+    if (!res.ok || !res.data) {
+      const msg = (res.data && res.data.error && res.data.error.message) || `failed (${res.status})`;
+      out.innerHTML = `<p class="error" id="tests-error" role="alert">${esc(msg)}</p>`;
+      return;
+    }
+    out.innerHTML = res.data.html;
+    const accept = $("tests-accept");
+    if (accept && res.data.updated) {
+      accept.hidden = false;
+      accept.addEventListener("click", () => {
+        $("tests").value = res.data.updated;
+        localStorage.setItem(testsKey, res.data.updated);
+        accept.textContent = "Used: run the tests again";
+        accept.disabled = true;
+      });
+    }
+  } finally {
+    button.disabled = false;
+  }
 }
 
 if (!canWrite) yamlEl.readOnly = true;
