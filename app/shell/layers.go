@@ -17,11 +17,12 @@ type Ticker struct {
 }
 
 // Sweeper is the sweep: due timers and retries, lost attempts, dead
-// ticks, flow control's held runs.
+// ticks, forgotten inputs, flow control's held runs.
 type Sweeper struct {
 	*deps
 	w          *Writer
 	unserved   unservedGate
+	forgotten  forgottenGate
 	poolCursor poolCursor
 }
 

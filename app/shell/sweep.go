@@ -25,7 +25,8 @@ const (
 // SweepAll fires due timers, enqueues retries whose backoff is over,
 // reports attempts whose worker died (lease expired without a result, or
 // job running past its timeout without a start) as a retryable failure,
-// ticks again the runs of tick jobs that died mid-tick, completes step
+// ticks again the runs of tick jobs that died mid-tick and, now and
+// then, the runs holding inputs no tick job will drain, completes step
 // jobs whose result was recorded but whose River completion was lost,
 // forgets long-expired bridge task claims and puts step jobs that River
 // snoozed, retried or rescued back at the head of their queue (they lost
@@ -59,6 +60,9 @@ func (c *Sweeper) SweepOnce(ctx context.Context) (int, error) {
 		}
 		rescued, err := c.rescueTicks(ctx, tx, s)
 		if err != nil {
+			return err
+		}
+		if _, err := c.wakeForgotten(ctx, tx, s); err != nil {
 			return err
 		}
 		completed, err := s.StepJobsCompleteFinished(ctx, c.RescueWindow, sweepBatch)
