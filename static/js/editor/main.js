@@ -38,7 +38,7 @@ const graph = createGraph($("graph"), {
 const panel = createPanel($("panel"), {
   kinds, canWrite, common: catalogue.common, forEach: catalogue.for_each, retry: catalogue.retry,
   onDelete: remove,
-  onField: (sel, path, value) => change((d) => docs.setPath(docs.stepByRef(d, sel.id), path, value), { keepPanel: true }),
+  onField: (sel, path, value) => change((d) => docs.setPath(docs.stepByRef(d, sel.id), path, value), { keepPanel: true, field: `${sel.id}.${path}` }),
   onRename: (sel, to) => {
     if (to === sel.id) return;
     change((d) => docs.renameStep(d, sel.id, to));
@@ -87,10 +87,17 @@ function applyCheck(data, from) {
   dirtyMark();
 }
 
+// change applies mutate to the document. One that changes nothing (a
+// field's change event after its input events already applied the
+// value, as when it loses focus to a click on the graph) neither pushes
+// an undo step nor redraws: a redraw would replace the node under the
+// pointer and lose the click.
 function change(mutate, opt = {}) {
   if (!canWrite) return;
-  remember();
+  const before = snapshot();
   mutate(state.doc);
+  if (JSON.stringify(state.doc) === before.doc) return;
+  remember({ field: opt.field }, before);
   if (state.selected && !findSelected()) state.selected = null;
   redraw(opt);
   check("graph");
@@ -104,21 +111,27 @@ yamlEl.addEventListener("input", () => {
 // ---- undo and redo: snapshots of the document before each change (a
 // burst of typing in the YAML is one change) ----
 
-const history = { past: [], future: [], typedAt: 0, limit: 200 };
+const history = { past: [], future: [], typedAt: 0, burst: "", limit: 200 };
 
 function snapshot() {
   return { doc: JSON.stringify(state.doc), yaml: yamlEl.value };
 }
 
-function remember(opt = {}) {
+// remember pushes the document as it was before a change (before, or
+// now). A burst of typing is one step: in the YAML (typing), or in one
+// panel field (field: its path), each keystroke within a second of the
+// last.
+function remember(opt = {}, before = null) {
   const now = Date.now();
-  if (opt.typing && now - history.typedAt < 1000) {
+  const burst = opt.typing ? "yaml" : opt.field ? `field:${opt.field}` : "";
+  if (burst && burst === history.burst && now - history.typedAt < 1000) {
     history.typedAt = now;
     return;
   }
-  history.typedAt = opt.typing ? now : 0;
+  history.typedAt = burst ? now : 0;
+  history.burst = burst;
   const last = history.past[history.past.length - 1];
-  const s = opt.typing ? { ...snapshot(), yaml: state.lastYAML ?? yamlEl.value } : snapshot();
+  const s = opt.typing ? { ...snapshot(), yaml: state.lastYAML ?? yamlEl.value } : before || snapshot();
   if (!last || last.doc !== s.doc || last.yaml !== s.yaml) history.past.push(s);
   if (history.past.length > history.limit) history.past.shift();
   history.future = [];
@@ -133,6 +146,7 @@ function travel(from, to) {
   yamlEl.value = s.yaml;
   state.lastYAML = s.yaml;
   history.typedAt = 0;
+  history.burst = "";
   if (state.selected && !findSelected()) state.selected = null;
   redraw();
   check("yaml");
