@@ -106,6 +106,16 @@ func nodeState(n *engine.Node) string {
 	return string(n.State)
 }
 
+// heldState is a node's state as the inspector shows it: "held" while
+// its attempt waits for a slot of its concurrency pool (the node is
+// running, its work has not started), otherwise its state.
+func heldState(n *engine.Node, slot *store.PoolWait) string {
+	if slot != nil && n != nil && n.State == engine.NodeRunning {
+		return "held"
+	}
+	return nodeState(n)
+}
+
 func runURL(slug string, id fmt.Stringer) string { return tenantURL(slug, "/runs/"+id.String()) }
 
 // nodeURL selects a step in the inspector.

@@ -149,3 +149,12 @@ func filterText(f store.RunFilter) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// runsListURL is the runs list with a filter's query string ("" for
+// none).
+func runsListURL(slug, query string) string {
+	if query == "" {
+		return tenantURL(slug, "/runs")
+	}
+	return tenantURL(slug, "/runs?"+query)
+}

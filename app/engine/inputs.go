@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/ductor/ductor/app/definition"
 	"github.com/ductor/ductor/app/expr"
@@ -100,7 +101,7 @@ func (d *decider) stepResult(r StepResult) {
 	}
 	delay := Backoff(sp.policy, n.Attempt, d.rng.Float64())
 	n.Error = r.Error
-	d.setNode(n, NodeReady, "retry in "+delay.String())
+	d.setNode(n, NodeReady, "retry in "+readableDelay(delay))
 	d.begin(n)
 	d.dispatch(n, sp, d.now.Add(delay))
 }
@@ -489,4 +490,22 @@ func describeInput(in Input) string {
 		return "reconsider " + x.RequestID
 	}
 	return in.inputKind()
+}
+
+// readableDelay is a delay as people read it: to the millisecond under a
+// minute ("256ms", "4.1s" rather than "256.774572ms"), to the second
+// above; the attempt itself is due at the exact time.
+func readableDelay(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "0s"
+	case d < time.Millisecond:
+		return d.Round(time.Microsecond).String()
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Minute:
+		return d.Round(100 * time.Millisecond).String()
+	default:
+		return d.Round(time.Second).String()
+	}
 }

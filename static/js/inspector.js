@@ -92,9 +92,12 @@ function changed(f) {
 }
 
 function swap(doc) {
+  const before = statusText();
+  let moved = false;
   for (const el of root.querySelectorAll("[data-region]")) {
     const fresh = doc.getElementById(el.id);
     if (!fresh || busy(el) || fresh.innerHTML === el.innerHTML) continue;
+    moved = true;
     const open = new Set([...el.querySelectorAll("details[open]")].map(keyOf));
     const closed = new Set([...el.querySelectorAll("details:not([open])")].map(keyOf));
     el.innerHTML = fresh.innerHTML;
@@ -105,9 +108,23 @@ function swap(doc) {
   }
   const graph = doc.getElementById("graph-body");
   const mine = document.getElementById("graph-body");
-  if (graph && mine && graph.innerHTML !== mine.innerHTML) mine.innerHTML = graph.innerHTML;
+  if (graph && mine && graph.innerHTML !== mine.innerHTML) {
+    mine.innerHTML = graph.innerHTML;
+    moved = true;
+  }
+  // The note says what changed, when something did: the run's status
+  // when it moved, otherwise that the page was updated, at a UTC time
+  // like every other time on the page.
   const note = document.getElementById("live-note");
-  if (note) note.textContent = "Updated " + new Date().toLocaleTimeString();
+  if (!note || !moved) return;
+  const after = statusText();
+  const at = new Date().toISOString().slice(11, 19) + " UTC";
+  note.textContent = after && after !== before ? `Run ${after} at ${at}` : `Updated ${at}`;
+}
+
+function statusText() {
+  const s = document.getElementById("run-status");
+  return s ? s.textContent.trim() : "";
 }
 
 function keyOf(d) {

@@ -54,6 +54,7 @@ func setupTwoTenants(t *testing.T) twoTenants {
 	f.b = testdb.Tenant(t, w.Store, nil)
 	f.keyA, _ = testdb.APIKey(t, w.Store, f.a, nil)
 	f.runA = ordersRun(t, w, f.a)
+	publishSpare(t, w, f.a)
 	f.approvalA, f.caseA = runPagesFixture(t, w.Store, f.a, f.runA, alice)
 	f.batchA = batchFixture(t, w.Store, f.a)
 	waitingNodeFixture(t, w.Store, f.a, f.runA)
@@ -125,6 +126,22 @@ func ordersRun(t *testing.T, w webBundle, tenant store.Tenant) store.Run {
 	return run
 }
 
+// publishSpare publishes "spare" in the tenant: a definition for the
+// routes that change a definition's versions (unpublish), so that they
+// leave "orders" to the others.
+func publishSpare(t *testing.T, w webBundle, tenant store.Tenant) {
+	t.Helper()
+	doc := strings.Replace(ordersDraft, "key: orders", "key: spare", 1)
+	c, err := definition.Compile([]byte(doc), definition.FormatYAML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := store.Publication{Manifest: c.Manifest, ManifestHash: c.Hash, Source: doc, SourceFormat: "yaml"}
+	if _, _, err := w.Store.DefinitionPublish(context.Background(), tenant.ID, pub); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // routeCase says how to call a dashboard route on tenant A's objects.
 type routeCase struct {
 	public bool              // outside any tenant: nothing to isolate
@@ -156,20 +173,22 @@ func (f twoTenants) routeCases() map[string]routeCase {
 		"POST /t/:tenant/definitions":          {form: url.Values{"key": {"stolen"}}},
 		"GET /t/:tenant/definitions/:key/edit": {params: orders},
 		"GET /t/:tenant/definitions/:key/diff": {params: orders},
-		"GET /t/:tenant/definitions/:key/versions/:n/upgrade":  {params: map[string]string{"key": "orders", "n": "1"}},
-		"POST /t/:tenant/definitions/:key/versions/:n/upgrade": {params: map[string]string{"key": "orders", "n": "1"}, form: url.Values{"version": {"1"}}},
-		"POST /t/:tenant/definitions/:key/check":               {params: orders, form: url.Values{"document": {ordersDraft}}},
-		"POST /t/:tenant/definitions/:key/draft":               {params: orders, form: url.Values{"document": {ordersDraft + "name: stolen\n"}}},
-		"POST /t/:tenant/definitions/:key/publish":             {params: orders, form: url.Values{"document": {ordersDraft}}},
-		"POST /t/:tenant/definitions/:key/runs":                {params: orders, form: url.Values{"input": {"{}"}}},
-		"GET /t/:tenant/runs/:id":                              {params: map[string]string{"id": f.runA.ID.String()}},
-		"GET /t/:tenant/runs/:id/live":                         {params: runA},
-		"GET /t/:tenant/runs/:id/events":                       {params: runA},
-		"POST /t/:tenant/runs/batch":                           {form: url.Values{"action": {"cancel"}, "run_id": {f.runA.ID.String()}}},
-		"GET /t/:tenant/batches/:id":                           {params: map[string]string{"id": f.batchA.String()}},
-		"GET /t/:tenant/batches/:id/progress":                  {params: map[string]string{"id": f.batchA.String()}},
-		"GET /t/:tenant/runs/:id/json/:part":                   {params: map[string]string{"id": f.runA.ID.String(), "part": "input"}},
-		"GET /t/:tenant/runs/:id/json/nodes/:node":             {params: map[string]string{"id": f.runA.ID.String(), "node": "a"}},
+		"GET /t/:tenant/definitions/:key/versions/:n/upgrade":    {params: map[string]string{"key": "orders", "n": "1"}},
+		"POST /t/:tenant/definitions/:key/versions/:n/upgrade":   {params: map[string]string{"key": "orders", "n": "1"}, form: url.Values{"version": {"1"}}},
+		"POST /t/:tenant/definitions/:key/check":                 {params: orders, form: url.Values{"document": {ordersDraft}}},
+		"POST /t/:tenant/definitions/:key/draft":                 {params: orders, form: url.Values{"document": {ordersDraft + "name: stolen\n"}}},
+		"POST /t/:tenant/definitions/:key/publish":               {params: orders, form: url.Values{"document": {ordersDraft}}},
+		"POST /t/:tenant/definitions/:key/runs":                  {params: orders, form: url.Values{"input": {"{}"}}},
+		"POST /t/:tenant/definitions/:key/test":                  {params: orders, form: url.Values{"document": {ordersDraft}, "tests": {"tests: []"}}},
+		"POST /t/:tenant/definitions/:key/versions/:n/unpublish": {params: map[string]string{"key": "spare", "n": "1"}},
+		"GET /t/:tenant/runs/:id":                                {params: map[string]string{"id": f.runA.ID.String()}},
+		"GET /t/:tenant/runs/:id/live":                           {params: runA},
+		"GET /t/:tenant/runs/:id/events":                         {params: runA},
+		"POST /t/:tenant/runs/batch":                             {form: url.Values{"action": {"cancel"}, "run_id": {f.runA.ID.String()}}},
+		"GET /t/:tenant/batches/:id":                             {params: map[string]string{"id": f.batchA.String()}},
+		"GET /t/:tenant/batches/:id/progress":                    {params: map[string]string{"id": f.batchA.String()}},
+		"GET /t/:tenant/runs/:id/json/:part":                     {params: map[string]string{"id": f.runA.ID.String(), "part": "input"}},
+		"GET /t/:tenant/runs/:id/json/nodes/:node":               {params: map[string]string{"id": f.runA.ID.String(), "node": "a"}},
 		"GET /t/:tenant/runs/:id/json/nodes/:node/attempts/:generation/:attempt": {
 			params: map[string]string{"id": f.runA.ID.String(), "node": "a", "generation": "0", "attempt": "1"}},
 		"GET /t/:tenant/runs/:id/json/signals":          {params: runA, query: "?request_id=sig-a"},
@@ -290,7 +309,11 @@ func (f twoTenants) assertTenantAUntouched(t *testing.T) {
 	}
 	defs, _ := f.Store.DefinitionList(ctx, f.a.ID, "", 10)
 	runs, _ := f.Store.RunList(ctx, f.a.ID, store.RunFilter{Limit: 10})
-	if len(defs) != 1 || defs[0].LatestVersion != 1 || defs[0].Name != "" || len(runs) != 1 {
+	changed := len(defs) != 2 || len(runs) != 1
+	for _, d := range defs {
+		changed = changed || d.LatestVersion != 1 || d.PublishedVersion != 1 || d.Name != "" || (d.Key != "orders" && d.Key != "spare")
+	}
+	if changed {
 		t.Errorf("tenant A's definitions or runs changed: %+v, %d runs", defs, len(runs))
 	}
 }

@@ -39,7 +39,11 @@ func handleRunsBatchForm(s *store.Store, rs *runs.Service) echo.HandlerFunc {
 				return httpx.Render(c, status, views.RunsPage(shellFor(c, "Runs", "runs"), d))
 			})
 		}
-		return seeOther(c, "/batches/"+b.ID.String())
+		path := "/batches/" + b.ID.String()
+		if len(filter) > 0 {
+			path += "?" + url.Values{"runs": {filter.Encode()}}.Encode()
+		}
+		return seeOther(c, path)
 	}
 }
 
@@ -78,7 +82,7 @@ func handleBatchPage(s *store.Store) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		return httpx.Render(c, http.StatusOK, views.BatchPage(shellFor(c, "Bulk "+b.Action, "runs"), b))
+		return httpx.Render(c, http.StatusOK, views.BatchPage(shellFor(c, "Bulk "+b.Action, "runs"), b, runsBack(c.QueryParam("runs"))))
 	}
 }
 
@@ -101,4 +105,23 @@ func viewerBatch(c echo.Context, s *store.Store) (store.Batch, error) {
 		return store.Batch{}, err
 	}
 	return s.BatchGet(c.Request().Context(), httpx.ViewerOf(c).Tenant.ID, id)
+}
+
+// runsBack is the runs list's query string the batch was started from,
+// for the batch page's way back: only the list's own filter parameters,
+// re-encoded.
+func runsBack(raw string) string {
+	q, err := url.ParseQuery(raw)
+	if err != nil {
+		return ""
+	}
+	keep := url.Values{}
+	for name, values := range q {
+		switch {
+		case name == "status", name == "definition", name == "definition_match", name == "subject", name == "q",
+			name == "parent_run_id", name == "attrs", name == "from", name == "to", strings.HasPrefix(name, "attr."):
+			keep[name] = values[:1]
+		}
+	}
+	return keep.Encode()
 }

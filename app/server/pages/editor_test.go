@@ -200,6 +200,23 @@ func TestEditorFormPosts(t *testing.T) {
 	if a := f.request(f.alice, "GET", base+"/diff?from=7&to=draft", nil, nil); a.Status != http.StatusNotFound {
 		t.Errorf("diff with a missing version = %d", a.Status)
 	}
+
+	// Unpublish from the versions table: the version's row says so and
+	// offers it no more; again is a no-op; viewers may not.
+	if page := f.request(f.alice, "GET", base+"/edit", nil, nil); !strings.Contains(page.Body, `id="unpublish-2"`) {
+		t.Fatal("the editor offers no unpublish for v2")
+	}
+	posted("unpublish", "/versions/2/unpublish", "", "Unpublished v2")
+	posted("unpublish again", "/versions/2/unpublish", "", "v2 was already unpublished")
+	if page := f.request(f.alice, "GET", base+"/edit", nil, nil); strings.Contains(page.Body, `id="unpublish-2"`) || !strings.Contains(page.Body, `id="unpublish-1"`) {
+		t.Error("after unpublishing v2 the editor still offers it, or no longer offers v1")
+	}
+	if a := f.request(f.victor, "POST", base+"/versions/1/unpublish", url.Values{}, nil); a.Status != http.StatusForbidden {
+		t.Errorf("a viewer's unpublish = %d", a.Status)
+	}
+	if a := f.request(f.alice, "POST", base+"/versions/9/unpublish", url.Values{}, nil); a.Status != http.StatusNotFound {
+		t.Errorf("unpublish of a missing version = %d", a.Status)
+	}
 }
 
 // The editor's catalogue matches the compiler: each type's sample

@@ -150,6 +150,7 @@ func triggerPages(t *echo.Group, d Deps) {
 // (docs/upgrades.md): the dry run's counts, then the batch.
 func upgradePages(t *echo.Group, d Deps) {
 	t.GET("/definitions/:key/versions/:n/upgrade", handleUpgradePage(d.Store, d.Runs), httpx.Need(auth.PermView))
+	t.POST("/definitions/:key/versions/:n/unpublish", handleUnpublishForm(d.Store), httpx.Need(auth.PermDefinitionsWrite))
 	t.POST("/definitions/:key/versions/:n/upgrade", handleUpgradeForm(d.Store, d.Runs), httpx.Need(auth.PermRunsOperate))
 }
 

@@ -200,7 +200,8 @@ func TestRunsPageBulkCancelByFilter(t *testing.T) {
 	posted := b.post(b.owner, "/runs/batch", url.Values{"action": {"cancel"}, "scope": {"filter"}, "filter": {"q=bulk-"}, "reason": {"clean up"}})
 	wantRedirect(t, "bulk cancel", posted, "/batches/")
 	page := b.br(b.owner, posted.Location)
-	wantPage(t, "batch page", page, http.StatusOK, `id="batch-progress"`, "of 7 cancelled", "clean up", "user:"+dOwner)
+	wantPage(t, "batch page", page, http.StatusOK, `id="batch-progress"`, "of 7 cancelled", "clean up", "user:"+dOwner,
+		`id="back-to-runs" href="/t/`+b.tenant.Slug+`/runs?q=bulk-"`)
 	servertest.RunBatches(t, b.runs)
 	done := b.br(b.owner, posted.Location)
 	wantPage(t, "finished batch", done, http.StatusOK, "7 of 7 cancelled, 0 failed", `class="status succeeded" id="batch-status">completed`)
