@@ -101,3 +101,13 @@ func value(t *testing.T, ctx context.Context, css string) string {
 	}
 	return v
 }
+
+// attrOf is an element's attribute ("" when it has none).
+func attrOf(t *testing.T, ctx context.Context, css, name string) string {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(`(document.querySelector(%q) || {getAttribute: () => ""}).getAttribute(%q) || ""`, css, name)))
+	if err != nil {
+		t.Fatalf("read %s %s: %v", css, name, err)
+	}
+	return v
+}

@@ -76,6 +76,17 @@ edges:
 	if got := text(t, ctx, `#children-counts [data-count="failed"]`); got != "failed 1" {
 		t.Fatalf("the failed count says %q", got)
 	}
+	// The scatter succeeded, and its graph box and Steps row say that a
+	// child failed, the row with a link to it.
+	if got := text(t, ctx, `#run-graph g.gnode.some-failed[data-ref="resize"] .gfailed`); got != "1 failed" {
+		t.Errorf("the scatter's box says %q of its failed child", got)
+	}
+	if got := text(t, ctx, `#run-graph g.gnode[data-ref="resize"] title`); !strings.Contains(got, "2000/2000 children ended, 1 failed") {
+		t.Errorf("the scatter's box is titled %q", got)
+	}
+	if got := attrOf(t, ctx, `#steps tr[data-ref="resize"] a.children-failed`, "href"); !strings.Contains(got, "node=resize&state=failed") {
+		t.Errorf("the Steps row links its failed children to %q", got)
+	}
 	// The panel of the finished 2,000-child scatter stays small: its
 	// output shown once, collapsed, as a bounded preview.
 	size, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`(async () => (await (await fetch(location.href)).text()).length)()`, chromedp.EvalAwaitPromise))

@@ -123,6 +123,12 @@ func nodeURL(slug string, runID fmt.Stringer, ref string) string {
 	return runURL(slug, runID) + "?node=" + url.QueryEscape(ref) + "#node"
 }
 
+// failedChildrenURL selects a scatter with its children filtered to
+// those that failed.
+func failedChildrenURL(slug string, runID fmt.Stringer, ref string) string {
+	return runURL(slug, runID) + "?node=" + url.QueryEscape(ref) + "&state=failed#node"
+}
+
 func orText(s, fallback string) string {
 	if s == "" {
 		return fallback

@@ -44,13 +44,42 @@ type RunGraph struct {
 	Bands  int
 }
 
+// graphNodeName is a step box's accessible name: ref, type, state, and
+// a scatter's progress and failed children.
+func graphNodeName(n GraphNode) string {
+	name := n.Ref + ", " + n.Type + ", " + n.State
+	if n.Progress != "" {
+		name += ", " + n.Progress + " children ended"
+	}
+	if n.Failed > 0 {
+		name += fmt.Sprintf(", %d failed", n.Failed)
+	}
+	return name
+}
+
+// EdgesFrom lists the edges that leave ref, in the graph's order.
+func (g RunGraph) EdgesFrom(ref string) []GraphEdge {
+	var out []GraphEdge
+	for _, e := range g.Edges {
+		if e.From == ref {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // GraphNode is one step's box.
 type GraphNode struct {
 	Ref, Type, State string
 	// Tags name the step's control flow: partial join, race, early
 	// completion, loop, end_run.
 	Tags string
-	X, Y int
+	// Progress is a scatter's children ended of its total ("354/2000");
+	// Failed counts its children that failed, which its own state (a
+	// scatter succeeds once every child ended) does not show.
+	Progress string
+	Failed   int
+	X, Y     int
 }
 
 // GraphEdge is a curve between two boxes, labelled with its outcome
@@ -198,11 +227,14 @@ func (l *layout) box(ref string, x, y int) GraphNode {
 	if st, ok := l.m.Step(ref); ok {
 		typ, tags = string(st.Type), graphTags(st)
 	}
-	state := "pending"
+	g := GraphNode{Ref: ref, Type: typ, Tags: tags, State: "pending", X: x, Y: y}
 	if n := l.nodes[ref]; n != nil {
-		state = string(n.State)
+		g.State = string(n.State)
+		if sc := n.Scatter; sc != nil && sc.Total > 0 {
+			g.Progress, g.Failed = fmt.Sprintf("%d/%d", sc.Succeeded+sc.Failed, sc.Total), sc.Failed
+		}
 	}
-	return GraphNode{Ref: ref, Type: typ, Tags: tags, State: state, X: x, Y: y}
+	return g
 }
 
 // route draws every edge. The edges leaving one box fan out across the
