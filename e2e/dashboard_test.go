@@ -140,6 +140,10 @@ func createKey(t *testing.T, ctx context.Context) string {
 	if !strings.HasPrefix(secret, "dk_") {
 		t.Fatalf("the page shows %q as the new key", secret)
 	}
+	// Its copy button copies it, or selects it where the clipboard is
+	// refused (a headless browser without the permission).
+	run(t, ctx, "copy the key", chromedp.Click(chromedp.CSS(`button[data-copy="new-key"]`), chromedp.NodeVisible))
+	waitFor(t, ctx, "the copy button to answer", `document.querySelector('button[data-copy="new-key"]').textContent !== "Copy"`)
 	return secret
 }
 

@@ -28,6 +28,7 @@ var RiverStatements = map[string]string{
 	"stepJobsStranded":         stepJobsStranded,
 	"stepJobsDiscardLost":      stepJobsDiscardLost,
 	"tickJobsRescue":           tickJobsRescue,
+	"runsForgotten":            runsForgotten,
 	"stepJobsCompleteFinished": stepJobsCompleteFinished,
 	"stepFlowJobs":             stepFlowJobs,
 	"stepFlowInFlight":         stepFlowInFlight,

@@ -11,17 +11,43 @@ function picks() {
   return [...document.querySelectorAll("input.pick-run")];
 }
 
+// exact is the server's exact count of the runs the filter matches, asked
+// for when "all matching" is chosen while the list only estimates its
+// total: a destructive confirmation names the number it acts on.
+let exact = null;
+
 function selection() {
   if ($("select-matching") && $("select-matching").checked) {
-    return { n: Number(page.dataset.total), all: true, estimated: page.dataset.estimated === "true" };
+    if (page.dataset.estimated === "true") {
+      if (!exact) return { n: Number(page.dataset.total), all: true, counting: true };
+      return { n: exact.count, all: true, more: exact.more, about: exact.about };
+    }
+    return { n: Number(page.dataset.total), all: true };
   }
   return { n: picks().filter((p) => p.checked).length, all: false };
 }
 
 function runsText(s) {
   const n = s.n.toLocaleString("en-US");
-  if (s.all) return `${s.estimated ? "about " + n : "all " + n} run${s.n === 1 ? "" : "s"} matching this filter`;
+  if (s.counting) return `the runs matching this filter (counting…)`;
+  const how = s.more ? "more than " : s.about ? "about " : "all ";
+  if (s.all) return `${how}${n} run${s.n === 1 ? "" : "s"} matching this filter`;
   return `${n} selected run${s.n === 1 ? "" : "s"}`;
+}
+
+async function countExactly() {
+  if (exact || page.dataset.estimated !== "true") return;
+  const form = $("bulk-form");
+  const filter = form.querySelector('input[name="filter"]').value;
+  try {
+    const res = await fetch(`${form.action.replace(/\/batch$/, "/count")}?${filter}`, { credentials: "same-origin", headers: { Accept: "application/json" } });
+    exact = res.ok ? await res.json() : null;
+  } catch {
+    exact = null;
+  }
+  // Without an answer, the confirmation says it is an estimate.
+  if (!exact) exact = { count: Number(page.dataset.total), about: true };
+  update();
 }
 
 function update() {
@@ -33,7 +59,7 @@ function update() {
   if ($("select-page")) $("select-page").disabled = s.all;
   const cancel = $("bulk-cancel");
   const retry = $("bulk-retry");
-  cancel.disabled = retry.disabled = s.n === 0;
+  cancel.disabled = retry.disabled = s.n === 0 || !!s.counting;
   cancel.dataset.confirm = `Cancel ${runsText(s)}? Their open steps are cancelled; runs that already ended are left as they are.`;
   retry.dataset.confirm = `Retry ${runsText(s)} from the step that failed or was cancelled? Runs that did not fail or were not cancelled are left as they are.`;
 }
@@ -42,6 +68,7 @@ function wireSelection() {
   document.addEventListener("change", (ev) => {
     if (ev.target.id === "select-page") for (const p of picks()) p.checked = ev.target.checked;
     if (ev.target.matches("input.pick-run, #select-matching, #select-page")) update();
+    if (ev.target.id === "select-matching" && ev.target.checked) countExactly();
   });
   update();
 }

@@ -182,6 +182,7 @@ func (f twoTenants) routeCases() map[string]routeCase {
 		"POST /t/:tenant/definitions/:key/test":                  {params: orders, form: url.Values{"document": {ordersDraft}, "tests": {"tests: []"}}},
 		"POST /t/:tenant/definitions/:key/versions/:n/unpublish": {params: map[string]string{"key": "spare", "n": "1"}},
 		"GET /t/:tenant/runs/:id":                                {params: map[string]string{"id": f.runA.ID.String()}},
+		"GET /t/:tenant/runs/count":                              {query: "?definition=orders"},
 		"GET /t/:tenant/runs/:id/live":                           {params: runA},
 		"GET /t/:tenant/runs/:id/events":                         {params: runA},
 		"POST /t/:tenant/runs/batch":                             {form: url.Values{"action": {"cancel"}, "run_id": {f.runA.ID.String()}}},

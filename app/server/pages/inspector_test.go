@@ -84,7 +84,7 @@ func TestInspectorCancelAndContinueAsNew(t *testing.T) {
 	wantRedirect(t, "continue as new", b.post(b.owner, "/runs/"+first.String()+"/continue-as-new", url.Values{"input": {`{"n": 2}`}}), "?done=can")
 	ended := b.waitRun(t, first, "continued", func(r store.Run) bool { return r.ContinuedToRunID != nil })
 	next := *ended.ContinuedToRunID
-	wantPage(t, "predecessor", b.get(b.viewer, "/runs/"+first.String()), http.StatusOK, `id="successor-link"`, next.String(), "terminated")
+	wantPage(t, "predecessor", b.get(b.viewer, "/runs/"+first.String()), http.StatusOK, `id="successor-link"`, next.String(), "terminated", `id="continued-banner"`)
 	wantPage(t, "successor", b.get(b.viewer, "/runs/"+next.String()), http.StatusOK, `id="predecessor-link"`, first.String())
 
 	b.waitNode(t, next, "gate", engine.NodeWaiting)

@@ -107,6 +107,7 @@ func editorRoutes(e *echo.Echo, d Deps, st httpx.Site) {
 func runPages(t *echo.Group, d Deps) {
 	operate, approve := httpx.Need(auth.PermRunsOperate), httpx.Need(auth.PermApprove)
 	t.GET("/runs", handleRunsPage(d.Store), httpx.Need(auth.PermView))
+	t.GET("/runs/count", handleRunsCount(d.Store), httpx.Need(auth.PermView))
 	t.POST("/runs/batch", handleRunsBatchForm(d.Store, d.Runs), operate)
 	upgradePages(t, d)
 	t.GET("/batches/:id", handleBatchPage(d.Store), httpx.Need(auth.PermView))

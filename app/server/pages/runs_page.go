@@ -106,3 +106,30 @@ func runsPageURL(slug string, q url.Values, cursor string) string {
 	out.Set("cursor", cursor)
 	return "/t/" + slug + "/runs?" + out.Encode()
 }
+
+// exactCountCap bounds the exact count a bulk operation's confirmation
+// asks for: the list itself counts up to 1,000 and estimates past that.
+const exactCountCap = 100_000
+
+// handleRunsCount counts the runs the list's filter matches, exactly up
+// to exactCountCap, for the confirmation of a bulk operation by filter,
+// which must not act on "about" a number.
+func handleRunsCount(s *store.Store) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ctx, v := c.Request().Context(), httpx.ViewerOf(c)
+		rq, err := httpx.RunQueryOf(c.QueryParams())
+		if err != nil {
+			return err
+		}
+		f, err := rq.Filter(ctx, s, v.Tenant.ID)
+		if err != nil {
+			return err
+		}
+		n, err := s.RunCount(ctx, v.Tenant.ID, f, exactCountCap+1)
+		if err != nil {
+			return err
+		}
+		c.Response().Header().Set("Cache-Control", "no-store")
+		return c.JSON(http.StatusOK, map[string]any{"count": min(n, exactCountCap), "more": n > exactCountCap})
+	}
+}

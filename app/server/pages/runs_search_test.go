@@ -106,6 +106,10 @@ func TestRunsTotalIsEstimatedWhenLarge(t *testing.T) {
 	if n, _ := strconv.Atoi(strings.ReplaceAll(m[1], ",", "")); n < 1500 || n > 4000 {
 		t.Errorf("2,500 runs estimated at %d", n)
 	}
+	// A bulk operation's confirmation asks for the exact number.
+	if a := b.get(b.viewer, "/runs/count?definition=bulk"); a.Status != 200 || !strings.Contains(a.Body, `"count":2500`) || !strings.Contains(a.Body, `"more":false`) {
+		t.Errorf("the exact count = %d %s", a.Status, a.Body)
+	}
 	if code, list := b.api(t, "/api/v1/runs?count=true&limit=1"); code != 200 || list["total_estimated"] != true {
 		t.Errorf("API count = %d %v %v", code, list["total"], list["total_estimated"])
 	}
