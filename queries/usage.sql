@@ -249,3 +249,10 @@ ON CONFLICT DO NOTHING;
 
 -- name: UsageWarningList :many
 SELECT * FROM usage_warning WHERE tenant_id = @tenant_id AND period = @period ORDER BY quota;
+
+-- name: UsageQuotaLock :exec
+-- Serializes the starts of one tenant whose quotas are limited, for the
+-- rest of the transaction: each checks its use once the one before it
+-- committed (and counted) its run, so a burst of starts cannot pass a
+-- limit together.
+SELECT pg_advisory_xact_lock(hashtextextended('ductor.quota:' || sqlc.arg(tenant_id)::uuid::text, 0));

@@ -241,6 +241,19 @@ func (q *Queries) UsageQuotaGet(ctx context.Context, tenantID uuid.UUID) (UsageQ
 	return i, err
 }
 
+const usageQuotaLock = `-- name: UsageQuotaLock :exec
+SELECT pg_advisory_xact_lock(hashtextextended('ductor.quota:' || $1::uuid::text, 0))
+`
+
+// Serializes the starts of one tenant whose quotas are limited, for the
+// rest of the transaction: each checks its use once the one before it
+// committed (and counted) its run, so a burst of starts cannot pass a
+// limit together.
+func (q *Queries) UsageQuotaLock(ctx context.Context, tenantID uuid.UUID) error {
+	_, err := q.db.Exec(ctx, usageQuotaLock, tenantID)
+	return err
+}
+
 const usageStoredBytes = `-- name: UsageStoredBytes :one
 SELECT (coalesce((SELECT sum(stored_bytes) FROM usage_month um WHERE um.tenant_id = $1), 0)
       + coalesce((SELECT sum(stored_bytes) FROM usage_delta ud WHERE ud.tenant_id = $1), 0))::bigint AS stored_bytes

@@ -345,3 +345,52 @@ func TestScheduleRefusedByQuotaRecordsNotStarted(t *testing.T) {
 		t.Errorf("the refused action started %d runs", len(runs))
 	}
 }
+
+// A burst of concurrent starts of a tenant with a monthly run quota
+// starts exactly as many runs as the quota leaves: each start checks its
+// use under the tenant's quota lock, in the transaction that creates
+// (and counts) its run, so none passes the limit alongside another.
+func TestMonthlyRunQuotaHoldsUnderABurstOfStarts(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	testdb.Definition(t, b.store, b.tenant.ID, "key: burst\nsteps:\n  - {ref: a, type: task, with: {handler: builtin.noop}}\n")
+	limit := int64(10)
+	if err := b.coord.Usage.SetTenant(b.ctx, b.tenant.ID, store.QuotaChange{MonthlyRuns: &limit}); err != nil {
+		t.Fatal(err)
+	}
+	const starts = 40
+	var ok, refused atomic.Int64
+	errs := make(chan error, starts)
+	gate := make(chan struct{})
+	done := make(chan struct{})
+	for range starts {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			<-gate
+			_, _, err := b.coord.Runs.Start(b.ctx, runs.Trigger{TenantID: b.tenant.ID, Definition: "burst"}, nil)
+			switch {
+			case err == nil:
+				ok.Add(1)
+			case apperr.CodeOf(err) == apperr.QuotaExceeded:
+				refused.Add(1)
+			default:
+				errs <- err
+			}
+		}()
+	}
+	close(gate)
+	for range starts {
+		<-done
+	}
+	close(errs)
+	for err := range errs {
+		t.Errorf("a start failed otherwise: %v", err)
+	}
+	var rows int64
+	if err := b.pool.QueryRow(b.ctx, `SELECT count(*) FROM run WHERE tenant_id = $1`, b.tenant.ID).Scan(&rows); err != nil {
+		t.Fatal(err)
+	}
+	if ok.Load() != limit || refused.Load() != starts-limit || rows != limit {
+		t.Fatalf("%d starts went through and %d were refused, %d runs exist; want %d through, the rest refused", ok.Load(), refused.Load(), rows, limit)
+	}
+}

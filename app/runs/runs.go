@@ -65,7 +65,8 @@ func (c *Service) Start(ctx context.Context, t Trigger, validate InputValidator)
 	if err != nil {
 		return store.Run{}, false, err
 	}
-	if err := c.admit(ctx, s, t.TenantID); err != nil {
+	limited, err := c.admit(ctx, s, t.TenantID)
+	if err != nil {
 		return store.Run{}, false, err
 	}
 	if validate != nil && len(v.Manifest.InputSchema) > 0 {
@@ -102,6 +103,11 @@ func (c *Service) Start(ctx context.Context, t Trigger, validate InputValidator)
 	create := func(inline bool) error {
 		tally.Reset()
 		return store.WithTx(ctx, c.pool, func(tx pgx.Tx) error {
+			if limited { // again, exactly: under the tenant's quota lock
+				if _, err := c.admit(ctx, store.New(tx), t.TenantID); err != nil {
+					return err
+				}
+			}
 			var startNow bool
 			run, created, startNow, err = c.w.CreateRun(ctx, tx, v.Manifest, n, false)
 			if err != nil || !startNow {

@@ -47,9 +47,11 @@ type Config struct {
 	Quota QuotaGate
 }
 
-// QuotaGate admits a tenant's new run against its quotas.
+// QuotaGate admits a tenant's new run against its quotas; limited says
+// whether the tenant has any, so that a start checks again, exactly,
+// inside the transaction that creates its run.
 type QuotaGate interface {
-	Admit(ctx context.Context, s *store.Store, tenantID uuid.UUID) error
+	Admit(ctx context.Context, s *store.Store, tenantID uuid.UUID) (limited bool, err error)
 }
 
 // Defaults of a bridge task's claim.
@@ -100,9 +102,9 @@ func New(cfg Config) *Service {
 
 // admit asks the quota gate, if there is one, to let a tenant's new run
 // start.
-func (c *deps) admit(ctx context.Context, s *store.Store, tenantID uuid.UUID) error {
+func (c *deps) admit(ctx context.Context, s *store.Store, tenantID uuid.UUID) (limited bool, err error) {
 	if c.Quota == nil {
-		return nil
+		return false, nil
 	}
 	return c.Quota.Admit(ctx, s, tenantID)
 }

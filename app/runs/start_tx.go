@@ -27,7 +27,7 @@ func (c *deps) startTx(ctx context.Context, tx pgx.Tx, t Trigger) (store.Run, bo
 	if err := c.checkInput(v, t.Input); err != nil {
 		return store.Run{}, false, err
 	}
-	if err := c.admit(ctx, s, t.TenantID); err != nil {
+	if _, err := c.admit(ctx, s, t.TenantID); err != nil {
 		return store.Run{}, false, err
 	}
 	c.w.Remember(v)

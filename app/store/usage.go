@@ -174,6 +174,16 @@ func (s *Store) UsageWaitingRuns(ctx context.Context, tenantID uuid.UUID) (int64
 	return n, nil
 }
 
+// UsageQuotaLock serializes the starts of a tenant whose quotas are
+// limited until the transaction ends (outside one, it is taken and let
+// go at once).
+func (s *Store) UsageQuotaLock(ctx context.Context, tenantID uuid.UUID) error {
+	if err := s.q.UsageQuotaLock(ctx, tenantID); err != nil {
+		return fmt.Errorf("lock tenant quotas: %w", err)
+	}
+	return nil
+}
+
 // UsageQuotaGet is a tenant's effective quotas.
 func (s *Store) UsageQuotaGet(ctx context.Context, tenantID uuid.UUID) (Quota, error) {
 	r, err := s.q.UsageQuotaGet(ctx, tenantID)

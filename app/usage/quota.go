@@ -113,25 +113,33 @@ func quotaUse(name string, used, limit int64, softPercent int, resets *time.Time
 
 // Admit refuses a new run of a tenant at one of its hard limits with
 // apperr.QuotaExceeded, and records a warning for each quota past its
-// soft limit. A tenant whose quotas are all unlimited costs one query.
-func (s *Service) Admit(ctx context.Context, st *store.Store, tenantID uuid.UUID) error {
+// soft limit; limited says whether the tenant has any limit. A tenant
+// whose quotas are all unlimited costs one query. For a limited tenant,
+// st bound to the transaction that creates the run makes the check
+// exact: the tenant's starts are serialized until it ends (UsageQuotaLock),
+// so each reads the use the one before it committed, runs_started
+// included.
+func (s *Service) Admit(ctx context.Context, st *store.Store, tenantID uuid.UUID) (limited bool, err error) {
 	q, err := st.UsageQuotaGet(ctx, tenantID)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if q.MonthlySteps < 0 && q.MonthlyRuns < 0 && q.WaitingRuns < 0 && q.StoredBytes < 0 {
-		return nil
+		return false, nil
+	}
+	if err := st.UsageQuotaLock(ctx, tenantID); err != nil {
+		return true, err
 	}
 	state, err := s.QuotaState(ctx, st, tenantID)
 	if err != nil {
-		return err
+		return true, err
 	}
 	s.warn(ctx, st, tenantID, state)
 	if over, ok := state.Exceeded(); ok {
 		s.metrics.refused(tenantID, state.Tier, over.Quota)
-		return s.exceeded(over)
+		return true, s.exceeded(over)
 	}
-	return nil
+	return true, nil
 }
 
 // exceeded is the error of a start refused by quota q.
