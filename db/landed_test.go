@@ -51,6 +51,11 @@ var landed = map[string]string{
 	"0039_pool_waits":             "f44cafcbd96e5c561836f774a63b71693397d24ac6296e69ef44a7403d96f932",
 	"0040_principals":             "5a733fd9e22301e2b219fdad2a6d875f3c9097c3ba71c035b3024e2884b8b360",
 	"0041_batch_fair":             "2dacc969833fdb14a8742ca4a40874e041bfdf8d73857d7d999116ea7a75f2f1",
+	"0042_tenant_secrets":         "f9486bba5e61b9158df744c826a624f8e9c8266d868d8fe05720417ea424b9ce",
+	"0043_system_events":          "bdf02729e2d5ae17fc68b177fcd1c8ae4863df0d8e5fd7cbfe6cbd57275f0a8d",
+	"0044_batch_upgrade":          "712e9a301c9117659ef79aaf19528ec900563be44db4764e3108858216e6425c",
+	"0045_usage":                  "4caddde039fdef05e042c0420bb70d580ba7af54af30759d6b44f753493865d0",
+	"0046_webhook_refusals":       "e40ae93f121ea82a3e62e6ae149f340a56d275dd9a9f30d202ae4cc832d859ca",
 }
 
 func TestLandedMigrationsAreUnchanged(t *testing.T) {

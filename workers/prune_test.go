@@ -126,6 +126,9 @@ func TestPruneDeletesExpiredRunsWithAllTheirRows(t *testing.T) {
 	if !b.eventExists(t, kept) || b.eventExists(t, idle) {
 		t.Errorf("event kept exists=%v (want true), idle exists=%v (want false)", b.eventExists(t, kept), b.eventExists(t, idle))
 	}
+	// The tenant's stored bytes are what its remaining rows hold: the
+	// prune took back what it deleted (inputs, history, attempts).
+	assertStoredBytesMatchTables(t, b)
 	if st, err := pruner.Pass(b.ctx); err != nil || st.Runs != 0 {
 		t.Errorf("a second pass: %+v %v", st, err)
 	}
