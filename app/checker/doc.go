@@ -60,7 +60,11 @@
 //     handover), no pooled step key
 //     more executions at once than its pool's limit, and once every run
 //     has ended flow control holds nothing (no slot, no held run, no
-//     step held back and forgotten).
+//     step held back and forgotten);
+//   - metering adds up (Usage): per tenant and UTC day every usage figure
+//     equals what the tables it counts hold, and stored bytes equal the
+//     bytes the rows hold (TestCheckerFindsStepsNotMetered switches the
+//     attempts' metering off and must find the steps it missed).
 //
 // # Deliveries
 //
@@ -89,6 +93,7 @@
 // the workers committed meanwhile (no record_version check);
 // TestConcurrencyCheckerFindsTheUnguardedUpgrade sends each upgraded
 // run its signal during the upgrade and must find the lost update (a
-// history longer than the run's transition count), which the guarded
-// upgrade never leaves.
+// history longer than the run's transition count, or a run that consumed
+// its signal and was put back to wait for it: Stalled), which the
+// guarded upgrade never leaves.
 package checker

@@ -193,7 +193,7 @@ func Versions(ctx context.Context, db *pgxpool.Pool) ([]string, error) {
 func Check(ctx context.Context, db *pgxpool.Pool) ([]string, error) {
 	var out []string
 	for _, check := range []func(context.Context, *pgxpool.Pool) ([]string, error){
-		Unfinished, ScatterCounters, History, Executions, Inputs, Jobs, Signals, FlowLimits, FlowOverlaps, FlowLeaks, Versions,
+		Unfinished, ScatterCounters, History, Executions, Inputs, Jobs, Signals, FlowLimits, FlowOverlaps, FlowLeaks, Versions, Usage,
 	} {
 		found, err := check(ctx, db)
 		if err != nil {
