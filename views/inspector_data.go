@@ -2,9 +2,12 @@ package views
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ductor/ductor/app/definition"
@@ -231,6 +234,14 @@ func waitsFor(w *engine.Waiting) string {
 	}
 	if !w.Until.IsZero() {
 		s += " until " + runStamp(w.Until)
+	}
+	if w.Type == engine.WaitEventSet && len(w.Events) > 0 {
+		got := slices.Sorted(maps.Keys(w.Received))
+		s += fmt.Sprintf(" %s (%d of %d received", strings.Join(w.Events, ", "), len(got), len(w.Events))
+		if len(got) > 0 {
+			s += ": " + strings.Join(got, ", ")
+		}
+		s += ")"
 	}
 	if w.Approvals > 0 {
 		s += fmt.Sprintf(" (%d approvals so far)", w.Approvals)

@@ -27,3 +27,11 @@ func TestHeldStateNamesAStepWaitingForASlot(t *testing.T) {
 		}
 	}
 }
+
+// An event_set's wait says which of its events have come.
+func TestWaitsForSaysWhatAnEventSetReceived(t *testing.T) {
+	w := &engine.Waiting{Type: engine.WaitEventSet, Events: []string{"paid", "packed", "shipped"}, Received: map[string]any{"paid": 1, "packed": 2}}
+	if got, want := waitsFor(w), "event_set paid, packed, shipped (2 of 3 received: packed, paid)"; got != want {
+		t.Errorf("waitsFor = %q, want %q", got, want)
+	}
+}
