@@ -132,6 +132,14 @@ edges:
 		return err == nil && len(nodes) == 1 && nodes[0].Generation == 1 && nodes[0].State == engine.NodeFailed
 	})
 	wantPage(t, "after the retry", b.get(b.owner, path+"?node=boom"), http.StatusOK, `id="attempts"`)
+
+	// A failed attempt that answered (an http step's unexpected status)
+	// shows the response beside the error.
+	if _, err := b.store.DB().Exec(context.Background(), `UPDATE run_attempt SET output = '{"status": 503, "body": "upstream down"}'
+		WHERE tenant_id = $1 AND run_id = $2 AND node = 'boom'`, b.tenant.ID, id); err != nil {
+		t.Fatal(err)
+	}
+	wantPage(t, "a failed attempt's response", b.get(b.owner, path+"?node=boom"), http.StatusOK, `class="json attempt-response"`, "upstream down")
 }
 
 // A scatter's 120 children page by 50 with their counts; "only
