@@ -103,6 +103,14 @@ edges:
 		t.Errorf("the scatter's attempt repeats its output: %q", got)
 	}
 	shoot(t, ctx, "inspector-scatter")
+	// One click reaches where the run failed in its 6,000-entry history.
+	run(t, ctx, "jump to the failure", chromedp.Click(chromedp.CSS("#history-failure")),
+		chromedp.WaitVisible(chromedp.CSS(`#timeline .status.failed`)))
+	if !strings.Contains(text(t, ctx, "#timeline"), "resize[402]") || count(t, ctx, "#history-last") != 1 || count(t, ctx, "#history-prev") != 1 {
+		t.Errorf("the page of the failure does not show the failed child, or lacks its way to the last and previous pages")
+	}
+	run(t, ctx, "back to the scatter", chromedp.Navigate(p.BaseURL+"/t/dev/runs/"+id+"?node=resize"),
+		chromedp.WaitVisible(chromedp.CSS(`#children-counts [data-count="failed"]`)))
 	run(t, ctx, "show the failed children", chromedp.Click(chromedp.CSS(`#children-counts [data-count="failed"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#children-list tr[data-index="402"]`)))
 	if n := count(t, ctx, "#children-list tbody tr"); n != 1 {

@@ -31,3 +31,10 @@ CROSS JOIN LATERAL jsonb_array_elements(b.transitions) AS t(e)
 WHERE (t.e->>0)::bigint > @after_seq
 ORDER BY 1
 LIMIT @max_rows;
+
+-- name: RunHistoryFirstFailure :one
+-- The seq of the run's first transition into failed (0: none), for the
+-- inspector's jump to where a run went wrong.
+SELECT coalesce(min((t.e->>0)::bigint), 0)::bigint AS seq
+FROM run_history_batch b CROSS JOIN LATERAL jsonb_array_elements(b.transitions) AS t(e)
+WHERE b.tenant_id = @tenant_id AND b.run_id = @run_id AND t.e->>3 = 'failed';

@@ -12,6 +12,26 @@ import (
 	"github.com/google/uuid"
 )
 
+const runHistoryFirstFailure = `-- name: RunHistoryFirstFailure :one
+SELECT coalesce(min((t.e->>0)::bigint), 0)::bigint AS seq
+FROM run_history_batch b CROSS JOIN LATERAL jsonb_array_elements(b.transitions) AS t(e)
+WHERE b.tenant_id = $1 AND b.run_id = $2 AND t.e->>3 = 'failed'
+`
+
+type RunHistoryFirstFailureParams struct {
+	TenantID uuid.UUID
+	RunID    uuid.UUID
+}
+
+// The seq of the run's first transition into failed (0: none), for the
+// inspector's jump to where a run went wrong.
+func (q *Queries) RunHistoryFirstFailure(ctx context.Context, arg RunHistoryFirstFailureParams) (int64, error) {
+	row := q.db.QueryRow(ctx, runHistoryFirstFailure, arg.TenantID, arg.RunID)
+	var seq int64
+	err := row.Scan(&seq)
+	return seq, err
+}
+
 const runHistoryInsertMany = `-- name: RunHistoryInsertMany :exec
 INSERT INTO run_history_batch (tenant_id, run_id, last_seq, at, transitions)
 SELECT h.tenant_id, h.run_id, max(h.seq), h.at,

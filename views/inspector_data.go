@@ -28,12 +28,15 @@ type InspectorData struct {
 	Selected *NodeDetail
 	History  []engine.Transition
 	// HistoryAfter is the page's start; HistoryNext the next page's
-	// (0: no more).
-	HistoryAfter, HistoryNext int64
-	Signals                   []store.SignalRecord
-	ChildRuns                 []store.Run
-	ChildCounts               map[string]int64
-	CanOperate                bool
+	// (0: no more); HistoryPrev the previous page's, HistoryLast the last
+	// page's (-1: none), HistoryFailure the page that starts at the
+	// run's first transition into failed (-1: none).
+	HistoryAfter, HistoryNext                int64
+	HistoryPrev, HistoryLast, HistoryFailure int64
+	Signals                                  []store.SignalRecord
+	ChildRuns                                []store.Run
+	ChildCounts                              map[string]int64
+	CanOperate                               bool
 	// Notice confirms a finished action; Error says why one failed.
 	Notice, Error string
 	Form          ActionForm

@@ -271,3 +271,13 @@ func (s *Store) DispatchesClaimDue(ctx context.Context, limit int) ([]Dispatch, 
 	}
 	return out, nil
 }
+
+// RunHistoryFirstFailure is the seq of the run's first transition into
+// failed, 0 when it has none.
+func (s *Store) RunHistoryFirstFailure(ctx context.Context, tenantID, runID uuid.UUID) (int64, error) {
+	seq, err := s.q.RunHistoryFirstFailure(ctx, queries.RunHistoryFirstFailureParams{TenantID: tenantID, RunID: runID})
+	if err != nil {
+		return 0, fmt.Errorf("find the run's first failure: %w", err)
+	}
+	return seq, nil
+}

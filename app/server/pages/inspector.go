@@ -199,6 +199,24 @@ func loadHistory(c echo.Context, s *store.Store, d *views.InspectorData) error {
 		d.HistoryNext = ts[len(ts)-1].Seq
 	}
 	d.History = ts
+	// Seqs run 1 to the transition count with no gap, so the pages
+	// before and the last one are found by arithmetic.
+	d.HistoryPrev, d.HistoryLast, d.HistoryFailure = -1, -1, -1
+	if d.HistoryAfter > 0 {
+		d.HistoryPrev = max(d.HistoryAfter-historyPage, 0)
+	}
+	if last := max(d.Run.TransitionCount-historyPage, 0); d.HistoryNext > 0 && last > d.HistoryAfter {
+		d.HistoryLast = last
+	}
+	if d.Run.Status == engine.RunFailed {
+		seq, err := s.RunHistoryFirstFailure(c.Request().Context(), d.Run.TenantID, d.Run.ID)
+		if err != nil {
+			return err
+		}
+		if seq > 0 && (seq <= d.HistoryAfter || seq > d.HistoryAfter+int64(len(ts))) {
+			d.HistoryFailure = max(seq-5, 0)
+		}
+	}
 	return nil
 }
 
