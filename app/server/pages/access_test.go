@@ -198,6 +198,7 @@ func (f twoTenants) routeCases() map[string]routeCase {
 		"POST /t/:tenant/runs/:id/signal":               {params: runA, form: url.Values{"name": {"stolen"}}},
 		"POST /t/:tenant/runs/:id/continue-as-new":      {params: runA},
 		"POST /t/:tenant/runs/:id/retry":                {params: runA, form: url.Values{"node": {"a"}}},
+		"POST /t/:tenant/runs/:id/retry-children":       {params: runA, form: url.Values{"node": {"a"}}},
 		"POST /t/:tenant/runs/:id/cancel-node":          {params: runA, form: url.Values{"node": {"hold"}}},
 		"GET /t/:tenant/runs":                           {},
 		"GET /t/:tenant/inbox":                          {},

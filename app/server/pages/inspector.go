@@ -38,6 +38,9 @@ var actionNotices = map[string]string{
 	"can":    "Continue-as-new requested.",
 	// Cancelling one node: runs_cancel_node.go.
 	"cancel-node": "Cancel requested: the node stops at the run's next tick.",
+	// Retrying a scatter's failed children: inspector_retry_children.go.
+	"retry-children":      "Retry of the failed children requested (up to 500 at a time).",
+	"retry-children-none": "No failed child to retry.",
 }
 
 // hereKeys are the query parameters that make up the inspector's

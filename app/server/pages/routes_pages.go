@@ -123,6 +123,7 @@ func runPages(t *echo.Group, d Deps) {
 	t.POST("/runs/:id/signal", handleRunSignalForm(d.Store, d.Runs), operate)
 	t.POST("/runs/:id/continue-as-new", handleRunContinueForm(d.Store, d.Runs), operate)
 	t.POST("/runs/:id/retry", handleNodeRetryForm(d.Store, d.Runs), operate)
+	t.POST("/runs/:id/retry-children", handleRetryFailedChildrenForm(d.Store, d.Runs), operate)
 	t.POST("/runs/:id/cancel-node", handleNodeCancelForm(d.Store, d.Runs), operate)
 	t.GET("/inbox", handleInbox(d.Store, d.Runs), httpx.Need(auth.PermView))
 	t.POST("/inbox/approvals/:id", handleApprovalDecide(d.Store, d.Runs), approve)
