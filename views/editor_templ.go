@@ -619,7 +619,7 @@ func graphPane(d EditorData) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 45, "<span class=\"muted\" id=\"graph-stats\"></span></div><svg id=\"graph\" class=\"graph\" role=\"img\" aria-label=\"Workflow graph\"></svg><noscript><p class=\"muted\">The graph needs JavaScript; the YAML form beside it works without.</p></noscript>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 45, "<span class=\"muted\" id=\"graph-stats\"></span></div><svg id=\"graph\" class=\"graph\" role=\"group\" aria-label=\"Workflow graph\"></svg><noscript><p class=\"muted\">The graph needs JavaScript; the YAML form beside it works without.</p></noscript>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -177,7 +177,7 @@ function nodeSVG(n, p, model, tb) {
   const loop = s.type === "subworkflow" && s.with && s.with.repeat ? "loop" : "";
   const cls = ["node", problems.length ? "has-error" : "", cyc ? "cycle" : "", sel ? "selected" : "", kind ? "" : "unknown", loop].join(" ");
   const sub = `${kind ? kind.label : s.type || "?"}${keySetting(s, kind) ? " · " + keySetting(s, kind) : ""}`;
-  const tip = [`${n.id} (${s.type})`, ...tags.map((t) => t.title), ...problems].join("\n");
+  const tip = [`step ${n.id} (${s.type})`, ...tags.map((t) => t.title), ...(problems.length ? [`${problems.length} problem${problems.length > 1 ? "s" : ""}:`] : []), ...problems].join("\n");
   const tagSVG = tags.length
     ? `<text class="tags" x="${NODE_W}" y="-5" text-anchor="end">${esc(tags.map((t) => t.label).join(" · "))}</text>`
     : "";
@@ -188,7 +188,10 @@ function nodeSVG(n, p, model, tb) {
   const badge = problems.length
     ? `<g class="badge"><circle cx="${NODE_W - 10}" cy="10" r="9"/><text x="${NODE_W - 10}" y="14" text-anchor="middle">${problems.length}</text></g>`
     : "";
-  return `<g class="${cls}" data-ref="${esc(n.id)}" data-type="${esc(s.type)}" tabindex="0" role="button" aria-label="${esc(`step ${n.id}, ${s.type}${problems.length ? ", " + problems.length + " problems" : ""}`)}" transform="translate(${p.x},${p.y})">` +
+  // The box's name is its title (SVG's own naming): ref, type, control
+  // tags and problems. An aria-label would have to repeat the box's
+  // visible text as drawn (WCAG 2.5.3), truncations included.
+  return `<g class="${cls}" data-ref="${esc(n.id)}" data-type="${esc(s.type)}" tabindex="0" role="button" transform="translate(${p.x},${p.y})">` +
     `<title>${esc(tip)}</title><rect width="${NODE_W}" height="${NODE_H}" rx="7"/>` +
     `<text class="icon" x="12" y="25">${esc(kind ? kind.icon : "?")}</text>` +
     `<text class="ref" x="34" y="25">${esc(trunc(n.id, 19))}</text>` +
