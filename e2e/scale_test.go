@@ -242,6 +242,18 @@ func TestZoomAndFitA30StepGraphInChromium(t *testing.T) {
 		t.Errorf("the focused edge is named %q", got)
 	}
 	shoot(t, ctx, "inspector-deep")
+	// Tab goes from a step to the edges that leave it; Enter on a step
+	// opens it, and the keyboard goes on from its panel.
+	if got, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => {
+		const all = [...document.querySelectorAll('#run-graph a.gnode-link, #run-graph g.gedge')];
+		const i = all.findIndex((el) => el.matches('a.gnode-link[href*="node=step_10"]'));
+		return all[i + 1] ? all[i + 1].dataset.from || "" : "";
+	})()`)); got != "step_10" {
+		t.Errorf("after step_10 the Tab order reaches an edge from %q, want one from step_10", got)
+	}
+	run(t, ctx, "open step_10 from the keyboard", chromedp.Evaluate[chromedp.Void](`document.querySelector('#run-graph a.gnode-link[href*="node=step_10"]').focus()`),
+		chromedp.KeyEvent("\r"), chromedp.WaitVisible(chromedp.CSS("#node-h")))
+	waitFor(t, ctx, "the focus on the opened step's panel", `document.activeElement && document.activeElement.id === "node"`)
 
 	run(t, ctx, "open the editor", chromedp.Navigate(p.BaseURL+"/t/dev/definitions/deep/edit"),
 		chromedp.WaitReady(chromedp.CSS(`#editor[data-ready="true"]`)))

@@ -98,12 +98,19 @@ function swap(doc) {
     const fresh = doc.getElementById(el.id);
     if (!fresh || busy(el) || fresh.innerHTML === el.innerHTML) continue;
     moved = true;
+    // The element with the focus, by id, has it again once replaced.
+    const active = el.contains(document.activeElement) && document.activeElement.id;
     const open = new Set([...el.querySelectorAll("details[open]")].map(keyOf));
     const closed = new Set([...el.querySelectorAll("details:not([open])")].map(keyOf));
     el.innerHTML = fresh.innerHTML;
     for (const d of el.querySelectorAll("details")) {
       if (open.has(keyOf(d))) d.open = true;
       else if (closed.has(keyOf(d))) d.open = false;
+    }
+    const again = active && document.getElementById(active);
+    if (again) {
+      if (again.tabIndex < 0) again.tabIndex = -1;
+      again.focus({ preventScroll: true });
     }
   }
   const graph = doc.getElementById("graph-body");
