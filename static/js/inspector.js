@@ -71,10 +71,13 @@ async function refresh() {
   }
 }
 
-// busy reports a region the person is using: focus inside it, or a field
-// changed from what the page sent.
+// busy reports a region the person is using: a field in it with the
+// focus, or changed from what the page sent. Focus elsewhere in it (a
+// link, a button, the panel itself) does not hold it up: the element with
+// the focus gets it back once the region is replaced (swap).
 function busy(el) {
-  if (el.contains(document.activeElement) && document.activeElement !== document.body) return true;
+  const a = document.activeElement;
+  if (a && el.contains(a) && a.matches("input, textarea, select")) return true;
   for (const f of el.querySelectorAll("input, textarea, select")) {
     if (f.type === "hidden") continue;
     if (changed(f)) return true;
