@@ -183,7 +183,7 @@ func nodeDetail(s ShellData, d InspectorData, n *NodeDetail) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		} else {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 16, "<details class=\"json\" id=\"node-settings-details\"><summary>Input (settings)</summary>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 16, "<details class=\"json\" id=\"node-settings-details\"><summary>Settings</summary>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
