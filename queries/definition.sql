@@ -50,7 +50,8 @@ FROM definition d
 WHERE d.tenant_id = @tenant_id AND d.key = @key;
 
 -- name: DefinitionList :many
--- A page of the tenant's definitions by key, after the key @after.
+-- A page of the tenant's definitions by key, after the key @after; with
+-- @q, only those whose key or name contains it (ignoring case).
 SELECT d.tenant_id, d.key, d.name, (d.draft IS NOT NULL)::bool AS has_draft, d.draft_format, d.draft_hash,
        d.draft_saved_at,
        d.latest_version, d.created_at, d.updated_at,
@@ -59,6 +60,7 @@ SELECT d.tenant_id, d.key, d.name, (d.draft IS NOT NULL)::bool AS has_draft, d.d
            AS published_version
 FROM definition d
 WHERE d.tenant_id = @tenant_id AND d.key > @after
+  AND (@q::text = '' OR strpos(lower(d.key), lower(@q::text)) > 0 OR strpos(lower(d.name), lower(@q::text)) > 0)
 ORDER BY d.key
 LIMIT @max;
 

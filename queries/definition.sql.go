@@ -173,13 +173,15 @@ SELECT d.tenant_id, d.key, d.name, (d.draft IS NOT NULL)::bool AS has_draft, d.d
            AS published_version
 FROM definition d
 WHERE d.tenant_id = $1 AND d.key > $2
+  AND ($3::text = '' OR strpos(lower(d.key), lower($3::text)) > 0 OR strpos(lower(d.name), lower($3::text)) > 0)
 ORDER BY d.key
-LIMIT $3
+LIMIT $4
 `
 
 type DefinitionListParams struct {
 	TenantID uuid.UUID
 	After    string
+	Q        string
 	Max      int32
 }
 
@@ -197,9 +199,15 @@ type DefinitionListRow struct {
 	PublishedVersion int32
 }
 
-// A page of the tenant's definitions by key, after the key @after.
+// A page of the tenant's definitions by key, after the key @after; with
+// @q, only those whose key or name contains it (ignoring case).
 func (q *Queries) DefinitionList(ctx context.Context, arg DefinitionListParams) ([]DefinitionListRow, error) {
-	rows, err := q.db.Query(ctx, definitionList, arg.TenantID, arg.After, arg.Max)
+	rows, err := q.db.Query(ctx, definitionList,
+		arg.TenantID,
+		arg.After,
+		arg.Q,
+		arg.Max,
+	)
 	if err != nil {
 		return nil, err
 	}

@@ -63,7 +63,13 @@ func (s *Store) DefinitionGet(ctx context.Context, tenantID uuid.UUID, key strin
 // DefinitionList returns up to max of the tenant's definitions with keys
 // after after, by key. Their drafts carry no source.
 func (s *Store) DefinitionList(ctx context.Context, tenantID uuid.UUID, after string, max int) ([]Definition, error) {
-	rows, err := s.q.DefinitionList(ctx, queries.DefinitionListParams{TenantID: tenantID, After: after, Max: int32(max)})
+	return s.DefinitionListMatching(ctx, tenantID, "", after, max)
+}
+
+// DefinitionListMatching is DefinitionList of the definitions whose key
+// or name contains q, ignoring case ("": all).
+func (s *Store) DefinitionListMatching(ctx context.Context, tenantID uuid.UUID, q, after string, max int) ([]Definition, error) {
+	rows, err := s.q.DefinitionList(ctx, queries.DefinitionListParams{TenantID: tenantID, After: after, Q: q, Max: int32(max)})
 	if err != nil {
 		return nil, fmt.Errorf("list definitions: %w", err)
 	}

@@ -31,7 +31,11 @@ func handleDefinitions(s *store.Store) echo.HandlerFunc {
 
 func renderDefinitions(c echo.Context, s *store.Store, status int, d views.DefinitionsData) error {
 	v := httpx.ViewerOf(c)
-	defs, err := s.DefinitionList(c.Request().Context(), v.Tenant.ID, c.QueryParam("after"), definitionsPerPage+1)
+	d.Query = strings.TrimSpace(c.QueryParam("q"))
+	if len(d.Query) > 200 {
+		return apperr.New(apperr.Invalid, "the search is longer than 200 characters")
+	}
+	defs, err := s.DefinitionListMatching(c.Request().Context(), v.Tenant.ID, d.Query, c.QueryParam("after"), definitionsPerPage+1)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -280,5 +281,27 @@ func TestEditorTestRun(t *testing.T) {
 	}
 	if a := f.request(f.bert, "GET", "/t/"+f.b.Slug+"/runs/"+started.ID, nil, nil); a.Status != http.StatusNotFound {
 		t.Errorf("another tenant's run = %d", a.Status)
+	}
+}
+
+// The definitions list searches keys and names, ignoring case.
+func TestDefinitionsListSearches(t *testing.T) {
+	t.Parallel()
+	f := setupTwoTenants(t)
+	base := "/t/" + f.a.Slug + "/definitions"
+	for q, want := range map[string][]string{"ORD": {"orders"}, "spa": {"spare"}, "": {"orders", "spare"}} {
+		a := f.request(f.victor, "GET", base+"?q="+url.QueryEscape(q), nil, nil)
+		if a.Status != http.StatusOK {
+			t.Fatalf("search %q = %d", q, a.Status)
+		}
+		for _, key := range []string{"orders", "spare"} {
+			has := strings.Contains(a.Body, `/definitions/`+key+`/edit"`)
+			if has != slices.Contains(want, key) {
+				t.Errorf("search %q lists %s: %v", q, key, has)
+			}
+		}
+	}
+	if a := f.request(f.victor, "GET", base+"?q=nothing", nil, nil); !strings.Contains(a.Body, `id="no-match"`) {
+		t.Error("a search that matches nothing does not say so")
 	}
 }

@@ -56,7 +56,7 @@ func TestTriggerPages(t *testing.T) {
 	if a.Status != http.StatusSeeOther {
 		t.Fatalf("create = %d %s", a.Status, a.Body)
 	}
-	if a := f.request(f.alice, "GET", base+"/schedules/daily", nil, nil); a.Status != 200 || !strings.Contains(a.Body, "0 6 * * * Europe/Paris") {
+	if a := f.request(f.alice, "GET", base+"/schedules/daily", nil, nil); a.Status != 200 || !strings.Contains(a.Body, "0 6 * * * Europe/Paris") || !strings.Contains(a.Body, `id="schedule-definition" href="`+base+`/definitions/orders/edit"`) {
 		t.Fatalf("the new schedule's page = %d", a.Status)
 	}
 	if a := f.request(f.alice, "POST", base+"/schedules", url.Values{"definition": {"orders"}, "interval": {"1ms"}}, nil); a.Status != 422 || !strings.Contains(a.Body, "at least 1s") {
