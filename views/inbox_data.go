@@ -12,9 +12,14 @@ import (
 // InboxData is a person's inbox: what waits for them (Tab "pending") or
 // what was decided (Tab "decided").
 type InboxData struct {
-	Tab       string
-	Approvals []InboxApproval
-	Cases     []InboxCase
+	Tab string
+	// Definition and Assigned filter what is shown: one definition's
+	// runs; "me" (addressed by email) or "role" (through a role).
+	// Definitions are the keys of everything on the tab, for the filter.
+	Definition, Assigned string
+	Definitions          []string
+	Approvals            []InboxApproval
+	Cases                []InboxCase
 	// Pending counts what waits for the person, for the tab's badge.
 	Pending   int
 	CanDecide bool

@@ -2,7 +2,10 @@ package pages
 
 import (
 	"context"
+	"maps"
 	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/ductor/ductor/app/server/httpx"
 
@@ -27,7 +30,8 @@ var inboxNotices = map[string]string{
 // ones with ?tab=decided.
 func handleInbox(s *store.Store, rs *runs.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		d := views.InboxData{Tab: c.QueryParam("tab"), Notice: inboxNotices[c.QueryParam("done")]}
+		d := views.InboxData{Tab: c.QueryParam("tab"), Notice: inboxNotices[c.QueryParam("done")],
+			Definition: c.QueryParam("definition"), Assigned: c.QueryParam("assigned")}
 		return renderInbox(c, s, rs, http.StatusOK, d)
 	}
 }
@@ -44,17 +48,49 @@ func renderInbox(c echo.Context, s *store.Store, rs *runs.Service, status int, d
 	d.Pending = len(box.approvals[true]) + len(box.cases[true])
 	pending := d.Tab == "pending"
 	ctxs := runContexts{s: s, runs: rs, tenant: httpx.ViewerOf(c).Tenant.ID, slug: httpx.ViewerOf(c).Tenant.Slug, reader: httpx.CaseReaderOf(c)}
+	if d.Assigned != "me" && d.Assigned != "role" {
+		d.Assigned = ""
+	}
+	email := httpx.ViewerOf(c).User.Email
+	keys := map[string]bool{}
 	for _, a := range box.approvals[pending] {
 		item, err := ctxs.approval(c.Request().Context(), a, store.UserPrincipal(httpx.ViewerOf(c).User.ID))
 		if err != nil {
 			return err
 		}
-		d.Approvals = append(d.Approvals, item)
+		keys[item.RunKey] = true
+		if inboxShows(d, item.RunKey, a.Approvers, email) {
+			d.Approvals = append(d.Approvals, item)
+		}
 	}
 	for _, k := range box.cases[pending] {
-		d.Cases = append(d.Cases, ctxs.kase(c.Request().Context(), k, d))
+		item := ctxs.kase(c.Request().Context(), k, d)
+		keys[item.RunKey] = true
+		if inboxShows(d, item.RunKey, k.Assignees, email) {
+			d.Cases = append(d.Cases, item)
+		}
 	}
+	d.Definitions = slices.Sorted(maps.Keys(keys))
 	return httpx.Render(c, status, views.InboxPage(shellFor(c, "Inbox", "inbox"), d))
+}
+
+// inboxShows reports whether the inbox's filters keep an item of a run
+// of key addressed to who: by definition, and by how it reaches the
+// person (me: by their email; role: through a role of theirs).
+func inboxShows(d views.InboxData, key string, who []string, email string) bool {
+	if d.Definition != "" && key != d.Definition {
+		return false
+	}
+	direct := slices.ContainsFunc(who, func(w string) bool {
+		return strings.EqualFold(strings.TrimPrefix(w, "user:"), email)
+	})
+	switch d.Assigned {
+	case "me":
+		return direct
+	case "role":
+		return !direct
+	}
+	return true
 }
 
 // inbox is a person's approvals and cases split into pending (true) and

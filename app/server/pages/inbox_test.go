@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"regexp"
 	"strings"
 	"testing"
@@ -184,4 +185,41 @@ steps:
 		t.Fatalf("an operator's key named deployer = %d %s, want 200", code, body)
 	}
 	b.waitStatus(t, id, engine.RunSucceeded)
+}
+
+// The inbox filters by definition, and by how an item reaches the person:
+// by their email, or through their role.
+func TestInboxFilters(t *testing.T) {
+	t.Parallel()
+	b := setupDashboard(t)
+	b.publish(t, `
+key: byname
+steps:
+  - { ref: ok, type: approval, with: { approvers: [ "`+dOwner+`" ], title: By name } }
+`)
+	b.publish(t, `
+key: byrole
+steps:
+  - { ref: ok, type: approval, with: { approvers: [ "role:owner" ], title: By role } }
+`)
+	for _, key := range []string{"byname", "byrole"} {
+		id := b.start(t, runs.Trigger{Definition: key})
+		b.waitNode(t, id, "ok", engine.NodeWaiting)
+	}
+	for query, want := range map[string][]string{
+		"": {"By name", "By role"}, "?definition=byrole": {"By role"}, "?assigned=me": {"By name"}, "?assigned=role": {"By role"},
+	} {
+		page := b.get(b.owner, "/inbox"+query)
+		if page.Status != http.StatusOK {
+			t.Fatalf("inbox%s = %d", query, page.Status)
+		}
+		for _, title := range []string{"By name", "By role"} {
+			if strings.Contains(page.Body, ">"+title+" <") != slices.Contains(want, title) {
+				t.Errorf("inbox%s shows %q: %v, want %v", query, title, !slices.Contains(want, title), slices.Contains(want, title))
+			}
+		}
+		if !strings.Contains(page.Body, `<option value="byname"`) || !strings.Contains(page.Body, `id="pending-count">2<`) {
+			t.Errorf("inbox%s: the filter lacks the definitions, or the badge does not count everything pending", query)
+		}
+	}
 }
