@@ -33,10 +33,12 @@ type InspectorData struct {
 	// run's first transition into failed (-1: none).
 	HistoryAfter, HistoryNext                int64
 	HistoryPrev, HistoryLast, HistoryFailure int64
-	Signals                                  []store.SignalRecord
-	ChildRuns                                []store.Run
-	ChildCounts                              map[string]int64
-	CanOperate                               bool
+	// HistoryStep shows one step's transitions alone ("": all).
+	HistoryStep string
+	Signals     []store.SignalRecord
+	ChildRuns   []store.Run
+	ChildCounts map[string]int64
+	CanOperate  bool
 	// Notice confirms a finished action; Error says why one failed.
 	Notice, Error string
 	Form          ActionForm

@@ -45,7 +45,7 @@ var actionNotices = map[string]string{
 
 // hereKeys are the query parameters that make up the inspector's
 // selection, kept across actions.
-var hereKeys = []string{"node", "state", "q", "after", "history", "layout"}
+var hereKeys = []string{"node", "state", "q", "after", "history", "history_step", "layout"}
 
 // handleInspector shows one run: graph, steps, the selected node (a step,
 // or a scatter child by its id: ?node=resize[402]), history, signals,
@@ -193,7 +193,14 @@ func loadHistory(c echo.Context, s *store.Store, d *views.InspectorData) error {
 		}
 		d.HistoryAfter = after
 	}
-	ts, err := s.RunHistory(c.Request().Context(), d.Run.TenantID, d.Run.ID, d.HistoryAfter, historyPage+1)
+	d.HistoryStep = c.QueryParam("history_step")
+	var ts []engine.Transition
+	var err error
+	if d.HistoryStep != "" {
+		ts, err = s.RunNodeHistory(c.Request().Context(), d.Run.TenantID, d.Run.ID, d.HistoryStep, d.HistoryAfter, historyPage+1)
+	} else {
+		ts, err = s.RunHistory(c.Request().Context(), d.Run.TenantID, d.Run.ID, d.HistoryAfter, historyPage+1)
+	}
 	if err != nil {
 		return err
 	}
@@ -205,6 +212,9 @@ func loadHistory(c echo.Context, s *store.Store, d *views.InspectorData) error {
 	// Seqs run 1 to the transition count with no gap, so the pages
 	// before and the last one are found by arithmetic.
 	d.HistoryPrev, d.HistoryLast, d.HistoryFailure = -1, -1, -1
+	if d.HistoryStep != "" { // one step's seqs have gaps: first and next only
+		return nil
+	}
 	if d.HistoryAfter > 0 {
 		d.HistoryPrev = max(d.HistoryAfter-historyPage, 0)
 	}

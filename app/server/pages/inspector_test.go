@@ -132,6 +132,12 @@ edges:
 		return err == nil && len(nodes) == 1 && nodes[0].Generation == 1 && nodes[0].State == engine.NodeFailed
 	})
 	wantPage(t, "after the retry", b.get(b.owner, path+"?node=boom"), http.StatusOK, `id="attempts"`)
+	// The history of one step alone.
+	one := b.get(b.viewer, path+"?history_step=boom")
+	wantPage(t, "boom's history", one, http.StatusOK, `<option value="boom" selected>`, `<span class="mono">boom</span>`)
+	if strings.Contains(one.Body, `<span class="mono">ok</span>`) || strings.Contains(one.Body, `<span class="mono">run</span>`) {
+		t.Error("the history of boom shows other steps' transitions")
+	}
 
 	// A failed attempt that answered (an http step's unexpected status)
 	// shows the response beside the error.
