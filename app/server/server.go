@@ -148,7 +148,7 @@ func New(d Deps) *Server {
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	e.HTTPErrorHandler = httpx.ErrorHandler(d.Logger)
+	e.HTTPErrorHandler = httpx.ErrorHandler(d.Logger, pages.ErrorPage)
 	e.JSONSerializer = httpx.JSONSerializer{}
 	d.stopping = make(chan struct{})
 	s := &Server{echo: e, log: d.Logger, stopping: d.stopping}

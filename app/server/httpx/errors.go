@@ -2,6 +2,7 @@ package httpx
 
 import (
 	"errors"
+	"github.com/a-h/templ"
 	"log/slog"
 	"math"
 	"net/http"
@@ -61,9 +62,14 @@ type ErrorDetail struct {
 	Details any         `json:"details,omitempty"`
 }
 
+// TenantErrorPage renders the error page of a page request made inside a
+// tenant (its viewer known), with the tenant's navigation.
+type TenantErrorPage func(c echo.Context, status int, message string) templ.Component
+
 // ErrorHandler answers every error a handler returns: the JSON error
-// shape, or the error page for a page request.
-func ErrorHandler(log *slog.Logger) echo.HTTPErrorHandler {
+// shape, or the error page for a page request (tenantPage's, when given
+// and the request is inside a tenant).
+func ErrorHandler(log *slog.Logger, tenantPage ...TenantErrorPage) echo.HTTPErrorHandler {
 	return func(err error, c echo.Context) {
 		if c.Response().Committed {
 			return
@@ -84,6 +90,10 @@ func ErrorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 			return
 		}
 		if wantsHTML(c) {
+			if _, inTenant := c.Get(viewerKey).(Viewer); inTenant && len(tenantPage) > 0 && tenantPage[0] != nil {
+				_ = Render(c, status, tenantPage[0](c, status, body.Error.Message))
+				return
+			}
 			_ = Render(c, status, views.ErrorPage(status, body.Error.Message))
 			return
 		}

@@ -4,8 +4,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"slices"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 

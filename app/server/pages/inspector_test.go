@@ -49,7 +49,7 @@ func TestInspectorShowsARunAndSendsASignal(t *testing.T) {
 		}
 	}
 	wantPage(t, "step a", b.get(b.viewer, path+"?node=a"), http.StatusOK, `id="attempts"`, `id="node-output"`, `&#34;order&#34;: 7`)
-	wantPage(t, "unknown step", b.get(b.viewer, path+"?node=nope"), http.StatusNotFound)
+	wantPage(t, "unknown step", b.get(b.viewer, path+"?node=nope"), http.StatusNotFound, `id="error-title"`, `class="user-email"`, "Back to the runs")
 	if a := b.post(b.viewer, path+"/signal", url.Values{"name": {"go"}}); a.Status != http.StatusForbidden {
 		t.Fatalf("viewer's signal = %d, want 403", a.Status)
 	}

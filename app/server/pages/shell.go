@@ -5,6 +5,7 @@ import (
 
 	"github.com/ductor/ductor/app/server/httpx"
 
+	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
 	"github.com/ductor/ductor/app/auth"
@@ -38,4 +39,15 @@ func settingsTabs(c echo.Context, active string) views.SettingsTabs {
 // seeOther redirects after a successful form post (post/redirect/get).
 func seeOther(c echo.Context, tenantPath string) error {
 	return c.Redirect(http.StatusSeeOther, "/t/"+httpx.ViewerOf(c).Tenant.Slug+tenantPath)
+}
+
+// ErrorPage is the error page of a request inside a tenant: the message
+// in the tenant's navigation (httpx.TenantErrorPage). A server error
+// (the database unreachable, say) gets the plain page, which asks the
+// database for nothing.
+func ErrorPage(c echo.Context, status int, message string) templ.Component {
+	if status >= http.StatusInternalServerError {
+		return views.ErrorPage(status, message)
+	}
+	return views.TenantErrorPage(shellFor(c, "Error", ""), status, message)
 }
