@@ -91,7 +91,7 @@ func TestDashboardPagesPassAxe(t *testing.T) {
 		"/t/dev", "/t/dev/runs", "/t/dev/runs/" + id, "/t/dev/runs/" + id + "?node=ok", "/t/dev/inbox",
 		"/t/dev/definitions", "/t/dev/definitions/nightly/edit", "/t/dev/schedules", "/t/dev/webhooks",
 		"/t/dev/subscriptions", "/t/dev/usage", "/t/dev/settings", "/t/dev/settings/keys", "/t/dev/settings/members",
-		"/t/dev/settings/secrets", "/t/dev/settings/audit",
+		"/t/dev/settings/secrets", "/t/dev/settings/audit", "/t/dev/runs/00000000-0000-4000-8000-000000000001",
 	} {
 		run(t, ctx, "open "+path, chromedp.Navigate(p.BaseURL+path), chromedp.WaitVisible(chromedp.CSS(".user-email")))
 		for _, scheme := range []string{"light", "dark"} {
