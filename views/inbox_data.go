@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/ductor/ductor/app/jsonvalue"
 	"github.com/ductor/ductor/app/store"
@@ -169,7 +170,40 @@ func (f CaseField) label() string {
 	if f.Title != "" {
 		return f.Title
 	}
-	return f.Name
+	return nameInWords(f.Name)
+}
+
+// nameInWords makes a property name a label: "refund_amount" and
+// "refundAmount" read "Refund amount" (runs of capitals stay: "orderID"
+// reads "Order ID").
+func nameInWords(name string) string {
+	var b strings.Builder
+	rs := []rune(name)
+	for i, r := range rs {
+		switch {
+		case r == '_' || r == '-':
+			b.WriteRune(' ')
+			continue
+		case i > 0 && unicode.IsUpper(r) && unicode.IsLower(rs[i-1]):
+			b.WriteRune(' ')
+		}
+		b.WriteRune(r)
+	}
+	words := strings.Fields(b.String())
+	for i, w := range words {
+		if strings.ToUpper(w) == w { // an acronym
+			continue
+		}
+		if i == 0 {
+			words[i] = strings.ToUpper(w[:1]) + strings.ToLower(w[1:])
+		} else {
+			words[i] = strings.ToLower(w)
+		}
+	}
+	if len(words) == 0 {
+		return name
+	}
+	return strings.Join(words, " ")
 }
 
 func (f CaseField) inputType() string {

@@ -35,3 +35,17 @@ func TestWaitsForSaysWhatAnEventSetReceived(t *testing.T) {
 		t.Errorf("waitsFor = %q, want %q", got, want)
 	}
 }
+
+// A case field without a title is labelled by its name in words.
+func TestCaseFieldLabelsReadAsWords(t *testing.T) {
+	for name, want := range map[string]string{
+		"refund_amount": "Refund amount", "refundAmount": "Refund amount", "orderID": "Order ID", "note": "Note", "x": "X", "customer-email": "Customer email",
+	} {
+		if got := (CaseField{Name: name}).label(); got != want {
+			t.Errorf("label of %q = %q, want %q", name, got, want)
+		}
+	}
+	if got := (CaseField{Name: "a_b", Title: "Given"}).label(); got != "Given" {
+		t.Errorf("a titled field is labelled %q", got)
+	}
+}

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math/big"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 )
@@ -82,7 +85,7 @@ var printer = message.NewPrinter(language.English)
 
 func leaves(e *jsonschema.ValidationError, input any, out *[]Problem) {
 	if len(e.Causes) == 0 {
-		*out = append(*out, Problem{Path: instancePath(input, e.InstanceLocation), Message: e.ErrorKind.LocalizedString(printer)})
+		*out = append(*out, Problem{Path: instancePath(input, e.InstanceLocation), Message: inWords(e.ErrorKind)})
 		return
 	}
 	for _, c := range e.Causes {
@@ -139,4 +142,47 @@ type noLoader struct{}
 
 func (noLoader) Load(url string) (any, error) {
 	return nil, fmt.Errorf("external schema references are not supported: %s", url)
+}
+
+// inWords says a schema problem as a person filling a form reads it
+// ("must be at least 10 characters"), not by the schema's keyword
+// ("minLength: got 2, want 10"); kinds without words of their own keep
+// the library's message.
+func inWords(k jsonschema.ErrorKind) string {
+	plural := func(n int, noun string) string {
+		if n == 1 {
+			return "1 " + noun
+		}
+		return fmt.Sprintf("%d %ss", n, noun)
+	}
+	num := func(r *big.Rat) string { return r.RatString() }
+	switch k := k.(type) {
+	case *kind.MinLength:
+		return fmt.Sprintf("must be at least %s (it has %d)", plural(k.Want, "character"), k.Got)
+	case *kind.MaxLength:
+		return fmt.Sprintf("must be at most %s (it has %d)", plural(k.Want, "character"), k.Got)
+	case *kind.Minimum:
+		return "must be at least " + num(k.Want)
+	case *kind.Maximum:
+		return "must be at most " + num(k.Want)
+	case *kind.ExclusiveMinimum:
+		return "must be more than " + num(k.Want)
+	case *kind.ExclusiveMaximum:
+		return "must be less than " + num(k.Want)
+	case *kind.MinItems:
+		return fmt.Sprintf("must have at least %s (it has %d)", plural(k.Want, "item"), k.Got)
+	case *kind.MaxItems:
+		return fmt.Sprintf("must have at most %s (it has %d)", plural(k.Want, "item"), k.Got)
+	case *kind.Pattern:
+		return fmt.Sprintf("must match the pattern %s", k.Want)
+	case *kind.Enum:
+		want := make([]string, len(k.Want))
+		for i, w := range k.Want {
+			want[i] = fmt.Sprint(w)
+		}
+		return "must be one of " + strings.Join(want, ", ")
+	case *kind.Type:
+		return fmt.Sprintf("must be %s, not %s", strings.Join(k.Want, " or "), k.Got)
+	}
+	return k.LocalizedString(printer)
 }

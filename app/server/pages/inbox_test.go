@@ -113,7 +113,7 @@ steps:
 	// with what was typed kept; the browser gets the bounds it can check.
 	tooHigh := b.post(b.approver, path, url.Values{"status": {"done"}, "field.note": {"x"}, "field.score": {"9"}})
 	wantPage(t, "score over the maximum", tooHigh, http.StatusUnprocessableEntity,
-		`class="case-field invalid" data-field="score"`, "maximum", `value="9"`, "fix the fields marked")
+		`class="case-field invalid" data-field="score"`, "must be at most 5", `value="9"`, "fix the fields marked")
 	if strings.Contains(tooHigh.Body, `class="case-field invalid" data-field="note"`) {
 		t.Error("a valid field is marked invalid")
 	}
