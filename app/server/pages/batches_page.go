@@ -108,20 +108,11 @@ func viewerBatch(c echo.Context, s *store.Store) (store.Batch, error) {
 }
 
 // runsBack is the runs list's query string the batch was started from,
-// for the batch page's way back: only the list's own filter parameters,
-// re-encoded.
+// for the batch page's way back: its filter, as the list carries it.
 func runsBack(raw string) string {
 	q, err := url.ParseQuery(raw)
 	if err != nil {
 		return ""
 	}
-	keep := url.Values{}
-	for name, values := range q {
-		switch {
-		case name == "status", name == "definition", name == "definition_match", name == "subject", name == "q",
-			name == "parent_run_id", name == "attrs", name == "from", name == "to", strings.HasPrefix(name, "attr."):
-			keep[name] = values[:1]
-		}
-	}
-	return keep.Encode()
+	return filterQuery(q).Encode()
 }

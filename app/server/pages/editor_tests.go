@@ -99,8 +99,7 @@ func (t *editorTester) run(ctx context.Context, key string, doc, tests []byte) (
 	if !check.Valid() {
 		out.Error = "the document has problems; fix them to run its tests"
 		if len(check.Problems) > 0 {
-			p := check.Problems[0]
-			out.Error += " (" + joinPath(p.Path, p.Message) + ")"
+			out.Error += " (" + check.Problems[0].String() + ")"
 		}
 		return out, nil
 	}
@@ -137,11 +136,4 @@ func (t *editorTester) run(ctx context.Context, key string, doc, tests []byte) (
 		}
 	}
 	return out, nil
-}
-
-func joinPath(path, msg string) string {
-	if path == "" {
-		return msg
-	}
-	return path + ": " + msg
 }
