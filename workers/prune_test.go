@@ -56,14 +56,17 @@ func flakyHandler() map[string]steps.Handler {
 	}}
 }
 
-// Runs past a 3 s retention disappear with every row of theirs, a root
+// Runs past an hour's retention disappear with every row of theirs, a root
 // with its child and a ContinueAsNew chain as units; an unfinished run, its
 // finished child and the event it consumed stay; an event that woke
 // nothing goes.
 func TestPruneDeletesExpiredRunsWithAllTheirRows(t *testing.T) {
 	t.Parallel()
 	b := setup(t, flakyHandler())
-	if _, err := b.store.TenantSetRetention(b.ctx, b.tenant.ID, 3*time.Second); err != nil {
+	// An hour, not seconds: on a slow machine the runs below can take
+	// longer than a short retention to set up, and the first pass must
+	// find nothing expired yet.
+	if _, err := b.store.TenantSetRetention(b.ctx, b.tenant.ID, time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	b.publishYAML(t, childDoc)
@@ -107,7 +110,7 @@ func TestPruneDeletesExpiredRunsWithAllTheirRows(t *testing.T) {
 	if err := b.pool.QueryRow(b.ctx, `SELECT count(*) FROM event WHERE tenant_id = $1 AND name LIKE 'ductor.%'`, b.tenant.ID).Scan(&system); err != nil {
 		t.Fatal(err)
 	}
-	b.shift(t, 4*time.Second)
+	b.shift(t, time.Hour+time.Second)
 	st, err := pruner.Pass(b.ctx)
 	if err != nil {
 		t.Fatal(err)
