@@ -11,6 +11,7 @@ import (
 
 	"github.com/ductor/ductor/app/runs"
 	"github.com/ductor/ductor/app/shell"
+	"github.com/ductor/ductor/app/steps"
 	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/subscriptions"
 	"github.com/ductor/ductor/app/telemetry"
@@ -41,6 +42,14 @@ type Config struct {
 	NoInlineTicks bool
 	InlineBudget  time.Duration
 	StepBatchMax  int
+	// LocalSteps, when set, runs the task and http steps this process's
+	// ticks dispatch right here, without a River job, up to LocalSlots at
+	// once (0: shell.DefaultLocalSlots); see shell's package doc, "Local
+	// steps". Set it only in a process that also works the step queues
+	// (its Executor is the step workers'); nil sends every step through
+	// River.
+	LocalSteps *steps.Executor
+	LocalSlots int
 	// BatchQueueMax: see runs.Config.
 	BatchQueueMax int
 	// Subscriptions configures outbound webhook subscriptions (Pool and
@@ -74,10 +83,14 @@ func New(cfg Config) (*Runtime, error) {
 	if cfg.Tracing == nil {
 		cfg.Tracing = telemetry.Disabled()
 	}
+	var local shell.LocalSteps
+	if cfg.LocalSteps != nil {
+		local = shell.LocalSteps{Run: localRun(cfg.LocalSteps), Slots: cfg.LocalSlots}
+	}
 	sh, err := shell.New(shell.Config{
 		Pool: cfg.Pool, Logger: cfg.Logger, Tracing: cfg.Tracing, LocalHandlers: cfg.LocalHandlers,
 		MaxBufferedSignals: cfg.MaxBufferedSignals, RescueWindow: cfg.RescueWindow, NoInlineTicks: cfg.NoInlineTicks,
-		InlineBudget: cfg.InlineBudget, StepBatchMax: cfg.StepBatchMax, Testing: cfg.Testing,
+		InlineBudget: cfg.InlineBudget, StepBatchMax: cfg.StepBatchMax, Local: local, Testing: cfg.Testing,
 	})
 	if err != nil {
 		return nil, err

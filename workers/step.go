@@ -153,14 +153,27 @@ func (w *StepWorker) take(ctx context.Context, job *river.Job[shell.StepArgs], a
 // until until; the channel closes once it is recorded or given up on.
 func (w *StepWorker) execute(ctx context.Context, job *river.Job[shell.StepArgs], a shell.StepArgs, until time.Time) (<-chan struct{}, error) {
 	ctx, done := w.C.Begin(ctx, job, a)
-	out, stepErr := w.Executor.Execute(ctx, steps.Request{
-		TenantID: a.TenantID.String(), RunID: a.RunID.String(), Node: a.Node, Ref: a.Ref, Type: a.Type,
-		Generation: a.Generation, Attempt: a.Attempt, IdempotencyKey: a.IdempotencyKey,
-		Params: a.Params, Timeout: time.Duration(a.TimeoutMS) * time.Millisecond,
-	})
+	out, stepErr := w.Executor.Execute(ctx, stepRequest(a))
 	done(stepErr)
 	result := engine.StepResult{Node: a.Node, Generation: a.Generation, Attempt: a.Attempt, Output: out, Error: stepErr}
 	return w.C.HandOver(store.RunKey{TenantID: a.TenantID, ID: a.RunID}, result, until)
+}
+
+// stepRequest is what the executor is given for attempt a, from a River
+// job or a local step alike.
+func stepRequest(a shell.StepArgs) steps.Request {
+	return steps.Request{
+		TenantID: a.TenantID.String(), RunID: a.RunID.String(), Node: a.Node, Ref: a.Ref, Type: a.Type,
+		Generation: a.Generation, Attempt: a.Attempt, IdempotencyKey: a.IdempotencyKey,
+		Params: a.Params, Timeout: time.Duration(a.TimeoutMS) * time.Millisecond,
+	}
+}
+
+// localRun runs local steps with x, as a step worker would.
+func localRun(x *steps.Executor) func(context.Context, shell.StepArgs) (any, *engine.Error) {
+	return func(ctx context.Context, a shell.StepArgs) (any, *engine.Error) {
+		return x.Execute(ctx, stepRequest(a))
+	}
 }
 
 // startBy is when the sweep may report the job stranded if its attempt

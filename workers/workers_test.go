@@ -87,6 +87,12 @@ func startWith(t *testing.T, pool *pgxpool.Pool, r roles) *workers.Runtime {
 	}
 	exec := steps.NewExecutor(reg, r.http)
 	cfg := workers.Config{Pool: pool, Logger: log, LocalHandlers: exec.Handles}
+	// A process that works the step queues runs local steps, as one with
+	// every role does by default (DUCTOR_TEST_LOCAL_STEPS=off: none does);
+	// a test of River's path alone sets Config.LocalSteps to nil.
+	if r.steps && os.Getenv("DUCTOR_TEST_LOCAL_STEPS") != "off" {
+		cfg.LocalSteps = exec
+	}
 	if r.config != nil {
 		r.config(&cfg)
 	}

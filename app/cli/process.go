@@ -57,8 +57,14 @@ func (p process) run(ctx context.Context) error {
 	}
 	exec := steps.NewExecutor(steps.NewRegistry(), steps.HTTPOptions{Allow: p.cfg.HTTPAllow}, steps.WithLogger(p.log),
 		steps.WithSecrets(tenantsecrets.New(tenantsecrets.Config{Store: store.New(p.pool), Box: box})))
+	// Local steps need both halves in this process: the ticks that
+	// dispatch them and the executor the step workers run them with.
+	var local *steps.Executor
+	if p.cfg.LocalSteps && p.cfg.Roles.Has(config.RoleCoordinator) && p.cfg.Roles.Has(config.RoleSteps) {
+		local = exec
+	}
 	coord, err := workers.New(workers.Config{
-		Pool: p.pool, Logger: p.log, Tracing: tracing, LocalHandlers: exec.Handles,
+		Pool: p.pool, Logger: p.log, Tracing: tracing, LocalHandlers: exec.Handles, LocalSteps: local,
 		StepBatchMax: p.cfg.StepBatch, RescueWindow: p.cfg.RescueWindow,
 		Subscriptions: subscriptions.Config{
 			Secrets: box, Allow: p.cfg.HTTPAllow, MaxAge: p.cfg.SubscriptionMaxAge,

@@ -50,6 +50,10 @@ type Config struct {
 	// StepBatch is how many ready steps of one tenant one River job may
 	// carry (1: one step a job).
 	StepBatch int
+	// LocalSteps lets a process with the coordinator and steps roles run
+	// the task and http steps its own ticks dispatch without a River job
+	// (on by default).
+	LocalSteps bool
 	// TrustedProxies are the peers whose X-Forwarded-For and X-Real-IP
 	// headers name the client; none by default.
 	TrustedProxies []netip.Prefix
@@ -125,6 +129,7 @@ func Load(fs *flag.FlagSet, args []string, getenv func(string) string, defaultAd
 		{env: "DUCTOR_LOG_FORMAT", flag: "log-format", usage: "json or text (default: json for serve, text for dev)"},
 		{env: "DUCTOR_PRUNE_INTERVAL", flag: "prune-interval", usage: "how often finished runs past their tenant's retention are deleted (0: never)", def: "1m"},
 		{env: "DUCTOR_STEP_BATCH", flag: "step-batch", usage: "most ready steps of one tenant one job carries, 1 to 16 (1: one step a job)", def: "2"},
+		{env: "DUCTOR_LOCAL_STEPS", flag: "local-steps", usage: "run the task and http steps a process decides in that process, without a queue hop, on or off", def: "on"},
 		{env: "DUCTOR_SUBSCRIPTION_MAX_AGE", flag: "subscription-max-age", usage: "how long an outbound webhook delivery is tried for", def: "24h"},
 		{env: "DUCTOR_SUBSCRIPTION_DISABLE_AFTER", flag: "subscription-disable-after", usage: "failed deliveries in a row that disable a subscription", def: "20"},
 		{env: "DUCTOR_SUBSCRIPTION_TIMEOUT", flag: "subscription-timeout", usage: "how long one outbound webhook attempt waits for an answer", def: "10s"},
@@ -225,6 +230,8 @@ func build(get func(string) string) (Config, error) {
 	cfg.PruneInterval, err = parseInterval(get("DUCTOR_PRUNE_INTERVAL"))
 	check(err)
 	cfg.StepBatch, err = parseStepBatch(get("DUCTOR_STEP_BATCH"))
+	check(err)
+	cfg.LocalSteps, err = parseOnOff("DUCTOR_LOCAL_STEPS", get("DUCTOR_LOCAL_STEPS"))
 	check(err)
 	cfg.TrustedProxies, err = parseCIDRs("DUCTOR_TRUSTED_PROXIES", get("DUCTOR_TRUSTED_PROXIES"))
 	check(err)
@@ -420,6 +427,21 @@ func parseDuration(env, v string, lo, hi time.Duration) (time.Duration, error) {
 }
 
 // parseSwitch reads a setting that is on or off.
+// parseOnOff reads a switch written on or off (or true or false).
+func parseOnOff(name, v string) (bool, error) {
+	switch strings.ToLower(v) {
+	case "on":
+		return true, nil
+	case "off":
+		return false, nil
+	}
+	on, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, &Error{Setting: name, Problem: fmt.Sprintf("%q is not on or off", v)}
+	}
+	return on, nil
+}
+
 func parseSwitch(name, v string) (bool, error) {
 	on, err := strconv.ParseBool(v)
 	if err != nil {

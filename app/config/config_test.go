@@ -61,6 +61,7 @@ func TestBadSettingNamesIt(t *testing.T) {
 		"DUCTOR_LOG_FORMAT":      {"DUCTOR_LOG_FORMAT": "xml"},
 		"DUCTOR_PRUNE_INTERVAL":  {"DUCTOR_PRUNE_INTERVAL": "10ms"},
 		"DUCTOR_STEP_BATCH":      {"DUCTOR_STEP_BATCH": "0"},
+		"DUCTOR_LOCAL_STEPS":     {"DUCTOR_LOCAL_STEPS": "sometimes"},
 		"DUCTOR_TRUSTED_PROXIES": {"DUCTOR_TRUSTED_PROXIES": "10.0.0.0/8, lb.internal"},
 	}
 	for setting, env := range cases {

@@ -169,6 +169,10 @@ func (c *Writer) insertSteps(ctx context.Context, tx pgx.Tx, jobs []river.Insert
 	if err != nil || len(jobs) == 0 {
 		return err
 	}
+	jobs, err = c.runLocal(ctx, tx, jobs)
+	if err != nil || len(jobs) == 0 {
+		return err
+	}
 	if err := c.fairTag(ctx, jobs); err != nil {
 		return err
 	}

@@ -53,6 +53,10 @@ type Config struct {
 	// StepBatchMax bounds how many ready steps of one tenant one River job
 	// carries (packSteps): 0 is DefaultStepBatchMax, 1 one step a job.
 	StepBatchMax int
+	// Local lets this process run the task and http steps its own ticks
+	// dispatch, without a River job (see the package doc, "Local
+	// steps"); its zero value runs every step through River.
+	Local LocalSteps
 	// BatchQueueMax bounds the runs a tenant's running batches may have
 	// still to act on (CreateBatch): 0 is DefaultBatchQueueMax.
 	BatchQueueMax int
@@ -108,6 +112,8 @@ type deps struct {
 	gate        *yieldGate
 	busy        busyTenants
 	tracing     *telemetry.Tracing
+	// local runs the steps this process's ticks keep (nil: none).
+	local *localSteps
 	// workerID names this process in the attempts its step workers take.
 	workerID string
 }

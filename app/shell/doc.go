@@ -248,6 +248,37 @@
 // timeout still bounds each. bench/README.md ("Towards two River jobs a
 // step") has what batches changed.
 //
+// # Local steps
+//
+// A process that has both the ticks and the executor (Config.Local, the
+// coordinator and steps roles together) runs the task and http steps its
+// own ticks dispatch without a River job. When a tick's transaction was
+// opened by withTx (a tick job's, a result group's), insertSteps gives
+// the step jobs left after admission, pools and the bridge to runLocal:
+// a step alone in its job, not sparse, of no pool, of a tenant with no
+// admission limits, for which the process has a free slot within the
+// tenant's fair share (the slots divided among the tenants holding any),
+// has its attempt recorded as started by this process, with the lease a
+// step worker would take (its timeout plus the rescue window), in that
+// transaction, and is registered for cancels (stepCancels, only while its
+// listener listens) before the commit. Once the transaction commits the
+// step runs on a goroutine of its own and hands its result to the result
+// group, whose next group tick applies it and dispatches what follows,
+// locally again when it can; a transaction that fails runs none of its
+// steps. The attempt row says started, by this process, leased; a crash
+// (or a commit whose acknowledgement was lost) leaves it leased with no
+// result, and the sweep of any coordinator reports it lost when the lease
+// runs out, as it does for a step worker that died, and the step's policy
+// retries it. Exactly-once transitions hold as for any result (applied
+// under the run's lock and record version); cancels reach the attempt's
+// context through the notification as for a batched step; a step that
+// goes local never waited, so schedule_to_start and no_worker do not
+// apply; pools and admission limits keep River's path, where they are
+// counted. Fairness holds because a tenant holds at most its share of
+// the local slots; every other step goes through the tiered fair queue.
+// A sparse step, a trigger's first step (its transaction is the API's),
+// a retry the sweep enqueues and a bridge task keep River's path.
+//
 // # Read, decide, write
 //
 // Every path that reads state, decides on it and writes must decide on

@@ -8,7 +8,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/riverqueue/river"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
@@ -181,13 +180,14 @@ func processID() string {
 	return fmt.Sprintf("%s:%d", host, os.Getpid())
 }
 
-// attemptBegins starts the span of step attempt a, one the job carries,
-// that a worker is about to execute, as a child of its run's, and records
-// how long the job waited in its queue; done ends the span and records the execution time.
-func (c *Observer) attemptBegins(ctx context.Context, job *river.Job[StepArgs], a StepArgs) (context.Context, func(*engine.Error)) {
-	tier, typ, handler := tierOf(job.Queue), stepTypeLabel(a.Type), c.handlerLabel(a.Type, a.Params)
+// attemptBegins starts the span of step attempt a, dispatched to queue at
+// created (its job's, or a local step's start), that a worker is about to
+// execute, as a child of its run's, and records how long it waited; done
+// ends the span and records the execution time.
+func (c *Observer) attemptBegins(ctx context.Context, queue string, created time.Time, a StepArgs) (context.Context, func(*engine.Error)) {
+	tier, typ, handler := tierOf(queue), stepTypeLabel(a.Type), c.handlerLabel(a.Type, a.Params)
 	started := time.Now()
-	c.metrics.queueWait.WithLabelValues(tier, typ, handler).Observe(max(started.Sub(job.CreatedAt), 0).Seconds())
+	c.metrics.queueWait.WithLabelValues(tier, typ, handler).Observe(max(started.Sub(created), 0).Seconds())
 	ctx, span := c.tracing.Start(ctx, a.Trace, "attempt "+a.Ref, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(
 		attribute.String("ductor.run_id", a.RunID.String()), attribute.String("ductor.node", a.Node),
 		attribute.String("ductor.step_type", a.Type), attribute.Int("ductor.attempt", a.Attempt)))

@@ -204,7 +204,7 @@ func (g *resultGroup) tickGroupDecided(ctx context.Context, keys []store.RunKey,
 	}
 	var kept []*runTick
 	defer func() { c.obs.observeTicks(ctx, kept, begun, &err) }()
-	return store.WithTx(ctx, c.pool, func(tx pgx.Tx) (err error) {
+	return c.withTx(ctx, func(ctx context.Context, tx pgx.Tx) (err error) {
 		defer recoverAs(&err)
 		if err := c.faultTx(ctx, tx, FaultResultWrite); err != nil {
 			return err
@@ -229,7 +229,7 @@ func (g *resultGroup) tickGroupDecided(ctx context.Context, keys []store.RunKey,
 // tickGroupLocked is tickGroup with the engine inside the transaction.
 func (g *resultGroup) tickGroupLocked(ctx context.Context, keys []store.RunKey, inputs map[store.RunKey][]engine.Input) error {
 	c := g.c
-	return store.WithTx(ctx, c.pool, func(tx pgx.Tx) (err error) {
+	return c.withTx(ctx, func(ctx context.Context, tx pgx.Tx) (err error) {
 		// The engine runs here, on the group's goroutine rather than a
 		// River worker's: a panic becomes this group's error instead of
 		// taking the process down.

@@ -37,17 +37,25 @@ func New(cfg Config) (*Shell, error) {
 	}
 	w := &Writer{deps: d}
 	t := &Ticker{deps: d, w: w}
+	results, cancels := newResultGroup(t), newStepCancels(d)
+	if cfg.Local.Run != nil {
+		d.local = newLocalSteps(d, results, cancels)
+	}
 	return &Shell{
 		deps: d, Writer: w, Ticker: t, Observer: d.obs,
 		Sweeper: &Sweeper{deps: d, w: w},
-		Steps:   &Steps{deps: d, results: newResultGroup(t), starts: newAttemptStarts(d), cancels: newStepCancels(d)},
+		Steps:   &Steps{deps: d, results: results, starts: newAttemptStarts(d), cancels: cancels},
 	}, nil
 }
 
-// Close waits (a while) for the step results handed over to be written,
-// then releases the connections the shell opened of its own (the fair
-// clock's). Stop the workers using it first.
+// Close waits (a while) for the local steps running to finish and for the
+// step results handed over to be written, then releases the connections
+// the shell opened of its own (the fair clock's). Stop the workers using
+// it first.
 func (sh *Shell) Close() {
+	if sh.deps.local != nil {
+		sh.deps.local.close(15 * time.Second)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := sh.Steps.results.drain(ctx); err != nil {
@@ -114,5 +122,5 @@ func (st *Steps) HandOver(key store.RunKey, result engine.StepResult, until time
 // Begin starts an attempt's span and metrics; the returned func ends
 // them with the attempt's error, if any.
 func (st *Steps) Begin(ctx context.Context, job *river.Job[StepArgs], a StepArgs) (context.Context, func(*engine.Error)) {
-	return st.obs.attemptBegins(ctx, job, a)
+	return st.obs.attemptBegins(ctx, job.Queue, job.CreatedAt, a)
 }

@@ -91,14 +91,63 @@ func newStepCancels(c *deps) *stepCancels {
 // ends when the attempt is cancelled, and waits until the listener
 // listens. Each attempt's release func unregisters it.
 func (s *stepCancels) watch(ctx context.Context, keys []store.AttemptKey) ([]context.Context, []func(), error) {
-	ctxs, releases := make([]context.Context, len(keys)), make([]func(), len(keys))
 	s.mu.Lock()
+	s.startLocked()
+	ctxs, releases := s.registerLocked(ctx, keys)
+	ready := s.listening
+	s.mu.Unlock()
+	t := time.NewTimer(listenWait)
+	defer t.Stop()
+	select {
+	case <-ready:
+		return ctxs, releases, nil
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	for _, release := range releases {
+		release()
+	}
+	return nil, nil, errors.New("not listening for cancelled steps")
+}
+
+// listeningNow tells whether the listener listens at this moment (and
+// starts it if nothing did yet). A local step is run only then: its
+// transaction cannot wait for the listener.
+func (s *stepCancels) listeningNow() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.startLocked()
+	select {
+	case <-s.listening:
+		return true
+	default:
+		return false
+	}
+}
+
+// watchNow is watch without the wait, for attempts whose start is not
+// committed yet: a cancel can only follow the commit, and a listener that
+// reconnects meanwhile ends the registered attempts that have a result.
+func (s *stepCancels) watchNow(ctx context.Context, keys []store.AttemptKey) ([]context.Context, []func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.startLocked()
+	return s.registerLocked(ctx, keys)
+}
+
+// startLocked starts the listener the first time; s.mu is held.
+func (s *stepCancels) startLocked() {
 	if !s.started {
 		s.started = true
 		run, stop := context.WithCancel(context.Background())
 		s.stop, s.stopped = stop, make(chan struct{})
 		go s.run(run)
 	}
+}
+
+// registerLocked registers attempts; s.mu is held.
+func (s *stepCancels) registerLocked(ctx context.Context, keys []store.AttemptKey) ([]context.Context, []func()) {
+	ctxs, releases := make([]context.Context, len(keys)), make([]func(), len(keys))
 	for i, k := range keys {
 		mctx, cancel := context.WithCancelCause(ctx)
 		f := &cancel
@@ -117,20 +166,7 @@ func (s *stepCancels) watch(ctx context.Context, keys []store.AttemptKey) ([]con
 			cancel(nil)
 		}
 	}
-	ready := s.listening
-	s.mu.Unlock()
-	t := time.NewTimer(listenWait)
-	defer t.Stop()
-	select {
-	case <-ready:
-		return ctxs, releases, nil
-	case <-ctx.Done():
-	case <-t.C:
-	}
-	for _, release := range releases {
-		release()
-	}
-	return nil, nil, errors.New("not listening for cancelled steps")
+	return ctxs, releases
 }
 
 // cancel ends the context of every registered run of the attempts.

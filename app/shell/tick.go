@@ -87,7 +87,7 @@ func (c *Ticker) tickOnce(ctx context.Context, k store.RunKey) (err error) {
 		return nil // nothing new to decide on
 	}
 	defer c.obs.observeTicks(ctx, decided, begun, &err)
-	return store.WithTx(ctx, c.pool, func(tx pgx.Tx) error {
+	return c.withTx(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		s := store.New(tx)
 		v, err := s.RunLockVersion(ctx, k.TenantID, k.ID)
 		if err != nil {

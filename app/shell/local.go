@@ -1,0 +1,274 @@
+package shell
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+
+	"github.com/ductor/ductor/app/definition"
+	"github.com/ductor/ductor/app/engine"
+	"github.com/ductor/ductor/app/store"
+)
+
+// LocalSteps lets a process run the steps its own ticks dispatch (see the
+// package doc, "Local steps"). Run executes one attempt; nil turns local
+// steps off and every step goes through River.
+type LocalSteps struct {
+	Run func(ctx context.Context, a StepArgs) (output any, err *engine.Error)
+	// Slots bounds the local steps running at once (0: DefaultLocalSlots).
+	Slots int
+}
+
+// DefaultLocalSlots is how many local steps a process runs at once unless
+// LocalSteps.Slots says otherwise.
+const DefaultLocalSlots = 64
+
+// localSteps is a process's pool of local step slots and the steps that
+// hold them.
+type localSteps struct {
+	c       *deps
+	run     func(ctx context.Context, a StepArgs) (any, *engine.Error)
+	slots   int
+	results *resultGroup
+	cancels *stepCancels
+
+	base context.Context // ends at Close, after a grace
+	stop context.CancelFunc
+	wg   sync.WaitGroup
+
+	mu       sync.Mutex
+	inUse    int
+	byTenant map[uuid.UUID]int
+}
+
+func newLocalSteps(c *deps, results *resultGroup, cancels *stepCancels) *localSteps {
+	slots := c.Local.Slots
+	if slots <= 0 {
+		slots = DefaultLocalSlots
+	}
+	base, stop := context.WithCancel(context.Background())
+	return &localSteps{c: c, run: c.Local.Run, slots: slots, results: results, cancels: cancels,
+		base: base, stop: stop, byTenant: map[uuid.UUID]int{}}
+}
+
+// localStep is one attempt a transaction recorded as started here, to run
+// once it commits.
+type localStep struct {
+	args    StepArgs
+	queue   string
+	ctx     context.Context // ends when the attempt is cancelled
+	release func()          // unwatches the attempt
+	until   time.Time       // when its lease may run out
+}
+
+// localSink collects the local steps of one transaction: only that
+// transaction's own writes (tx itself, not a savepoint inside it) may add
+// to it, since only its commit is seen.
+type localSink struct {
+	tx    pgx.Tx
+	steps []*localStep
+}
+
+type localSinkKey struct{}
+
+// withTx runs fn in a transaction (store.WithTx) and, once it commits,
+// runs the local steps its ticks chose; a transaction that fails runs
+// none and frees their slots.
+func (c *deps) withTx(ctx context.Context, fn func(ctx context.Context, tx pgx.Tx) error) error {
+	if c.local == nil {
+		return store.WithTx(ctx, c.pool, func(tx pgx.Tx) error { return fn(ctx, tx) })
+	}
+	sink := &localSink{}
+	err := store.WithTx(ctx, c.pool, func(tx pgx.Tx) error {
+		sink.tx = tx
+		return fn(context.WithValue(ctx, localSinkKey{}, sink), tx)
+	})
+	if err != nil {
+		c.local.abandon(sink.steps)
+		return err
+	}
+	c.local.launch(sink.steps)
+	return nil
+}
+
+// runLocal takes, of the step jobs a tick's transaction is about to
+// enqueue, those this process may run itself: it records their attempts
+// as started here with their leases, in tx, and leaves them for the
+// transaction's commit to run (withTx). It returns the jobs that still go
+// through River. Only a transaction withTx opened may run steps locally.
+func (c *Writer) runLocal(ctx context.Context, tx pgx.Tx, jobs []river.InsertManyParams) ([]river.InsertManyParams, error) {
+	sink, _ := ctx.Value(localSinkKey{}).(*localSink)
+	if c.local == nil || sink == nil || sink.tx != tx || !c.local.cancels.listeningNow() {
+		return jobs, nil
+	}
+	s := store.New(tx)
+	var (
+		keep   []river.InsertManyParams
+		picked []river.InsertManyParams
+	)
+	for _, j := range jobs {
+		a, ok := j.Args.(StepArgs)
+		if !ok || !c.localEligible(ctx, s, a) || !c.local.reserve(a.TenantID) {
+			keep = append(keep, j)
+			continue
+		}
+		picked = append(picked, j)
+	}
+	if len(picked) == 0 {
+		return jobs, nil
+	}
+	takes := make([]store.AttemptTake, len(picked))
+	keys := make([]store.AttemptKey, len(picked))
+	for i, j := range picked {
+		a := j.Args.(StepArgs)
+		keys[i] = a.AttemptKey()
+		takes[i] = store.AttemptTake{Key: keys[i], Lease: c.localLease(a)}
+	}
+	leased := time.Now()
+	outcomes, err := s.AttemptStartMany(ctx, takes, c.workerID)
+	if err != nil {
+		for _, j := range picked {
+			c.local.free(j.Args.(StepArgs).TenantID)
+		}
+		return nil, err
+	}
+	ctxs, releases := c.local.cancels.watchNow(c.local.base, keys)
+	for i, j := range picked {
+		a := j.Args.(StepArgs)
+		if outcomes[keys[i]] != store.Taken {
+			// Its run is gone or the attempt has its result already:
+			// nothing to run, here or through River.
+			releases[i]()
+			c.local.free(a.TenantID)
+			continue
+		}
+		sink.steps = append(sink.steps, &localStep{args: a, queue: j.InsertOpts.Queue, ctx: ctxs[i], release: releases[i],
+			until: leased.Add(takes[i].Lease)})
+	}
+	return keep, nil
+}
+
+// localLease is a local attempt's lease, as a step worker's would be.
+func (c *Writer) localLease(a StepArgs) time.Duration {
+	return time.Duration(a.TimeoutMS)*time.Millisecond + c.RescueWindow
+}
+
+// localEligible tells whether a step may run where it was decided: a
+// task or http step alone in its job, not sparse (the sparse lane is
+// faster for it), not in a concurrency pool or held back by one, of a
+// tenant with no admission limits (those count River's jobs).
+func (c *Writer) localEligible(ctx context.Context, s *store.Store, a StepArgs) bool {
+	if a.Type != string(definition.TypeTask) && a.Type != string(definition.TypeHTTP) {
+		return false
+	}
+	if a.Sparse || a.FlowKey != "" || a.PoolWait || len(a.More) > 0 {
+		return false
+	}
+	t, err := c.tenants.get(ctx, s, a.TenantID)
+	return err == nil && t.MaxConcurrency == 0 && t.RatePerSecond == 0
+}
+
+// reserve takes a slot for a step of tenant, unless every slot is taken
+// or the tenant already holds its fair share of them: the slots divided
+// among the tenants holding any (it among them). A step that gets no slot
+// goes through River, where the fair queue orders it.
+func (l *localSteps) reserve(tenant uuid.UUID) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.inUse >= l.slots {
+		return false
+	}
+	holders := len(l.byTenant)
+	if l.byTenant[tenant] == 0 {
+		holders++
+	}
+	if l.byTenant[tenant] >= max(1, l.slots/holders) {
+		return false
+	}
+	l.inUse++
+	l.byTenant[tenant]++
+	return true
+}
+
+func (l *localSteps) free(tenant uuid.UUID) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.inUse--
+	if l.byTenant[tenant]--; l.byTenant[tenant] <= 0 {
+		delete(l.byTenant, tenant)
+	}
+}
+
+// running is how many local steps hold a slot.
+func (l *localSteps) running() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.inUse
+}
+
+// abandon frees the slots of steps whose transaction did not commit.
+func (l *localSteps) abandon(steps []*localStep) {
+	for _, s := range steps {
+		s.release()
+		l.free(s.args.TenantID)
+	}
+}
+
+// launch runs steps whose transaction committed, each on a goroutine of
+// its own.
+func (l *localSteps) launch(steps []*localStep) {
+	for _, s := range steps {
+		l.wg.Go(func() { l.execute(s) })
+	}
+}
+
+// execute runs one local attempt and hands its result to the result
+// group, as a step worker does. A step whose process is stopping hands
+// nothing over: its lease runs out and the sweep retries it.
+func (l *localSteps) execute(s *localStep) {
+	defer func() {
+		s.release()
+		l.free(s.args.TenantID)
+	}()
+	ctx, done := l.c.obs.attemptBegins(s.ctx, s.queue, time.Now(), s.args)
+	out, stepErr := l.runSafely(ctx, s.args)
+	done(stepErr)
+	if l.base.Err() != nil {
+		return
+	}
+	a := s.args
+	result := engine.StepResult{Node: a.Node, Generation: a.Generation, Attempt: a.Attempt, Output: out, Error: stepErr}
+	if _, err := l.results.handOver(store.RunKey{TenantID: a.TenantID, ID: a.RunID}, result, s.until); err != nil {
+		l.c.log.Warn("a local step's result was not recorded; the attempt is retried when its lease runs out",
+			"run_id", a.RunID, "node", a.Node, "err", err)
+	}
+}
+
+// runSafely is Run with a panic turned into the attempt's error.
+func (l *localSteps) runSafely(ctx context.Context, a StepArgs) (out any, stepErr *engine.Error) {
+	defer func() {
+		if p := recover(); p != nil {
+			out, stepErr = nil, &engine.Error{Code: "panic", Message: "the step's handler panicked", Retryable: true}
+			l.c.log.Error("a local step's handler panicked", "run_id", a.RunID, "node", a.Node, "panic", p)
+		}
+	}()
+	return l.run(ctx, a)
+}
+
+// close waits up to grace for the local steps running to hand their
+// results over, then ends the others' contexts (their leases run out and
+// the sweep retries them) and waits for them to return.
+func (l *localSteps) close(grace time.Duration) {
+	done := make(chan struct{})
+	go func() { l.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(grace):
+	}
+	l.stop()
+	<-done
+}
