@@ -203,13 +203,6 @@ func (l *localSteps) free(tenant uuid.UUID) {
 	}
 }
 
-// running is how many local steps hold a slot.
-func (l *localSteps) running() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.inUse
-}
-
 // abandon frees the slots of steps whose transaction did not commit.
 func (l *localSteps) abandon(steps []*localStep) {
 	for _, s := range steps {
