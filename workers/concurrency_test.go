@@ -82,7 +82,7 @@ func TestTwoCoordinatorsTickTheSameRuns(t *testing.T) {
 		if len(attempts) != 4 {
 			t.Errorf("run %s: %d attempts, want one per node (4)", id, len(attempts))
 		}
-		// Local steps (on by default) have no job; none has two.
+		// Local steps (DUCTOR_TEST_LOCAL_STEPS=on) have no job; none has two.
 		if jobs := stepJobs(t, b, id); jobs > 3 {
 			t.Errorf("run %s: %d step jobs, want at most one per task (3)", id, jobs)
 		}

@@ -38,7 +38,11 @@ func TestTickCrashAtEachPoint(t *testing.T) {
 				t.Parallel()
 				var crashes atomic.Int32
 				runs := &executions{}
-				b := setupWith(t, func(c *workers.Config) {
+				setup := setupWith
+				if local {
+					setup = setupLocalWith
+				}
+				b := setup(t, func(c *workers.Config) {
 					// A crash after commit is a tick job's: inline ticks
 					// commit with the step's own job.
 					c.NoInlineTicks = point == shell.FaultAfterCommit
@@ -47,9 +51,6 @@ func TestTickCrashAtEachPoint(t *testing.T) {
 							return errCrash
 						}
 						return nil
-					}
-					if !local {
-						c.LocalSteps = nil
 					}
 				}, runs.handlers())
 				b.publish(t, chain("crashy", counted("a"), counted("b"), counted("c")))

@@ -68,6 +68,20 @@ type roles struct {
 	handlers   []map[string]steps.Handler
 	// config changes the runtime's Config before it is built.
 	config func(*workers.Config)
+	// local runs the steps the process's ticks dispatch in the process
+	// (workers.Config.LocalSteps); DUCTOR_TEST_LOCAL_STEPS=on turns it on
+	// for every test that works the step queues.
+	local bool
+}
+
+// setupLocalWith is setupWith with local steps on.
+func setupLocalWith(t *testing.T, config func(*workers.Config), handlers ...map[string]steps.Handler) testBundle {
+	t.Helper()
+	pool := testdb.Schema(t)
+	b := testBundle{ctx: context.Background(), pool: pool, store: store.New(pool)}
+	b.coord = startWith(t, pool, roles{steps: true, handlers: handlers, config: config, local: true})
+	b.tenant = testdb.Tenant(t, b.store, nil)
+	return b
 }
 
 func startWith(t *testing.T, pool *pgxpool.Pool, r roles) *workers.Runtime {
@@ -87,10 +101,7 @@ func startWith(t *testing.T, pool *pgxpool.Pool, r roles) *workers.Runtime {
 	}
 	exec := steps.NewExecutor(reg, r.http)
 	cfg := workers.Config{Pool: pool, Logger: log, LocalHandlers: exec.Handles}
-	// A process that works the step queues runs local steps, as one with
-	// every role does by default (DUCTOR_TEST_LOCAL_STEPS=off: none does);
-	// a test of River's path alone sets Config.LocalSteps to nil.
-	if r.steps && os.Getenv("DUCTOR_TEST_LOCAL_STEPS") != "off" {
+	if r.steps && (r.local || os.Getenv("DUCTOR_TEST_LOCAL_STEPS") == "on") {
 		cfg.LocalSteps = exec
 	}
 	if r.config != nil {

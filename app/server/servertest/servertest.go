@@ -38,9 +38,7 @@ func StartWorkers(t *testing.T, pool *pgxpool.Pool, log *slog.Logger, config fun
 	t.Helper()
 	exec := steps.NewExecutor(steps.NewRegistry(), steps.HTTPOptions{Allow: LoopbackAllow},
 		steps.WithSecrets(tenantsecrets.New(tenantsecrets.Config{Store: store.New(pool), Box: TestBox(t)})))
-	// Local steps on, as in a process with every role.
-	cfg := workers.Config{Pool: pool, Logger: log, LocalHandlers: exec.Handles, LocalSteps: exec,
-		Subscriptions: subscriptions.Config{Secrets: TestBox(t)}}
+	cfg := workers.Config{Pool: pool, Logger: log, LocalHandlers: exec.Handles, Subscriptions: subscriptions.Config{Secrets: TestBox(t)}}
 	if config != nil {
 		config(&cfg)
 	}
