@@ -153,16 +153,16 @@ edges:
 func TestInspectorCountsMoveLiveInChromium(t *testing.T) {
 	t.Parallel()
 	p := startDevOnTestDatabase(t)
-	// 30 children two at a time for 0.4 s each: about 6 s, so a page that
+	// 30 children two at a time for 0.8 s each: about 12 s, so a page that
 	// refreshes about once a second sees several counts even on a loaded
-	// machine.
+	// machine, where the browser can take seconds to open it.
 	items := make([]int, 30)
 	id := publishRun(t, p, "slow", `
 key: slow
 steps:
   - ref: fan
     type: scatter
-    with: {items_expr: input.items, concurrency: 2, do: {type: task, with: {handler: builtin.sleep, input_expr: '{"ms": 400}'}}}
+    with: {items_expr: input.items, concurrency: 2, do: {type: task, with: {handler: builtin.sleep, input_expr: '{"ms": 800}'}}}
 `, map[string]any{"items": items})
 	ctx := newBrowser(t)
 	devLogin(t, ctx, p)
