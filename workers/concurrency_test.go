@@ -28,7 +28,9 @@ func TestTwoCoordinatorsTickTheSameRuns(t *testing.T) {
 	// Every result goes through a tick job, racing the hand-driven ticks.
 	noInline := func(c *workers.Config) { c.NoInlineTicks = true }
 	executed := &executions{}
-	b := setupWith(t, noInline, executed.handlers())
+	// One process runs the steps its ticks dispatch itself (local
+	// steps), the other through River: results reach each run both ways.
+	b := setupLocalWith(t, noInline, executed.handlers())
 	second, err := pgxpool.New(b.ctx, testdb.SearchPathURL(t, b.pool))
 	if err != nil {
 		t.Fatal(err)

@@ -143,7 +143,7 @@ func (w *StepWorker) workBatch(ctx context.Context, job *river.Job[shell.StepArg
 // take records the start of attempt a, one the job carries, and returns
 // what became of it and until when its lease runs at least.
 func (w *StepWorker) take(ctx context.Context, job *river.Job[shell.StepArgs], a shell.StepArgs) (store.TakeOutcome, time.Time, error) {
-	lease := time.Duration(a.TimeoutMS)*time.Millisecond + w.C.RescueWindow()
+	lease := shell.AttemptLease(a, w.C.RescueWindow())
 	take := store.AttemptTake{Key: a.AttemptKey(), Lease: lease, By: startBy(job, w.C.RescueWindow())}
 	outcome, leased, err := w.C.Take(ctx, take, a.Sparse, time.Now().Add(w.C.RescueWindow()))
 	return outcome, leased.Add(lease), err

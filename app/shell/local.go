@@ -126,7 +126,7 @@ func (c *Writer) runLocal(ctx context.Context, tx pgx.Tx, jobs []river.InsertMan
 	for i, j := range picked {
 		a := j.Args.(StepArgs)
 		keys[i] = a.AttemptKey()
-		takes[i] = store.AttemptTake{Key: keys[i], Lease: c.localLease(a)}
+		takes[i] = store.AttemptTake{Key: keys[i], Lease: AttemptLease(a, c.RescueWindow)}
 	}
 	leased := time.Now()
 	outcomes, err := s.AttemptStartMany(ctx, takes, c.workerID)
@@ -152,9 +152,10 @@ func (c *Writer) runLocal(ctx context.Context, tx pgx.Tx, jobs []river.InsertMan
 	return keep, nil
 }
 
-// localLease is a local attempt's lease, as a step worker's would be.
-func (c *Writer) localLease(a StepArgs) time.Duration {
-	return time.Duration(a.TimeoutMS)*time.Millisecond + c.RescueWindow
+// AttemptLease is how long a worker, a step worker or a local step,
+// leases attempt a: its timeout plus the rescue window.
+func AttemptLease(a StepArgs, window time.Duration) time.Duration {
+	return time.Duration(a.TimeoutMS)*time.Millisecond + window
 }
 
 // localEligible tells whether a step may run where it was decided: a
@@ -228,7 +229,7 @@ func (l *localSteps) execute(s *localStep) {
 		l.free(s.args.TenantID)
 	}()
 	ctx, done := l.c.obs.attemptBegins(s.ctx, s.queue, time.Now(), s.args)
-	out, stepErr := l.runSafely(ctx, s.args)
+	out, stepErr := l.run(ctx, s.args) // the executor turns a panic into the attempt's error
 	done(stepErr)
 	if l.base.Err() != nil {
 		return
@@ -239,17 +240,6 @@ func (l *localSteps) execute(s *localStep) {
 		l.c.log.Warn("a local step's result was not recorded; the attempt is retried when its lease runs out",
 			"run_id", a.RunID, "node", a.Node, "err", err)
 	}
-}
-
-// runSafely is Run with a panic turned into the attempt's error.
-func (l *localSteps) runSafely(ctx context.Context, a StepArgs) (out any, stepErr *engine.Error) {
-	defer func() {
-		if p := recover(); p != nil {
-			out, stepErr = nil, &engine.Error{Code: "panic", Message: "the step's handler panicked", Retryable: true}
-			l.c.log.Error("a local step's handler panicked", "run_id", a.RunID, "node", a.Node, "panic", p)
-		}
-	}()
-	return l.run(ctx, a)
 }
 
 // close waits up to grace for the local steps running to hand their
