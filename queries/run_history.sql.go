@@ -148,3 +148,165 @@ func (q *Queries) RunHistoryList(ctx context.Context, arg RunHistoryListParams) 
 	}
 	return items, nil
 }
+
+const runHistoryPageAsc = `-- name: RunHistoryPageAsc :many
+SELECT (t.e->>0)::bigint AS seq, b.at, (t.e->>1)::text AS node, (t.e->>2)::text AS from_state,
+       (t.e->>3)::text AS to_state, (t.e->>4)::integer AS generation, (t.e->>5)::integer AS attempt,
+       (t.e->>6)::text AS detail
+FROM run_history_batch b
+CROSS JOIN LATERAL jsonb_array_elements(b.transitions) WITH ORDINALITY AS t(e, n)
+WHERE b.tenant_id = $1 AND b.run_id = $2 AND b.last_seq > $3
+  AND (t.e->>0)::bigint > $3
+  AND ($4::text = '' OR t.e->>1 = $4::text)
+  AND ($5::text = '' OR CASE $5::text
+        WHEN 'run' THEN t.e->>1 = ''
+        WHEN 'started' THEN t.e->>1 <> '' AND t.e->>3 = 'running' AND t.e->>2 <> 'running'
+        WHEN 'retried' THEN t.e->>1 <> '' AND t.e->>6 LIKE 'retry%'
+        WHEN 'signal' THEN t.e->>1 <> '' AND t.e->>3 = 'waiting' AND t.e->>6 IN ('signal', 'event', 'event_set')
+        ELSE t.e->>1 <> '' AND t.e->>3 = $5::text AND t.e->>2 <> $5::text END)
+ORDER BY b.last_seq, t.n
+LIMIT $6
+`
+
+type RunHistoryPageAscParams struct {
+	TenantID uuid.UUID
+	RunID    uuid.UUID
+	AfterSeq int64
+	Node     string
+	Kind     string
+	MaxRows  int32
+}
+
+type RunHistoryPageAscRow struct {
+	Seq        int64
+	At         time.Time
+	Node       string
+	FromState  string
+	ToState    string
+	Generation int32
+	Attempt    int32
+	Detail     string
+}
+
+// One page of the transitions after after_seq, oldest first, those of
+// node alone (”: every node and the run) of one kind (”: any; see
+// store.HistoryKinds). The batches are read in last_seq order through the
+// primary key and their transitions in batch order, so the scan stops
+// once max_rows have matched: no OFFSET, whatever the history's length.
+func (q *Queries) RunHistoryPageAsc(ctx context.Context, arg RunHistoryPageAscParams) ([]RunHistoryPageAscRow, error) {
+	rows, err := q.db.Query(ctx, runHistoryPageAsc,
+		arg.TenantID,
+		arg.RunID,
+		arg.AfterSeq,
+		arg.Node,
+		arg.Kind,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []RunHistoryPageAscRow{}
+	for rows.Next() {
+		var i RunHistoryPageAscRow
+		if err := rows.Scan(
+			&i.Seq,
+			&i.At,
+			&i.Node,
+			&i.FromState,
+			&i.ToState,
+			&i.Generation,
+			&i.Attempt,
+			&i.Detail,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const runHistoryPageDesc = `-- name: RunHistoryPageDesc :many
+SELECT (t.e->>0)::bigint AS seq, b.at, (t.e->>1)::text AS node, (t.e->>2)::text AS from_state,
+       (t.e->>3)::text AS to_state, (t.e->>4)::integer AS generation, (t.e->>5)::integer AS attempt,
+       (t.e->>6)::text AS detail
+FROM run_history_batch b
+CROSS JOIN LATERAL jsonb_array_elements(b.transitions) WITH ORDINALITY AS t(e, n)
+WHERE b.tenant_id = $1 AND b.run_id = $2
+  AND b.last_seq <= coalesce((SELECT min(f.last_seq) FROM run_history_batch f
+                              WHERE f.tenant_id = $1 AND f.run_id = $2 AND f.last_seq >= $3),
+                             $3)
+  AND (t.e->>0)::bigint < $3
+  AND ($4::text = '' OR t.e->>1 = $4::text)
+  AND ($5::text = '' OR CASE $5::text
+        WHEN 'run' THEN t.e->>1 = ''
+        WHEN 'started' THEN t.e->>1 <> '' AND t.e->>3 = 'running' AND t.e->>2 <> 'running'
+        WHEN 'retried' THEN t.e->>1 <> '' AND t.e->>6 LIKE 'retry%'
+        WHEN 'signal' THEN t.e->>1 <> '' AND t.e->>3 = 'waiting' AND t.e->>6 IN ('signal', 'event', 'event_set')
+        ELSE t.e->>1 <> '' AND t.e->>3 = $5::text AND t.e->>2 <> $5::text END)
+ORDER BY b.last_seq DESC, t.n DESC
+LIMIT $6
+`
+
+type RunHistoryPageDescParams struct {
+	TenantID  uuid.UUID
+	RunID     uuid.UUID
+	BeforeSeq int64
+	Node      string
+	Kind      string
+	MaxRows   int32
+}
+
+type RunHistoryPageDescRow struct {
+	Seq        int64
+	At         time.Time
+	Node       string
+	FromState  string
+	ToState    string
+	Generation int32
+	Attempt    int32
+	Detail     string
+}
+
+// One page of the transitions before before_seq, newest first, filtered
+// as RunHistoryPageAsc. The batch that holds before_seq - 1 may end after
+// it, so the scan starts at the first batch ending at or after
+// before_seq and walks the primary key backwards.
+func (q *Queries) RunHistoryPageDesc(ctx context.Context, arg RunHistoryPageDescParams) ([]RunHistoryPageDescRow, error) {
+	rows, err := q.db.Query(ctx, runHistoryPageDesc,
+		arg.TenantID,
+		arg.RunID,
+		arg.BeforeSeq,
+		arg.Node,
+		arg.Kind,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []RunHistoryPageDescRow{}
+	for rows.Next() {
+		var i RunHistoryPageDescRow
+		if err := rows.Scan(
+			&i.Seq,
+			&i.At,
+			&i.Node,
+			&i.FromState,
+			&i.ToState,
+			&i.Generation,
+			&i.Attempt,
+			&i.Detail,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}

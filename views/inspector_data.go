@@ -27,18 +27,22 @@ type InspectorData struct {
 	Steps    []InspectorStep
 	Selected *NodeDetail
 	History  []engine.Transition
-	// HistoryAfter is the page's start; HistoryNext the next page's
-	// (0: no more); HistoryPrev the previous page's, HistoryLast the last
-	// page's (-1: none), HistoryFailure the page that starts at the
+	// HistoryFirst says the page is not the first, HistoryPrev is the
+	// seq the previous page ends before, HistoryNext the seq the next
+	// starts after (-1: none), HistoryLast says the page is not the last
+	// (?history=end), HistoryFailure the cursor of the page that shows the
 	// run's first transition into failed (-1: none).
-	HistoryAfter, HistoryNext                int64
-	HistoryPrev, HistoryLast, HistoryFailure int64
-	// HistoryStep shows one step's transitions alone ("": all).
-	HistoryStep string
-	Signals     []store.SignalRecord
-	ChildRuns   []store.Run
-	ChildCounts map[string]int64
-	CanOperate  bool
+	HistoryFirst, HistoryLast                bool
+	HistoryPrev, HistoryNext, HistoryFailure int64
+	// HistoryStep shows one step's transitions alone ("": all),
+	// HistoryKind those of one kind (store.HistoryKinds; "": any);
+	// HistoryNewest puts the newest first.
+	HistoryStep, HistoryKind string
+	HistoryNewest            bool
+	Signals                  []store.SignalRecord
+	ChildRuns                []store.Run
+	ChildCounts              map[string]int64
+	CanOperate               bool
 	// Notice confirms a finished action; Error says why one failed.
 	Notice, Error string
 	Form          ActionForm
@@ -159,13 +163,23 @@ func childPageURL(slug string, r store.Run, d *NodeDetail, state, key string, af
 	return runURL(slug, r.ID) + "?" + q.Encode() + "#children"
 }
 
-func historyURL(slug string, d InspectorData, after int64) string {
+// historyURL is the page's history at another page: cursor is history
+// (the page starts after seq) or history_before (it ends before seq),
+// "" the first page; seq "end" with history is the last page.
+func historyURL(slug string, d InspectorData, cursor, seq string) string {
 	q := url.Values{}
 	for k, v := range d.Here {
 		q[k] = v
 	}
-	q.Set("history", strconv.FormatInt(after, 10))
-	return runURL(slug, d.Run.ID) + "?" + q.Encode() + "#history"
+	q.Del("history")
+	q.Del("history_before")
+	if cursor != "" {
+		q.Set(cursor, seq)
+	}
+	if enc := q.Encode(); enc != "" {
+		return runURL(slug, d.Run.ID) + "?" + enc + "#history"
+	}
+	return runURL(slug, d.Run.ID) + "#history"
 }
 
 // layoutURL is the page in another graph layout.
@@ -313,3 +327,16 @@ func errText(e *engine.Error) string {
 }
 
 func shortID(id fmt.Stringer) string { return id.String()[:8] }
+
+// historyFormKey reports whether the history's filter form sets k itself
+// (or, a cursor, drops it: a new filter starts at the first page).
+func historyFormKey(k string) bool {
+	switch k {
+	case "history", "history_before", "history_step", "history_kind", "history_order":
+		return true
+	}
+	return false
+}
+
+// historyKinds are the kinds the history can be filtered by.
+func historyKinds() []store.HistoryKind { return store.HistoryKinds }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"time"
 
@@ -45,7 +46,7 @@ var actionNotices = map[string]string{
 
 // hereKeys are the query parameters that make up the inspector's
 // selection, kept across actions.
-var hereKeys = []string{"node", "state", "q", "after", "history", "history_step", "layout"}
+var hereKeys = []string{"node", "state", "q", "after", "history", "history_before", "history_step", "history_kind", "history_order", "layout"}
 
 // handleInspector shows one run: graph, steps, the selected node (a step,
 // or a scatter child by its id: ?node=resize[402]), history, signals,
@@ -184,50 +185,96 @@ func childRunOf(ctx context.Context, s *store.Store, run store.Run, st *definiti
 	return id
 }
 
-// loadHistory reads one page of transitions after ?history=SEQ.
+// loadHistory reads one page of transitions by keyset on their seqs:
+// ?history=SEQ starts the page after SEQ in the page's order,
+// ?history_before=SEQ ends it before SEQ, ?history=end is the last page;
+// ?history_step and ?history_kind filter it, ?history_order=newest puts
+// the newest first.
 func loadHistory(c echo.Context, s *store.Store, d *views.InspectorData) error {
-	if v := c.QueryParam("history"); v != "" {
-		after, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || after < 0 {
-			return apperr.New(apperr.Invalid, "history must be a sequence number")
+	ctx := c.Request().Context()
+	d.HistoryStep, d.HistoryKind = c.QueryParam("history_step"), c.QueryParam("history_kind")
+	if d.HistoryKind != "" && !store.IsHistoryKind(d.HistoryKind) {
+		return apperr.New(apperr.Invalid, "history_kind must be one of the history's kinds")
+	}
+	switch o := c.QueryParam("history_order"); o {
+	case "", "oldest":
+	case "newest":
+		d.HistoryNewest = true
+	default:
+		return apperr.New(apperr.Invalid, "history_order must be oldest or newest")
+	}
+	seq := func(name string) (int64, error) {
+		v := c.QueryParam(name)
+		if v == "" {
+			return 0, nil
 		}
-		d.HistoryAfter = after
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return 0, apperr.New(apperr.Invalid, "%s must be a sequence number", name)
+		}
+		return n, nil
 	}
-	d.HistoryStep = c.QueryParam("history_step")
-	var ts []engine.Transition
+	after, end := int64(0), c.QueryParam("history") == "end"
+	var before int64
 	var err error
-	if d.HistoryStep != "" {
-		ts, err = s.RunNodeHistory(c.Request().Context(), d.Run.TenantID, d.Run.ID, d.HistoryStep, d.HistoryAfter, historyPage+1)
-	} else {
-		ts, err = s.RunHistory(c.Request().Context(), d.Run.TenantID, d.Run.ID, d.HistoryAfter, historyPage+1)
+	if !end {
+		if after, err = seq("history"); err != nil {
+			return err
+		}
 	}
+	if before, err = seq("history_before"); err != nil {
+		return err
+	}
+	p := store.HistoryPage{Node: d.HistoryStep, Kind: d.HistoryKind, Limit: historyPage + 1}
+	// A page read backwards (the one before a seq, or the last) is read
+	// in the other order and turned round.
+	backwards := end || before > 0
+	p.Desc = d.HistoryNewest != backwards
+	switch {
+	case end:
+	case before > 0 && p.Desc:
+		p.Before = before
+	case before > 0:
+		p.After = before
+	case p.Desc:
+		p.Before = after
+	default:
+		p.After = after
+	}
+	ts, err := s.RunHistoryPage(ctx, d.Run.TenantID, d.Run.ID, p)
 	if err != nil {
 		return err
 	}
-	if len(ts) > historyPage {
+	more := len(ts) > historyPage
+	if more {
 		ts = ts[:historyPage]
-		d.HistoryNext = ts[len(ts)-1].Seq
+	}
+	if backwards {
+		slices.Reverse(ts)
 	}
 	d.History = ts
-	// Seqs run 1 to the transition count with no gap, so the pages
-	// before and the last one are found by arithmetic.
-	d.HistoryPrev, d.HistoryLast, d.HistoryFailure = -1, -1, -1
-	if d.HistoryStep != "" { // one step's seqs have gaps: first and next only
-		return nil
-	}
-	if d.HistoryAfter > 0 {
-		d.HistoryPrev = max(d.HistoryAfter-historyPage, 0)
-	}
-	if last := max(d.Run.TransitionCount-historyPage, 0); d.HistoryNext > 0 && last > d.HistoryAfter {
-		d.HistoryLast = last
+	d.HistoryFirst, d.HistoryPrev, d.HistoryNext, d.HistoryLast, d.HistoryFailure = false, -1, -1, false, -1
+	onFirst := (!backwards && after == 0) || (backwards && !more)
+	onLast := (!backwards && !more) || end
+	if len(ts) > 0 {
+		if !onFirst {
+			d.HistoryFirst, d.HistoryPrev = true, ts[0].Seq
+		}
+		if !onLast {
+			d.HistoryNext, d.HistoryLast = ts[len(ts)-1].Seq, true
+		}
 	}
 	if d.Run.Status == engine.RunFailed {
-		seq, err := s.RunHistoryFirstFailure(c.Request().Context(), d.Run.TenantID, d.Run.ID)
+		seq, err := s.RunHistoryFirstFailure(ctx, d.Run.TenantID, d.Run.ID)
 		if err != nil {
 			return err
 		}
-		if seq > 0 && (seq <= d.HistoryAfter || seq > d.HistoryAfter+int64(len(ts))) {
+		if seq > 0 && !slices.ContainsFunc(ts, func(t engine.Transition) bool { return t.Seq == seq }) {
+			// The page that shows it with a few transitions before it.
 			d.HistoryFailure = max(seq-5, 0)
+			if d.HistoryNewest {
+				d.HistoryFailure = seq + 5
+			}
 		}
 	}
 	return nil
