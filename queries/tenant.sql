@@ -4,13 +4,16 @@ VALUES (@id, @slug, @name, @tier)
 RETURNING *;
 
 -- name: TenantGetBySlug :one
-SELECT * FROM tenant WHERE slug = @slug;
+SELECT sqlc.embed(tenant), tier.queue_class
+FROM tenant JOIN tier ON tier.name = tenant.tier WHERE tenant.slug = @slug;
 
 -- name: TenantGetByID :one
-SELECT * FROM tenant WHERE id = @id;
+SELECT sqlc.embed(tenant), tier.queue_class
+FROM tenant JOIN tier ON tier.name = tenant.tier WHERE tenant.id = @id;
 
 -- name: TenantList :many
-SELECT * FROM tenant ORDER BY slug;
+SELECT sqlc.embed(tenant), tier.queue_class
+FROM tenant JOIN tier ON tier.name = tenant.tier ORDER BY tenant.slug;
 
 -- name: TenantSetTier :one
 UPDATE tenant SET tier = @tier WHERE id = @id RETURNING *;
@@ -39,3 +42,23 @@ UPDATE tenant_bucket SET tokens = @tokens, updated_at = @updated_at WHERE tenant
 -- name: TenantSetRetention :one
 -- How long the tenant's finished runs are kept (0: forever).
 UPDATE tenant SET retention_seconds = @retention_seconds WHERE id = @id RETURNING *;
+
+-- name: TierList :many
+-- The tiers, with how many tenants each has.
+SELECT tier.name, tier.queue_class, tier.created_at,
+       (SELECT count(*) FROM tenant WHERE tenant.tier = tier.name)::bigint AS tenants
+FROM tier ORDER BY tier.name;
+
+-- name: TierEnsure :one
+-- Creates a tier, or changes its queue class when one is given; returns
+-- it either way.
+INSERT INTO tier AS t (name, queue_class)
+VALUES (@name, coalesce(sqlc.narg(queue_class)::text, 'standard'))
+ON CONFLICT (name) DO UPDATE SET queue_class = coalesce(sqlc.narg(queue_class)::text, t.queue_class)
+RETURNING name, queue_class, created_at;
+
+-- name: TierDelete :execrows
+DELETE FROM tier WHERE name = @name;
+
+-- name: TierExists :one
+SELECT EXISTS (SELECT 1 FROM tier WHERE name = @name);

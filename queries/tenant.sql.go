@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 const tenantBucketEnsure = `-- name: TenantBucketEnsure :exec
@@ -99,70 +100,91 @@ func (q *Queries) TenantCreate(ctx context.Context, arg TenantCreateParams) (Ten
 }
 
 const tenantGetByID = `-- name: TenantGetByID :one
-SELECT id, slug, name, tier, created_at, max_concurrency, rate_per_second, schedule_to_start_ms, retention_seconds FROM tenant WHERE id = $1
+SELECT tenant.id, tenant.slug, tenant.name, tenant.tier, tenant.created_at, tenant.max_concurrency, tenant.rate_per_second, tenant.schedule_to_start_ms, tenant.retention_seconds, tier.queue_class
+FROM tenant JOIN tier ON tier.name = tenant.tier WHERE tenant.id = $1
 `
 
-func (q *Queries) TenantGetByID(ctx context.Context, id uuid.UUID) (Tenant, error) {
+type TenantGetByIDRow struct {
+	Tenant     Tenant
+	QueueClass string
+}
+
+func (q *Queries) TenantGetByID(ctx context.Context, id uuid.UUID) (TenantGetByIDRow, error) {
 	row := q.db.QueryRow(ctx, tenantGetByID, id)
-	var i Tenant
+	var i TenantGetByIDRow
 	err := row.Scan(
-		&i.ID,
-		&i.Slug,
-		&i.Name,
-		&i.Tier,
-		&i.CreatedAt,
-		&i.MaxConcurrency,
-		&i.RatePerSecond,
-		&i.ScheduleToStartMs,
-		&i.RetentionSeconds,
+		&i.Tenant.ID,
+		&i.Tenant.Slug,
+		&i.Tenant.Name,
+		&i.Tenant.Tier,
+		&i.Tenant.CreatedAt,
+		&i.Tenant.MaxConcurrency,
+		&i.Tenant.RatePerSecond,
+		&i.Tenant.ScheduleToStartMs,
+		&i.Tenant.RetentionSeconds,
+		&i.QueueClass,
 	)
 	return i, err
 }
 
 const tenantGetBySlug = `-- name: TenantGetBySlug :one
-SELECT id, slug, name, tier, created_at, max_concurrency, rate_per_second, schedule_to_start_ms, retention_seconds FROM tenant WHERE slug = $1
+SELECT tenant.id, tenant.slug, tenant.name, tenant.tier, tenant.created_at, tenant.max_concurrency, tenant.rate_per_second, tenant.schedule_to_start_ms, tenant.retention_seconds, tier.queue_class
+FROM tenant JOIN tier ON tier.name = tenant.tier WHERE tenant.slug = $1
 `
 
-func (q *Queries) TenantGetBySlug(ctx context.Context, slug string) (Tenant, error) {
+type TenantGetBySlugRow struct {
+	Tenant     Tenant
+	QueueClass string
+}
+
+func (q *Queries) TenantGetBySlug(ctx context.Context, slug string) (TenantGetBySlugRow, error) {
 	row := q.db.QueryRow(ctx, tenantGetBySlug, slug)
-	var i Tenant
+	var i TenantGetBySlugRow
 	err := row.Scan(
-		&i.ID,
-		&i.Slug,
-		&i.Name,
-		&i.Tier,
-		&i.CreatedAt,
-		&i.MaxConcurrency,
-		&i.RatePerSecond,
-		&i.ScheduleToStartMs,
-		&i.RetentionSeconds,
+		&i.Tenant.ID,
+		&i.Tenant.Slug,
+		&i.Tenant.Name,
+		&i.Tenant.Tier,
+		&i.Tenant.CreatedAt,
+		&i.Tenant.MaxConcurrency,
+		&i.Tenant.RatePerSecond,
+		&i.Tenant.ScheduleToStartMs,
+		&i.Tenant.RetentionSeconds,
+		&i.QueueClass,
 	)
 	return i, err
 }
 
 const tenantList = `-- name: TenantList :many
-SELECT id, slug, name, tier, created_at, max_concurrency, rate_per_second, schedule_to_start_ms, retention_seconds FROM tenant ORDER BY slug
+SELECT tenant.id, tenant.slug, tenant.name, tenant.tier, tenant.created_at, tenant.max_concurrency, tenant.rate_per_second, tenant.schedule_to_start_ms, tenant.retention_seconds, tier.queue_class
+FROM tenant JOIN tier ON tier.name = tenant.tier ORDER BY tenant.slug
 `
 
-func (q *Queries) TenantList(ctx context.Context) ([]Tenant, error) {
+type TenantListRow struct {
+	Tenant     Tenant
+	QueueClass string
+}
+
+func (q *Queries) TenantList(ctx context.Context) ([]TenantListRow, error) {
 	rows, err := q.db.Query(ctx, tenantList)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []Tenant{}
+	items := []TenantListRow{}
 	for rows.Next() {
-		var i Tenant
+		var i TenantListRow
 		if err := rows.Scan(
-			&i.ID,
-			&i.Slug,
-			&i.Name,
-			&i.Tier,
-			&i.CreatedAt,
-			&i.MaxConcurrency,
-			&i.RatePerSecond,
-			&i.ScheduleToStartMs,
-			&i.RetentionSeconds,
+			&i.Tenant.ID,
+			&i.Tenant.Slug,
+			&i.Tenant.Name,
+			&i.Tenant.Tier,
+			&i.Tenant.CreatedAt,
+			&i.Tenant.MaxConcurrency,
+			&i.Tenant.RatePerSecond,
+			&i.Tenant.ScheduleToStartMs,
+			&i.Tenant.RetentionSeconds,
+			&i.QueueClass,
 		); err != nil {
 			return nil, err
 		}
@@ -279,4 +301,87 @@ func (q *Queries) TenantSetTier(ctx context.Context, arg TenantSetTierParams) (T
 		&i.RetentionSeconds,
 	)
 	return i, err
+}
+
+const tierDelete = `-- name: TierDelete :execrows
+DELETE FROM tier WHERE name = $1
+`
+
+func (q *Queries) TierDelete(ctx context.Context, name string) (int64, error) {
+	result, err := q.db.Exec(ctx, tierDelete, name)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const tierEnsure = `-- name: TierEnsure :one
+INSERT INTO tier AS t (name, queue_class)
+VALUES ($1, coalesce($2::text, 'standard'))
+ON CONFLICT (name) DO UPDATE SET queue_class = coalesce($2::text, t.queue_class)
+RETURNING name, queue_class, created_at
+`
+
+type TierEnsureParams struct {
+	Name       string
+	QueueClass pgtype.Text
+}
+
+// Creates a tier, or changes its queue class when one is given; returns
+// it either way.
+func (q *Queries) TierEnsure(ctx context.Context, arg TierEnsureParams) (Tier, error) {
+	row := q.db.QueryRow(ctx, tierEnsure, arg.Name, arg.QueueClass)
+	var i Tier
+	err := row.Scan(&i.Name, &i.QueueClass, &i.CreatedAt)
+	return i, err
+}
+
+const tierExists = `-- name: TierExists :one
+SELECT EXISTS (SELECT 1 FROM tier WHERE name = $1)
+`
+
+func (q *Queries) TierExists(ctx context.Context, name string) (bool, error) {
+	row := q.db.QueryRow(ctx, tierExists, name)
+	var exists bool
+	err := row.Scan(&exists)
+	return exists, err
+}
+
+const tierList = `-- name: TierList :many
+SELECT tier.name, tier.queue_class, tier.created_at,
+       (SELECT count(*) FROM tenant WHERE tenant.tier = tier.name)::bigint AS tenants
+FROM tier ORDER BY tier.name
+`
+
+type TierListRow struct {
+	Name       string
+	QueueClass string
+	CreatedAt  time.Time
+	Tenants    int64
+}
+
+// The tiers, with how many tenants each has.
+func (q *Queries) TierList(ctx context.Context) ([]TierListRow, error) {
+	rows, err := q.db.Query(ctx, tierList)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []TierListRow{}
+	for rows.Next() {
+		var i TierListRow
+		if err := rows.Scan(
+			&i.Name,
+			&i.QueueClass,
+			&i.CreatedAt,
+			&i.Tenants,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

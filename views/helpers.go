@@ -54,3 +54,12 @@ func detailsText(d map[string]any) string {
 	}
 	return string(b)
 }
+
+// tierOption labels a tier in the tier picker: its name, and its queue
+// class when that is another name.
+func tierOption(t store.TierInfo) string {
+	if t.QueueClass == t.Name {
+		return string(t.Name)
+	}
+	return string(t.Name) + " (" + string(t.QueueClass) + " queue)"
+}

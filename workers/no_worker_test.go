@@ -85,3 +85,32 @@ steps:
 		t.Errorf("the longest run took %v: no task waited past its schedule_to_start", longest)
 	}
 }
+
+// A tenant on a named tier has its step tasks on its tier's queue class:
+// "free", in the bulk class, sends them to the bulk step queue.
+func TestNamedTierSendsStepsToItsQueueClass(t *testing.T) {
+	t.Parallel()
+	pool := testdb.Schema(t)
+	b := testBundle{ctx: t.Context(), pool: pool, store: store.New(pool)}
+	b.coord = startWith(t, pool, roles{steps: false})
+	b.tenant = testdb.Tenant(t, b.store, nil)
+	if _, err := b.store.TierEnsure(b.ctx, "free", store.TierBulk); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.store.TenantSetTier(b.ctx, b.tenant.ID, "free"); err != nil {
+		t.Fatal(err)
+	}
+	testdb.Definition(t, b.store, b.tenant.ID, `key: lonely
+steps:
+  - ref: t
+    type: task
+    with: {handler: builtin.noop, schedule_to_start: 1s}
+    retry: {max_attempts: 1}
+`)
+	id := b.start(t, "lonely", map[string]any{})
+	b.waitTerminal(t, id)
+	n := b.nodes(t, id)["t"]
+	if n == nil || n.Error == nil || !strings.Contains(n.Error.Message, `"`+shell.QueueStepsBulk+`"`) {
+		t.Fatalf("node %+v: want no_worker on the bulk queue", n)
+	}
+}

@@ -55,7 +55,7 @@ func runTenant(ctx context.Context, env Env, args []string) error {
 func runTenantCreate(ctx context.Context, env Env, args []string) error {
 	const synopsis = "tenant create SLUG [--tier standard] [--name NAME]"
 	fs := newFlags(synopsis, env)
-	tier := fs.String("tier", string(store.TierStandard), "interactive, standard or bulk")
+	tier := fs.String("tier", string(store.TierStandard), "its tier: interactive, standard, bulk or one made with tier set")
 	name := fs.String("name", "", "display name (default: the slug)")
 	slug, rest := splitPositional(args)
 	cfg, extra, err := loadConfig(fs, rest, env, "127.0.0.1:8080")
@@ -298,7 +298,7 @@ func splitPositional(args []string) (string, []string) {
 // default, 5m).
 func runTenantSet(ctx context.Context, env Env, args []string) error {
 	fs := newFlags("tenant set SLUG [--tier T] [--max-concurrency N] [--rate R] [--retention D] [--schedule-to-start D]", env)
-	tier := fs.String("tier", "", "interactive, standard or bulk")
+	tier := fs.String("tier", "", "its tier: interactive, standard, bulk or one made with tier set")
 	maxConc := fs.Int("max-concurrency", -1, "steps queued or running at most (0: no cap)")
 	rate := fs.Float64("rate", -1, "step starts per second on average (0: no limit)")
 	retention := fs.String("retention", "", "how long finished runs are kept, such as 720h or 30d (0: forever)")

@@ -67,7 +67,7 @@ func commands() []command {
 		{"secret", "set, list and delete tenant secrets (values are never printed)", api(runSecret)},
 		{"secrets", "secrets rekey: re-seal stored secrets under DUCTOR_SECRET_KEY (DATABASE_URL)", runSecrets},
 		{"usage", "usage [--tenant SLUG] [--month YYYY-MM] [--output csv|json|table]: tenants' metered use (DATABASE_URL)", runUsage},
-		{"tier", "tier set TIER --monthly-steps N …: a tier's usage quotas (DATABASE_URL)", runTier},
+		{"tier", "tier set|list|delete: named tiers, their fair queue class and usage quotas (DATABASE_URL)", runTier},
 		{"healthcheck", "exit 0 when the local Ductor answers (the image's HEALTHCHECK)", runHealthcheck},
 		{"version", "print the version", runVersion},
 		{"completion", "completion bash|zsh|fish: a shell completion script", runCompletion},

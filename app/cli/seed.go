@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/goccy/go-yaml"
 
@@ -26,7 +28,7 @@ The seed file is YAML or JSON:
   tenants:
     - slug: acme                 # required; created unless it exists
       name: Acme Corp            # default: the slug
-      tier: standard             # interactive, standard (default) or bulk
+      tier: standard             # interactive, standard (default), bulk or a tier made with tier set
       definitions:               # each published; an unchanged one keeps its version
         - file: flows/orders.yaml  # relative to the seed file
         - document:              # or the definition inline
@@ -93,18 +95,24 @@ func runSeed(ctx context.Context, env Env, args []string) error {
 	if *file == "" {
 		return usagef("want `%s` (`ductor seed -h` describes the file)", seedUsage)
 	}
-	plan, err := planSeed(*file)
-	if err != nil {
-		return err
-	}
+	var box *secrets.Box
 	if cfg.SecretKey != "" {
-		if plan.box, err = secrets.NewBox(cfg.SecretKey); err != nil {
+		if box, err = secrets.NewBox(cfg.SecretKey); err != nil {
 			return err
 		}
 	}
 	return withStore(ctx, cfg, func(s *store.Store) error {
+		tiers, err := s.TierList(ctx)
+		if err != nil {
+			return err
+		}
+		plan, err := planSeed(*file, tiers)
+		if err != nil {
+			return err
+		}
+		plan.box = box
 		var out []string
-		err := s.InTx(ctx, func(tx *store.Store) error {
+		err = s.InTx(ctx, func(tx *store.Store) error {
 			out, err = plan.apply(ctx, tx)
 			return err
 		})
@@ -162,7 +170,8 @@ type plannedDefinition struct {
 }
 
 // planSeed reads and checks the whole seed file, reporting every problem.
-func planSeed(file string) (seedPlan, error) {
+// tiers are the database's, which a tenant's tier must be one of.
+func planSeed(file string, tiers []store.TierInfo) (seedPlan, error) {
 	sf, err := readSeed(file)
 	if err != nil {
 		return seedPlan{}, err
@@ -170,7 +179,7 @@ func planSeed(file string) (seedPlan, error) {
 	var plan seedPlan
 	var errs []error
 	for i, t := range sf.Tenants {
-		pt, tErrs := planTenant(filepath.Dir(file), fmt.Sprintf("tenants[%d]", i), t)
+		pt, tErrs := planTenant(filepath.Dir(file), fmt.Sprintf("tenants[%d]", i), t, tiers)
 		plan.tenants = append(plan.tenants, pt)
 		errs = append(errs, tErrs...)
 	}
@@ -180,16 +189,20 @@ func planSeed(file string) (seedPlan, error) {
 	return plan, nil
 }
 
-func planTenant(dir, at string, t seedTenant) (plannedTenant, []error) {
+func planTenant(dir, at string, t seedTenant, tiers []store.TierInfo) (plannedTenant, []error) {
 	pt := plannedTenant{seedTenant: t}
 	var errs []error
 	fail := func(format string, args ...any) { errs = append(errs, fmt.Errorf(at+"."+format, args...)) }
 	if t.Slug == "" {
 		fail("slug: required")
 	}
-	var err error
-	if pt.tier, err = store.ParseTier(orDefault(t.Tier, string(store.TierStandard))); err != nil {
-		fail("tier: %v", err)
+	pt.tier = store.Tier(orDefault(t.Tier, string(store.TierStandard)))
+	if !slices.ContainsFunc(tiers, func(ti store.TierInfo) bool { return ti.Name == pt.tier }) {
+		names := make([]string, len(tiers))
+		for i, ti := range tiers {
+			names[i] = string(ti.Name)
+		}
+		fail("tier: unknown tier %q (known: %s)", pt.tier, strings.Join(names, ", "))
 	}
 	for i, d := range t.Definitions {
 		pd, err := planDefinition(dir, d)

@@ -12,8 +12,10 @@ import (
 
 func tierSubcommands() []subcommand {
 	return []subcommand{
-		{"set", "tier set TIER [--monthly-steps N] [--monthly-runs N] [--waiting-runs N] [--stored-bytes N] [--soft-percent P]",
-			"set a tier's usage quotas (none: no limit); its tenants' own quotas override them", runTierSet},
+		{"set", tierSetSynopsis,
+			"create a tier (free, pro…) or change its fair queue class and usage quotas (none: no limit); its tenants' own quotas override them", runTierSet},
+		{"list", "tier list [--output json|table]", "the tiers: queue class, tenants and quotas", runTierList},
+		{"delete", "tier delete TIER", "remove a tier with no tenants, and its quotas", runTierDelete},
 	}
 }
 
@@ -89,9 +91,12 @@ func (q quotaFlags) applyTenant(ctx context.Context, s *store.Store, tenantID uu
 	return s.UsageTenantQuotaSet(ctx, tenantID, c)
 }
 
+const tierSetSynopsis = "tier set TIER [--queue-class interactive|standard|bulk] [--monthly-steps N] [--monthly-runs N] [--waiting-runs N] [--stored-bytes N] [--soft-percent P]"
+
 func runTierSet(ctx context.Context, env Env, args []string) error {
-	const synopsis = "tier set TIER [--monthly-steps N] [--monthly-runs N] [--waiting-runs N] [--stored-bytes N] [--soft-percent P]"
+	const synopsis = tierSetSynopsis
 	fs := newFlags(synopsis, env)
+	class := fs.String("queue-class", "", "the fair queue class of its tenants' step tasks: interactive, standard (a new tier's default) or bulk")
 	quotas := addQuotaFlags(fs)
 	name, rest := splitPositional(args)
 	cfg, _, err := loadConfig(fs, rest, env, "127.0.0.1:8080")
@@ -109,17 +114,107 @@ func runTierSet(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if !set {
-		return usagef("ductor tier set %s: give at least one quota", name)
-	}
 	if c.SoftPercent != nil && (*c.SoftPercent < 1 || *c.SoftPercent > 100) {
 		return usagef("--soft-percent must be from 1 to 100")
 	}
-	return withStore(ctx, cfg, func(s *store.Store) error {
-		if err := s.UsageTierQuotaSet(ctx, tier, c); err != nil {
+	var queueClass store.Tier
+	if *class != "" {
+		if queueClass, err = store.ParseQueueClass(*class); err != nil {
 			return err
 		}
-		fmt.Fprintf(env.Stdout, "tier %s: quotas set\n", tier)
+	}
+	return withStore(ctx, cfg, func(s *store.Store) error {
+		return s.InTx(ctx, func(tx *store.Store) error {
+			info, err := tx.TierEnsure(ctx, tier, queueClass)
+			if err != nil {
+				return err
+			}
+			if set {
+				if err := tx.UsageTierQuotaSet(ctx, tier, c); err != nil {
+					return err
+				}
+			}
+			fmt.Fprintf(env.Stdout, "tier %s: queue class %s%s\n", tier, info.QueueClass, map[bool]string{true: ", quotas set"}[set])
+			return nil
+		})
+	})
+}
+
+func runTierList(ctx context.Context, env Env, args []string) error {
+	fs := newFlags("tier list [--output json|table]", env)
+	out := outputFlag(fs, env)
+	cfg, _, err := loadConfig(fs, args, env, "127.0.0.1:8080")
+	if err != nil {
+		return err
+	}
+	type tierView struct {
+		Name         string `json:"name"`
+		QueueClass   string `json:"queue_class"`
+		Tenants      int64  `json:"tenants"`
+		MonthlySteps *int64 `json:"monthly_steps"`
+		MonthlyRuns  *int64 `json:"monthly_runs"`
+		WaitingRuns  *int64 `json:"waiting_runs"`
+		StoredBytes  *int64 `json:"stored_bytes"`
+		SoftPercent  int    `json:"soft_percent"`
+	}
+	limit := func(n int64) *int64 {
+		if n < 0 {
+			return nil
+		}
+		return &n
+	}
+	return withStore(ctx, cfg, func(s *store.Store) error {
+		tiers, err := s.TierList(ctx)
+		if err != nil {
+			return err
+		}
+		quotas, err := s.UsageTierQuotas(ctx)
+		if err != nil {
+			return err
+		}
+		views := make([]tierView, len(tiers))
+		for i, t := range tiers {
+			q := store.TierQuota(quotas, t.Name)
+			views[i] = tierView{Name: string(t.Name), QueueClass: string(t.QueueClass), Tenants: t.Tenants,
+				MonthlySteps: limit(q.MonthlySteps), MonthlyRuns: limit(q.MonthlyRuns), WaitingRuns: limit(q.WaitingRuns),
+				StoredBytes: limit(q.StoredBytes), SoftPercent: q.SoftPercent}
+		}
+		cell := func(n *int64) string {
+			if n == nil {
+				return "none"
+			}
+			return strconv.FormatInt(*n, 10)
+		}
+		return render(env, *out, map[string]any{"tiers": views}, func(any) *table {
+			t := &table{header: []string{"TIER", "QUEUE_CLASS", "TENANTS", "MONTHLY_STEPS", "MONTHLY_RUNS", "WAITING_RUNS", "STORED_BYTES", "SOFT_PERCENT"}}
+			for _, v := range views {
+				t.add(v.Name, v.QueueClass, fmt.Sprint(v.Tenants), cell(v.MonthlySteps), cell(v.MonthlyRuns), cell(v.WaitingRuns), cell(v.StoredBytes), fmt.Sprint(v.SoftPercent))
+			}
+			return t
+		})
+	})
+}
+
+func runTierDelete(ctx context.Context, env Env, args []string) error {
+	const synopsis = "tier delete TIER"
+	fs := newFlags(synopsis, env)
+	name, rest := splitPositional(args)
+	cfg, _, err := loadConfig(fs, rest, env, "127.0.0.1:8080")
+	if err != nil {
+		return err
+	}
+	if name == "" {
+		return want("ductor " + synopsis)
+	}
+	tier, err := store.ParseTier(name)
+	if err != nil {
+		return err
+	}
+	return withStore(ctx, cfg, func(s *store.Store) error {
+		if err := s.TierDelete(ctx, tier); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stdout, "tier %s: deleted\n", tier)
 		return nil
 	})
 }

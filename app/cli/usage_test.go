@@ -47,9 +47,63 @@ func TestTierTenantQuotasAndUsage(t *testing.T) {
 	if err != nil || !strings.Contains(out, `"steps": 1`) {
 		t.Errorf("usage json = %s, %v", out, err)
 	}
-	for _, bad := range [][]string{{"usage", "--month", "12-2026"}, {"tier", "set", "standard"}, {"tier", "set", "standard", "--monthly-steps", "-4"}} {
+	for _, bad := range [][]string{{"usage", "--month", "12-2026"}, {"tier", "set", "standard", "--queue-class", "bulk"},
+		{"tier", "set", "Free"}, {"tier", "set", "free", "--queue-class", "fast"}, {"tier", "set", "standard", "--monthly-steps", "-4"}} {
 		if _, err := runCLI(t, url, bad...); err == nil {
 			t.Errorf("%v: no error", bad)
 		}
+	}
+}
+
+// A named tier holds quotas and a fair queue class; tenants move to it and
+// their step tasks take its class's queue; a tier with tenants, or one of
+// the classes, cannot be deleted.
+func TestNamedTiers(t *testing.T) {
+	t.Parallel()
+	pool, url := testdb.SchemaURL(t)
+	s := store.New(pool)
+	ctx := context.Background()
+	a := testdb.Tenant(t, s, nil)
+	if out, err := runCLI(t, url, "tier", "set", "free", "--queue-class", "bulk", "--monthly-steps", "100"); err != nil || !strings.Contains(out, "tier free: queue class bulk, quotas set") {
+		t.Fatalf("tier set free = %q, %v", out, err)
+	}
+	if _, err := runCLI(t, url, "tenant", "set", a.Slug, "--tier", "free"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.TenantGetByID(ctx, a.ID)
+	if err != nil || got.Tier != "free" || got.QueueClass != store.TierBulk {
+		t.Fatalf("tenant = %+v, %v; want tier free in the bulk class", got, err)
+	}
+	if q, _ := s.UsageQuotaGet(ctx, a.ID); q.MonthlySteps != 100 || q.Tier != "free" {
+		t.Errorf("quota %+v, want free's 100 steps", q)
+	}
+	out, err := runCLI(t, url, "tier", "list", "--output", "json")
+	if err != nil || !strings.Contains(out, `"name": "free"`) || !strings.Contains(out, `"queue_class": "bulk"`) || !strings.Contains(out, `"tenants": 1`) {
+		t.Errorf("tier list = %s, %v", out, err)
+	}
+	if _, err := runCLI(t, url, "tier", "delete", "free"); err == nil || !strings.Contains(err.Error(), "still has tenants") {
+		t.Errorf("deleting a tier with tenants: %v", err)
+	}
+	if _, err := runCLI(t, url, "tenant", "create", "tiered-"+a.Slug, "--tier", "gold"); err == nil || !strings.Contains(err.Error(), "known: bulk, free, interactive, standard") {
+		t.Errorf("an unknown tier: %v", err)
+	}
+	if _, err := runCLI(t, url, "tier", "set", "free", "--queue-class", "interactive"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.TenantGetBySlug(ctx, a.Slug); got.QueueClass != store.TierInteractive {
+		t.Errorf("after moving free to interactive the tenant's class is %s", got.QueueClass)
+	}
+	if _, err := runCLI(t, url, "tenant", "set", a.Slug, "--tier", "standard"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runCLI(t, url, "tier", "delete", "free"); err != nil {
+		t.Errorf("deleting an empty tier: %v", err)
+	}
+	if _, err := runCLI(t, url, "tier", "delete", "standard"); err == nil {
+		t.Error("a class's tier was deleted")
+	}
+	var n int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM usage_tier_quota WHERE tier = 'free'`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("free's quotas outlived it: %d, %v", n, err)
 	}
 }

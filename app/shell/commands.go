@@ -104,7 +104,7 @@ func (b *commandBatch) stepJob(ctx context.Context, d engine.DispatchAttempt) (*
 	if d.Type == string(definition.TypeTask) {
 		args.ScheduleToStartMS = scheduleToStart(d.Params, tenant).Milliseconds()
 	}
-	queue := StepQueue(tenant.Tier)
+	queue := StepQueue(tenant.QueueClass)
 	if d.RunAt.Sub(b.now) <= time.Millisecond {
 		return &river.InsertManyParams{Args: args, InsertOpts: stepOpts(queue)}, nil
 	}

@@ -100,3 +100,9 @@ func (s *Store) Ping(ctx context.Context) error {
 	var one int
 	return s.db.QueryRow(ctx, "SELECT 1").Scan(&one)
 }
+
+// isForeignKeyViolation reports a foreign-key error.
+func isForeignKeyViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23503"
+}

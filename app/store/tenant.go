@@ -15,7 +15,10 @@ import (
 	"github.com/ductor/ductor/queries"
 )
 
-// Tier is a tenant's plan tier; it orders its step tasks in the fair queue.
+// Tier names a tenant's plan tier (free, pro…): it carries the tenant's
+// usage quotas and names the fair queue's class (a Tier too:
+// interactive, standard or bulk) that orders its step tasks. The three
+// classes are tiers of their own name.
 type Tier string
 
 const (
@@ -24,25 +27,38 @@ const (
 	TierBulk        Tier = "bulk"
 )
 
-// Tiers lists the tiers from most to least urgent.
+// Tiers lists the fair queue's classes from most to least urgent.
 var Tiers = []Tier{TierInteractive, TierStandard, TierBulk}
 
-// ParseTier validates a tier name.
-func ParseTier(s string) (Tier, error) {
+// ParseQueueClass validates a fair queue class.
+func ParseQueueClass(s string) (Tier, error) {
 	t := Tier(s)
 	if !slices.Contains(Tiers, t) {
-		return "", apperr.New(apperr.Invalid, "unknown tier %q (known: interactive, standard, bulk)", s)
+		return "", apperr.New(apperr.Invalid, "unknown queue class %q (known: interactive, standard, bulk)", s)
 	}
 	return t, nil
 }
 
+var tierPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+
+// ParseTier validates the spelling of a tier's name; whether the tier
+// exists is the database's to say.
+func ParseTier(s string) (Tier, error) {
+	if !tierPattern.MatchString(s) {
+		return "", apperr.New(apperr.Invalid, "tier name %q must match [a-z0-9][a-z0-9-]{0,62}", s)
+	}
+	return Tier(s), nil
+}
+
 // Tenant is an isolated customer of Ductor.
 type Tenant struct {
-	ID        uuid.UUID
-	Slug      string
-	Name      string
-	Tier      Tier
-	CreatedAt time.Time
+	ID   uuid.UUID
+	Slug string
+	Name string
+	Tier Tier
+	// QueueClass is the tier's class in the fair queue.
+	QueueClass Tier
+	CreatedAt  time.Time
 	// MaxConcurrency caps the tenant's steps queued or running (0: none);
 	// RatePerSecond limits step starts (0: none).
 	MaxConcurrency int
@@ -65,7 +81,7 @@ func (s *Store) TenantCreate(ctx context.Context, slug, name string, tier Tier) 
 	if !slugPattern.MatchString(slug) {
 		return Tenant{}, apperr.New(apperr.Invalid, "tenant slug %q must match [a-z0-9][a-z0-9-]{0,62}", slug)
 	}
-	if _, err := ParseTier(string(tier)); err != nil {
+	if err := s.tierKnown(ctx, tier); err != nil {
 		return Tenant{}, err
 	}
 	if name == "" {
@@ -80,7 +96,7 @@ func (s *Store) TenantCreate(ctx context.Context, slug, name string, tier Tier) 
 	if err != nil {
 		return Tenant{}, fmt.Errorf("create tenant: %w", err)
 	}
-	return tenantFromRow(row), nil
+	return s.TenantGetByID(ctx, row.ID)
 }
 
 // TenantGetBySlug finds a tenant by its slug.
@@ -89,7 +105,7 @@ func (s *Store) TenantGetBySlug(ctx context.Context, slug string) (Tenant, error
 	if err != nil {
 		return Tenant{}, notFound(err, fmt.Sprintf("tenant %q", slug))
 	}
-	return tenantFromRow(row), nil
+	return tenantFromRow(row.Tenant, row.QueueClass), nil
 }
 
 // TenantGetByID finds a tenant by id.
@@ -98,24 +114,24 @@ func (s *Store) TenantGetByID(ctx context.Context, id uuid.UUID) (Tenant, error)
 	if err != nil {
 		return Tenant{}, notFound(err, "tenant")
 	}
-	return tenantFromRow(row), nil
+	return tenantFromRow(row.Tenant, row.QueueClass), nil
 }
 
 // TenantSetTier changes a tenant's tier.
 func (s *Store) TenantSetTier(ctx context.Context, id uuid.UUID, tier Tier) (Tenant, error) {
-	if _, err := ParseTier(string(tier)); err != nil {
+	if err := s.tierKnown(ctx, tier); err != nil {
 		return Tenant{}, err
 	}
 	row, err := s.q.TenantSetTier(ctx, queries.TenantSetTierParams{ID: id, Tier: string(tier)})
 	if err != nil {
 		return Tenant{}, notFound(err, "tenant")
 	}
-	return tenantFromRow(row), nil
+	return s.TenantGetByID(ctx, row.ID)
 }
 
-func tenantFromRow(r queries.Tenant) Tenant {
+func tenantFromRow(r queries.Tenant, queueClass string) Tenant {
 	return Tenant{
-		ID: r.ID, Slug: r.Slug, Name: r.Name, Tier: Tier(r.Tier), CreatedAt: r.CreatedAt,
+		ID: r.ID, Slug: r.Slug, Name: r.Name, Tier: Tier(r.Tier), QueueClass: Tier(queueClass), CreatedAt: r.CreatedAt,
 		MaxConcurrency: int(r.MaxConcurrency), RatePerSecond: r.RatePerSecond,
 		Retention:       time.Duration(r.RetentionSeconds) * time.Second,
 		ScheduleToStart: time.Duration(r.ScheduleToStartMs) * time.Millisecond,
@@ -132,7 +148,7 @@ func (s *Store) TenantSetRetention(ctx context.Context, id uuid.UUID, retention 
 	if err != nil {
 		return Tenant{}, notFound(err, "tenant")
 	}
-	return tenantFromRow(row), nil
+	return s.TenantGetByID(ctx, row.ID)
 }
 
 // TenantSetScheduleToStart sets how long the tenant's tasks wait for a
@@ -145,7 +161,7 @@ func (s *Store) TenantSetScheduleToStart(ctx context.Context, id uuid.UUID, d ti
 	if err != nil {
 		return Tenant{}, notFound(err, "tenant")
 	}
-	return tenantFromRow(row), nil
+	return s.TenantGetByID(ctx, row.ID)
 }
 
 // TenantSetLimits sets a tenant's step admission limits.
@@ -159,7 +175,7 @@ func (s *Store) TenantSetLimits(ctx context.Context, id uuid.UUID, maxConcurrenc
 	if err != nil {
 		return Tenant{}, notFound(err, "tenant")
 	}
-	return tenantFromRow(row), nil
+	return s.TenantGetByID(ctx, row.ID)
 }
 
 // Bucket is a tenant's token bucket, locked for the transaction.
@@ -229,7 +245,7 @@ func (s *Store) TenantList(ctx context.Context) ([]Tenant, error) {
 	}
 	out := make([]Tenant, len(rows))
 	for i, r := range rows {
-		out[i] = tenantFromRow(r)
+		out[i] = tenantFromRow(r.Tenant, r.QueueClass)
 	}
 	return out, nil
 }

@@ -321,3 +321,47 @@ func usageFromDefinition(r queries.UsageTenantByDefinitionRow) Usage {
 		StoredBytes:    r.StoredBytes,
 	}
 }
+
+// UsageTierQuotas is each tier's own quotas (-1: no limit), for the tiers
+// that have any set.
+func (s *Store) UsageTierQuotas(ctx context.Context) (map[Tier]Quota, error) {
+	rows, err := s.q.UsageTierQuotaList(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list tier quotas: %w", err)
+	}
+	limit := func(v pgtype.Int8) int64 {
+		if !v.Valid {
+			return -1
+		}
+		return v.Int64
+	}
+	out := make(map[Tier]Quota, len(rows))
+	for _, r := range rows {
+		out[Tier(r.Tier)] = Quota{Tier: r.Tier, MonthlySteps: limit(r.MonthlySteps), MonthlyRuns: limit(r.MonthlyRuns),
+			WaitingRuns: limit(r.WaitingRuns), StoredBytes: limit(r.StoredBytes), SoftPercent: int(r.SoftPercent)}
+	}
+	return out, nil
+}
+
+// TierQuota is a tier's own quotas: none (-1) for a tier with none set.
+func TierQuota(quotas map[Tier]Quota, t Tier) Quota {
+	if q, ok := quotas[t]; ok {
+		return q
+	}
+	return Quota{Tier: string(t), MonthlySteps: -1, MonthlyRuns: -1, WaitingRuns: -1, StoredBytes: -1, SoftPercent: 80}
+}
+
+// Raises reports the first quota that q lifts above from's (a higher
+// limit, or none where from has one), or "" when q lifts none.
+func (q Quota) Raises(from Quota) string {
+	for _, c := range []struct {
+		name     string
+		to, from int64
+	}{{"monthly_steps", q.MonthlySteps, from.MonthlySteps}, {"monthly_runs", q.MonthlyRuns, from.MonthlyRuns},
+		{"waiting_runs", q.WaitingRuns, from.WaitingRuns}, {"stored_bytes", q.StoredBytes, from.StoredBytes}} {
+		if c.from >= 0 && (c.to < 0 || c.to > c.from) {
+			return c.name
+		}
+	}
+	return ""
+}

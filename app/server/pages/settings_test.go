@@ -11,6 +11,7 @@ import (
 	"github.com/ductor/ductor/app/server/servertest"
 
 	"github.com/ductor/ductor/app/auth"
+	"github.com/ductor/ductor/app/store"
 )
 
 func TestKeysFromTheDashboardWorkOnTheAPI(t *testing.T) {
@@ -121,5 +122,44 @@ func TestTierChangeIsForOwnersAndAudited(t *testing.T) {
 	}
 	if a := f.request(f.victor, "GET", "/t/"+f.a.Slug+"/settings/audit", nil, nil); a.Status != http.StatusForbidden {
 		t.Errorf("viewer reading the audit log = %d, want 403", a.Status)
+	}
+}
+
+// An owner moves the tenant among tiers, but never to one that lifts a
+// quota of its current tier's: that is an operator's to give.
+func TestTierChangeCannotRaiseQuotas(t *testing.T) {
+	t.Parallel()
+	f := setupTwoTenants(t)
+	ctx := context.Background()
+	steps := func(n int64) store.QuotaChange { return store.QuotaChange{MonthlySteps: &n} }
+	for name, n := range map[store.Tier]int64{"free": 10, "pro": 1000, "hobby": 5} {
+		if _, err := f.Store.TierEnsure(ctx, name, ""); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Store.UsageTierQuotaSet(ctx, name, steps(n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := f.Store.TenantSetTier(ctx, f.a.ID, "free"); err != nil {
+		t.Fatal(err)
+	}
+	page := f.request(f.alice, "GET", "/t/"+f.a.Slug+"/settings", nil, nil)
+	if !strings.Contains(page.Body, `value="hobby"`) || strings.Contains(page.Body, `value="pro"`) || strings.Contains(page.Body, `value="standard"`) {
+		t.Errorf("the tier picker should offer hobby, not pro or the unlimited standard:\n%s", page.Body)
+	}
+	path := "/t/" + f.a.Slug + "/settings/tier"
+	for _, up := range []string{"pro", "standard"} {
+		if a := f.request(f.alice, "POST", path, url.Values{"tier": {up}}, nil); a.Status != http.StatusForbidden || !strings.Contains(a.Body, "monthly_steps") {
+			t.Errorf("owner raising the quota through tier %s = %d: %s", up, a.Status, a.Body)
+		}
+	}
+	if tenant, _ := f.Store.TenantGetByID(ctx, f.a.ID); tenant.Tier != "free" {
+		t.Fatalf("a refused move left the tenant on %s", tenant.Tier)
+	}
+	if a := f.request(f.alice, "POST", path, url.Values{"tier": {"hobby"}}, nil); a.Status != http.StatusSeeOther {
+		t.Fatalf("owner moving to a smaller tier = %d: %s", a.Status, a.Body)
+	}
+	if tenant, _ := f.Store.TenantGetByID(ctx, f.a.ID); tenant.Tier != "hobby" || tenant.QueueClass != store.TierStandard {
+		t.Errorf("tenant on %s (%s), want hobby in the standard class", tenant.Tier, tenant.QueueClass)
 	}
 }
