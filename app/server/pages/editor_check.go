@@ -25,6 +25,10 @@ type editorCheck struct {
 	Problems []definition.Problem `json:"problems"`
 	// Cycles are the steps on each cycle the compiler found.
 	Cycles [][]string `json:"cycles"`
+	// Lines is the line of each problem in the document as posted, 0 when
+	// unknown; YAMLLines the same in YAML (they differ for a JSON source).
+	Lines     []int `json:"lines"`
+	YAMLLines []int `json:"yaml_lines"`
 }
 
 // Valid reports whether the document compiled.
@@ -45,6 +49,7 @@ func checkDocument(key string, src []byte) editorCheck {
 	out := editorCheck{Problems: []definition.Problem{}, Cycles: [][]string{}}
 	if len(src) > definition.MaxDocumentBytes {
 		out.Problems = append(out.Problems, definition.Problem{Message: definition.ErrTooLarge.Error()})
+		out.Lines, out.YAMLLines = []int{0}, []int{0}
 		return out
 	}
 	f := definition.Detect(src, definition.FormatAuto)
@@ -56,7 +61,17 @@ func checkDocument(key string, src []byte) editorCheck {
 		}
 		out.Manifest, out.Hash = nil, ""
 	}
+	out.locate(src, f)
 	return out
+}
+
+// locate finds each problem's line in the source and in its YAML.
+func (e *editorCheck) locate(src []byte, f definition.Format) {
+	e.Lines = problemLines(src, e.Problems)
+	e.YAMLLines = e.Lines
+	if f == definition.FormatJSON && e.YAML != "" {
+		e.YAMLLines = problemLines([]byte(e.YAML), e.Problems)
+	}
 }
 
 // convert fills Document and YAML from the source.

@@ -7,6 +7,7 @@ import * as docs from "./doc.js";
 import { createGraph } from "./graph.js";
 import { createPanel } from "./panel.js";
 import { escapeHTML as esc } from "./cel.js";
+import { createSource } from "./source.js";
 
 const root = document.getElementById("editor");
 const catalogue = JSON.parse(document.getElementById("editor-kinds").textContent);
@@ -15,6 +16,7 @@ const canWrite = root.dataset.canWrite === "true";
 const post = poster(root.dataset.csrf);
 const yamlEl = document.getElementById("yaml");
 const $ = (id) => document.getElementById(id);
+const source = createSource(yamlEl);
 
 const state = {
   doc: null,
@@ -76,6 +78,9 @@ check.flush = () => send.flush();
 
 function applyCheck(data, from) {
   state.check = data;
+  // The pane shows the server's YAML after a graph change, else the text
+  // as typed (JSON stays JSON): the problems' lines are in that.
+  state.linesIn = from === "graph" ? "yaml_lines" : "lines";
   if (from === "graph" && data.yaml) yamlEl.value = data.yaml;
   state.lastYAML = yamlEl.value;
   if (from === "yaml" && data.document) {
@@ -251,18 +256,42 @@ function setCompileState(text, cls) {
   el.className = `status ${cls}`;
 }
 
+// problemLine is the line of the text pane problem i is on, 0 if none.
+function problemLine(i) {
+  const lines = state.check[state.linesIn || "lines"];
+  return (Array.isArray(lines) && lines[i]) || 0;
+}
+
 function problemList() {
   const list = state.check.problems || [];
   $("problem-count").textContent = list.length;
-  $("problems").innerHTML = list.map((p) =>
-    `<li data-step="${esc(p.step || "")}" data-path="${esc(p.path)}" tabindex="0"><span class="mono">${esc(p.path)}</span> ${esc(p.message)}</li>`).join("");
+  $("problems").innerHTML = list.map((p, i) => {
+    const line = problemLine(i);
+    return `<li data-step="${esc(p.step || "")}" data-path="${esc(p.path)}" data-line="${line}" tabindex="0">` +
+      `${line ? `<span class="line">line ${line}</span> ` : ""}<span class="mono">${esc(p.path)}</span> ${esc(p.message)}</li>`;
+  }).join("");
+  source.mark(list.map((p, i) => ({ line: problemLine(i), message: p.path ? `${p.path}: ${p.message}` : p.message })));
+}
+
+// A problem, clicked or Entered, selects its step and puts the text
+// pane's cursor on its line.
+function openProblem(li) {
+  const m = /^steps\[(\d+)\]/.exec(li.dataset.path);
+  const step = m ? docs.stepsOf(state.doc)[Number(m[1])] : docs.stepByRef(state.doc, li.dataset.step);
+  const line = Number(li.dataset.line);
+  if (step) select({ kind: "step", id: step.ref });
+  if (line) source.goto(line);
 }
 
 $("problems").addEventListener("click", (ev) => {
   const li = ev.target.closest("li");
-  const m = li && /^steps\[(\d+)\]/.exec(li.dataset.path);
-  const step = m ? docs.stepsOf(state.doc)[Number(m[1])] : li && docs.stepByRef(state.doc, li.dataset.step);
-  if (step) select({ kind: "step", id: step.ref });
+  if (li) openProblem(li);
+});
+$("problems").addEventListener("keydown", (ev) => {
+  const li = ev.target.closest("li");
+  if (!li || ev.key !== "Enter") return;
+  ev.preventDefault(); // else the Enter types a newline where the focus lands
+  openProblem(li);
 });
 
 // ---- selection and the panel ----
