@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"errors"
+	"net/http"
 	"testing"
 	"time"
 
@@ -64,5 +66,9 @@ func TestSDKBulkOperations(t *testing.T) {
 	sdkWaitRun(t, ctx, c, failed.ID, func(r *sdk.Run) bool { return r.Nodes[0].Generation == 1 && r.Terminal() })
 	if got, err := c.GetBatch(ctx, b.ID); err != nil || got.ID != b.ID || got.Action != "retry" || got.CreatedAt.IsZero() || got.FinishedAt == nil {
 		t.Errorf("GetBatch = %+v, %v", got, err)
+	}
+	var ended *sdk.APIError
+	if got, err := c.StopBatch(ctx, b.ID); !errors.As(err, &ended) || ended.Status != http.StatusConflict || ended.Code != "conflict" {
+		t.Errorf("StopBatch of a finished batch = %+v, %v; want a 409 conflict", got, err)
 	}
 }

@@ -32,6 +32,7 @@ var sdkMethods = map[string]string{
 	"continueAsNew":                 "Client.ContinueAsNew",
 	"signalRun":                     "Client.Signal",
 	"getBatch":                      "Client.GetBatch",
+	"stopBatch":                     "Client.StopBatch",
 	"publishEvent":                  "Client.PublishEvent",
 	"listApprovals":                 "Client.ListApprovals",
 	"getApproval":                   "Client.GetApproval",

@@ -67,3 +67,11 @@ WHERE tenant_id = @tenant_id AND id = @id;
 -- The instant a new filter batch stops at: runs created later are not
 -- in it.
 SELECT now()::timestamptz AS now;
+
+-- name: RunBatchStop :one
+-- Stops a running batch where it stands: the chunk a process is working
+-- on (which holds the row) commits first, and no chunk follows. No row
+-- when the batch is not running.
+UPDATE run_batch SET status = 'stopped', finished_at = now(), updated_at = now()
+WHERE tenant_id = @tenant_id AND id = @id AND status = 'running'
+RETURNING *;

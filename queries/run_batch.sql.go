@@ -300,3 +300,45 @@ func (q *Queries) RunBatchServed(ctx context.Context, tenantID uuid.UUID) error 
 	_, err := q.db.Exec(ctx, runBatchServed, tenantID)
 	return err
 }
+
+const runBatchStop = `-- name: RunBatchStop :one
+UPDATE run_batch SET status = 'stopped', finished_at = now(), updated_at = now()
+WHERE tenant_id = $1 AND id = $2 AND status = 'running'
+RETURNING tenant_id, id, action, filter, run_ids, reason, actor, status, total, done, failed, errors, cursor_created_at, cursor_id, cursor_index, created_at, updated_at, finished_at, served_at, upgrade
+`
+
+type RunBatchStopParams struct {
+	TenantID uuid.UUID
+	ID       uuid.UUID
+}
+
+// Stops a running batch where it stands: the chunk a process is working
+// on (which holds the row) commits first, and no chunk follows. No row
+// when the batch is not running.
+func (q *Queries) RunBatchStop(ctx context.Context, arg RunBatchStopParams) (RunBatch, error) {
+	row := q.db.QueryRow(ctx, runBatchStop, arg.TenantID, arg.ID)
+	var i RunBatch
+	err := row.Scan(
+		&i.TenantID,
+		&i.ID,
+		&i.Action,
+		&i.Filter,
+		&i.RunIds,
+		&i.Reason,
+		&i.Actor,
+		&i.Status,
+		&i.Total,
+		&i.Done,
+		&i.Failed,
+		&i.Errors,
+		&i.CursorCreatedAt,
+		&i.CursorID,
+		&i.CursorIndex,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.FinishedAt,
+		&i.ServedAt,
+		&i.Upgrade,
+	)
+	return i, err
+}

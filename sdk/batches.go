@@ -49,7 +49,7 @@ type BatchRuns struct {
 type Batch struct {
 	ID         string       `json:"id"`
 	Action     string       `json:"action"` // cancel or retry
-	Status     string       `json:"status"` // running or completed
+	Status     string       `json:"status"` // running, completed or stopped
 	Total      int          `json:"total"`
 	Done       int          `json:"done"`
 	Failed     int          `json:"failed"`
@@ -66,7 +66,8 @@ type BatchError struct {
 	Message string `json:"message"`
 }
 
-// Finished reports whether the operation is done with every run.
+// Finished reports whether the operation is done: with every run, or
+// stopped.
 func (b *Batch) Finished() bool { return b.Status != "" && b.Status != "running" }
 
 // CancelRuns starts cancelling the runs r names and answers the
@@ -101,6 +102,16 @@ func (c *conn) batch(ctx context.Context, action string, r BatchRuns) (Batch, er
 func (c *Client) GetBatch(ctx context.Context, id string) (Batch, error) {
 	var out Batch
 	_, err := c.do(ctx, http.MethodGet, "/batches/"+url.PathEscape(id), nil, &out)
+	return out, err
+}
+
+// StopBatch stops a running bulk operation where it stands and answers
+// it, Status "stopped", with the counts of what it did: the runs it had
+// not reached are left as they are. One that has already ended is a 409
+// APIError.
+func (c *Client) StopBatch(ctx context.Context, id string) (Batch, error) {
+	var out Batch
+	_, err := c.do(ctx, http.MethodPost, "/batches/"+url.PathEscape(id)+"/stop", nil, &out)
 	return out, err
 }
 

@@ -101,6 +101,8 @@ func batchStatusClass(b store.Batch) string {
 	switch {
 	case !b.Finished():
 		return "running"
+	case b.Status == store.BatchStopped:
+		return "cancelled"
 	case b.Failed > 0:
 		return "wait"
 	}

@@ -259,6 +259,32 @@ func (c *Batches) Create(ctx context.Context, b store.Batch) (store.Batch, error
 	return out, err
 }
 
+// Stop stops a running batch where it stands, with its audit row, and
+// returns it: the chunk being worked (if any) commits first, its counts
+// kept, and the runs not reached yet are left as they are. A batch that
+// has already finished is a conflict.
+func (c *Batches) Stop(ctx context.Context, tenantID, id uuid.UUID, actor string) (store.Batch, error) {
+	var out store.Batch
+	err := store.WithTx(ctx, c.pool, func(tx pgx.Tx) error {
+		s := store.New(tx)
+		b, ok, err := s.BatchStop(ctx, tenantID, id)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			if b, err = s.BatchGet(ctx, tenantID, id); err != nil {
+				return err
+			}
+			return apperr.New(apperr.Conflict, "the batch has already ended: it is %s", b.Status)
+		}
+		out = b
+		return s.AuditRecord(ctx, tenantID, actor, store.AuditBatchStop, b.ID.String(), map[string]any{
+			"action": b.Action, "done": b.Done, "failed": b.Failed, "total": b.Total,
+		})
+	})
+	return out, err
+}
+
 // batchScope fixes what the batch covers and counts it: its ids without
 // repeats, or its filter bounded to the runs created so far.
 func batchScope(ctx context.Context, s *store.Store, b *store.Batch) error {

@@ -23,12 +23,16 @@ const (
 
 	BatchRunning   = "running"
 	BatchCompleted = "completed"
+	// BatchStopped is a batch stopped before its end: the runs it had
+	// not reached are left as they were.
+	BatchStopped = "stopped"
 )
 
 // Audit actions of batches.
 const (
 	AuditBatchCreate = "run.batch"
 	AuditBatchFinish = "run.batch_finished"
+	AuditBatchStop   = "run.batch_stopped"
 )
 
 // MaxBatchErrors bounds the failures a batch keeps (the count goes on).
@@ -68,7 +72,8 @@ type BatchError struct {
 	Message string    `json:"message"`
 }
 
-// Finished reports whether the batch is done with every run.
+// Finished reports whether the batch is done: with every run, or
+// stopped.
 func (b Batch) Finished() bool { return b.Status != BatchRunning }
 
 // BatchCreate stores a new batch; one with nothing to do is completed at
@@ -112,6 +117,21 @@ func (s *Store) BatchGet(ctx context.Context, tenantID, id uuid.UUID) (Batch, er
 		return Batch{}, notFound(err, "batch")
 	}
 	return batchFromRow(row)
+}
+
+// BatchStop stops a running batch and returns it; ok is false when the
+// batch is not running (or not the tenant's). It waits for the chunk a
+// process may be working on, which holds the batch until it commits.
+func (s *Store) BatchStop(ctx context.Context, tenantID, id uuid.UUID) (b Batch, ok bool, err error) {
+	row, err := s.q.RunBatchStop(ctx, queries.RunBatchStopParams{TenantID: tenantID, ID: id})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Batch{}, false, nil
+	}
+	if err != nil {
+		return Batch{}, false, fmt.Errorf("stop batch: %w", err)
+	}
+	b, err = batchFromRow(row)
+	return b, err == nil, err
 }
 
 // BatchList returns a tenant's newest batches, at most max.

@@ -300,6 +300,13 @@ class Client:
         """A batch and its progress: done, failed and total."""
         return self._get(f"/batches/{_esc(batch_id)}")
 
+    def stop_batch(self, batch_id: str) -> Any:
+        """Stops a running batch where it stands and returns it, status
+        "stopped", with the counts of what it did; the runs it had not
+        reached are left as they are. One that has already ended raises
+        an APIError with status 409."""
+        return self._call("POST", f"/batches/{_esc(batch_id)}/stop")[1]
+
     # Waking runs.
 
     def signal(self, run_id: str, request_id: str, name: str, payload: Any = None) -> None:

@@ -25,6 +25,7 @@ OPERATIONS = {
     "cancelNode": Client.cancel_node, "retryNode": Client.retry_node, "listScatterChildren": Client.scatter_children,
     "upgradeRun": Client.upgrade_run, "retryRun": Client.retry_run,
     "createBatch": Client.create_batch, "getBatch": Client.get_batch,
+    "stopBatch": Client.stop_batch,
     "signalRun": Client.signal, "publishEvent": Client.publish_event,
     "listApprovals": Client.list_approvals, "getApproval": Client.get_approval, "decideApproval": Client.decide_approval,
     "listCases": Client.list_cases, "getCase": Client.get_case, "updateCase": Client.update_case,

@@ -124,6 +124,9 @@ class ClientTest(unittest.TestCase):
         eventually(lambda: self.c.get_batch(batch["id"])["status"] == "completed", what="the batch")
         self.assertEqual(self.c.get_batch(batch["id"])["done"] + self.c.get_batch(batch["id"])["failed"], 2)
         self.assertEqual({self.c.wait_run(i).status for i in naps}, {"cancelled"})
+        with self.assertRaises(APIError) as ended:
+            self.c.stop_batch(batch["id"])
+        self.assertEqual(ended.exception.status, 409)
 
         key = unique("boom")
         self.c.publish(Definition(key, [task_step("boom", TaskWith("builtin.fail"))]))

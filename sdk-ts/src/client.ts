@@ -274,6 +274,15 @@ export class Client {
     return this.#get("/batches/" + encodeURIComponent(id), undefined, opts);
   }
 
+  /**
+   * Stops a running bulk operation where it stands and answers it, status
+   * "stopped", with the counts of what it did; the runs it had not reached
+   * are left as they are. One that has already ended is a 409 {@link APIError}.
+   */
+  stopBatch(id: string, opts?: CallOptions): Promise<Batch> {
+    return this.#post("/batches/" + encodeURIComponent(id) + "/stop", undefined, opts);
+  }
+
   // Waking runs.
 
   /** Sends a signal to a run. requestID deduplicates: a repeat is a 409 {@link APIError}. */

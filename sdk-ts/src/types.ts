@@ -346,7 +346,7 @@ export interface BatchRequest {
 export interface Batch {
   id: string;
   action: "cancel" | "retry" | "upgrade";
-  status: "running" | "completed";
+  status: "running" | "completed" | "stopped";
   total: number;
   done: number;
   failed: number;

@@ -341,7 +341,7 @@ const operations: Record<string, string> = {
   getOpenAPI: "openAPI", getDefinitionSchema: "definitionSchema", whoami: "whoami",
   startRun: "startRun", listRuns: "listRuns", createBatch: "createBatch", getRun: "getRun", getRunHistory: "runHistory",
   listScatterChildren: "scatterChildren", cancelRun: "cancelRun", retryNode: "retryNode", cancelNode: "cancelNode",
-  continueAsNew: "continueAsNew", signalRun: "signal", getBatch: "getBatch", publishEvent: "publishEvent",
+  continueAsNew: "continueAsNew", signalRun: "signal", getBatch: "getBatch", stopBatch: "stopBatch", publishEvent: "publishEvent",
   listApprovals: "listApprovals", getApproval: "getApproval", decideApproval: "decideApproval",
   listCases: "listCases", getCase: "getCase", updateCase: "updateCase", compile: "compile",
   listDefinitions: "listDefinitions", getDefinition: "getDefinition", saveDraft: "saveDraft", publish: "publish",

@@ -1,6 +1,6 @@
 // A bulk operation's page: its progress bar and counts follow the batch
-// until it finishes; then the page reloads when there are runs it could
-// not act on, to list them.
+// until it finishes (or is stopped), and its Stop button goes; then the
+// page reloads when there are runs it could not act on, to list them.
 
 const root = document.getElementById("batch");
 const POLL_MS = 500;
@@ -19,7 +19,8 @@ async function poll() {
       const st = document.getElementById("batch-status");
       st.textContent = b.status;
       if (b.status !== "running") {
-        st.className = "status " + (b.failed ? "wait" : "succeeded");
+        st.className = "status " + (b.status === "stopped" ? "cancelled" : b.failed ? "wait" : "succeeded");
+        document.getElementById("batch-stop-form")?.remove();
         document.getElementById("batch-finished").textContent = b.finished_at ? new Date(b.finished_at).toISOString().replace("T", " ").slice(0, 23) : "–";
         root.dataset.finished = "true";
         if (b.failed) location.reload();

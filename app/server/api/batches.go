@@ -51,3 +51,20 @@ func handleBatchGet(s *store.Store) echo.HandlerFunc {
 		return c.JSON(http.StatusOK, httpx.BatchJSONOf(b))
 	}
 }
+
+// handleBatchStop stops a running batch where it stands: 200 with the
+// batch, its counts those of the runs acted on; the runs it had not
+// reached are left as they are. A batch that has ended answers 409.
+func handleBatchStop(rs *runs.Service) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id, err := httpx.PathUUID(c, "id", "batch")
+		if err != nil {
+			return err
+		}
+		b, err := rs.Batches.Stop(c.Request().Context(), httpx.TenantOf(c), id, actorOf(c))
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, httpx.BatchJSONOf(b))
+	}
+}

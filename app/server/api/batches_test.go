@@ -90,3 +90,63 @@ func TestBatchQueueIsBoundedPerTenant(t *testing.T) {
 		t.Errorf("once the queue drained: %d %v", code, body)
 	}
 }
+
+// Stopping a running batch keeps the counts of the chunk it had worked
+// and acts on none of the runs it had not reached; stopping it again, or
+// a finished batch, answers 409 in the error shape, and another tenant's
+// key does not find it.
+func TestBatchStopLeavesTheRemainingRunsUntouched(t *testing.T) {
+	t.Parallel()
+	b := setupAPI(t)
+	b.publishYAML(t, `
+key: parked
+steps:
+  - { ref: wait, type: signal, with: { name: never } }
+`)
+	var ids []string
+	for range runs.BatchChunk + 10 {
+		ids = append(ids, b.startRun(t, "parked"))
+	}
+	raw, _ := json.Marshal(map[string]any{"action": "cancel", "run_ids": ids, "reason": "half"})
+	code, created := b.call(t, "POST", "/api/v1/runs/batch", b.keyA, string(raw))
+	if code != http.StatusAccepted {
+		t.Fatalf("create batch: %d %v", code, created)
+	}
+	id := created["id"].(string)
+	if worked, err := b.runs.Runs.Batches.Once(t.Context()); err != nil || !worked {
+		t.Fatalf("work one chunk: %v, %v", worked, err)
+	}
+	if code, body := b.call(t, "POST", "/api/v1/batches/"+id+"/stop", b.keyB, ""); code != http.StatusNotFound {
+		t.Errorf("another tenant stops the batch: %d %v, want 404", code, body)
+	}
+	code, stopped := b.call(t, "POST", "/api/v1/batches/"+id+"/stop", b.keyA, "")
+	if code != http.StatusOK || stopped["status"] != "stopped" || stopped["done"] != float64(runs.BatchChunk) ||
+		stopped["failed"] != float64(0) || stopped["total"] != float64(len(ids)) || stopped["finished_at"] == nil {
+		t.Fatalf("stop: %d %v, want 200 stopped after one chunk of %d, total %d", code, stopped, runs.BatchChunk, len(ids))
+	}
+	code, again := b.call(t, "POST", "/api/v1/batches/"+id+"/stop", b.keyA, "")
+	if e, _ := again["error"].(map[string]any); code != http.StatusConflict || e["code"] != "conflict" || !strings.Contains(e["message"].(string), "stopped") {
+		t.Errorf("stop again: %d %v, want 409 conflict naming its status", code, again)
+	}
+	if worked, err := b.runs.Runs.Batches.Once(t.Context()); err != nil || worked {
+		t.Fatalf("the sweep after the stop: worked %v, %v; want nothing to work", worked, err)
+	}
+	if _, got := b.call(t, "GET", "/api/v1/batches/"+id, b.keyA, ""); got["status"] != "stopped" || got["done"] != float64(runs.BatchChunk) {
+		t.Errorf("the stopped batch reads %v", got)
+	}
+	for _, r := range ids[:runs.BatchChunk] {
+		if run := b.waitStatus(t, r); run["status"] != "cancelled" {
+			t.Fatalf("run %s of the worked chunk is %v, want cancelled", r, run["status"])
+		}
+	}
+	for _, r := range ids[runs.BatchChunk:] {
+		if _, run := b.call(t, "GET", "/api/v1/runs/"+r, b.keyA, ""); run["status"] != "waiting" {
+			t.Errorf("run %s past the stop is %v, want it left waiting", r, run["status"])
+		}
+	}
+
+	_, other := b.call(t, "POST", "/api/v1/runs/batch", b.keyA, `{"action": "cancel", "run_ids": []}`)
+	if code, body := b.call(t, "POST", "/api/v1/batches/"+other["id"].(string)+"/stop", b.keyA, ""); code != http.StatusConflict {
+		t.Errorf("stop a completed batch: %d %v, want 409", code, body)
+	}
+}

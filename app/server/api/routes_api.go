@@ -71,6 +71,7 @@ func Routes(api *echo.Group, d Deps) {
 	api.GET("/runs/:id/nodes/:node/children", handleScatterChildren(d.Store, d.Runs), read, httpx.AllowQuery(httpx.ChildrenParams...))
 	api.POST("/runs/batch", handleBatchCreate(d.Store, d.Runs), write, httpx.AllowQuery("dry_run"))
 	api.GET("/batches/:id", handleBatchGet(d.Store), read)
+	api.POST("/batches/:id/stop", handleBatchStop(d.Runs), write)
 	api.POST("/runs/:id/cancel", handleRunCancel(d.Runs), write)
 	api.POST("/runs/:id/nodes/:node/retry", handleNodeRetry(d.Runs), write, httpx.AllowQuery("dry_run"))
 	api.POST("/runs/:id/nodes/:node/cancel", handleNodeCancel(d.Runs), write)

@@ -89,10 +89,11 @@ func (f twoTenants) request(br *servertest.Browser, method, path string, form ur
 	return br.Post(f.Server.URL+path, body, headers)
 }
 
-// batchFixture gives the tenant a finished bulk operation.
+// batchFixture gives the tenant a running bulk operation (over a run that
+// does not exist; nothing works it here), which its owner may stop.
 func batchFixture(t *testing.T, s *store.Store, tenant store.Tenant) uuid.UUID {
 	t.Helper()
-	b, err := s.BatchCreate(context.Background(), store.Batch{TenantID: tenant.ID, ID: uuid.New(), Action: store.BatchCancel, RunIDs: []uuid.UUID{}, Actor: "user:" + alice})
+	b, err := s.BatchCreate(context.Background(), store.Batch{TenantID: tenant.ID, ID: uuid.New(), Action: store.BatchCancel, RunIDs: []uuid.UUID{uuid.New()}, Total: 1, Actor: "user:" + alice})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,6 +189,7 @@ func (f twoTenants) routeCases() map[string]routeCase {
 		"POST /t/:tenant/runs/batch":                             {form: url.Values{"action": {"cancel"}, "run_id": {f.runA.ID.String()}}},
 		"GET /t/:tenant/batches/:id":                             {params: map[string]string{"id": f.batchA.String()}},
 		"GET /t/:tenant/batches/:id/progress":                    {params: map[string]string{"id": f.batchA.String()}},
+		"POST /t/:tenant/batches/:id/stop":                       {params: map[string]string{"id": f.batchA.String()}},
 		"GET /t/:tenant/runs/:id/json/:part":                     {params: map[string]string{"id": f.runA.ID.String(), "part": "input"}},
 		"GET /t/:tenant/runs/:id/json/nodes/:node":               {params: map[string]string{"id": f.runA.ID.String(), "node": "a"}},
 		"GET /t/:tenant/runs/:id/json/nodes/:node/attempts/:generation/:attempt": {

@@ -82,7 +82,37 @@ func handleBatchPage(s *store.Store) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		return httpx.Render(c, http.StatusOK, views.BatchPage(shellFor(c, "Bulk "+b.Action, "runs"), b, runsBack(c.QueryParam("runs"))))
+		return renderBatch(c, http.StatusOK, b, runsBack(c.QueryParam("runs")), "")
+	}
+}
+
+func renderBatch(c echo.Context, status int, b store.Batch, back, msg string) error {
+	d := views.BatchData{Batch: b, Back: back, CanOperate: httpx.ViewerOf(c).Can(auth.PermRunsOperate), Error: msg}
+	return httpx.Render(c, status, views.BatchPage(shellFor(c, "Bulk "+b.Action, "runs"), d))
+}
+
+// handleBatchStopForm stops a running bulk operation and shows it again
+// (post/redirect/get); one that has already ended is shown with why.
+func handleBatchStopForm(s *store.Store, rs *runs.Service) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		v, back := httpx.ViewerOf(c), runsBack(c.FormValue("runs"))
+		b, err := viewerBatch(c, s)
+		if err != nil {
+			return err
+		}
+		if _, err := rs.Batches.Stop(c.Request().Context(), v.Tenant.ID, b.ID, v.Actor()); err != nil {
+			return httpx.FormError(c, err, func(status int, msg string) error {
+				if b, err = viewerBatch(c, s); err != nil {
+					return err
+				}
+				return renderBatch(c, status, b, back, msg)
+			})
+		}
+		path := "/batches/" + b.ID.String()
+		if back != "" {
+			path += "?" + url.Values{"runs": {back}}.Encode()
+		}
+		return seeOther(c, path)
 	}
 }
 

@@ -112,6 +112,7 @@ func runPages(t *echo.Group, d Deps) {
 	upgradePages(t, d)
 	t.GET("/batches/:id", handleBatchPage(d.Store), httpx.Need(auth.PermView))
 	t.GET("/batches/:id/progress", handleBatchProgress(d.Store), httpx.Need(auth.PermView))
+	t.POST("/batches/:id/stop", handleBatchStopForm(d.Store, d.Runs), operate)
 	t.GET("/runs/:id", handleInspector(d.Store, d.Runs), httpx.Need(auth.PermView))
 	t.GET("/runs/:id/live", handleInspectorLive(d.Store), httpx.Need(auth.PermView))
 	t.GET("/runs/:id/events", handleInspectorEvents(d.Store, d.Stopping, d.LiveStreamFor), httpx.Need(auth.PermView))
