@@ -70,3 +70,15 @@ SELECT ductor_run_estimate(
     sqlc.narg(parent_run_id)::uuid, sqlc.narg(attributes)::jsonb, sqlc.narg(q_subject), sqlc.narg(q_id_from)::uuid,
     sqlc.narg(q_id_to)::uuid, sqlc.narg(created_from)::timestamptz, sqlc.narg(before_created_at)::timestamptz,
     sqlc.narg(before_id)::uuid)::bigint AS estimate;
+
+-- name: RunLatestOfDefinitions :many
+-- The newest run of each of the definitions, one index probe each
+-- (run_definition_idx); a definition with no run has no row.
+SELECT k.key::text AS definition_key, r.id, r.status, r.created_at, r.finished_at
+FROM unnest(@definition_keys::text[]) AS k(key)
+CROSS JOIN LATERAL (
+    SELECT run.id, run.status, run.created_at, run.finished_at FROM run
+    WHERE run.tenant_id = @tenant_id AND run.definition_key = k.key
+    ORDER BY run.created_at DESC, run.id DESC
+    LIMIT 1
+) r;

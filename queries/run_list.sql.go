@@ -120,6 +120,58 @@ func (q *Queries) RunCountEstimate(ctx context.Context, arg RunCountEstimatePara
 	return estimate, err
 }
 
+const runLatestOfDefinitions = `-- name: RunLatestOfDefinitions :many
+SELECT k.key::text AS definition_key, r.id, r.status, r.created_at, r.finished_at
+FROM unnest($1::text[]) AS k(key)
+CROSS JOIN LATERAL (
+    SELECT run.id, run.status, run.created_at, run.finished_at FROM run
+    WHERE run.tenant_id = $2 AND run.definition_key = k.key
+    ORDER BY run.created_at DESC, run.id DESC
+    LIMIT 1
+) r
+`
+
+type RunLatestOfDefinitionsParams struct {
+	DefinitionKeys []string
+	TenantID       uuid.UUID
+}
+
+type RunLatestOfDefinitionsRow struct {
+	DefinitionKey string
+	ID            uuid.UUID
+	Status        string
+	CreatedAt     time.Time
+	FinishedAt    *time.Time
+}
+
+// The newest run of each of the definitions, one index probe each
+// (run_definition_idx); a definition with no run has no row.
+func (q *Queries) RunLatestOfDefinitions(ctx context.Context, arg RunLatestOfDefinitionsParams) ([]RunLatestOfDefinitionsRow, error) {
+	rows, err := q.db.Query(ctx, runLatestOfDefinitions, arg.DefinitionKeys, arg.TenantID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []RunLatestOfDefinitionsRow{}
+	for rows.Next() {
+		var i RunLatestOfDefinitionsRow
+		if err := rows.Scan(
+			&i.DefinitionKey,
+			&i.ID,
+			&i.Status,
+			&i.CreatedAt,
+			&i.FinishedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const runList = `-- name: RunList :many
 
 SELECT tenant_id, id, definition_key, definition_version, manifest_hash, status, reason, subject, search_attributes, parent_run_id, root_run_id, depth, continued_from_run_id, continued_to_run_id, idempotency_key, state, transition_count, record_version, tick_requested, created_at, updated_at, finished_at, input, request_hash FROM run

@@ -27,6 +27,13 @@ WHERE tenant_id = @tenant_id AND id > @after
 ORDER BY id
 LIMIT @max;
 
+-- name: ScheduleListOfDefinition :many
+-- The schedules that start a definition, declared in its document or not.
+SELECT * FROM schedule
+WHERE tenant_id = @tenant_id AND definition_key = @definition_key
+ORDER BY id
+LIMIT @max;
+
 -- name: ScheduleUpdate :one
 -- Saves what a change (PATCH, a publish) may change.
 UPDATE schedule SET

@@ -502,6 +502,61 @@ func (q *Queries) ScheduleList(ctx context.Context, arg ScheduleListParams) ([]S
 	return items, nil
 }
 
+const scheduleListOfDefinition = `-- name: ScheduleListOfDefinition :many
+SELECT tenant_id, id, definition_key, definition_version, spec, input, overlap, catchup_window_ms, pause_on_failure, paused, note, last_error, owned, next_at, due_at, actions, skipped, missed, created_at, updated_at FROM schedule
+WHERE tenant_id = $1 AND definition_key = $2
+ORDER BY id
+LIMIT $3
+`
+
+type ScheduleListOfDefinitionParams struct {
+	TenantID      uuid.UUID
+	DefinitionKey string
+	Max           int32
+}
+
+// The schedules that start a definition, declared in its document or not.
+func (q *Queries) ScheduleListOfDefinition(ctx context.Context, arg ScheduleListOfDefinitionParams) ([]Schedule, error) {
+	rows, err := q.db.Query(ctx, scheduleListOfDefinition, arg.TenantID, arg.DefinitionKey, arg.Max)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Schedule{}
+	for rows.Next() {
+		var i Schedule
+		if err := rows.Scan(
+			&i.TenantID,
+			&i.ID,
+			&i.DefinitionKey,
+			&i.DefinitionVersion,
+			&i.Spec,
+			&i.Input,
+			&i.Overlap,
+			&i.CatchupWindowMs,
+			&i.PauseOnFailure,
+			&i.Paused,
+			&i.Note,
+			&i.LastError,
+			&i.Owned,
+			&i.NextAt,
+			&i.DueAt,
+			&i.Actions,
+			&i.Skipped,
+			&i.Missed,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const scheduleLock = `-- name: ScheduleLock :one
 SELECT tenant_id, id, definition_key, definition_version, spec, input, overlap, catchup_window_ms, pause_on_failure, paused, note, last_error, owned, next_at, due_at, actions, skipped, missed, created_at, updated_at FROM schedule WHERE tenant_id = $1 AND id = $2 FOR UPDATE
 `

@@ -43,6 +43,13 @@ func renderDefinitions(c echo.Context, s *store.Store, status int, d views.Defin
 		defs = defs[:definitionsPerPage]
 		d.NextAfter = defs[definitionsPerPage-1].Key
 	}
+	keys := make([]string, len(defs))
+	for i, def := range defs {
+		keys[i] = def.Key
+	}
+	if d.LastRuns, err = s.RunLatestOfDefinitions(c.Request().Context(), v.Tenant.ID, keys); err != nil {
+		return err
+	}
 	d.Definitions, d.CanWrite = defs, v.Can(auth.PermDefinitionsWrite)
 	return httpx.Render(c, status, views.DefinitionsPage(shellFor(c, "Definitions", "definitions"), d))
 }

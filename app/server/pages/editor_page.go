@@ -82,10 +82,15 @@ func renderEditor(c echo.Context, s *store.Store, status int, def store.Definiti
 	if err != nil {
 		return err
 	}
+	schedules, err := s.ScheduleListOfDefinition(ctx, v.Tenant.ID, def.Key, httpx.MaxPage)
+	if err != nil {
+		return err
+	}
 	d := views.EditorData{
 		Key: def.Key, Name: def.Name, Source: src, Problems: check.Problems, Hash: check.Hash, Check: check,
 		CanWrite: v.Can(auth.PermDefinitionsWrite), CanRun: canTestRun(v),
 		Draft: def.Draft, Versions: versions, Notice: notice, Flow: rules, Triggers: triggers,
+		Schedules: schedules,
 	}
 	for _, opt := range opts {
 		opt(&d)
