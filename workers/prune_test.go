@@ -132,6 +132,31 @@ func TestPruneDeletesExpiredRunsWithAllTheirRows(t *testing.T) {
 	// The tenant's stored bytes are what its remaining rows hold: the
 	// prune took back what it deleted (inputs, history, attempts).
 	assertStoredBytesMatchTables(t, b)
+	// And per definition: a definition none of whose runs is left stores
+	// nothing (its attempts' bytes were taken back from it, not from the
+	// tenant's unassigned bytes).
+	rows, err := b.pool.Query(b.ctx, `SELECT definition_key, sum(stored_bytes)::bigint FROM (
+		SELECT definition_key, stored_bytes FROM usage_delta WHERE tenant_id = $1
+		UNION ALL SELECT definition_key, stored_bytes FROM usage_day WHERE tenant_id = $1) u
+		WHERE definition_key <> '' AND NOT EXISTS (SELECT 1 FROM run WHERE tenant_id = $1 AND definition_key = u.definition_key)
+		GROUP BY 1`, b.tenant.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defs := 0
+	for rows.Next() {
+		var key string
+		var n int64
+		if err := rows.Scan(&key, &n); err != nil {
+			t.Fatal(err)
+		}
+		if defs++; n != 0 {
+			t.Errorf("definition %s has no run left but stores %d bytes", key, n)
+		}
+	}
+	if rows.Close(); rows.Err() != nil || defs == 0 {
+		t.Errorf("no definition with every run pruned (%v): the per-definition check proves nothing", rows.Err())
+	}
 	if st, err := pruner.Pass(b.ctx); err != nil || st.Runs != 0 {
 		t.Errorf("a second pass: %+v %v", st, err)
 	}
