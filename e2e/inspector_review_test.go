@@ -85,3 +85,86 @@ edges:
 		t.Errorf("the second page newest first starts at %d after %d, with %d rows", b, a, count(t, ctx, "#timeline li"))
 	}
 }
+
+// graphProblems measures the drawn graph: labels whose boxes overlap,
+// and edges that run under a box other than their ends (a box drawn
+// over an edge cuts it) or out of the drawing.
+const graphProblems = `(() => {
+	const svg = document.getElementById("run-graph"), vb = svg.viewBox.baseVal, out = [];
+	const labels = [...svg.querySelectorAll("text.glabel")].map((t) => [t.textContent, t.getBBox()]);
+	for (let i = 0; i < labels.length; i++) for (let j = i + 1; j < labels.length; j++) {
+		const [an, a] = labels[i], [bn, b] = labels[j];
+		if (a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height) out.push("labels " + an + " and " + bn + " overlap");
+	}
+	const boxes = [...svg.querySelectorAll("g.gnode")].map((g) => {
+		const m = /translate\((\d+),(\d+)\)/.exec(g.getAttribute("transform"));
+		return [g.dataset.ref, +m[1], +m[2]];
+	});
+	for (const e of svg.querySelectorAll("g.gedge")) {
+		const p = e.querySelector("path.gline"), len = p.getTotalLength();
+		for (let s = 0; s <= len; s += 2) {
+			const pt = p.getPointAtLength(s);
+			if (pt.x < 0 || pt.y < 0 || pt.x > vb.width || pt.y > vb.height) { out.push(e.dataset.from + "→" + e.dataset.to + " leaves the drawing"); break; }
+			const hit = boxes.find(([ref, x, y]) => ref !== e.dataset.from && ref !== e.dataset.to && pt.x > x && pt.x < x + 168 && pt.y > y && pt.y < y + 46);
+			if (hit) { out.push(e.dataset.from + "→" + e.dataset.to + " runs under " + hit[0]); break; }
+		}
+	}
+	return out.join("; ");
+})()`
+
+// A choice of four branches beside another, with edges that skip a
+// layer: in both layouts no two labels overlap and no edge is cut by a
+// box it passes.
+func TestInspectorGraphChoiceLabelsAndEdgesInChromium(t *testing.T) {
+	t.Parallel()
+	p := startDevAllowing(t)
+	id := publishRun(t, p, "pick4", `
+key: pick4
+steps:
+  - { ref: start, type: transform, with: { expr: '1' } }
+  - { ref: route, type: transform, with: { expr: 'input.kind' } }
+  - { ref: route2, type: transform, with: { expr: '3' } }
+  - { ref: a, type: transform, with: { expr: '1' } }
+  - { ref: b, type: transform, with: { expr: '2' } }
+  - { ref: c, type: transform, with: { expr: '3' } }
+  - { ref: d, type: transform, with: { expr: '4' } }
+  - { ref: e, type: transform, with: { expr: '5' } }
+  - { ref: end, type: transform, with: { expr: '6' }, join: any }
+edges:
+  - { from: start, to: route }
+  - { from: start, to: route2 }
+  - { from: start, to: end, on: error }
+  - from: route
+    choice:
+      - { when: 'steps.route.output == "small-and-rather-long"', to: a }
+      - { when: 'steps.route.output == "large"', to: b }
+      - { when: 'steps.route.output == "medium"', to: c }
+      - { default: true, to: d }
+  - from: route2
+    choice:
+      - { when: 'steps.route2.output > 10', to: e }
+      - { when: 'steps.route2.output < 0', to: d }
+      - { when: 'steps.route2.output == 3', to: a }
+      - { default: true, to: b }
+  - { from: route, to: end, on: error }
+  - { from: route2, to: c, on: error }
+  - { from: a, to: end }
+  - { from: e, to: end }
+`, map[string]any{"kind": "large"})
+	waitAPI(t, p, "/runs/"+id, "the run to end", func(r map[string]any) bool { return r["status"] != "running" && r["status"] != "pending" })
+	ctx := newBrowser(t)
+	devLogin(t, ctx, p)
+	for _, layout := range []string{"lr", "tb"} {
+		run(t, ctx, "open the run "+layout, chromedp.Navigate(p.BaseURL+"/t/dev/runs/"+id+"?layout="+layout),
+			chromedp.WaitVisible(chromedp.CSS(`#run-graph[data-layout="`+layout+`"] text.glabel`)))
+		if n := count(t, ctx, "#run-graph text.glabel"); n != 11 {
+			t.Errorf("%s: %d labels, want 11", layout, n)
+		}
+		got, err := chromedp.Run(ctx, chromedp.Evaluate[string](graphProblems))
+		if err != nil || got != "" {
+			t.Errorf("%s: %s (%v)", layout, got, err)
+		}
+		shoot(t, ctx, "inspector-graph-choice-"+layout)
+		axeClean(t, ctx, "the graph laid out "+layout)
+	}
+}

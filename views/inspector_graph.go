@@ -44,10 +44,13 @@ type RunGraph struct {
 	Bands  int
 }
 
-// graphNodeName is a step box's accessible name: ref, type, state, and
-// a scatter's progress and failed children.
+// graphNodeName is a step box's accessible name: ref, type, state, its
+// control-flow tags, and a scatter's progress and failed children.
 func graphNodeName(n GraphNode) string {
 	name := n.Ref + ", " + n.Type + ", " + n.State
+	if n.Tags != "" { // in the order they are drawn, so the name holds the text shown
+		name += ", " + n.Tags
+	}
 	if n.Progress != "" {
 		name += ", " + n.Progress + " children ended"
 	}
@@ -109,9 +112,18 @@ func LayoutRun(m *definition.Manifest, nodes map[string]*engine.Node, dir string
 	}
 	l := &layout{m: m, nodes: nodes, tb: dir == LayoutTB, pos: map[string][2]int{}, layerOf: map[string]int{}}
 	l.gaps = l.layerGaps(layers)
-	g := RunGraph{Layout: dir, Depth: len(layers)}
-	l.place(&g, layers, preds)
-	l.route(&g)
+	build := func() RunGraph {
+		g := RunGraph{Layout: dir, Depth: len(layers)}
+		l.place(&g, layers, preds)
+		l.route(&g)
+		return g
+	}
+	g := build()
+	// Top to bottom, the labels in a gap take as many rows as they need
+	// not to overlap, which the first guess may not have left room for.
+	if l.tb && l.growGaps() {
+		g = build()
+	}
 	return g
 }
 
@@ -124,6 +136,13 @@ type layout struct {
 	layerOf map[string]int
 	// perBand and bandWidth shape the columns of a banded layout.
 	perBand, bandWidth int
+	// layers are the refs of each layer in their order across, alongAt
+	// where each layer starts along the flow.
+	layers  [][]string
+	alongAt []int
+	// rows is, top to bottom, the label rows the gap after each layer
+	// needs.
+	rows []int
 }
 
 // layerGaps widens the gap after a layer to fit its edges' labels.
@@ -180,11 +199,13 @@ func (l *layout) place(g *RunGraph, layers [][]string, preds map[string][]string
 		}
 	}
 	along := top
+	l.layers, l.alongAt = layers, make([]int, len(layers))
 	for li, layer := range layers {
 		band := li / perBand
 		if li%perBand == 0 {
 			along = top
 		}
+		l.alongAt[li] = along
 		orderLayer(layer, preds, l.pos, l.tb)
 		offset := band*(bandWidth+graphGap) + (across-len(layer))*(boxAcross+rowGap)/2
 		for i, ref := range layer {
@@ -245,13 +266,126 @@ func (l *layout) route(g *RunGraph) {
 	for _, e := range l.m.Edges {
 		out[e.From] = append(out[e.From], e)
 	}
+	type placed struct {
+		e    definition.Edge
+		k, n int
+	}
+	var all []placed
 	for _, ref := range l.m.Order {
 		edges := out[ref]
 		slices.SortStableFunc(edges, func(a, b definition.Edge) int { return l.across(a.To) - l.across(b.To) })
 		for k, e := range edges {
-			g.Edges = append(g.Edges, l.edge(e, k, len(edges)))
+			all = append(all, placed{e, k, len(edges)})
 		}
 	}
+	slots := l.labelSlots(len(all), func(i int) (definition.Edge, int, int) { return all[i].e, all[i].k, all[i].n })
+	for i, p := range all {
+		g.Edges = append(g.Edges, l.edge(p.e, p.k, p.n, slots[i]))
+	}
+	for _, e := range g.Edges {
+		if e.Label == "" {
+			continue
+		}
+		if l.tb {
+			g.Width = max(g.Width, e.LabelX+labelWidth(e.Label)/2+graphPad)
+		} else {
+			g.Height = max(g.Height, e.LabelY+4+graphPad)
+		}
+	}
+}
+
+// labelWidth is the width a label's text takes.
+func labelWidth(label string) int { return len([]rune(label))*labelChar + labelChar }
+
+// labelSlots places the labels of the edges so that no two overlap:
+// left to right, the labels in one gap (the same source layer) keep the
+// order of their edges across the flow and are pushed apart to a line
+// each; top to bottom, each label in a gap takes the first row where it
+// meets no other label. A slot is the label's place across the flow
+// (left to right) or its row (top to bottom); an unlabelled edge's is
+// where it would be anyway.
+func (l *layout) labelSlots(n int, edgeAt func(int) (definition.Edge, int, int)) []int {
+	slots := make([]int, n)
+	type lab struct{ i, want, w int }
+	groups := map[int][]lab{}
+	var keys []int
+	for i := range n {
+		e, k, cnt := edgeAt(i)
+		from := l.pos[e.From]
+		if l.tb {
+			slots[i] = k
+		} else {
+			slots[i] = from[1] + graphNodeH/2 + (2*k-(cnt-1))*labelLine/2
+		}
+		label := edgeLabel(e)
+		if label == "" {
+			continue
+		}
+		// Grouped by the source layer's place along the flow.
+		key, want := from[0], slots[i]
+		if l.tb {
+			key, want = from[1], from[0]+graphNodeW/2+l.shiftTB(k, cnt)
+		}
+		if groups[key] == nil {
+			keys = append(keys, key)
+		}
+		groups[key] = append(groups[key], lab{i, want, labelWidth(label)})
+	}
+	if l.tb {
+		l.rows = make([]int, len(l.gaps))
+	}
+	for _, key := range keys {
+		g := groups[key]
+		slices.SortStableFunc(g, func(a, b lab) int { return a.want - b.want })
+		if !l.tb {
+			// One line each, in order, pushed down as far as needed.
+			const line = labelLine + 2
+			next := math.MinInt
+			for _, x := range g {
+				y := max(x.want, next, 15)
+				slots[x.i], next = y, y+line
+			}
+			continue
+		}
+		var rows [][][2]int // the spans each row holds
+		for _, x := range g {
+			span := [2]int{x.want - x.w/2 - labelChar, x.want + x.w/2 + labelChar}
+			r := 0
+			for ; r < len(rows); r++ {
+				if !slices.ContainsFunc(rows[r], func(o [2]int) bool { return span[0] < o[1] && o[0] < span[1] }) {
+					break
+				}
+			}
+			if r == len(rows) {
+				rows = append(rows, nil)
+			}
+			rows[r] = append(rows[r], span)
+			slots[x.i] = r
+		}
+		e, _, _ := edgeAt(g[0].i)
+		li := l.layerOf[e.From]
+		l.rows[li] = max(l.rows[li], len(rows))
+	}
+	return slots
+}
+
+// growGaps widens each top-to-bottom gap to the label rows it needs,
+// reporting whether any grew.
+func (l *layout) growGaps() bool {
+	grew := false
+	for li, r := range l.rows {
+		if need := r*labelLine + 34; need > l.gaps[li] {
+			l.gaps[li], grew = need, true
+		}
+	}
+	return grew
+}
+
+// shiftTB is how far across the k-th of n edges leaving a box top to
+// bottom leaves from its centre.
+func (l *layout) shiftTB(k, n int) int {
+	spread := graphNodeW / max(n, 1)
+	return (2*k - (n - 1)) * spread / 2
 }
 
 func (l *layout) across(ref string) int {
@@ -261,19 +395,14 @@ func (l *layout) across(ref string) int {
 	return l.pos[ref][1]
 }
 
-func (l *layout) edge(e definition.Edge, k, n int) GraphEdge {
+func (l *layout) edge(e definition.Edge, k, n, slot int) GraphEdge {
 	from, to := l.pos[e.From], l.pos[e.To]
 	gap := l.gaps[l.layerOf[e.From]]
-	spread := labelLine
-	if l.tb {
-		spread = graphNodeW / max(n, 1)
-	}
-	shift := (2*k - (n - 1)) * spread / 2
 	out := GraphEdge{From: e.From, To: e.To, Label: edgeLabel(e), Mark: l.mark(e), On: edgeOn(e)}
 	if l.tb {
 		x1, y1 := from[0]+graphNodeW/2, from[1]+graphNodeH
 		x2, y2 := to[0]+graphNodeW/2, to[1]
-		xm, ym := x1+shift, y1+20+k*labelLine // labels one under another
+		xm, ym := x1+l.shiftTB(k, n), y1+20+slot*labelLine // labels one under another
 		ym = min(ym, y1+gap-12)
 		out.Path = fmt.Sprintf("M%d,%d C%d,%d %d,%d %d,%d ", x1, y1, x1, y1+8, xm, ym-12, xm, ym)
 		out.LabelX, out.LabelY = xm, ym+4
@@ -285,17 +414,107 @@ func (l *layout) edge(e definition.Edge, k, n int) GraphEdge {
 			out.Path += fmt.Sprintf("L%d,%d L%d,%d L%d,%d L%d,%d", ch, ym, ch, above, x2, above, x2, y2)
 			return out
 		}
-		reach := max(20, (y2-ym)/2)
-		out.Path += fmt.Sprintf("C%d,%d %d,%d %d,%d", xm, ym+reach, x2, y2-reach, x2, y2)
+		out.Path += l.through(e, xm, ym, x2, y2)
 		return out
 	}
 	x1, y1 := from[0]+graphNodeW, from[1]+graphNodeH/2
 	x2, y2 := to[0], to[1]+graphNodeH/2
-	xm, ym := x1+gap/2, y1+shift
-	out.Path = fmt.Sprintf("M%d,%d C%d,%d %d,%d %d,%d C%d,%d %d,%d %d,%d",
-		x1, y1, x1+gap/4, y1, x1+gap/4, ym, xm, ym, xm+max(20, (x2-xm)/2), ym, x2-max(20, (x2-xm)/2), y2, x2, y2)
+	xm, ym := x1+gap/2, slot
+	out.Path = fmt.Sprintf("M%d,%d C%d,%d %d,%d %d,%d ", x1, y1, x1+gap/4, y1, x1+gap/4, ym, xm, ym)
+	out.Path += l.through(e, xm, ym, x2, y2)
 	out.LabelX, out.LabelY = xm, ym-4
 	return out
+}
+
+// through is the rest of an edge's path, from its label's point (xm,
+// ym) to its target's side (x2, y2): a curve, and for an edge that
+// skips layers a straight run through each layer in between along a lane
+// no box takes, so that no box hides the edge.
+func (l *layout) through(e definition.Edge, xm, ym, x2, y2 int) string {
+	var b strings.Builder
+	// Along and across the flow.
+	pa, pc, ta, tc := xm, ym, x2, y2
+	if l.tb {
+		pa, pc, ta, tc = ym, xm, y2, x2
+	}
+	boxAlong, boxAcross := graphNodeW, graphNodeH
+	if l.tb {
+		boxAlong, boxAcross = graphNodeH, graphNodeW
+	}
+	pt := func(a, c int) (int, int) {
+		if l.tb {
+			return c, a
+		}
+		return a, c
+	}
+	curve := func(a, c int) {
+		reach := max(12, (a-pa)/2)
+		x1, y1 := pt(pa+reach, pc)
+		x2, y2 := pt(a-reach, c)
+		x3, y3 := pt(a, c)
+		fmt.Fprintf(&b, "C%d,%d %d,%d %d,%d ", x1, y1, x2, y2, x3, y3)
+		pa, pc = a, c
+	}
+	lf, lt := l.layerOf[e.From], l.layerOf[e.To]
+	for li := lf + 1; li < lt; li++ {
+		// Aim for the straight line from here to the target.
+		frac := float64(l.alongAt[li]-pa) / float64(max(ta-pa, 1))
+		want := pc + int(frac*float64(tc-pc))
+		lane := l.lane(li, want, boxAcross)
+		start, end := l.alongAt[li]-8, l.alongAt[li]+boxAlong+8
+		curve(start, lane)
+		x, y := pt(end, lane)
+		fmt.Fprintf(&b, "L%d,%d ", x, y)
+		pa = end
+	}
+	curve(ta, tc)
+	return strings.TrimSpace(b.String())
+}
+
+// lane is the place across the flow nearest want that no box of layer li
+// covers (with a margin): before its first box, between two, or after
+// its last.
+func (l *layout) lane(li, want, boxAcross int) int {
+	var spans [][2]int
+	for _, ref := range l.layers[li] {
+		c := l.across(ref)
+		spans = append(spans, [2]int{c, c + boxAcross})
+	}
+	slices.SortFunc(spans, func(a, b [2]int) int { return a[0] - b[0] })
+	const margin = 5
+	free := func(c int) bool {
+		for _, s := range spans {
+			if c > s[0]-margin && c < s[1]+margin {
+				return false
+			}
+		}
+		return true
+	}
+	if free(want) {
+		return want
+	}
+	gap := graphRowGap
+	if l.tb {
+		gap = graphGap / 2
+	}
+	cands := []int{spans[0][0] - gap/2, spans[len(spans)-1][1] + gap/2}
+	for i := 0; i+1 < len(spans); i++ {
+		cands = append(cands, (spans[i][1]+spans[i+1][0])/2)
+	}
+	best := cands[0]
+	for _, c := range cands {
+		if free(c) && abs(c-want) < abs(best-want) {
+			best = c
+		}
+	}
+	return best
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }
 
 // mark is how the edge resolved, as its target recorded it.
