@@ -10,18 +10,26 @@ const SVGNS = "http://www.w3.org/2000/svg";
 const JUNCTION = 30; // how far right of its source a choice group forks
 
 export function createGraph(svg, opts) {
-  const g = { svg, opts, view: { k: 1, tx: 20, ty: 20 }, laid: null, shape: "", model: null, dir: "" };
+  const g = { svg, opts, view: { k: 1, tx: 20, ty: 20 }, laid: null, shape: "", model: null, dir: "", matches: new Set() };
   svg.innerHTML = `<defs>${marker("arrow", "edge-arrow")}${marker("arrow-bad", "edge-arrow bad")}${marker("arrow-sel", "edge-arrow sel")}</defs><g class="viewport"></g>`;
   g.port = svg.querySelector(".viewport");
   wirePointer(g);
   wireKeys(g);
+  g.mini = createMinimap(g);
   // A fitted view stays fitted when the box changes size.
-  new ResizeObserver(() => g.fitted && fit(g)).observe(svg);
+  new ResizeObserver(() => (g.fitted ? fit(g) : g.mini.moved())).observe(svg);
   return {
     render: (model) => render(g, model),
     fit: () => fit(g),
     zoom: (f) => zoomAt(g, f, svg.clientWidth / 2, svg.clientHeight / 2),
     stats: () => g.laid,
+    // highlight marks the steps of a search on the graph.
+    highlight: (ids) => {
+      g.matches = new Set(ids);
+      markMatches(g);
+      g.mini.draw();
+    },
+    center: (id) => center(g, id),
     direction: (dir) => {
       g.dir = dir;
       g.shape = "";
@@ -70,7 +78,97 @@ function render(g, model) {
   g.svg.dataset.layout = g.laid.dir;
   parts.push("</g>");
   g.port.innerHTML = parts.join("");
+  markMatches(g);
+  g.mini.draw();
   applyView(g);
+}
+
+function markMatches(g) {
+  g.svg.classList.toggle("searching", g.matches.size > 0);
+  for (const n of g.port.querySelectorAll(".node")) n.classList.toggle("match", g.matches.has(n.dataset.ref));
+}
+
+// center pans a step to the middle of the pane, zoomed in to at least
+// full size.
+function center(g, id) {
+  const p = g.laid && g.laid.pos.get(id);
+  if (!p) return;
+  const w = g.svg.clientWidth || 800;
+  const h = g.svg.clientHeight || 500;
+  const k = Math.max(g.view.k, 1);
+  g.fitted = false;
+  g.view = { k, tx: w / 2 - (p.x + NODE_W / 2) * k, ty: h / 2 - (p.y + NODE_H / 2) * k };
+  applyView(g);
+}
+
+// createMinimap draws the whole graph small in a corner of the pane, the
+// part in view as a rectangle; a click or a drag on it pans there.
+function createMinimap(g) {
+  const box = document.createElementNS(SVGNS, "svg");
+  box.setAttribute("class", "minimap");
+  box.setAttribute("aria-hidden", "true");
+  box.innerHTML = `<g class="mini-nodes"></g><rect class="mini-view"/>`;
+  const stage = document.createElement("div");
+  stage.className = "graph-stage";
+  g.svg.replaceWith(stage);
+  stage.append(g.svg, box);
+  const W = 180;
+  const H = 120;
+  const m = { scale: 1, ox: 0, oy: 0 };
+  const nodes = box.querySelector(".mini-nodes");
+  const view = box.querySelector(".mini-view");
+  function draw() {
+    const laid = g.laid;
+    if (!laid) return;
+    const pad = 8;
+    m.scale = Math.min((W - 2 * pad) / Math.max(laid.width, 1), (H - 2 * pad) / Math.max(laid.height, 1));
+    m.ox = (W - laid.width * m.scale) / 2;
+    m.oy = (H - laid.height * m.scale) / 2;
+    box.setAttribute("viewBox", `0 0 ${W} ${H}`);
+    box.setAttribute("width", W);
+    box.setAttribute("height", H);
+    const out = [];
+    for (const [id, p] of laid.pos) {
+      const cls = g.matches.has(id) ? "match" : g.model && g.model.selected && g.model.selected.id === id ? "sel" : "";
+      out.push(`<rect class="${cls}" data-ref="${esc(id)}" x="${(m.ox + p.x * m.scale).toFixed(1)}" y="${(m.oy + p.y * m.scale).toFixed(1)}" width="${Math.max(1.5, NODE_W * m.scale).toFixed(1)}" height="${Math.max(1.5, NODE_H * m.scale).toFixed(1)}"/>`);
+    }
+    nodes.innerHTML = out.join("");
+    box.dataset.nodes = String(laid.pos.size);
+    moved();
+  }
+  // moved places the view's rectangle: the pane in graph coordinates.
+  function moved() {
+    const { k, tx, ty } = g.view;
+    const w = g.svg.clientWidth || 800;
+    const h = g.svg.clientHeight || 500;
+    const x = m.ox + (-tx / k) * m.scale;
+    const y = m.oy + (-ty / k) * m.scale;
+    view.setAttribute("x", x.toFixed(1));
+    view.setAttribute("y", y.toFixed(1));
+    view.setAttribute("width", ((w / k) * m.scale).toFixed(1));
+    view.setAttribute("height", ((h / k) * m.scale).toFixed(1));
+  }
+  // panTo centres the pane on the graph point under a minimap position.
+  function panTo(ev) {
+    const r = box.getBoundingClientRect();
+    const gx = ((ev.clientX - r.left) * (W / r.width) - m.ox) / m.scale;
+    const gy = ((ev.clientY - r.top) * (H / r.height) - m.oy) / m.scale;
+    const { k } = g.view;
+    g.fitted = false;
+    g.view = { k, tx: (g.svg.clientWidth || 800) / 2 - gx * k, ty: (g.svg.clientHeight || 500) / 2 - gy * k };
+    applyView(g);
+  }
+  let dragging = false;
+  box.addEventListener("pointerdown", (ev) => {
+    dragging = true;
+    box.setPointerCapture(ev.pointerId);
+    panTo(ev);
+    ev.preventDefault();
+  });
+  box.addEventListener("pointermove", (ev) => dragging && panTo(ev));
+  box.addEventListener("pointerup", () => { dragging = false; });
+  box.addEventListener("wheel", (ev) => ev.preventDefault(), { passive: false });
+  return { draw, moved };
 }
 
 function edgeGeometry(e, pos, tb, laid) {
@@ -240,6 +338,7 @@ function applyView(g) {
   const { k, tx, ty } = g.view;
   g.port.setAttribute("transform", `translate(${tx},${ty}) scale(${k})`);
   g.svg.dataset.scale = k.toFixed(3);
+  if (g.mini) g.mini.moved();
 }
 
 function fit(g) {

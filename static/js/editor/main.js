@@ -245,6 +245,7 @@ function redraw(opt = {}) {
   panelProblems();
   problemList();
   connectForm();
+  search.refresh();
   const n = (state.check.problems || []).length;
   if (state.pending) return;
   setCompileState(n ? `${n} problem${n > 1 ? "s" : ""}` : `compiles · ${(state.check.hash || "").slice(0, 12)}`, n ? "fail" : "ok");
@@ -399,6 +400,83 @@ $("zoom-in").addEventListener("click", () => graph.zoom(1.25));
 $("zoom-out").addEventListener("click", () => graph.zoom(0.8));
 $("zoom-fit").addEventListener("click", () => graph.fit());
 $("graph-layout").addEventListener("change", (ev) => graph.direction(ev.target.value));
+
+// ---- finding a step: by ref, name or type as you type; the matches
+// are marked on the graph, Enter or a click selects one and centres it ----
+
+const search = (() => {
+  const wrap = document.createElement("div");
+  wrap.className = "step-search";
+  wrap.innerHTML = `<input type="search" id="step-search" placeholder="Find a step" aria-label="Find a step by ref, name or type"` +
+    ` role="combobox" aria-autocomplete="list" aria-expanded="false" aria-controls="step-search-results" autocomplete="off">` +
+    `<ul class="step-search-results" id="step-search-results" role="listbox" aria-label="Steps found" hidden></ul>` +
+    `<span class="muted small" id="step-search-count" role="status"></span>`;
+  $("graph-stats").before(wrap);
+  const input = $("step-search");
+  const list = $("step-search-results");
+  const st = { found: [], active: -1 };
+
+  function find(q) {
+    q = q.trim().toLowerCase();
+    if (!q) return [];
+    return docs.stepsOf(state.doc).filter((s) => typeof s.ref === "string" && s.ref).filter((s) => {
+      const k = kinds.get(s.type);
+      return [s.ref, s.name, s.type, k && k.label].some((v) => typeof v === "string" && v.toLowerCase().includes(q));
+    });
+  }
+
+  function show() {
+    st.found = find(input.value);
+    st.active = st.found.length ? Math.max(0, Math.min(st.active, st.found.length - 1)) : -1;
+    graph.highlight(st.found.map((s) => s.ref));
+    $("step-search-count").textContent = input.value.trim() ? `${st.found.length} found` : "";
+    list.innerHTML = st.found.slice(0, 50).map((s, i) => {
+      const k = kinds.get(s.type);
+      return `<li role="option" id="step-found-${i}" data-ref="${esc(s.ref)}" aria-selected="${i === st.active}">` +
+        `<span class="mono">${esc(s.ref)}</span> <span class="sub">${esc(k ? k.label : s.type || "?")}${s.name ? " · " + esc(s.name) : ""}</span></li>`;
+    }).join("");
+    const open = st.found.length > 0 && document.activeElement === input;
+    list.hidden = !open;
+    input.setAttribute("aria-expanded", String(open));
+    if (st.active >= 0 && open) input.setAttribute("aria-activedescendant", `step-found-${st.active}`);
+    else input.removeAttribute("aria-activedescendant");
+  }
+
+  function pick(ref) {
+    if (!ref) return;
+    select({ kind: "step", id: ref });
+    graph.center(ref);
+    list.hidden = true;
+    input.setAttribute("aria-expanded", "false");
+  }
+
+  input.addEventListener("input", () => { st.active = 0; show(); });
+  input.addEventListener("focus", show);
+  input.addEventListener("blur", () => setTimeout(() => { list.hidden = true; input.setAttribute("aria-expanded", "false"); }, 150));
+  input.addEventListener("keydown", (ev) => {
+    const n = Math.min(st.found.length, 50);
+    if (ev.key === "ArrowDown" || ev.key === "ArrowUp") {
+      if (!n) return;
+      ev.preventDefault();
+      st.active = (st.active + (ev.key === "ArrowDown" ? 1 : n - 1)) % n;
+      show();
+      const li = $(`step-found-${st.active}`);
+      if (li) li.scrollIntoView({ block: "nearest" });
+    } else if (ev.key === "Enter") {
+      ev.preventDefault();
+      if (st.active >= 0 && st.found[st.active]) pick(st.found[st.active].ref);
+    } else if (ev.key === "Escape") {
+      input.value = "";
+      show();
+    }
+  });
+  list.addEventListener("pointerdown", (ev) => ev.preventDefault()); // keep the focus in the box
+  list.addEventListener("click", (ev) => {
+    const li = ev.target.closest("li");
+    if (li) pick(li.dataset.ref);
+  });
+  return { refresh: () => input.value.trim() && show() };
+})();
 
 // ---- save, publish, test run ----
 
