@@ -172,6 +172,10 @@ func TestDefinitionPagesInChromium(t *testing.T) {
 		if got := text(t, ctx, "#notice"); !strings.Contains(got, "Unpublished v2") {
 			t.Errorf("after unpublishing the notice says %q", got)
 		}
+		badge := `document.querySelector('#versions tr[data-version="2"] .status.skip').getBoundingClientRect()`
+		if left, width := jsNum(ctx, t, badge+".left"), jsNum(ctx, t, badge+".width"); left < 0 || width == 0 {
+			t.Errorf("v2's unpublished badge is off the page (left %.0f, width %.0f)", left, width)
+		}
 		if n := count(t, ctx, "#unpublish-2"); n != 0 {
 			t.Error("v2 is still offered for unpublishing")
 		}
