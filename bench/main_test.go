@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -84,8 +85,9 @@ func startCluster() (string, error) {
 }
 
 // schema creates a fresh, migrated schema and returns a pool using it; the
-// schema is dropped when the benchmark ends.
-func schema(b *testing.B) *pgxpool.Pool {
+// schema is dropped when the benchmark ends. params are run-time settings
+// of the pool's sessions, name=value.
+func schema(b *testing.B, params ...string) *pgxpool.Pool {
 	b.Helper()
 	ctx := context.Background()
 	url := databaseURL(b)
@@ -98,7 +100,7 @@ func schema(b *testing.B) *pgxpool.Pool {
 		admin.Close()
 		b.Fatalf("create schema: %v", err)
 	}
-	pool, err := openPool(ctx, url, name)
+	pool, err := openPool(ctx, url, name, params...)
 	if err != nil {
 		admin.Close()
 		b.Fatal(err)
@@ -112,13 +114,17 @@ func schema(b *testing.B) *pgxpool.Pool {
 	return pool
 }
 
-func openPool(ctx context.Context, url, schema string) (*pgxpool.Pool, error) {
+func openPool(ctx context.Context, url, schema string, params ...string) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("parse database URL: %w", err)
 	}
 	cfg.MaxConns = int32(envInt("BENCH_MAX_CONNS", 40))
 	cfg.ConnConfig.RuntimeParams["search_path"] = schema
+	for _, p := range params {
+		k, v, _ := strings.Cut(p, "=")
+		cfg.ConnConfig.RuntimeParams[k] = v
+	}
 	cfg.ConnConfig.Tracer = countingTracer{}
 	store.ConfigurePool(cfg) // as every Ductor process does
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
