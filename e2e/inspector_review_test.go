@@ -168,3 +168,42 @@ edges:
 		axeClean(t, ctx, "the graph laid out "+layout)
 	}
 }
+
+// A step its concurrency pool holds back links from its panel to the
+// run holding the pool's slot, one click away.
+func TestInspectorHeldStepLinksToTheSlotHolderInChromium(t *testing.T) {
+	t.Parallel()
+	p := startDevAllowing(t)
+	doc := `
+key: vendor
+steps:
+  - {ref: call, type: task, concurrency: {key_expr: '"vendor"', limit: 1}, with: {handler: builtin.sleep, input_expr: '{"ms": 60000}'}}
+`
+	first := publishRun(t, p, "vendor", doc, map[string]any{})
+	waitAPI(t, p, "/runs/"+first, "the first run to run", func(r map[string]any) bool { return r["status"] == "running" })
+	code, out := api(t, p, "POST", "/runs", "application/json", `{"definition": "vendor"}`)
+	if code != 201 {
+		t.Fatalf("start the second run: %d %v", code, out)
+	}
+	second := out["id"].(string)
+	ctx := newBrowser(t)
+	devLogin(t, ctx, p)
+	run(t, ctx, "open the held step", chromedp.Navigate(p.BaseURL+"/t/dev/runs/"+second+"?node=call"),
+		chromedp.WaitVisible(chromedp.CSS("#node-slot-holders a.slot-holder")))
+	if got := text(t, ctx, "#node-state"); got != "held" {
+		t.Errorf("the held step's state says %q", got)
+	}
+	if got := text(t, ctx, "#node-slot-holders"); !strings.Contains(got, first[:8]+" · call") {
+		t.Errorf("the holders say %q, want the first run's call", got)
+	}
+	shoot(t, ctx, "inspector-held-holders")
+	axeClean(t, ctx, "the held step")
+	run(t, ctx, "open the holder", chromedp.Click(chromedp.CSS("#node-slot-holders a.slot-holder")),
+		chromedp.WaitVisible(chromedp.CSS(`#node[data-ref="call"]`)))
+	if loc := location(t, ctx); !strings.Contains(loc, "/runs/"+first+"?node=call") {
+		t.Errorf("the holder's link led to %s", loc)
+	}
+	for _, id := range []string{first, second} {
+		api(t, p, "POST", "/runs/"+id+"/cancel", "application/json", `{"reason": "done"}`)
+	}
+}

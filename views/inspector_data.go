@@ -89,10 +89,13 @@ type NodeDetail struct {
 	History []engine.Transition
 	// Worker is set while the node's task waits for a worker to claim it;
 	// Slot while its attempt waits for a slot of its concurrency pool.
-	Worker   *store.WorkerWait
-	Slot     *store.PoolWait
-	Approval *store.Approval
-	Case     *store.Case
+	Worker *store.WorkerWait
+	Slot   *store.PoolWait
+	// SlotHolders are (some of) the attempts that hold the slots of the
+	// pool Slot waits for.
+	SlotHolders []store.PoolHolder
+	Approval    *store.Approval
+	Case        *store.Case
 	// ChildRun is the run a subworkflow node (or child_workflow scatter
 	// child) started, when known.
 	ChildRun    string
@@ -340,3 +343,10 @@ func historyFormKey(k string) bool {
 
 // historyKinds are the kinds the history can be filtered by.
 func historyKinds() []store.HistoryKind { return store.HistoryKinds }
+
+// SlotHolderRows bounds the attempts a held step's panel lists as
+// holding its pool's slots.
+const SlotHolderRows = 10
+
+// slotHoldersMore says the holders listed may not be all of them.
+func slotHoldersMore(n *NodeDetail) bool { return len(n.SlotHolders) >= SlotHolderRows }

@@ -15,6 +15,7 @@ var StepJobLookups = map[string]struct {
 	"pruneRiverJobs":   {pruneRiverJobs, []any{[]string{"r"}, "t"}, "river_job_ductor_run_idx"},
 	"stepFlowInFlight": {stepFlowInFlight, []any{"t", "k"}, "river_job_ductor_flow_idx"},
 	"stepFlowJobs":     {stepFlowJobs, nil, "river_job_ductor_flow_idx"},
+	"poolHolders":      {poolHolders, []any{"00000000-0000-4000-8000-000000000001", "k", 10}, "river_job_ductor_flow_idx"},
 }
 
 // RiverStatements are the statements of river_job.go against River's
@@ -33,6 +34,7 @@ var RiverStatements = map[string]string{
 	"stepFlowJobs":             stepFlowJobs,
 	"stepFlowInFlight":         stepFlowInFlight,
 	"pruneRiverJobs":           pruneRiverJobs,
+	"poolHolders":              poolHolders,
 	"tickBacklog":              tickBacklog,
 	"stepJobsCancelUnserved":   stepJobsCancelUnserved,
 	"queueDepthQuery":          queueDepthQuery,

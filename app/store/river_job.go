@@ -381,6 +381,26 @@ WHERE j.kind = 'ductor.step' AND j.state IN ` + stepFlowStates + ` AND j.args ? 
       AND a.generation = (j.args->>'generation')::int AND a.attempt = (j.args->>'attempt')::int
       AND a.finished_at IS NOT NULL)`
 
+// poolHolders lists the attempts of a tenant's concurrency pool key that
+// hold its slots (those StepFlowInFlight counts): its step jobs queued or
+// running whose attempt has no result yet, through
+// river_job_ductor_flow_idx, and its unfinished bridge tasks, up to $3.
+// River's tables are not in sqlc's schema, so it is written by hand.
+const poolHolders = `SELECT h.run_id, h.node FROM (
+  SELECT (j.args->>'run_id')::uuid AS run_id, j.args->>'node' AS node, j.id AS ord
+  FROM river_job j
+  WHERE j.kind = 'ductor.step' AND j.state IN ` + stepFlowStates + ` AND j.args ? 'flow_key'
+    AND j.args->>'tenant_id' = $1::text AND j.args->>'flow_key' = $2
+    AND NOT EXISTS (SELECT 1 FROM run_attempt a
+      WHERE a.tenant_id = (j.args->>'tenant_id')::uuid AND a.run_id = (j.args->>'run_id')::uuid AND a.node = j.args->>'node'
+        AND a.generation = (j.args->>'generation')::int AND a.attempt = (j.args->>'attempt')::int
+        AND a.finished_at IS NOT NULL)
+  UNION ALL
+  SELECT b.run_id, b.node, 0 FROM bridge_task b WHERE b.tenant_id = $1::text::uuid AND b.flow_key = $2
+) h
+ORDER BY h.ord, h.run_id, h.node
+LIMIT $3`
+
 // stepFlowStates are the states of a step job that holds its pool's slot.
 const stepFlowStates = `('available', 'running', 'scheduled', 'retryable')`
 

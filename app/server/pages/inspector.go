@@ -127,6 +127,11 @@ func loadInspector(c echo.Context, s *store.Store, rs *runs.Service) (views.Insp
 		}
 		g.Detail(d.Selected)
 		d.Selected.Worker, d.Selected.Slot = waits[ref], slots[ref]
+		if w := d.Selected.Slot; w != nil {
+			if d.Selected.SlotHolders, err = s.PoolHolders(ctx, run.TenantID, w.Key, views.SlotHolderRows); err != nil {
+				return d, err
+			}
+		}
 	}
 	if err := loadHistory(c, s, &d); err != nil {
 		return d, err
