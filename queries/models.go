@@ -514,6 +514,12 @@ type TenantSecret struct {
 	LastUsedAt  *time.Time
 }
 
+type Tier struct {
+	Name       string
+	QueueClass string
+	CreatedAt  time.Time
+}
+
 type UsageDay struct {
 	TenantID       uuid.UUID
 	Day            pgtype.Date
