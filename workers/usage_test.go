@@ -148,7 +148,10 @@ func TestUsageAddsUpToTheTables(t *testing.T) {
 	}
 	var pending int64
 	if err := b.pool.QueryRow(b.ctx, `SELECT count(*) FROM usage_delta`).Scan(&pending); err != nil || pending != 0 {
-		t.Errorf("%d deltas left after the fold (%v)", pending, err)
+		var left string
+		_ = b.pool.QueryRow(b.ctx, `SELECT string_agg(format('%s %s steps=%s us=%s bytes=%s', day, definition_key, steps, step_us, stored_bytes), '; ')
+			FROM (SELECT * FROM usage_delta ORDER BY id LIMIT 20) d`).Scan(&left)
+		t.Errorf("%d deltas left after the fold (%v): %s", pending, err, left)
 	}
 }
 
@@ -256,6 +259,14 @@ edges:
 	warnings, _ := b.store.UsageWarningList(b.ctx, b.tenant.ID, store.MonthStart(time.Now()))
 	if len(warnings) != 1 || warnings[0].Quota != "monthly_steps" {
 		t.Errorf("warnings %+v, want one for monthly_steps", warnings)
+	}
+	// The warning is a system event too, once, that triggers and
+	// subscriptions can react to.
+	var events int
+	var data string
+	if err := b.pool.QueryRow(b.ctx, `SELECT count(*), coalesce(max(data::text), '') FROM event WHERE tenant_id = $1 AND name = 'ductor.usage.warning'`,
+		b.tenant.ID).Scan(&events, &data); err != nil || events != 1 || !strings.Contains(data, `"quota": "monthly_steps"`) || !strings.Contains(data, `"limit": 2`) {
+		t.Errorf("%d ductor.usage.warning events (%v): %s, want one naming monthly_steps and its limit", events, err, data)
 	}
 	limit = 1000
 	if err := b.coord.Usage.SetTenant(b.ctx, b.tenant.ID, store.QuotaChange{MonthlySteps: &limit}); err != nil {

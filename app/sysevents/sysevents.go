@@ -46,13 +46,14 @@ const (
 	ScheduleFailed       = "ductor.schedule.failed"
 	WebhookRefused       = "ductor.webhook.refused"
 	SubscriptionDisabled = "ductor.subscription.disabled"
+	UsageWarning         = "ductor.usage.warning"
 )
 
 // Names lists every system event, for documentation and validation.
 var Names = []string{
 	RunSucceeded, RunFailed, RunTimedOut, RunCancelled, StepFailed,
 	ApprovalRequested, ApprovalDecided, CaseOpened, ScheduleFailed, WebhookRefused,
-	SubscriptionDisabled,
+	SubscriptionDisabled, UsageWarning,
 }
 
 // Prefix starts every system event's name; no other event may use it.
@@ -352,6 +353,26 @@ func Refused(r WebhookRefusal) Event {
 			"webhook_id": r.Webhook, "event": r.Event, "reason": r.Reason, "status": r.Status,
 			"remote_addr": r.RemoteAddr, "at": r.At, "suppressed": r.Suppressed,
 			"links": map[string]any{"webhook": "/webhooks/" + r.Webhook},
+		},
+	}
+}
+
+// QuotaWarning is what ductor.usage.warning reports: a quota of the
+// tenant's past its soft limit, once per period and quota.
+type QuotaWarning struct {
+	Quota       string // monthly_steps, monthly_runs, waiting_runs or stored_bytes
+	Period      string // the month's first day, 2026-12-01
+	Used, Limit int64
+	SoftLimit   int64 // the use past which the warning is recorded
+}
+
+// UsageWarned is the event of a quota past its soft limit.
+func UsageWarned(w QuotaWarning) Event {
+	return Event{
+		ID: ID(UsageWarning, w.Quota, w.Period), Name: UsageWarning,
+		Data: map[string]any{
+			"quota": w.Quota, "period": w.Period, "used": w.Used, "limit": w.Limit, "soft_limit": w.SoftLimit,
+			"links": map[string]any{"usage": "/usage"},
 		},
 	}
 }

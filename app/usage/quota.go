@@ -9,6 +9,7 @@ import (
 
 	"github.com/ductor/ductor/app/apperr"
 	"github.com/ductor/ductor/app/store"
+	"github.com/ductor/ductor/app/sysevents"
 )
 
 // The quotas, by the names the API, the CLI and errors use.
@@ -168,6 +169,11 @@ func (s *Service) warn(ctx context.Context, st *store.Store, tenantID uuid.UUID,
 			continue
 		}
 		if added {
+			e := sysevents.UsageWarned(sysevents.QuotaWarning{Quota: q.Quota, Period: state.Period.Format(time.DateOnly),
+				Used: q.Used, Limit: *q.Limit, SoftLimit: *q.Soft})
+			if _, err := st.SystemEventAdd(ctx, tenantID, e.ID, e.Name, e.Data); err != nil {
+				s.log.WarnContext(ctx, "record usage warning event", "err", fmt.Errorf("tenant %s: %w", tenantID, err))
+			}
 			s.metrics.warned(tenantID, state.Tier, q.Quota)
 			if s.cfg.OnWarning != nil {
 				s.cfg.OnWarning(ctx, tenantID, w)

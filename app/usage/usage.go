@@ -25,11 +25,8 @@ type Config struct {
 	// default, as the number of tenants is unbounded.
 	TenantLabels bool
 	// OnWarning is called once a warning is recorded (inside the start's
-	// transaction, when the start has one).
-	//
-	// HOOK(system-events): this is where a ductor.usage.warning system
-	// event is emitted once system events exist; until then the warning
-	// is recorded in usage_warning only.
+	// transaction, when the start has one), with its ductor.usage.warning
+	// system event stored beside it.
 	OnWarning func(ctx context.Context, tenantID uuid.UUID, w store.UsageWarning)
 }
 
