@@ -207,3 +207,32 @@ steps:
 		api(t, p, "POST", "/runs/"+id+"/cancel", "application/json", `{"reason": "done"}`)
 	}
 }
+
+// A step's panel shows the input its attempt received, evaluated, beside
+// its settings as written.
+func TestInspectorShowsTheAttemptsInputInChromium(t *testing.T) {
+	t.Parallel()
+	p := startDevAllowing(t)
+	id := publishRun(t, p, "doubled", `
+key: doubled
+steps:
+  - { ref: a, type: task, with: { handler: builtin.echo, input_expr: '{"order": input.order * 2, "who": input.who}' } }
+`, map[string]any{"order": 21, "who": "ada"})
+	waitAPI(t, p, "/runs/"+id, "the run to succeed", func(r map[string]any) bool { return r["status"] == "succeeded" })
+	ctx := newBrowser(t)
+	devLogin(t, ctx, p)
+	run(t, ctx, "open the step", chromedp.Navigate(p.BaseURL+"/t/dev/runs/"+id+"?node=a"), chromedp.WaitVisible(chromedp.CSS("#node-attempt-input")))
+	got := text(t, ctx, "#node-attempt-input")
+	if !strings.Contains(got, `"order": 42`) || !strings.Contains(got, `"who": "ada"`) || strings.Contains(got, "input_expr") {
+		t.Errorf("the attempt's input says %s", got)
+	}
+	if got := text(t, ctx, "#node-attempt-input-details summary"); !strings.Contains(got, "as attempt 1 received it") {
+		t.Errorf("the input is labelled %q", got)
+	}
+	run(t, ctx, "open the settings", chromedp.Click(chromedp.CSS("#node-settings-details summary")))
+	if got := text(t, ctx, "#node-settings-details"); !strings.Contains(got, "input_expr") || !strings.Contains(got, "Settings") {
+		t.Errorf("the settings say %s", got)
+	}
+	shoot(t, ctx, "inspector-attempt-input")
+	axeClean(t, ctx, "the step's input and settings")
+}

@@ -274,6 +274,7 @@ type RunAttempt struct {
 	Output     []byte
 	Error      []byte
 	Worker     pgtype.Text
+	Input      []byte
 }
 
 type RunBatch struct {

@@ -28,8 +28,9 @@ SET started_at = coalesce(run_attempt.started_at, EXCLUDED.started_at),
 -- bound): by then the sweep may have reported the attempt's job stranded
 -- (StepJobsClaimStranded), and a start recorded after that would let the
 -- step run twice. Each attempt appears once and comes back with whether
--- it was in time and whether it was taken. The first start is kept; the
--- worker is the latest to take it.
+-- it was in time and whether it was taken. The first start is kept, and
+-- the input it was started with ('': none); the worker is the latest to
+-- take it.
 WITH a AS (
     SELECT r.*, (r.start_by = '0001-01-01 00:00:00+00'::timestamptz OR now() < r.start_by) AS in_time
     FROM (SELECT unnest(@tenant_ids::uuid[]) AS tenant_id,
@@ -38,16 +39,17 @@ WITH a AS (
                  unnest(@generations::integer[]) AS generation,
                  unnest(@attempts::integer[]) AS attempt,
                  unnest(@lease_seconds::float8[]) AS lease_seconds,
-                 unnest(@start_bys::timestamptz[]) AS start_by) AS r),
+                 unnest(@start_bys::timestamptz[]) AS start_by,
+                 unnest(@inputs::text[]) AS input) AS r),
 taken AS (
-    INSERT INTO run_attempt (tenant_id, run_id, node, generation, attempt, started_at, lease_until, worker)
+    INSERT INTO run_attempt (tenant_id, run_id, node, generation, attempt, started_at, lease_until, worker, input)
     SELECT a.tenant_id, a.run_id, a.node, a.generation, a.attempt, now(), now() + make_interval(secs => a.lease_seconds),
-           NULLIF(@worker::text, '')
+           NULLIF(@worker::text, ''), NULLIF(a.input, '')::jsonb
     FROM a
     WHERE a.in_time AND EXISTS (SELECT 1 FROM run r WHERE r.tenant_id = a.tenant_id AND r.id = a.run_id)
     ON CONFLICT (tenant_id, run_id, node, generation, attempt) DO UPDATE
     SET started_at = coalesce(run_attempt.started_at, now()), lease_until = EXCLUDED.lease_until,
-        worker = coalesce(EXCLUDED.worker, run_attempt.worker)
+        worker = coalesce(EXCLUDED.worker, run_attempt.worker), input = coalesce(run_attempt.input, EXCLUDED.input)
     WHERE run_attempt.finished_at IS NULL
     RETURNING tenant_id, run_id, node, generation, attempt)
 SELECT a.tenant_id::uuid AS tenant_id, a.run_id::uuid AS run_id, a.node::text AS node,

@@ -186,7 +186,7 @@ func (q *Queries) RunAttemptFinishedAmong(ctx context.Context, arg RunAttemptFin
 }
 
 const runAttemptList = `-- name: RunAttemptList :many
-SELECT tenant_id, run_id, node, generation, attempt, started_at, finished_at, lease_until, output, error, worker FROM run_attempt
+SELECT tenant_id, run_id, node, generation, attempt, started_at, finished_at, lease_until, output, error, worker, input FROM run_attempt
 WHERE tenant_id = $1 AND run_id = $2
 ORDER BY node, generation, attempt
 `
@@ -217,6 +217,7 @@ func (q *Queries) RunAttemptList(ctx context.Context, arg RunAttemptListParams) 
 			&i.Output,
 			&i.Error,
 			&i.Worker,
+			&i.Input,
 		); err != nil {
 			return nil, err
 		}
@@ -229,7 +230,7 @@ func (q *Queries) RunAttemptList(ctx context.Context, arg RunAttemptListParams) 
 }
 
 const runAttemptListNodes = `-- name: RunAttemptListNodes :many
-SELECT tenant_id, run_id, node, generation, attempt, started_at, finished_at, lease_until, output, error, worker FROM run_attempt
+SELECT tenant_id, run_id, node, generation, attempt, started_at, finished_at, lease_until, output, error, worker, input FROM run_attempt
 WHERE tenant_id = $1 AND run_id = $2 AND node = ANY($3::text[])
 ORDER BY node, generation, attempt
 `
@@ -262,6 +263,7 @@ func (q *Queries) RunAttemptListNodes(ctx context.Context, arg RunAttemptListNod
 			&i.Output,
 			&i.Error,
 			&i.Worker,
+			&i.Input,
 		); err != nil {
 			return nil, err
 		}
@@ -302,23 +304,24 @@ func (q *Queries) RunAttemptOutput(ctx context.Context, arg RunAttemptOutputPara
 
 const runAttemptStartMany = `-- name: RunAttemptStartMany :many
 WITH a AS (
-    SELECT r.tenant_id, r.run_id, r.node, r.generation, r.attempt, r.lease_seconds, r.start_by, (r.start_by = '0001-01-01 00:00:00+00'::timestamptz OR now() < r.start_by) AS in_time
+    SELECT r.tenant_id, r.run_id, r.node, r.generation, r.attempt, r.lease_seconds, r.start_by, r.input, (r.start_by = '0001-01-01 00:00:00+00'::timestamptz OR now() < r.start_by) AS in_time
     FROM (SELECT unnest($1::uuid[]) AS tenant_id,
                  unnest($2::uuid[]) AS run_id,
                  unnest($3::text[]) AS node,
                  unnest($4::integer[]) AS generation,
                  unnest($5::integer[]) AS attempt,
                  unnest($6::float8[]) AS lease_seconds,
-                 unnest($7::timestamptz[]) AS start_by) AS r),
+                 unnest($7::timestamptz[]) AS start_by,
+                 unnest($8::text[]) AS input) AS r),
 taken AS (
-    INSERT INTO run_attempt (tenant_id, run_id, node, generation, attempt, started_at, lease_until, worker)
+    INSERT INTO run_attempt (tenant_id, run_id, node, generation, attempt, started_at, lease_until, worker, input)
     SELECT a.tenant_id, a.run_id, a.node, a.generation, a.attempt, now(), now() + make_interval(secs => a.lease_seconds),
-           NULLIF($8::text, '')
+           NULLIF($9::text, ''), NULLIF(a.input, '')::jsonb
     FROM a
     WHERE a.in_time AND EXISTS (SELECT 1 FROM run r WHERE r.tenant_id = a.tenant_id AND r.id = a.run_id)
     ON CONFLICT (tenant_id, run_id, node, generation, attempt) DO UPDATE
     SET started_at = coalesce(run_attempt.started_at, now()), lease_until = EXCLUDED.lease_until,
-        worker = coalesce(EXCLUDED.worker, run_attempt.worker)
+        worker = coalesce(EXCLUDED.worker, run_attempt.worker), input = coalesce(run_attempt.input, EXCLUDED.input)
     WHERE run_attempt.finished_at IS NULL
     RETURNING tenant_id, run_id, node, generation, attempt)
 SELECT a.tenant_id::uuid AS tenant_id, a.run_id::uuid AS run_id, a.node::text AS node,
@@ -336,6 +339,7 @@ type RunAttemptStartManyParams struct {
 	Attempts     []int32
 	LeaseSeconds []float64
 	StartBys     []time.Time
+	Inputs       []string
 	Worker       string
 }
 
@@ -355,8 +359,9 @@ type RunAttemptStartManyRow struct {
 // bound): by then the sweep may have reported the attempt's job stranded
 // (StepJobsClaimStranded), and a start recorded after that would let the
 // step run twice. Each attempt appears once and comes back with whether
-// it was in time and whether it was taken. The first start is kept; the
-// worker is the latest to take it.
+// it was in time and whether it was taken. The first start is kept, and
+// the input it was started with (”: none); the worker is the latest to
+// take it.
 func (q *Queries) RunAttemptStartMany(ctx context.Context, arg RunAttemptStartManyParams) ([]RunAttemptStartManyRow, error) {
 	rows, err := q.db.Query(ctx, runAttemptStartMany,
 		arg.TenantIds,
@@ -366,6 +371,7 @@ func (q *Queries) RunAttemptStartMany(ctx context.Context, arg RunAttemptStartMa
 		arg.Attempts,
 		arg.LeaseSeconds,
 		arg.StartBys,
+		arg.Inputs,
 		arg.Worker,
 	)
 	if err != nil {

@@ -350,3 +350,19 @@ const SlotHolderRows = 10
 
 // slotHoldersMore says the holders listed may not be all of them.
 func slotHoldersMore(n *NodeDetail) bool { return len(n.SlotHolders) >= SlotHolderRows }
+
+// attemptInput is what the node's attempt was started with, the current
+// one's or else the latest that kept one, and that attempt's number; ok
+// is false when no attempt kept its input.
+func attemptInput(n *NodeDetail) (in any, attempt int, ok bool) {
+	for i := len(n.Attempts) - 1; i >= 0; i-- {
+		a := n.Attempts[i]
+		if a.Input == nil {
+			continue
+		}
+		if !ok || (n.Node != nil && a.Generation == n.Node.Generation && a.Attempt.Attempt == n.Node.Attempt) {
+			in, attempt, ok = a.Input, a.Attempt.Attempt, true
+		}
+	}
+	return in, attempt, ok
+}

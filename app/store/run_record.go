@@ -36,6 +36,9 @@ type AttemptRecord struct {
 	engine.Attempt
 	LeaseUntil *time.Time
 	Worker     string
+	// Input is what the attempt was started with: its step's settings as
+	// the tick evaluated them (nil when not kept).
+	Input any
 }
 
 // RunAttempts lists a run's attempts by node, generation and attempt.
@@ -71,6 +74,9 @@ func attemptRecords(rows []queries.RunAttempt) []AttemptRecord {
 		if len(r.Output) > 0 {
 			_ = jsonvalue.Unmarshal(r.Output, &a.Output)
 		}
+		if len(r.Input) > 0 {
+			_ = jsonvalue.Unmarshal(r.Input, &a.Input)
+		}
 		if len(r.Error) > 0 {
 			a.Error = &engine.Error{}
 			_ = jsonvalue.Unmarshal(r.Error, a.Error)
@@ -101,6 +107,9 @@ type AttemptTake struct {
 	Key   AttemptKey
 	Lease time.Duration
 	By    time.Time
+	// Input is the attempt's evaluated settings as JSON (nil: not kept),
+	// kept with its first start.
+	Input []byte
 }
 
 // TakeOutcome is what became of an AttemptTake.
@@ -135,6 +144,7 @@ func (s *Store) AttemptStartMany(ctx context.Context, takes []AttemptTake, worke
 		p.Attempts = append(p.Attempts, int32(k.Attempt))
 		p.LeaseSeconds = append(p.LeaseSeconds, t.Lease.Seconds())
 		p.StartBys = append(p.StartBys, t.By)
+		p.Inputs = append(p.Inputs, string(t.Input))
 	}
 	rows, err := s.q.RunAttemptStartMany(ctx, p)
 	if err != nil {

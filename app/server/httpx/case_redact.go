@@ -235,11 +235,13 @@ func (g CaseGuard) Nodes(list []*engine.Node) []*engine.Node {
 	return out
 }
 
-// Attempts is the attempts with their outputs as the reader may see them.
+// Attempts is the attempts with their inputs and outputs as the reader
+// may see them: an input may carry case data from the steps before.
 func (g CaseGuard) Attempts(list []store.AttemptRecord) []store.AttemptRecord {
 	out := slices.Clone(list)
 	for i := range out {
 		out[i].Output = g.Node(out[i].Node, out[i].Output)
+		out[i].Input = redactIn(out[i].Input, slices.Concat(g.own, g.tree))
 	}
 	return out
 }
