@@ -36,6 +36,15 @@ type Definition struct {
 	Debounce    *Debounce     `json:"debounce,omitempty"`
 	Steps       []Step        `json:"steps"`
 	Edges       []Edge        `json:"edges,omitempty"`
+	// Layout is where the dashboard's editor draws the steps placed by
+	// hand, by ref; the compiler ignores it.
+	Layout map[string]Point `json:"layout,omitempty"`
+}
+
+// Point is a step's place in the editor's drawing.
+type Point struct {
+	X float64 `json:"x"`
+	Y float64 `json:"y"`
 }
 
 // MarshalJSON writes the document, Timeout as a duration string.

@@ -167,6 +167,8 @@ var DocumentFields = []Field{
 		Doc: "At most `limit` starts of a key per `period`; the others wait their turn, none is dropped."},
 	{Name: "rate_limit", Kind: KindObject, Fields: RateFields,
 		Doc: "At most `limit` starts of a key per `period`; the others are refused (429 `rate_limited` with Retry-After)."},
+	{Name: "layout", Kind: KindAny,
+		Doc: "Where the dashboard's editor draws steps placed by hand, `{REF: {x: …, y: …}}`. The compiler ignores it: it changes no manifest hash."},
 }
 
 // TriggerFields are a trigger's: a schedule, or an event.

@@ -47,6 +47,7 @@ export function addStep(doc, kind) {
 
 export function removeStep(doc, ref) {
   doc.steps = stepsOf(doc).filter((s) => s.ref !== ref);
+  unplace(doc, ref);
   doc.edges = rawEdges(doc).filter((e) => {
     if (!e || e.from === ref) return false;
     if (Array.isArray(e.choice)) {
@@ -101,6 +102,11 @@ export function renameStep(doc, from, to) {
   const s = stepByRef(doc, from);
   if (!s || !to || stepByRef(doc, to)) return false;
   s.ref = to;
+  const at = layoutOf(doc).get(from);
+  if (at) {
+    unplace(doc, from);
+    place(doc, to, at.x, at.y);
+  }
   for (const e of rawEdges(doc)) {
     if (!e) continue;
     if (e.from === from) e.from = to;
@@ -146,4 +152,30 @@ export function getPath(step, path) {
     v = v[p];
   }
   return v;
+}
+
+// layoutOf reads the document's layout, the places of the steps moved by
+// hand: {REF: {x, y}}, which the compiler ignores. What is not a place
+// is skipped.
+export function layoutOf(doc) {
+  const out = new Map();
+  const l = doc && doc.layout;
+  if (!l || typeof l !== "object" || Array.isArray(l)) return out;
+  for (const [ref, p] of Object.entries(l)) {
+    if (p && typeof p === "object" && Number.isFinite(p.x) && Number.isFinite(p.y)) out.set(ref, { x: p.x, y: p.y });
+  }
+  return out;
+}
+
+// place puts a step at x, y in the layout, in whole units.
+export function place(doc, ref, x, y) {
+  if (!doc.layout || typeof doc.layout !== "object" || Array.isArray(doc.layout)) doc.layout = {};
+  doc.layout[ref] = { x: Math.round(x), y: Math.round(y) };
+}
+
+export function unplace(doc, ref) {
+  const l = doc.layout;
+  if (!l || typeof l !== "object" || Array.isArray(l)) return;
+  delete l[ref];
+  if (Object.keys(l).length === 0) delete doc.layout;
 }

@@ -3,7 +3,7 @@
 // dragging from a step's output port to another step.
 
 import { layout, NODE_W, NODE_H } from "./layout.js";
-import { stepsOf, edgesOf } from "./doc.js";
+import { stepsOf, edgesOf, layoutOf } from "./doc.js";
 import { escapeHTML as esc } from "./cel.js";
 
 const SVGNS = "http://www.w3.org/2000/svg";
@@ -30,6 +30,7 @@ export function createGraph(svg, opts) {
       g.mini.draw();
     },
     center: (id) => center(g, id),
+    freeSpot: () => freeSpotInView(g),
     direction: (dir) => {
       g.dir = dir;
       g.shape = "";
@@ -68,11 +69,12 @@ function render(g, model) {
     g.laid.nodes = ids.length;
     g.shape = shape;
   }
-  const pos = g.laid.pos;
+  const pos = placed(g, model);
   const parts = ['<g class="edges">'];
   const parallel = new Map();
   const tb = g.laid.dir === "tb";
   for (const e of edges) parts.push(edgeSVG(e, pos, model, parallel, tb, g.laid));
+  g.svg.dataset.placed = String(pos.manual);
   parts.push("</g>", '<g class="junctions">', junctionsSVG(edges, pos, model, tb), "</g>", '<g class="nodes">');
   for (const n of nodes) parts.push(nodeSVG(n, pos.get(n.id), model, tb));
   g.svg.dataset.layout = g.laid.dir;
@@ -83,6 +85,75 @@ function render(g, model) {
   applyView(g);
 }
 
+// placed merges the layout's places into the automatic one: a step
+// moved by hand is where it was put, one not moved that would sit on it
+// moves to free space nearby, and one being dragged follows the pointer.
+// It sets g.pos and g.box, the drawing's bounds.
+function placed(g, model) {
+  const manual = layoutOf(model.doc);
+  if (g.drag) manual.set(g.drag.id, { x: g.drag.x, y: g.drag.y });
+  const pos = new Map();
+  const boxes = [];
+  for (const [id, p] of g.laid.pos) {
+    const m = manual.get(id);
+    if (!m) continue;
+    pos.set(id, { ...p, x: m.x, y: m.y, manual: true });
+    boxes.push(m);
+  }
+  for (const [id, p] of g.laid.pos) {
+    if (pos.has(id)) continue;
+    const at = boxes.length && overlaps(boxes, p.x, p.y) ? freeSpot(boxes, p.x, p.y) : p;
+    pos.set(id, { ...p, x: at.x, y: at.y });
+    if (boxes.length) boxes.push(at);
+  }
+  pos.manual = boxes.length > 0 ? manual.size : 0;
+  let [x0, y0, x1, y1] = [Infinity, Infinity, -Infinity, -Infinity];
+  for (const p of pos.values()) {
+    x0 = Math.min(x0, p.x); y0 = Math.min(y0, p.y);
+    x1 = Math.max(x1, p.x + NODE_W); y1 = Math.max(y1, p.y + NODE_H);
+  }
+  g.box = pos.size ? { x: x0, y: y0, w: x1 - x0, h: y1 - y0 } : { x: 0, y: 0, w: NODE_W, h: NODE_H };
+  g.pos = pos;
+  return pos;
+}
+
+const MARGIN_X = 40;
+const MARGIN_Y = 24;
+
+function overlaps(boxes, x, y) {
+  return boxes.some((b) => Math.abs(b.x - x) < NODE_W + MARGIN_X && Math.abs(b.y - y) < NODE_H + MARGIN_Y);
+}
+
+// freeSpot is the free place nearest x, y on a grid of step-sized cells
+// around it.
+function freeSpot(boxes, x, y) {
+  const sx = NODE_W + MARGIN_X;
+  const sy = NODE_H + MARGIN_Y;
+  for (let r = 1; r < 60; r++) {
+    const ring = [];
+    for (let i = -r; i <= r; i++) {
+      for (let j = -r; j <= r; j++) {
+        if (Math.max(Math.abs(i), Math.abs(j)) !== r) continue;
+        ring.push({ x: x + i * sx, y: y + j * sy, d: Math.hypot(i * sx, j * sy) });
+      }
+    }
+    ring.sort((a, b) => a.d - b.d);
+    for (const c of ring) if (!overlaps(boxes, c.x, c.y)) return { x: c.x, y: c.y };
+  }
+  return { x, y: y + sy * 60 };
+}
+
+// freeSpotInView is where a new step goes: the free place nearest the
+// middle of the view.
+function freeSpotInView(g) {
+  const w = g.svg.clientWidth || 800;
+  const h = g.svg.clientHeight || 500;
+  const x = (w / 2 - g.view.tx) / g.view.k - NODE_W / 2;
+  const y = (h / 2 - g.view.ty) / g.view.k - NODE_H / 2;
+  const boxes = g.pos ? [...g.pos.values()] : [];
+  return overlaps(boxes, x, y) ? freeSpot(boxes, x, y) : { x, y };
+}
+
 function markMatches(g) {
   g.svg.classList.toggle("searching", g.matches.size > 0);
   for (const n of g.port.querySelectorAll(".node")) n.classList.toggle("match", g.matches.has(n.dataset.ref));
@@ -91,7 +162,7 @@ function markMatches(g) {
 // center pans a step to the middle of the pane, zoomed in to at least
 // full size.
 function center(g, id) {
-  const p = g.laid && g.laid.pos.get(id);
+  const p = g.pos && g.pos.get(id);
   if (!p) return;
   const w = g.svg.clientWidth || 800;
   const h = g.svg.clientHeight || 500;
@@ -118,22 +189,22 @@ function createMinimap(g) {
   const nodes = box.querySelector(".mini-nodes");
   const view = box.querySelector(".mini-view");
   function draw() {
-    const laid = g.laid;
-    if (!laid) return;
+    const b = g.box;
+    if (!b || !g.pos) return;
     const pad = 8;
-    m.scale = Math.min((W - 2 * pad) / Math.max(laid.width, 1), (H - 2 * pad) / Math.max(laid.height, 1));
-    m.ox = (W - laid.width * m.scale) / 2;
-    m.oy = (H - laid.height * m.scale) / 2;
+    m.scale = Math.min((W - 2 * pad) / Math.max(b.w, 1), (H - 2 * pad) / Math.max(b.h, 1));
+    m.ox = (W - b.w * m.scale) / 2 - b.x * m.scale;
+    m.oy = (H - b.h * m.scale) / 2 - b.y * m.scale;
     box.setAttribute("viewBox", `0 0 ${W} ${H}`);
     box.setAttribute("width", W);
     box.setAttribute("height", H);
     const out = [];
-    for (const [id, p] of laid.pos) {
+    for (const [id, p] of g.pos) {
       const cls = g.matches.has(id) ? "match" : g.model && g.model.selected && g.model.selected.id === id ? "sel" : "";
       out.push(`<rect class="${cls}" data-ref="${esc(id)}" x="${(m.ox + p.x * m.scale).toFixed(1)}" y="${(m.oy + p.y * m.scale).toFixed(1)}" width="${Math.max(1.5, NODE_W * m.scale).toFixed(1)}" height="${Math.max(1.5, NODE_H * m.scale).toFixed(1)}"/>`);
     }
     nodes.innerHTML = out.join("");
-    box.dataset.nodes = String(laid.pos.size);
+    box.dataset.nodes = String(g.pos.size);
     moved();
   }
   // moved places the view's rectangle: the pane in graph coordinates.
@@ -175,7 +246,7 @@ function edgeGeometry(e, pos, tb, laid) {
   const a = pos.get(e.from);
   const b = pos.get(e.to);
   if (!a || !b) return null;
-  if (tb && laid.per && Math.floor(a.layer / laid.per) !== Math.floor(b.layer / laid.per)) return edgeAcross(a, b, laid);
+  if (tb && laid.per && !a.manual && !b.manual && Math.floor(a.layer / laid.per) !== Math.floor(b.layer / laid.per)) return edgeAcross(a, b, laid);
   if (tb) return edgeDown(e, a, b);
   let sx = a.x + NODE_W;
   const sy = a.y + NODE_H / 2;
@@ -345,8 +416,9 @@ function fit(g) {
   if (!g.laid) return;
   const w = g.svg.clientWidth || 800;
   const h = g.svg.clientHeight || 500;
-  const k = Math.max(0.05, Math.min(1.2, (w - 60) / (g.laid.width + 80), (h - 40) / (g.laid.height + 60)));
-  g.view = { k, tx: (w - g.laid.width * k) / 2, ty: Math.max(20, (h - g.laid.height * k) / 2) };
+  const b = g.box || { x: 0, y: 0, w: g.laid.width, h: g.laid.height };
+  const k = Math.max(0.05, Math.min(1.2, (w - 60) / (b.w + 80), (h - 40) / (b.h + 60)));
+  g.view = { k, tx: (w - b.w * k) / 2 - b.x * k, ty: Math.max(20, (h - b.h * k) / 2) - b.y * k };
   g.fitted = true;
   applyView(g);
 }
@@ -379,6 +451,15 @@ function wirePointer(g) {
       ev.preventDefault();
       return;
     }
+    g.suppressClick = false;
+    const node = ev.target.closest(".node");
+    if (node && g.opts.canWrite && ev.button === 0 && g.pos && g.pos.has(node.dataset.ref)) {
+      // A press on a step may become a move; the pointer is captured only
+      // once it does, so a plain click still reaches the step.
+      const p = g.pos.get(node.dataset.ref);
+      drag = { kind: "move", id: node.dataset.ref, x: ev.clientX, y: ev.clientY, px: p.x, py: p.y, moved: false };
+      return;
+    }
     if (ev.target.closest(".node, .edge")) return;
     drag = { kind: "pan", x: ev.clientX, y: ev.clientY, tx: g.view.tx, ty: g.view.ty, moved: false };
     g.svg.setPointerCapture(ev.pointerId);
@@ -397,6 +478,23 @@ function wirePointer(g) {
     }
     const dx = ev.clientX - drag.x;
     const dy = ev.clientY - drag.y;
+    if (drag.kind === "move") {
+      if (!drag.moved && Math.abs(dx) + Math.abs(dy) <= 4) return;
+      if (!drag.moved) {
+        drag.moved = true;
+        g.fitted = false; // a refit would move the step from under the pointer
+        g.svg.setPointerCapture(ev.pointerId);
+        g.svg.classList.add("moving");
+      }
+      g.drag = { id: drag.id, x: drag.px + dx / g.view.k, y: drag.py + dy / g.view.k };
+      if (!g.frame) {
+        g.frame = requestAnimationFrame(() => {
+          g.frame = 0;
+          if (g.model) render(g, g.model);
+        });
+      }
+      return;
+    }
     if (Math.abs(dx) + Math.abs(dy) > 3) drag.moved = true;
     g.fitted = false;
     g.view = { ...g.view, tx: drag.tx + dx, ty: drag.ty + dy };
@@ -406,6 +504,18 @@ function wirePointer(g) {
     const d = drag;
     drag = null;
     if (!d) return;
+    if (d.kind === "move") {
+      if (!d.moved) return;
+      const at = g.drag;
+      g.drag = null;
+      g.suppressClick = true;
+      g.svg.classList.remove("moving");
+      cancelAnimationFrame(g.frame);
+      g.frame = 0;
+      g.opts.onMove(at.id, at.x, at.y);
+      if (g.model) render(g, g.model);
+      return;
+    }
     if (d.kind === "connect") {
       d.line.remove();
       const over = document.elementFromPoint(ev.clientX, ev.clientY);
@@ -416,6 +526,10 @@ function wirePointer(g) {
     if (!d.moved) g.opts.onSelect(null);
   });
   g.svg.addEventListener("click", (ev) => {
+    if (g.suppressClick) {
+      g.suppressClick = false;
+      return;
+    }
     const node = ev.target.closest(".node");
     if (node) return g.opts.onSelect({ kind: "step", id: node.dataset.ref });
     const edge = ev.target.closest(".edge");

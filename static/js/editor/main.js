@@ -31,6 +31,8 @@ const graph = createGraph($("graph"), {
   canWrite,
   onSelect: select,
   onDelete: remove,
+  // A step dragged is placed by hand: its place is kept in the document.
+  onMove: (id, x, y) => change((d) => docs.place(d, id, x, y)),
   onConnect: (from, to) => {
     const k = kinds.get((docs.stepByRef(state.doc, from) || {}).type);
     change((d) => docs.connect(d, from, to, k ? k.outcomes[0] : "success"));
@@ -246,6 +248,7 @@ function redraw(opt = {}) {
   problemList();
   connectForm();
   search.refresh();
+  autoPlace.hidden = !canWrite || docs.layoutOf(state.doc).size === 0;
   const n = (state.check.problems || []).length;
   if (state.pending) return;
   setCompileState(n ? `${n} problem${n > 1 ? "s" : ""}` : `compiles · ${(state.check.hash || "").slice(0, 12)}`, n ? "fail" : "ok");
@@ -357,7 +360,15 @@ document.addEventListener("keydown", (ev) => {
 
 document.querySelectorAll(".palette-item").forEach((b) => b.addEventListener("click", () => {
   let ref;
-  change((d) => { ref = docs.addStep(d, kinds.get(b.dataset.type)); });
+  change((d) => {
+    ref = docs.addStep(d, kinds.get(b.dataset.type));
+    // Among steps placed by hand a new one takes the free place nearest
+    // the middle of the view, kept in the layout.
+    if (docs.layoutOf(d).size) {
+      const at = graph.freeSpot();
+      docs.place(d, ref, at.x, at.y);
+    }
+  });
   select({ kind: "step", id: ref });
 }));
 
@@ -400,6 +411,19 @@ $("zoom-in").addEventListener("click", () => graph.zoom(1.25));
 $("zoom-out").addEventListener("click", () => graph.zoom(0.8));
 $("zoom-fit").addEventListener("click", () => graph.fit());
 $("graph-layout").addEventListener("change", (ev) => graph.direction(ev.target.value));
+
+// Auto place forgets the places set by hand.
+const autoPlace = document.createElement("button");
+autoPlace.type = "button";
+autoPlace.id = "layout-auto";
+autoPlace.textContent = "Auto place";
+autoPlace.title = "Forget the places of the steps moved by hand";
+autoPlace.hidden = true;
+$("graph-layout").closest("label").after(autoPlace);
+autoPlace.addEventListener("click", () => {
+  change((d) => { delete d.layout; });
+  graph.fit();
+});
 
 // ---- finding a step: by ref, name or type as you type; the matches
 // are marked on the graph, Enter or a click selects one and centres it ----
