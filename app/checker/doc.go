@@ -75,6 +75,20 @@
 // TestDeliveryCheckerFindsAnUnguardedClaim, with the claim's lock and
 // guards switched off, must find deliveries sent twice.
 //
+// # Local steps
+//
+// With WorkerOptions.LocalSteps a worker runs the steps its ticks
+// dispatch in its own process, with no River job (shell's "Local
+// steps"). TestLocalStepsCheckerWithProcessesKilledMidStep runs two such
+// workers while a nemesis kills one with SIGKILL every two seconds, mid-
+// step, and starts another: every run succeeds, Check finds nothing, a
+// step runs at most once more per attempt of it lost with a process, and
+// the counts show both that steps ran locally (more attempts started than
+// step jobs carried) and that local attempts were lost and re-dispatched.
+// TestLocalStepsCheckerFindsUnleasedSteps records local attempts with no
+// lease (WorkerOptions.UnleasedLocalSteps): the runs of a killed process
+// never go on, and Stalled must find them.
+//
 // # Proving it can fail
 //
 // WorkerOptions.SameStatement makes a worker load runs the old way, lock

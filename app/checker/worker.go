@@ -49,6 +49,13 @@ type WorkerOptions struct {
 	// StepBatchMax is the coordinator's (0: the default; 1: one step a
 	// job).
 	StepBatchMax int `json:"step_batch_max,omitempty"`
+	// LocalSteps makes the worker run the steps its ticks dispatch in
+	// its own process (workers.Config.LocalSteps), without River jobs.
+	LocalSteps bool `json:"local_steps,omitempty"`
+	// UnleasedLocalSteps is the fault the local steps checker must find:
+	// local attempts recorded as started with no lease, so that nothing
+	// ever reports them lost (shell.Testing.UnleasedLocalSteps).
+	UnleasedLocalSteps bool `json:"unleased_local_steps,omitempty"`
 	// SecretKey, when set, makes the worker send subscriptions'
 	// deliveries (its sweep runs subscriptions.Service.Run), to loopback
 	// receivers too, looking for due ones every DeliveryPollMS
@@ -153,7 +160,10 @@ func workerCoordinator(pool *pgxpool.Pool, log *slog.Logger, o WorkerOptions) (*
 	cfg := workers.Config{
 		Pool: pool, Logger: log, LocalHandlers: exec.Handles,
 		RescueWindow: cmp.Or(o.RescueWindow, time.Second), NoInlineTicks: o.NoInlineTicks, StepBatchMax: o.StepBatchMax,
-		Testing: shell.Testing{Fault: o.fault()},
+		Testing: shell.Testing{Fault: o.fault(), UnleasedLocalSteps: o.UnleasedLocalSteps},
+	}
+	if o.LocalSteps {
+		cfg.LocalSteps = exec
 	}
 	if o.SecretKey != "" {
 		sub, err := o.subscriptions()

@@ -90,6 +90,11 @@ type Testing struct {
 	// (TestConcurrencyCheckerFindsTheUnguardedUpgrade).
 	UnguardedUpgrades bool
 	UpgradePause      time.Duration
+	// UnleasedLocalSteps records local steps as started with no lease:
+	// a process that dies with them leaves attempts no sweep reports
+	// lost, the fault the local steps checker must find
+	// (TestLocalStepsCheckerFindsUnleasedSteps).
+	UnleasedLocalSteps bool
 }
 
 // deps are what the layers of one process share: the pool, the engine,

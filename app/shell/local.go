@@ -130,6 +130,9 @@ func (c *Writer) runLocal(ctx context.Context, tx pgx.Tx, jobs []river.InsertMan
 	}
 	leased := time.Now()
 	outcomes, err := s.AttemptStartMany(ctx, takes, c.workerID)
+	if err == nil && c.Testing.UnleasedLocalSteps {
+		err = s.AttemptDropLease(ctx, keys)
+	}
 	if err != nil {
 		for _, j := range picked {
 			c.local.free(j.Args.(StepArgs).TenantID)
