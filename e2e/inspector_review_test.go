@@ -10,9 +10,9 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// axeClean fails the test on a serious or critical violation of the
+// inspectorAxeClean fails the test on a serious or critical violation of the
 // page as it stands.
-func axeClean(t *testing.T, ctx context.Context, what string) {
+func inspectorAxeClean(t *testing.T, ctx context.Context, what string) {
 	t.Helper()
 	for _, v := range axeCheck(t, ctx) {
 		t.Errorf("%s: %s (%s) %s at %s", what, v.ID, v.Impact, v.Help, strings.Join(v.Nodes, "; "))
@@ -71,7 +71,7 @@ edges:
 		t.Errorf("%d of %d rows name a step, want every row the run's", rows-n, rows)
 	}
 	shoot(t, ctx, "inspector-history-filtered")
-	axeClean(t, ctx, "the filtered history")
+	inspectorAxeClean(t, ctx, "the filtered history")
 
 	// Newest first pages back through the children's successes by seq.
 	run(t, ctx, "children succeeded, newest first", chromedp.Navigate(p.BaseURL+"/t/dev/runs/"+id+"?history_kind=succeeded&history_order=newest#history"),
@@ -165,7 +165,7 @@ edges:
 			t.Errorf("%s: %s (%v)", layout, got, err)
 		}
 		shoot(t, ctx, "inspector-graph-choice-"+layout)
-		axeClean(t, ctx, "the graph laid out "+layout)
+		inspectorAxeClean(t, ctx, "the graph laid out "+layout)
 	}
 }
 
@@ -197,7 +197,7 @@ steps:
 		t.Errorf("the holders say %q, want the first run's call", got)
 	}
 	shoot(t, ctx, "inspector-held-holders")
-	axeClean(t, ctx, "the held step")
+	inspectorAxeClean(t, ctx, "the held step")
 	run(t, ctx, "open the holder", chromedp.Click(chromedp.CSS("#node-slot-holders a.slot-holder")),
 		chromedp.WaitVisible(chromedp.CSS(`#node[data-ref="call"]`)))
 	if loc := location(t, ctx); !strings.Contains(loc, "/runs/"+first+"?node=call") {
@@ -234,5 +234,5 @@ steps:
 		t.Errorf("the settings say %s", got)
 	}
 	shoot(t, ctx, "inspector-attempt-input")
-	axeClean(t, ctx, "the step's input and settings")
+	inspectorAxeClean(t, ctx, "the step's input and settings")
 }
