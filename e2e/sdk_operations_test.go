@@ -63,6 +63,7 @@ var sdkMethods = map[string]string{
 	"getWebhook":                    "Triggers.GetWebhook",
 	"deleteWebhook":                 "Triggers.DeleteWebhook",
 	"rotateWebhook":                 "Triggers.RotateWebhook",
+	"listWebhookDeliveries":         "Triggers.WebhookDeliveries",
 	"upgradeRun":                    "Client.UpgradeRun",
 	"retryRun":                      "Client.RetryRun",
 	"putSecret":                     "Tenant.PutSecret",

@@ -629,6 +629,20 @@ type Webhook struct {
 	UpdatedAt      time.Time
 }
 
+type WebhookDelivery struct {
+	TenantID  uuid.UUID
+	WebhookID string
+	Seq       int64
+	At        time.Time
+	Refused   bool
+	Outcome   string
+	Reason    string
+	Status    int32
+	Count     int64
+	EventID   uuid.NullUUID
+	RunIds    []uuid.UUID
+}
+
 type WebhookRefusal struct {
 	TenantID           uuid.UUID
 	WebhookID          string

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
 )
 
@@ -168,6 +169,47 @@ func (t *Triggers) RotateWebhook(ctx context.Context, id string) (Webhook, error
 func (t *Triggers) DeleteWebhook(ctx context.Context, id string) error {
 	_, err := t.c.do(ctx, http.MethodDelete, webhookPath(id), nil, nil)
 	return err
+}
+
+// WebhookDelivery is one result of a webhook's delivery log: Result is
+// accepted or refused; Outcome accepted, duplicate, bad_signature,
+// stale_timestamp, invalid_body, too_large or id_reused; Reason why a
+// refused one was; EventID the event an accepted one made and RunIDs the
+// runs it started. Count is how many deliveries the result stands for
+// (refused ones not written each time are counted with the next).
+type WebhookDelivery struct {
+	Seq     int64     `json:"seq"`
+	At      time.Time `json:"at"`
+	Result  string    `json:"result"`
+	Outcome string    `json:"outcome"`
+	Reason  string    `json:"reason"`
+	Status  int       `json:"status"`
+	Count   int64     `json:"count"`
+	EventID string    `json:"event_id"`
+	RunIDs  []string  `json:"run_ids"`
+}
+
+// WebhookDeliveries reads a webhook's delivery log, newest first: at
+// most limit results (0: the server's default), only the "accepted" or
+// only the "refused" ones when result is not empty. The log keeps each
+// webhook's last 100 accepted and last 100 refused results.
+func (t *Triggers) WebhookDeliveries(ctx context.Context, id, result string, limit int) ([]WebhookDelivery, error) {
+	q := url.Values{}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	if result != "" {
+		q.Set("result", result)
+	}
+	path := webhookPath(id) + "/deliveries"
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	var out struct {
+		Deliveries []WebhookDelivery `json:"deliveries"`
+	}
+	_, err := t.c.do(ctx, http.MethodGet, path, nil, &out)
+	return out.Deliveries, err
 }
 
 func webhookPath(id string) string { return "/webhooks/" + url.PathEscape(id) }

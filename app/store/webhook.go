@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/google/uuid"
@@ -103,27 +104,89 @@ func (s *Store) WebhookDelete(ctx context.Context, tenantID uuid.UUID, id string
 	return nil
 }
 
-// Delivery is a webhook delivery's result: its outcome, the status
-// answered, the event it made (nil: none), and how many deliveries the
+// Delivery is a webhook delivery's result: its outcome, whether it was
+// refused and why (Reason), the status answered, the event it made (nil:
+// none) and the runs that event started, and how many deliveries the
 // record stands for (at least 1: failures not recorded each time are
 // counted with the next record).
 type Delivery struct {
 	Outcome string
+	Refused bool
+	Reason  string
 	Status  int
 	EventID *uuid.UUID
+	RunIDs  []uuid.UUID
 	Count   int64
 }
 
-// WebhookDelivered records a delivery's result as the webhook's last.
+// WebhookDeliveryLog is how many accepted and how many refused delivery
+// results each webhook keeps in its log.
+const WebhookDeliveryLog = 100
+
+// LoggedDelivery is a delivery result of a webhook's log; Seq orders the
+// log (newer is higher).
+type LoggedDelivery struct {
+	Delivery
+	Seq int64
+	At  time.Time
+}
+
+// WebhookDelivered records a delivery's result as the webhook's last and
+// in its log, which keeps the webhook's last WebhookDeliveryLog accepted
+// and refused results each, in one transaction.
 func (s *Store) WebhookDelivered(ctx context.Context, tenantID uuid.UUID, id string, d Delivery) error {
-	err := s.q.WebhookRecordDelivery(ctx, queries.WebhookRecordDeliveryParams{
-		TenantID: tenantID, ID: id, Outcome: d.Outcome, Status: int32(d.Status), EventID: nullUUID(d.EventID),
-		Count: max(d.Count, 1),
+	err := s.InTx(ctx, func(tx *Store) error {
+		n := max(d.Count, 1)
+		err := tx.q.WebhookRecordDelivery(ctx, queries.WebhookRecordDeliveryParams{
+			TenantID: tenantID, ID: id, Outcome: d.Outcome, Status: int32(d.Status), EventID: nullUUID(d.EventID), Count: n,
+		})
+		if err != nil {
+			return err
+		}
+		runs := d.RunIDs
+		if runs == nil {
+			runs = []uuid.UUID{}
+		}
+		err = tx.q.WebhookDeliveryInsert(ctx, queries.WebhookDeliveryInsertParams{
+			TenantID: tenantID, WebhookID: id, Refused: d.Refused, Outcome: d.Outcome, Reason: d.Reason,
+			Status: int32(d.Status), Count: n, EventID: nullUUID(d.EventID), RunIds: runs,
+		})
+		if err != nil {
+			return err
+		}
+		return tx.q.WebhookDeliveryPrune(ctx, queries.WebhookDeliveryPruneParams{
+			TenantID: tenantID, WebhookID: id, Refused: d.Refused, Skip: WebhookDeliveryLog - 1,
+		})
 	})
 	if err != nil {
 		return fmt.Errorf("record a delivery of %s: %w", id, err)
 	}
 	return nil
+}
+
+// WebhookDeliveries lists a webhook's delivery log, newest first: at
+// most limit results older than seq before (0: from the newest), only
+// the refused ones or only the accepted ones when refused is not nil.
+func (s *Store) WebhookDeliveries(ctx context.Context, tenantID uuid.UUID, id string, refused *bool, before int64, limit int) ([]LoggedDelivery, error) {
+	p := queries.WebhookDeliveryListParams{TenantID: tenantID, WebhookID: id, Before: before, MaxRows: int32(limit)}
+	if before <= 0 {
+		p.Before = math.MaxInt64
+	}
+	if refused != nil {
+		p.Refused = pgtype.Bool{Bool: *refused, Valid: true}
+	}
+	rows, err := s.q.WebhookDeliveryList(ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("list the deliveries of %s: %w", id, err)
+	}
+	out := make([]LoggedDelivery, len(rows))
+	for i, r := range rows {
+		out[i] = LoggedDelivery{Seq: r.Seq, At: r.At, Delivery: Delivery{
+			Outcome: r.Outcome, Refused: r.Refused, Reason: r.Reason, Status: int(r.Status),
+			EventID: uuidPtr(r.EventID), RunIDs: r.RunIds, Count: r.Count,
+		}}
+	}
+	return out, nil
 }
 
 func webhookFromRow(r queries.Webhook) Webhook {

@@ -47,6 +47,7 @@ from .models import (
     VersionInfo,
     Waiting,
     Webhook,
+    WebhookDelivery,
     Whoami,
 )
 from .steps import (

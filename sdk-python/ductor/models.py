@@ -250,6 +250,25 @@ class Webhook:
 
 
 @dataclass
+class WebhookDelivery:
+    """One result of a webhook's delivery log: result is "accepted" or
+    "refused"; outcome accepted, duplicate, bad_signature,
+    stale_timestamp, invalid_body, too_large or id_reused; reason why a
+    refused one was; event_id the event an accepted one made and run_ids
+    the runs it started; count how many deliveries it stands for."""
+    seq: int = 0
+    at: str = ""
+    result: str = ""
+    outcome: str = ""
+    reason: str = ""
+    status: int = 0
+    count: int = 0
+    event_id: Optional[str] = None
+    run_ids: list[str] = field(default_factory=list)
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass
 class Upgrade:
     """The plan of an upgrade, or of a retry on a version, as planned or
     applied: plan holds nodes (each ref's outcome), missing_reads,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping
 
-from .models import Webhook, from_dict
+from .models import Webhook, WebhookDelivery, from_dict
 from .transport import esc as _esc
 from .transport import query as _query
 
@@ -64,6 +64,13 @@ class Triggers:
 
     def get_webhook(self, webhook_id: str) -> Webhook:
         return from_dict(Webhook, self._c._get(f"/webhooks/{_esc(webhook_id)}"))
+
+    def webhook_deliveries(self, webhook_id: str, result: str = "", limit: int = 0) -> list[WebhookDelivery]:
+        """The webhook's delivery log, newest first: only the "accepted" or
+        only the "refused" results when result is given. It keeps each
+        webhook's last 100 accepted and last 100 refused results."""
+        out = self._c._get(f"/webhooks/{_esc(webhook_id)}/deliveries" + _query(limit=limit, result=result))
+        return [from_dict(WebhookDelivery, d) for d in out.get("deliveries") or []]
 
     def rotate_webhook(self, webhook_id: str) -> Webhook:
         return from_dict(Webhook, self._c._call("POST", f"/webhooks/{_esc(webhook_id)}/rotate")[1])

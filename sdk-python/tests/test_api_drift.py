@@ -35,6 +35,7 @@ OPERATIONS = {
     "triggerSchedule": Triggers.trigger_schedule,
     "listWebhooks": Triggers.list_webhooks, "createWebhook": Triggers.create_webhook, "getWebhook": Triggers.get_webhook,
     "deleteWebhook": Triggers.delete_webhook, "rotateWebhook": Triggers.rotate_webhook,
+    "listWebhookDeliveries": Triggers.webhook_deliveries,
     "putSecret": Client.put_secret, "listSecrets": Client.list_secrets, "getSecret": Client.get_secret,
     "deleteSecret": Client.delete_secret, "getUsage": Client.get_usage,
     "createSubscription": Subscriptions.create_subscription, "listSubscriptions": Subscriptions.list_subscriptions,
@@ -55,6 +56,7 @@ MODELS = {
     ductor.Approval: "Approval", ductor.Case: "Case CaseSummary", ductor.Webhook: "Webhook", ductor.Task: "Task",
     ductor.Upgrade: "UpgradeResult", ductor.Secret: "Secret", ductor.UsageReport: "UsageReport",
     ductor.Subscription: "Subscription", ductor.Delivery: "SubscriptionDelivery",
+    ductor.WebhookDelivery: "WebhookDelivery",
 }
 
 # Fields of the SDK's own: not in any answer.

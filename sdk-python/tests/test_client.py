@@ -183,6 +183,7 @@ class ClientTest(unittest.TestCase):
         hook = self.c.triggers.create_webhook(unique("psp"), "payment.settled")
         self.assertTrue(hook.secret)
         self.assertNotEqual(self.c.triggers.rotate_webhook(hook.id).secret, hook.secret)
+        self.assertEqual(self.c.triggers.webhook_deliveries(hook.id, result="refused"), [])
         self.c.triggers.delete_webhook(hook.id)
         self.c.unpublish(key, 1)
         with self.assertRaises(APIError):

@@ -2,7 +2,7 @@
 // docs/triggers.md).
 
 import type { CallOptions, Client } from "./client.js";
-import type { Overlap, Page, Schedule, ScheduleRequest, Webhook } from "./types.js";
+import type { Overlap, Page, Schedule, ScheduleRequest, Webhook, WebhookDelivery } from "./types.js";
 
 /** The part of the client that manages what starts runs by itself: schedules and webhooks (client.triggers). */
 export class Triggers {
@@ -70,6 +70,15 @@ export class Triggers {
   /** Reads a webhook. */
   getWebhook(id: string, opts?: CallOptions): Promise<Webhook> {
     return this.#call("GET", webhookPath(id), undefined, opts);
+  }
+
+  /**
+   * Reads a webhook's delivery log, newest first: only the "accepted" or
+   * only the "refused" results when result is given. It keeps each
+   * webhook's last 100 accepted and last 100 refused results.
+   */
+  async webhookDeliveries(id: string, f: { result?: "accepted" | "refused"; limit?: number } = {}, opts?: CallOptions): Promise<WebhookDelivery[]> {
+    return (await this.#call<{ deliveries: WebhookDelivery[] }>("GET", webhookPath(id) + "/deliveries", undefined, { ...opts, query: { ...f } })).deliveries;
   }
 
   /** Replaces a webhook's secret; the answer holds the new one. */

@@ -330,6 +330,21 @@ export interface Webhook {
   created_at: string;
 }
 
+/** One result of a webhook's delivery log: accepted or refused (and why), the event it made and the runs that started. @schema WebhookDelivery */
+export interface WebhookDelivery {
+  seq: number;
+  at: string;
+  result: "accepted" | "refused";
+  outcome: "accepted" | "duplicate" | "id_reused" | "bad_signature" | "stale_timestamp" | "invalid_body" | "too_large";
+  /** Why a refused one was: missing_signature, bad_signature, stale_timestamp, invalid_body, too_large or id_reused. */
+  reason?: string;
+  status: number;
+  /** How many deliveries it stands for: refused ones not written each time are counted with the next. */
+  count: number;
+  event_id: string | null;
+  run_ids: string[];
+}
+
 /** A bulk cancel, retry or upgrade: by filter or by ids. @schema BatchRequest */
 export interface BatchRequest {
   action: "cancel" | "retry" | "upgrade";

@@ -351,6 +351,7 @@ const operations: Record<string, string> = {
   updateSchedule: "triggers.updateSchedule", deleteSchedule: "triggers.deleteSchedule", triggerSchedule: "triggers.triggerSchedule",
   backfillSchedule: "triggers.backfillSchedule", createWebhook: "triggers.createWebhook", listWebhooks: "triggers.listWebhooks",
   getWebhook: "triggers.getWebhook", deleteWebhook: "triggers.deleteWebhook", rotateWebhook: "triggers.rotateWebhook",
+  listWebhookDeliveries: "triggers.webhookDeliveries",
   upgradeRun: "upgradeRun", retryRun: "retryRun",
   putSecret: "putSecret", listSecrets: "listSecrets", getSecret: "getSecret", deleteSecret: "deleteSecret",
   getUsage: "getUsage",

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ductor/ductor/app/server/httpx"
 
+	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/ductor/ductor/app/apperr"
@@ -229,7 +230,7 @@ func (h Hooks) publish(c echo.Context, w store.Webhook, id string, body []byte, 
 	if apperr.Is(err, apperr.IdempotencyMismatch) {
 		h.runs.Events.WebhookDelivered(deliveryIDReused)
 		h.refused(ctx, refusal{hook: w, addr: h.proxies.ClientAddr(c.Request()), reason: deliveryIDReused, status: http.StatusConflict,
-			write: &store.Delivery{Outcome: deliveryIDReused, Status: http.StatusConflict,
+			write: &store.Delivery{Outcome: deliveryIDReused, Refused: true, Reason: deliveryIDReused, Status: http.StatusConflict,
 				Count: h.recorder.succeeded(hookKey{w.TenantID, w.ID}, time.Now())}})
 		return apperr.New(apperr.IdempotencyMismatch, "delivery id %q was already used for a different body", id)
 	}
@@ -242,8 +243,27 @@ func (h Hooks) publish(c echo.Context, w store.Webhook, id string, body []byte, 
 	}
 	h.runs.Events.WebhookDelivered(outcome)
 	n := h.recorder.succeeded(hookKey{w.TenantID, w.ID}, time.Now())
-	h.write(ctx, w, store.Delivery{Outcome: outcome, Status: status, EventID: &e.ID, Count: n})
+	h.write(ctx, w, store.Delivery{Outcome: outcome, Status: status, EventID: &e.ID, RunIDs: h.startedBy(ctx, e), Count: n})
 	return c.JSON(status, map[string]any{"event_id": e.ID, "duplicate": !created})
+}
+
+// maxDeliveryRuns bounds the runs a delivery's log entry names.
+const maxDeliveryRuns = 20
+
+// startedBy lists the runs the event's triggers started (in its
+// transaction, so all of them by now), newest first, for the delivery's
+// log entry; failing to is logged and lists none.
+func (h Hooks) startedBy(ctx context.Context, e store.Event) []uuid.UUID {
+	rs, err := h.store.RunList(ctx, e.TenantID, store.RunFilter{Attributes: map[string]any{"event_id": e.ID.String()}, Limit: maxDeliveryRuns})
+	if err != nil {
+		h.log.WarnContext(ctx, "list the runs of a webhook delivery", "event_id", e.ID, "err", err)
+		return nil
+	}
+	ids := make([]uuid.UUID, len(rs))
+	for i, r := range rs {
+		ids[i] = r.ID
+	}
+	return ids
 }
 
 // recordFailure counts a failed delivery, writes it to the webhook when
@@ -252,7 +272,7 @@ func (h Hooks) recordFailure(ctx context.Context, addr string, w store.Webhook, 
 	h.runs.Events.WebhookDelivered(outcome)
 	r := refusal{hook: w, addr: addr, reason: reason, status: status}
 	if ok, n := h.recorder.failed(hookKey{w.TenantID, w.ID}, time.Now()); ok {
-		r.write = &store.Delivery{Outcome: outcome, Status: status, Count: n}
+		r.write = &store.Delivery{Outcome: outcome, Refused: true, Reason: reason, Status: status, Count: n}
 	}
 	h.refused(ctx, r)
 }

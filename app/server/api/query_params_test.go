@@ -25,6 +25,7 @@ func TestListsRefuseUnknownQueryParameters(t *testing.T) {
 		{"/api/v1/definitions", "/api/v1/definitions", "limit=5&cursor=", http.StatusOK},
 		{"/api/v1/schedules", "/api/v1/schedules", "limit=5&cursor=", http.StatusOK},
 		{"/api/v1/webhooks", "/api/v1/webhooks", "limit=5&cursor=", http.StatusOK},
+		{"/api/v1/webhooks/:id/deliveries", "/api/v1/webhooks/missing/deliveries", "limit=5&result=refused", http.StatusNotFound},
 		{"/api/v1/secrets", "/api/v1/secrets", "limit=5&cursor=", http.StatusOK},
 		{"/api/v1/subscriptions", "/api/v1/subscriptions", "limit=5", http.StatusOK},
 		{"/api/v1/subscriptions/:id/deliveries", "/api/v1/subscriptions/00000000-0000-0000-0000-000000000001/deliveries", "limit=5", http.StatusNotFound},

@@ -136,6 +136,7 @@ func webhookRoutes(api *echo.Group, d Deps) {
 	api.POST("/webhooks", handleWebhookCreate(d.Store, d.Secrets, d.BaseURL), write, publishes)
 	api.GET("/webhooks", handleWebhookList(d.Store, d.BaseURL), read, httpx.AllowQuery(httpx.KeyedListParams...))
 	api.GET("/webhooks/:id", handleWebhookGet(d.Store, d.BaseURL), read)
+	api.GET("/webhooks/:id/deliveries", handleWebhookDeliveries(d.Store), read, httpx.AllowQuery("limit", "result"))
 	api.POST("/webhooks/:id/rotate", handleWebhookRotate(d.Store, d.Secrets, d.BaseURL), write, publishes)
 	api.DELETE("/webhooks/:id", handleWebhookDelete(d.Store), write)
 }

@@ -156,3 +156,73 @@ func handleWebhookDelete(s *store.Store) echo.HandlerFunc {
 		return c.JSON(http.StatusOK, map[string]any{"id": c.Param("id"), "deleted": true})
 	}
 }
+
+// WebhookDeliveryJSON is one result of a webhook's delivery log.
+type WebhookDeliveryJSON struct {
+	Seq    int64     `json:"seq"`
+	At     time.Time `json:"at"`
+	Result string    `json:"result"` // accepted or refused
+	// Outcome is accepted, duplicate, bad_signature, stale_timestamp,
+	// invalid_body, too_large or id_reused; Reason why a refused one was.
+	Outcome string      `json:"outcome"`
+	Reason  string      `json:"reason,omitempty"`
+	Status  int         `json:"status"`
+	Count   int64       `json:"count"`
+	EventID *uuid.UUID  `json:"event_id"`
+	RunIDs  []uuid.UUID `json:"run_ids"`
+}
+
+// handleWebhookDeliveries lists a webhook's delivery log, newest first:
+// ?result=accepted or refused keeps one kind, ?limit bounds the answer.
+func handleWebhookDeliveries(s *store.Store) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ctx, tenant := c.Request().Context(), httpx.TenantOf(c)
+		limit, err := httpx.LimitParam(c)
+		if err != nil {
+			return err
+		}
+		refused, err := deliveryResultParam(c.QueryParam("result"))
+		if err != nil {
+			return err
+		}
+		w, err := s.WebhookGet(ctx, tenant, c.Param("id"))
+		if err != nil {
+			return err
+		}
+		ds, err := s.WebhookDeliveries(ctx, tenant, w.ID, refused, 0, limit)
+		if err != nil {
+			return err
+		}
+		out := make([]WebhookDeliveryJSON, len(ds))
+		for i, d := range ds {
+			out[i] = webhookDeliveryJSON(d)
+		}
+		return c.JSON(http.StatusOK, map[string]any{"deliveries": out})
+	}
+}
+
+// deliveryResultParam reads ?result: accepted, refused or neither (nil).
+func deliveryResultParam(v string) (*bool, error) {
+	switch v {
+	case "":
+		return nil, nil
+	case "accepted", "refused":
+		refused := v == "refused"
+		return &refused, nil
+	}
+	return nil, apperr.New(apperr.Invalid, `result must be "accepted" or "refused"`)
+}
+
+func webhookDeliveryJSON(d store.LoggedDelivery) WebhookDeliveryJSON {
+	out := WebhookDeliveryJSON{
+		Seq: d.Seq, At: d.At, Result: "accepted", Outcome: d.Outcome, Reason: d.Reason, Status: d.Status,
+		Count: d.Count, EventID: d.EventID, RunIDs: d.RunIDs,
+	}
+	if d.Refused {
+		out.Result = "refused"
+	}
+	if out.RunIDs == nil {
+		out.RunIDs = []uuid.UUID{}
+	}
+	return out
+}

@@ -227,6 +227,7 @@ func (f twoTenants) routeCases() map[string]routeCase {
 		"POST /t/:tenant/schedules/:id/trigger":         {params: map[string]string{"id": "sched-a"}},
 		"POST /t/:tenant/schedules/:id/delete":          {params: map[string]string{"id": "sched-del"}},
 		"GET /t/:tenant/webhooks":                       {},
+		"GET /t/:tenant/webhooks/:id":                   {params: map[string]string{"id": "hook-a"}},
 		"POST /t/:tenant/webhooks":                      {form: url.Values{"id": {"stolen"}, "event": {"x"}}},
 		"POST /t/:tenant/webhooks/:id/rotate":           {params: map[string]string{"id": "hook-a"}},
 		"POST /t/:tenant/webhooks/:id/delete":           {params: map[string]string{"id": "hook-del"}},

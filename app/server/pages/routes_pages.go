@@ -143,6 +143,7 @@ func triggerPages(t *echo.Group, d Deps) {
 	t.POST("/schedules/:id/delete", handleScheduleDeleteForm(d.Store), write)
 	manage := httpx.Need(auth.PermWebhooksManage)
 	t.GET("/webhooks", handleWebhooksPage(d), httpx.Need(auth.PermView))
+	t.GET("/webhooks/:id", handleWebhookPage(d), httpx.Need(auth.PermView))
 	t.POST("/webhooks", handleWebhookCreateForm(d), manage)
 	t.POST("/webhooks/:id/rotate", handleWebhookRotateForm(d), manage)
 	t.POST("/webhooks/:id/delete", handleWebhookDeleteForm(d.Store), manage)
