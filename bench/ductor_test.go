@@ -49,6 +49,9 @@ func newClient(b *testing.B, pool *pgxpool.Pool, opts ...func(*workers.Config)) 
 	exec := steps.NewExecutor(steps.NewRegistry(), steps.HTTPOptions{})
 	cfg := workers.Config{Pool: pool, Logger: log, LocalHandlers: exec.Handles,
 		StepBatchMax: envInt("BENCH_STEP_BATCH", 0)} // 0: the default
+	if os.Getenv("DUCTOR_LOCAL_STEPS") == "on" { // the whole suite with local steps, as `ductor serve` runs them
+		cfg.LocalSteps = exec
+	}
 	for _, o := range opts {
 		o(&cfg)
 	}
