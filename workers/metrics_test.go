@@ -34,3 +34,35 @@ func TestMetricsCountTicksStepsAndRuns(t *testing.T) {
 		t.Errorf("ductor_runs_finished_total has %d series, want one (succeeded)", n)
 	}
 }
+
+// With local steps on, the process counts the steps it ran itself.
+func TestMetricsCountLocalSteps(t *testing.T) {
+	t.Parallel()
+	b := setupLocalWith(t, nil)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(b.coord.Collectors()...)
+	b.publish(t, chain("metered", noop("a"), noop("b"), noop("c")))
+	b.waitTerminal(t, b.start(t, "metered", nil))
+	if n := counterValue(t, reg, "ductor_local_steps_total"); n < 1 {
+		t.Errorf("ductor_local_steps_total = %v, want the chain's steps run locally", n)
+	}
+	if testutil.CollectAndCount(reg, "ductor_local_steps_running") != 1 {
+		t.Error("ductor_local_steps_running not exported")
+	}
+}
+
+// counterValue is the value of reg's one-series counter name.
+func counterValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() == name && len(f.GetMetric()) == 1 {
+			return f.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	t.Fatalf("no metric %s", name)
+	return 0
+}

@@ -3,6 +3,7 @@ package shell
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -43,6 +44,8 @@ type localSteps struct {
 	mu       sync.Mutex
 	inUse    int
 	byTenant map[uuid.UUID]int
+
+	launched atomic.Int64 // local steps run since the process started
 }
 
 func newLocalSteps(c *deps, results *resultGroup, cancels *stepCancels) *localSteps {
@@ -198,6 +201,13 @@ func (l *localSteps) reserve(tenant uuid.UUID) bool {
 	return true
 }
 
+// running is how many slots local steps hold now.
+func (l *localSteps) running() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.inUse
+}
+
 func (l *localSteps) free(tenant uuid.UUID) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -218,6 +228,7 @@ func (l *localSteps) abandon(steps []*localStep) {
 // launch runs steps whose transaction committed, each on a goroutine of
 // its own.
 func (l *localSteps) launch(steps []*localStep) {
+	l.launched.Add(int64(len(steps)))
 	for _, s := range steps {
 		l.wg.Go(func() { l.execute(s) })
 	}

@@ -67,11 +67,21 @@ func (sh *Shell) Close() {
 
 // Collectors are the shell's metrics for a Prometheus registry: tick
 // duration, step duration by type and outcome, finished runs by status,
-// record_version conflicts, time bulk work yielded to idle tenants, and
-// live queue depth and in-flight steps per tier and tenant.
+// record_version conflicts, time bulk work yielded to idle tenants, live
+// queue depth and in-flight steps per tier and tenant, and local steps.
 func (sh *Shell) Collectors() []prometheus.Collector {
 	d := sh.deps
-	return append(d.metrics.collectors(),
+	cs := d.metrics.collectors()
+	if d.local != nil {
+		cs = append(cs,
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+				Name: "ductor_local_steps_running", Help: "Local steps (run where their tick decided them, without a River job) running in this process now.",
+			}, func() float64 { return float64(d.local.running()) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{
+				Name: "ductor_local_steps_total", Help: "Local steps this process has run.",
+			}, func() float64 { return float64(d.local.launched.Load()) }))
+	}
+	return append(cs,
 		d.metrics.tickSeconds, d.metrics.stepSeconds, d.metrics.finished, d.metrics.warnings, d.metrics.discarded,
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "ductor_tick_conflicts_total", Help: "Ticks that lost the record_version race and decided again.",
