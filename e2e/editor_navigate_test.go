@@ -4,26 +4,27 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 )
 
-// openBig publishes a definition of n chained steps and opens it.
-func openBig(t *testing.T, ctx context.Context, p *program, n int) {
+// openBig publishes a definition of n chained steps as key and opens it.
+func openBig(t *testing.T, ctx context.Context, p *program, key string, n int) {
 	t.Helper()
-	createDefinition(t, ctx, p, "big")
+	createDefinition(t, ctx, p, key)
 	status, err := chromedp.Run(ctx, chromedp.Evaluate[int](`(async () => {
 		const r = await fetch(document.getElementById("editor").dataset.publishUrl, {method: "POST",
 			headers: {"X-CSRF-Token": document.getElementById("editor").dataset.csrf, Accept: "application/json"},
-			body: new URLSearchParams({document: `+"`"+bigDefinition(n)+"`"+`})});
+			body: new URLSearchParams({document: `+"`"+strings.Replace(bigDefinition(n), "key: big", "key: "+key, 1)+"`"+`})});
 		return r.status;
 	})()`, chromedp.EvalAwaitPromise))
 	if err != nil || status != 201 {
 		t.Fatalf("publish %d steps = %d, %v", n, status, err)
 	}
-	run(t, ctx, "open it", chromedp.Navigate(p.BaseURL+"/t/dev/definitions/big/edit"),
+	run(t, ctx, "open it", chromedp.Navigate(p.BaseURL+"/t/dev/definitions/"+key+"/edit"),
 		chromedp.WaitReady(chromedp.CSS(`#editor[data-ready="true"]`)))
 }
 
@@ -50,7 +51,7 @@ func TestEditorFindsAStep(t *testing.T) {
 	p := startDevOnTestDatabase(t)
 	ctx := newBrowser(t)
 	devLogin(t, ctx, p)
-	openBig(t, ctx, p, 60)
+	openBig(t, ctx, p, "big", 60)
 
 	run(t, ctx, "type step_4", chromedp.SendKeys(chromedp.CSS("#step-search"), "step_4"))
 	waitFor(t, ctx, "11 matches marked", `document.querySelectorAll("g.node.match").length === 11 &&
@@ -81,10 +82,14 @@ func TestEditorMinimapPans(t *testing.T) {
 	p := startDevOnTestDatabase(t)
 	ctx := newBrowser(t)
 	devLogin(t, ctx, p)
-	openBig(t, ctx, p, 60)
+	openBig(t, ctx, p, "big", 60)
 	waitFor(t, ctx, "the minimap of 60 steps", `document.querySelector("svg.minimap")?.dataset.nodes === "60"`)
+	// At Fit the whole graph is in view: the minimap would only hide part
+	// of it.
+	waitFor(t, ctx, "no minimap at Fit", `getComputedStyle(document.querySelector("svg.minimap")).display === "none"`)
 	run(t, ctx, "zoom in", chromedp.Click(chromedp.CSS("#zoom-in")), chromedp.Click(chromedp.CSS("#zoom-in")),
 		chromedp.Click(chromedp.CSS("#zoom-in")), chromedp.Click(chromedp.CSS("#zoom-in")))
+	waitFor(t, ctx, "the minimap zoomed in", `getComputedStyle(document.querySelector("svg.minimap")).display !== "none"`)
 
 	mini := func(ref string) [2]float64 {
 		pt, err := chromedp.Run(ctx, chromedp.Evaluate[[2]float64](fmt.Sprintf(`(() => {

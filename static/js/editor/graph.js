@@ -76,7 +76,10 @@ function render(g, model) {
   for (const e of edges) parts.push(edgeSVG(e, pos, model, parallel, tb, g.laid));
   g.svg.dataset.placed = String(pos.manual);
   parts.push("</g>", '<g class="junctions">', junctionsSVG(edges, pos, model, tb), "</g>", '<g class="nodes">');
-  for (const n of nodes) parts.push(nodeSVG(n, pos.get(n.id), model, tb));
+  g.lod = levelOfDetail(g.view.k);
+  g.svg.dataset.lod = g.lod.level;
+  g.svg.classList.toggle("lod-compact", g.lod.level !== "full");
+  for (const n of nodes) parts.push(nodeSVG(n, pos.get(n.id), model, tb, g.lod));
   g.svg.dataset.layout = g.laid.dir;
   parts.push("</g>");
   g.port.innerHTML = parts.join("");
@@ -218,6 +221,12 @@ function createMinimap(g) {
     view.setAttribute("y", y.toFixed(1));
     view.setAttribute("width", ((w / k) * m.scale).toFixed(1));
     view.setAttribute("height", ((h / k) * m.scale).toFixed(1));
+    // With the whole graph in view (at Fit) the minimap would only hide
+    // part of it.
+    const b = g.box;
+    const [vx, vy] = [-tx / k, -ty / k];
+    const whole = !!b && vx <= b.x + 1 && vy <= b.y + 1 && vx + w / k >= b.x + b.w - 1 && vy + h / k >= b.y + b.h - 1;
+    box.classList.toggle("whole", whole);
   }
   // panTo centres the pane on the graph point under a minimap position.
   function panTo(ev) {
@@ -336,7 +345,33 @@ function junctionsSVG(edges, pos, model, tb) {
   return out.join("");
 }
 
-function nodeSVG(n, p, model, tb) {
+// Level of detail. A full box's ref is 12.5 units high: below the scale
+// that draws it 10 px on screen a box is drawn compact, its ref alone at
+// LABEL_PX on screen; below MIN_COMPACT, where not even a short ref fits,
+// the box alone.
+const FULL_SCALE = 0.8;
+const MIN_COMPACT = 0.2;
+const LABEL_PX = 10.5;
+const CHAR_EM = 0.61; // a monospace character's width, in ems
+
+export function levelOfDetail(k) {
+  if (k >= FULL_SCALE) return { level: "full", chars: 0, k };
+  const chars = Math.floor((NODE_W * k - 8) / (LABEL_PX * CHAR_EM));
+  if (k < MIN_COMPACT || chars < 4) return { level: "shape", chars: 0, k };
+  return { level: "compact", chars, k };
+}
+
+// middle shortens s to n characters, keeping its start and its end (a
+// ref's number): transf…_12, or its end alone when short: …_12.
+function middle(s, n) {
+  s = String(s ?? "");
+  if (s.length <= n) return s;
+  if (n < 8) return "…" + s.slice(s.length - (n - 1)); // the end tells steps apart
+  const tail = Math.min(3, Math.floor((n - 1) / 2));
+  return s.slice(0, n - 1 - tail) + "…" + s.slice(s.length - tail);
+}
+
+function nodeSVG(n, p, model, tb, lod) {
   const s = n.step;
   const kind = model.kinds.get(s.type);
   const problems = model.stepProblems.get(n.id) || [];
@@ -360,6 +395,20 @@ function nodeSVG(n, p, model, tb) {
   // The box's name is its title (SVG's own naming): ref, type, control
   // tags and problems. An aria-label would have to repeat the box's
   // visible text as drawn (WCAG 2.5.3), truncations included.
+  // Control tags stay above a compact box, at a readable size.
+  const compactTags = tags.length && lod.level === "compact"
+    ? `<text class="tags" x="${NODE_W}" y="${(-4 / lod.k).toFixed(1)}" text-anchor="end">${esc(tags.map((t) => t.label).join(" · "))}</text>`
+    : "";
+  if (lod.level !== "full") {
+    // Compact: the box and its ref alone, the ref at a size readable on
+    // screen (shortened in the middle to fit), or at a scale too small for
+    // any text the box alone; its title still names it.
+    const label = lod.level === "compact"
+      ? `<text class="ref compact" x="${NODE_W / 2}" y="${NODE_H / 2}" text-anchor="middle" dominant-baseline="central">${esc(middle(n.id, lod.chars))}</text>`
+      : "";
+    return `<g class="${cls}" data-ref="${esc(n.id)}" data-type="${esc(s.type)}" tabindex="0" role="button" transform="translate(${p.x},${p.y})">` +
+      `<title>${esc(tip)}</title><rect width="${NODE_W}" height="${NODE_H}" rx="7"/>${label}${compactTags}${badge}${ports}</g>`;
+  }
   return `<g class="${cls}" data-ref="${esc(n.id)}" data-type="${esc(s.type)}" tabindex="0" role="button" transform="translate(${p.x},${p.y})">` +
     `<title>${esc(tip)}</title><rect width="${NODE_W}" height="${NODE_H}" rx="7"/>` +
     `<text class="icon" x="12" y="25">${esc(kind ? kind.icon : "?")}</text>` +
@@ -409,6 +458,9 @@ function applyView(g) {
   const { k, tx, ty } = g.view;
   g.port.setAttribute("transform", `translate(${tx},${ty}) scale(${k})`);
   g.svg.dataset.scale = k.toFixed(3);
+  g.svg.style.setProperty("--k", String(k));
+  const lod = levelOfDetail(k);
+  if (g.model && g.lod && (lod.level !== g.lod.level || lod.chars !== g.lod.chars)) render(g, g.model);
   if (g.mini) g.mini.moved();
 }
 
