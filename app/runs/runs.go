@@ -102,7 +102,9 @@ func (c *Service) Start(ctx context.Context, t Trigger, validate InputValidator)
 	}
 	create := func(inline bool) error {
 		tally.Reset()
-		return store.WithTx(ctx, c.pool, func(tx pgx.Tx) error {
+		// The inline tick may run the first step in this process, once the
+		// start commits (c.t.WithTx).
+		return c.t.WithTx(ctx, func(ctx context.Context, tx pgx.Tx) error {
 			if limited { // again, exactly: under the tenant's quota lock
 				if _, err := c.admit(ctx, store.New(tx), t.TenantID); err != nil {
 					return err

@@ -1,7 +1,10 @@
 package shell
 
 import (
+	"context"
+
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/ductor/ductor/app/store"
 )
@@ -29,6 +32,14 @@ func (c *Writer) CountFlow(t *FlowTally) { c.flowMetrics.count(t) }
 
 // Inline reports whether starts and results tick their runs inline.
 func (c *Ticker) Inline() bool { return !c.NoInlineTicks }
+
+// WithTx runs fn in a transaction in which an inline tick (TickNew, with
+// the ctx fn is given) may choose steps to run in this process; they run
+// once it commits, and not at all when it fails (see "Local steps").
+// Without local steps it is store.WithTx.
+func (c *Ticker) WithTx(ctx context.Context, fn func(ctx context.Context, tx pgx.Tx) error) error {
+	return c.withTx(ctx, fn)
+}
 
 // NewRootRun is a pending run of version v that starts a lineage of its
 // own: no parent, no predecessor.
