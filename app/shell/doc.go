@@ -253,7 +253,9 @@
 // A process that has both the ticks and the executor (Config.Local, the
 // coordinator and steps roles together) runs the task and http steps its
 // own ticks dispatch without a River job. When a tick's transaction was
-// opened by withTx (a tick job's, a result group's), insertSteps gives
+// opened by withTx (a tick job's, a result group's, or a start's through
+// Ticker.WithTx, whose inline tick dispatches the run's first steps),
+// insertSteps gives
 // the step jobs left after admission, pools and the bridge to runLocal:
 // a step alone in its job, not sparse, of no pool, of a tenant with no
 // admission limits, for which the process has a free slot within the
@@ -276,8 +278,9 @@
 // apply; pools and admission limits keep River's path, where they are
 // counted. Fairness holds because a tenant holds at most its share of
 // the local slots; every other step goes through the tiered fair queue.
-// A sparse step, a trigger's first step (its transaction is the API's),
-// a retry the sweep enqueues and a bridge task keep River's path.
+// A sparse step, a retry the sweep enqueues and a bridge task keep
+// River's path, as does a trigger's first step in a process without the
+// steps role (an API replica).
 //
 // # Read, decide, write
 //
