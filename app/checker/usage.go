@@ -92,7 +92,7 @@ UNION ALL
 SELECT tenant_id, ductor_utc_day(created_at), 'signals', count(*) FROM run_signal GROUP BY 1, 2
 UNION ALL
 SELECT tenant_id, '2000-01-01'::date, 'stored_bytes', sum(b)::bigint FROM (
-    SELECT tenant_id, ductor_json_bytes(output) + ductor_json_bytes(error) AS b FROM run_attempt
+    SELECT tenant_id, ductor_json_bytes(output) + ductor_json_bytes(error) + ductor_json_bytes(input) AS b FROM run_attempt
     UNION ALL SELECT tenant_id, ductor_json_bytes(payload) FROM run_input
     UNION ALL SELECT tenant_id, ductor_json_bytes(input) FROM run
     UNION ALL SELECT tenant_id, ductor_json_bytes(transitions) FROM run_history_batch) s GROUP BY 1`
