@@ -156,6 +156,7 @@ func TestAPITenantIsolation(t *testing.T) {
 		// B's own batch, naming A's run, which it will not find.
 		"POST /api/v1/runs/batch":                  {"/api/v1/runs/batch", `{"action": "cancel", "run_ids": ["` + id + `"]}`, 202},
 		"GET /api/v1/batches/:id":                  {"/api/v1/batches/" + batch["id"].(string), "", 404},
+		"POST /api/v1/batches/:id/stop":            {"/api/v1/batches/" + batch["id"].(string) + "/stop", "", 404},
 		"GET /api/v1/runs/:id/history":             {"/api/v1/runs/" + id + "/history", "", 404},
 		"POST /api/v1/runs/:id/continue-as-new":    {"/api/v1/runs/" + id + "/continue-as-new", `{"request_id": "x"}`, 404},
 		"POST /api/v1/runs/:id/cancel":             {"/api/v1/runs/" + id + "/cancel", "", 404},

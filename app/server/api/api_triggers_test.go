@@ -40,6 +40,7 @@ func triggerIsolationCases(t *testing.T, b *apiBundle) (map[string]isolationCase
 		"POST /api/v1/webhooks":               {"/api/v1/webhooks", `{"id": "b-hook", "event": "b.event"}`, 201},
 		"GET /api/v1/webhooks":                {"/api/v1/webhooks", "", 200},
 		"GET /api/v1/webhooks/:id":            {w, "", 404},
+		"GET /api/v1/webhooks/:id/deliveries": {w + "/deliveries", "", 404},
 		"POST /api/v1/webhooks/:id/rotate":    {w + "/rotate", "", 404},
 		"DELETE /api/v1/webhooks/:id":         {w, "", 404},
 	}, []string{"hidden.event", hook["secret"].(string), hook["secret_hint"].(string)}
