@@ -22,8 +22,9 @@ var errCrash = errors.New("injected crash")
 // before River records the job as done) is retried by River; every run
 // still completes with each task executed once, with one attempt each,
 // whether its steps go through River (one step job each) or run where
-// their tick was decided (local steps: no step job but the first, whose
-// tick is the start's).
+// their tick was decided (local steps: at most one step job a step, for
+// a step whose tick found the process's cancel listener not listening
+// yet).
 func TestTickCrashAtEachPoint(t *testing.T) {
 	t.Parallel()
 	points := []string{shell.FaultBeforeDecide, shell.FaultAfterSave, shell.FaultAfterEnqueue,
@@ -46,6 +47,9 @@ func TestTickCrashAtEachPoint(t *testing.T) {
 					// A crash after commit is a tick job's: inline ticks
 					// commit with the step's own job.
 					c.NoInlineTicks = point == shell.FaultAfterCommit
+					if !local { // River's path, even under DUCTOR_TEST_LOCAL_STEPS=on
+						c.LocalSteps = nil
+					}
 					c.Testing.Fault = func(p string) error {
 						if p == point && crashes.Add(1) <= 4 {
 							return errCrash

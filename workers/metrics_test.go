@@ -2,11 +2,13 @@ package workers_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/ductor/ductor/app/definition"
+	"github.com/ductor/ductor/app/testwait"
 )
 
 func TestMetricsCountTicksStepsAndRuns(t *testing.T) {
@@ -17,14 +19,19 @@ func TestMetricsCountTicksStepsAndRuns(t *testing.T) {
 	b.publish(t, chain("metered", noop("a"), step("b", definition.TypeTransform, map[string]any{"expr": "1"})))
 	b.waitTerminal(t, b.start(t, "metered", nil))
 
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The run's end is counted once its tick has committed, a moment
+	// after the run reads as ended.
 	seen := map[string]bool{}
-	for _, f := range families {
-		seen[f.GetName()] = true
-	}
+	testwait.Eventually(t, 10*time.Second, "the run's end counted", func() bool {
+		families, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range families {
+			seen[f.GetName()] = true
+		}
+		return seen["ductor_runs_finished_total"]
+	})
 	for _, name := range []string{"ductor_tick_duration_seconds", "ductor_step_duration_seconds", "ductor_runs_finished_total", "ductor_tick_conflicts_total"} {
 		if !seen[name] {
 			t.Errorf("metric %s not exported (have %v)", name, seen)
