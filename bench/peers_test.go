@@ -33,7 +33,11 @@ import (
 //     request sent to the step started, p50;
 //   - fan-out: one 2,000-way (-short: 300) scatter of no-op tasks; steps a
 //     second from the request to the run's end.
+//
+// The throughputs are also given as ratios of River's raw rate measured
+// in the same run.
 func BenchmarkPeers(b *testing.B) {
+	baseline := riverRate(b)
 	chains := size("BENCH_PEER_CHAINS", 500, 50)
 	fan := size("BENCH_PEER_FAN", 2000, 300)
 	triggers := size("BENCH_PEER_TRIGGERS", 100, 30)
@@ -74,8 +78,8 @@ func BenchmarkPeers(b *testing.B) {
 		name := map[bool]string{true: "on", false: "off"}[p.local]
 		b.ReportMetric(mean(f.chain), "chain-steps/s-local-"+name)
 		b.ReportMetric(hop.p50, "hop-p50-ms-local-"+name)
-		record(b, "peers-local-"+name, "peers through the API, local steps %s: %d 10-step chains %.0f steps/s; 100-step chain hop %s; trigger → step started %s; %d-way fan-out %.0f steps/s",
-			name, chains, mean(f.chain), hop, trig, fan, mean(f.fan))
+		record(b, "peers-local-"+name, "peers through the API, local steps %s: %d 10-step chains %.0f steps/s (%.2f× River raw); 100-step chain hop %s; trigger → step started %s; %d-way fan-out %.0f steps/s (%.2f×)",
+			name, chains, mean(f.chain), mean(f.chain)/baseline, hop, trig, fan, mean(f.fan), mean(f.fan)/baseline)
 	}
 }
 
