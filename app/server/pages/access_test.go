@@ -176,6 +176,7 @@ func (f twoTenants) routeCases() map[string]routeCase {
 		"GET /t/:tenant/definitions/:key/diff": {params: orders},
 		"GET /t/:tenant/definitions/:key/versions/:n/upgrade":    {params: map[string]string{"key": "orders", "n": "1"}},
 		"POST /t/:tenant/definitions/:key/versions/:n/upgrade":   {params: map[string]string{"key": "orders", "n": "1"}, form: url.Values{"version": {"1"}}},
+		"GET /t/:tenant/definitions/:key/hints":                  {params: orders},
 		"POST /t/:tenant/definitions/:key/check":                 {params: orders, form: url.Values{"document": {ordersDraft}}},
 		"POST /t/:tenant/definitions/:key/draft":                 {params: orders, form: url.Values{"document": {ordersDraft + "name: stolen\n"}}},
 		"POST /t/:tenant/definitions/:key/publish":               {params: orders, form: url.Values{"document": {ordersDraft}}},

@@ -70,6 +70,7 @@ func Routes(e *echo.Echo, d Deps) {
 	t.GET("/definitions", handleDefinitions(d.Store), httpx.Need(auth.PermView))
 	t.POST("/definitions", handleDefinitionCreate(d.Store), httpx.Need(auth.PermDefinitionsWrite))
 	t.GET("/definitions/:key/edit", handleEditor(d.Store), httpx.Need(auth.PermView))
+	t.GET("/definitions/:key/hints", handleEditorHints(d.Store), httpx.Need(auth.PermDefinitionsWrite))
 	t.GET("/definitions/:key/diff", handleDefinitionDiff(d.Store), httpx.Need(auth.PermView))
 	t.POST("/definitions/:key/runs", handleTestRun(d.Runs, d.ValidateInput), needAny(auth.PermDefinitionsWrite, auth.PermRunsOperate))
 	editorRoutes(e, d, st)
