@@ -73,6 +73,8 @@ func Routes(e *echo.Echo, d Deps) {
 	t.GET("/definitions/:key/hints", handleEditorHints(d.Store), httpx.Need(auth.PermDefinitionsWrite))
 	t.GET("/definitions/:key/diff", handleDefinitionDiff(d.Store), httpx.Need(auth.PermView))
 	t.POST("/definitions/:key/runs", handleTestRun(d.Runs, d.ValidateInput), needAny(auth.PermDefinitionsWrite, auth.PermRunsOperate))
+	t.GET("/definitions/:key/try/runs", handleTryRuns(d.Store), httpx.Need(auth.PermView))
+	t.GET("/definitions/:key/try/runs/:id", handleTrySample(d.Store), httpx.Need(auth.PermView))
 	editorRoutes(e, d, st)
 	runPages(t, d)
 	triggerPages(t, d)
@@ -101,6 +103,7 @@ func editorRoutes(e *echo.Echo, d Deps, st httpx.Site) {
 	ed.POST("/draft", handleDraftSaveForm(d.Store), httpx.Need(auth.PermDefinitionsWrite))
 	ed.POST("/publish", handlePublishForm(d.Store), httpx.Need(auth.PermDefinitionsWrite))
 	ed.POST("/test", handleEditorTests(d.Store, newEditorTester()), needAny(auth.PermDefinitionsWrite, auth.PermRunsOperate))
+	ed.POST("/try", handleEditorTry(newTryLimiter()), needAny(auth.PermDefinitionsWrite, auth.PermRunsOperate))
 }
 
 // runPages lists the runs list, the run inspector with its operator
