@@ -319,7 +319,10 @@ function edgeSVG(e, pos, model, parallel, tb, laid) {
   const label = e.branch >= 0 ? (e.isDefault ? "default" : `${e.branch + 1}. ${trunc(e.when, 24)}`) : e.on;
   const arrow = sel ? "arrow-sel" : bad ? "arrow-bad" : "arrow";
   const [lx, ly] = [geo.mid[0], geo.mid[1] - 4 + nth * 13];
-  const name = `edge ${e.from} to ${e.to}, ${e.branch >= 0 ? (e.isDefault ? "default" : "when " + e.when) : "on " + e.on}`;
+  // A branch's name starts with its visible label, which may be cut.
+  const name = e.branch >= 0
+    ? `${label}: edge ${e.from} to ${e.to}, ${e.isDefault ? "default" : "when " + e.when}`
+    : `edge ${e.from} to ${e.to}, on ${e.on}`;
   return `<g class="${cls}" data-edge="${e.id}" data-from="${esc(e.from)}" data-to="${esc(e.to)}" data-on="${esc(e.on)}" tabindex="0" role="button" aria-label="${esc(name)}">` +
     `<title>${esc(e.from)} → ${esc(e.to)}: ${esc(e.branch >= 0 ? (e.isDefault ? "default" : "when " + e.when) : "on " + e.on)}</title>` +
     `<path class="hit" d="${geo.d}"/><path class="line" d="${geo.d}" marker-end="url(#${arrow})"/>` +

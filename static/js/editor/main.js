@@ -8,6 +8,7 @@ import { createGraph } from "./graph.js";
 import { createPanel } from "./panel.js";
 import { escapeHTML as esc } from "./cel.js";
 import { createSource } from "./source.js";
+import { createTry } from "./try.js";
 
 const root = document.getElementById("editor");
 const catalogue = JSON.parse(document.getElementById("editor-kinds").textContent);
@@ -54,6 +55,12 @@ const panel = createPanel($("panel"), {
     if (what === "on") docs.setEdgeOutcome(d, e, value);
     else docs.setBranchWhen(d, e, value);
   }, { keepPanel: true }),
+});
+
+const tryIt = createTry({
+  post, url: root.dataset.tryUrl, runsUrl: root.dataset.tryRunsUrl, canTry: root.dataset.canTry === "true",
+  doc: () => state.doc,
+  documentText: async () => { await check.flush(); return yamlEl.value; },
 });
 
 // ---- checking: every change goes to the server, debounced ----
@@ -318,7 +325,10 @@ function showSelection() {
   const s = state.selected;
   const item = findSelected();
   if (!item) return panel.clear();
-  if (s.kind === "step") return panel.showStep(item, docs.stepIndex(state.doc, s.id));
+  if (s.kind === "step") {
+    panel.showStep(item, docs.stepIndex(state.doc, s.id));
+    return tryIt.show($("panel"), item);
+  }
   const src = docs.stepByRef(state.doc, item.from);
   panel.showEdge(item, src && kinds.get(src.type));
 }
@@ -534,6 +544,7 @@ $("source-form").addEventListener("submit", async (ev) => {
   if ($("run-needs-version")) {
     $("run-needs-version").remove();
     $("run-start").disabled = false;
+    $("run-start").removeAttribute("aria-describedby");
   }
 });
 
