@@ -11,7 +11,25 @@ const (
 	FieldList     = "list"     // strings, one per line
 	FieldJSON     = "json"     // any JSON value, edited as JSON text
 	FieldJoin     = "join"     // all, any or {at_least: N, cancel_rest}
+	FieldNumber   = "number"   // a number
+	FieldBool     = "bool"     // true or false, or unset for the default
+	// Sub-forms, each with its JSON one toggle away.
+	FieldTemplate = "template" // a scatter's `do`: a type and that type's fields
+	FieldSchema   = "schema"   // a human_loop's case fields: a JSON Schema of rows
+	FieldHeaders  = "headers"  // an object of strings: name and value rows
 )
+
+// Pickers: what a field offers to choose from, besides free text.
+const (
+	PickHandler  = "handler"  // built-in handlers and those the tenant's workers ran
+	PickPeople   = "people"   // the tenant's members by email, and role:NAME
+	PickScatter  = "scatter"  // the step's ancestor scatters in the graph
+	PickWorkflow = "workflow" // the tenant's definitions
+	PickVersion  = "version"  // the published versions of the step's workflow
+)
+
+// TemplateTypes are the types a scatter's `do` template may have.
+var TemplateTypes = []string{"task", "http", "transform"}
 
 // StepField is one setting of a step: Name is its key in `with` (or, for
 // Common fields, in the step itself, dotted for retry.*).
@@ -23,6 +41,7 @@ type StepField struct {
 	Options  []string `json:"options,omitempty"`
 	Default  string   `json:"default,omitempty"`
 	Help     string   `json:"help,omitempty"`
+	Picker   string   `json:"picker,omitempty"` // one of the Pick constants
 }
 
 // StepKind describes one of the fifteen step types for the editor: its
@@ -50,6 +69,10 @@ func enum(name, def string, options ...string) StepField {
 func oneOf(group, name, kind string) StepField {
 	return StepField{Name: name, Kind: kind, OneOf: group}
 }
+func pick(f StepField, picker string) StepField {
+	f.Picker = picker
+	return f
+}
 
 var (
 	timeoutField = opt("timeout", FieldDuration)
@@ -60,12 +83,12 @@ var (
 // `with` settings the compiler accepts (app/definition/doc.go).
 var StepKinds = []StepKind{
 	{Type: "task", Label: "Task", Icon: "⚙", Outcomes: outcomesWork, Key: []string{"handler"}, Retry: true, ForEach: true,
-		Fields: []StepField{req("handler", FieldText), opt("queue", FieldText), opt("input_expr", FieldExpr), opt("schedule_to_start", FieldDuration)},
+		Fields: []StepField{pick(req("handler", FieldText), PickHandler), opt("queue", FieldText), opt("input_expr", FieldExpr), opt("schedule_to_start", FieldDuration)},
 		Sample: map[string]any{"handler": "builtin.noop"}},
 	{Type: "http", Label: "HTTP request", Icon: "⇄", Outcomes: outcomesWork, Key: []string{"url", "url_expr"}, Retry: true, ForEach: true,
 		Fields: []StepField{oneOf("url", "url", FieldText), oneOf("url", "url_expr", FieldExpr),
 			enum("method", "GET", "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"),
-			opt("headers", FieldJSON), opt("body", FieldJSON), opt("body_expr", FieldExpr), opt("expect_status", FieldJSON)},
+			opt("headers", FieldHeaders), opt("body", FieldJSON), opt("body_expr", FieldExpr), opt("expect_status", FieldJSON)},
 		Sample: map[string]any{"url": "https://example.com/"}},
 	{Type: "transform", Label: "Transform", Icon: "ƒ", Outcomes: outcomesWork, Key: []string{"expr"}, ForEach: true,
 		Fields: []StepField{req("expr", FieldExpr)}, Sample: map[string]any{"expr": "input"}},
@@ -73,15 +96,15 @@ var StepKinds = []StepKind{
 		Fields: []StepField{req("expr", FieldExpr)}, Sample: map[string]any{"expr": "true"}},
 	{Type: "scatter", Label: "Scatter", Icon: "⋔", Outcomes: outcomesWork, Key: []string{"items_expr"},
 		Fields: []StepField{req("items_expr", FieldExpr), opt("key_expr", FieldExpr), enum("mode", "inline", "inline", "child_workflow"),
-			opt("do", FieldJSON), opt("workflow", FieldText), opt("version", FieldInt), opt("input_expr", FieldExpr),
+			opt("do", FieldTemplate), pick(opt("workflow", FieldText), PickWorkflow), pick(opt("version", FieldInt), PickVersion), opt("input_expr", FieldExpr),
 			opt("max_inline_children", FieldInt), opt("concurrency", FieldInt), opt("interval_ms", FieldInt),
 			help(opt("complete_when", FieldExpr), "complete early once true: succeeded, failed, done, total, results")},
 		Sample: map[string]any{"items_expr": "[1, 2, 3]", "do": map[string]any{"type": "transform", "with": map[string]any{"expr": "item"}}}},
 	{Type: "gather", Label: "Gather", Icon: "⋈", Outcomes: outcomesWork, Key: []string{"scatter_ref"},
-		Fields: []StepField{req("scatter_ref", FieldText), enum("strategy", "partition", "partition", "include", "drop", "raise")},
+		Fields: []StepField{pick(req("scatter_ref", FieldText), PickScatter), enum("strategy", "partition", "partition", "include", "drop", "raise")},
 		Sample: map[string]any{"scatter_ref": ""}},
 	{Type: "subworkflow", Label: "Subworkflow", Icon: "▣", Outcomes: outcomesWork, Key: []string{"workflow"},
-		Fields: []StepField{req("workflow", FieldText), opt("version", FieldInt), enum("mode", "sync", "sync", "async"),
+		Fields: []StepField{pick(req("workflow", FieldText), PickWorkflow), pick(opt("version", FieldInt), PickVersion), enum("mode", "sync", "sync", "async"),
 			opt("wait_for", FieldText), opt("input_expr", FieldExpr), timeoutField,
 			enum("on_timeout", "fail_parent", "fail_parent", "detach", "continue_with_error"),
 			help(opt("repeat.until_expr", FieldExpr), "loop: one child run per iteration until true (reads output, iteration)"),
@@ -107,11 +130,11 @@ var StepKinds = []StepKind{
 		Fields: []StepField{req("name", FieldText), opt("match_expr", FieldExpr), req("window", FieldDuration), opt("max_items", FieldInt)},
 		Sample: map[string]any{"name": "alerts", "window": "5m"}},
 	{Type: "approval", Label: "Approval", Icon: "✔", Outcomes: []string{"approved", "rejected", "error"}, Key: []string{"title", "approvers"},
-		Fields: []StepField{req("approvers", FieldList), opt("title", FieldText), opt("description", FieldText),
+		Fields: []StepField{pick(req("approvers", FieldList), PickPeople), opt("title", FieldText), opt("description", FieldText),
 			opt("min_approvals", FieldInt), timeoutField, enum("on_timeout", "fail", "fail", "approve", "skip")},
 		Sample: map[string]any{"approvers": []any{"role:admin"}}},
 	{Type: "human_loop", Label: "Human loop", Icon: "☺", Outcomes: outcomesWork, Key: []string{"title"},
-		Fields: []StepField{req("title", FieldText), opt("assignees", FieldList), opt("fields", FieldJSON),
+		Fields: []StepField{req("title", FieldText), pick(opt("assignees", FieldList), PickPeople), opt("fields", FieldSchema),
 			opt("awaiting_status", FieldText), timeoutField, enum("on_timeout", "fail", "fail", "skip")},
 		Sample: map[string]any{"title": "Review"}},
 }
@@ -138,5 +161,6 @@ var ForEachField = opt("for_each", FieldExpr)
 var RetryFields = []StepField{
 	opt("timeout", FieldDuration),
 	opt("retry.max_attempts", FieldInt), opt("retry.initial_interval", FieldDuration),
-	opt("retry.backoff_coefficient", FieldText), opt("retry.max_interval", FieldDuration),
+	opt("retry.backoff_coefficient", FieldNumber), opt("retry.max_interval", FieldDuration),
+	{Name: "retry.jitter", Kind: FieldBool, Default: "true", Help: "spread each wait randomly over its second half"},
 }

@@ -24,7 +24,8 @@ func boolAttr(b bool) string { return strconv.FormatBool(b) }
 
 // editorKinds is what the editor's script knows of step types.
 func editorKinds() map[string]any {
-	return map[string]any{"kinds": StepKinds, "common": CommonFields, "for_each": ForEachField, "retry": RetryFields}
+	return map[string]any{"kinds": StepKinds, "common": CommonFields, "for_each": ForEachField, "retry": RetryFields,
+		"template_types": TemplateTypes}
 }
 
 func lineNo(n int) string {

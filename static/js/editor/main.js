@@ -42,6 +42,8 @@ const graph = createGraph($("graph"), {
 
 const panel = createPanel($("panel"), {
   kinds, canWrite, common: catalogue.common, forEach: catalogue.for_each, retry: catalogue.retry,
+  templateTypes: catalogue.template_types, doc: () => state.doc,
+  hintsUrl: root.dataset.checkUrl.replace(/\/check$/, "/hints"),
   onDelete: remove,
   onField: (sel, path, value) => change((d) => docs.setPath(docs.stepByRef(d, sel.id), path, value), { keepPanel: true, field: `${sel.id}.${path}` }),
   onRename: (sel, to) => {

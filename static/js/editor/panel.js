@@ -1,10 +1,17 @@
 // The side panel: fields made for the selected step's type (required
 // fields marked, enums as selects, durations checked, CEL with
 // highlighting) or the selected edge's outcome, with the server's
-// problems shown on the field they belong to.
+// problems shown on the field they belong to. Nested settings (a
+// scatter's `do`, a human_loop's case fields, http headers) get sub-forms
+// with their JSON one toggle away; handlers, people, scatters and
+// definitions get pickers.
 
 import { highlight, escapeHTML as esc } from "./cel.js";
-import { getPath } from "./doc.js";
+import { getPath, stepByRef } from "./doc.js";
+import { rowsForm, readRows, rowAction, pickerOptions, comboAttrs, comboList, createCombos } from "./forms.js";
+
+// SUB_FORMS are the field kinds edited by a sub-form, or as JSON.
+const SUB_FORMS = new Set(["template", "schema", "headers"]);
 
 const GO_DURATION = /^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$/;
 const ISO_DURATION = /^P(?!$)(\d+Y)?(\d+M)?(\d+W)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+(\.\d+)?S)?)?$/;
@@ -14,12 +21,27 @@ export function validDuration(s) {
 }
 
 export function createPanel(root, opts) {
-  const p = { root, opts, sel: null };
+  const p = { root, opts, sel: null, raw: new Set(), hints: null };
   root.addEventListener("input", (ev) => onInput(p, ev));
   root.addEventListener("change", (ev) => onInput(p, ev, true));
   root.addEventListener("click", (ev) => {
     if (ev.target.closest("#delete-step, #delete-edge")) opts.onDelete(p.sel);
+    onClick(p, ev);
   });
+  p.combos = createCombos(root, (input) => {
+    const step = current(p);
+    return step ? pickerOptions(input.dataset.picker, step, opts.doc(), p.hints) : [];
+  }, (input, value) => pickValue(p, input, value));
+  if (opts.canWrite && opts.hintsUrl) {
+    fetch(opts.hintsUrl, { credentials: "same-origin", headers: { Accept: "application/json" } })
+      .then((r) => (r.ok ? r.json() : null))
+      .then((h) => {
+        p.hints = h;
+        root.dataset.hints = h ? "loaded" : "none";
+        p.combos.refresh();
+      })
+      .catch(() => { root.dataset.hints = "none"; });
+  }
   return {
     showStep: (step, index) => showStep(p, step, index),
     showEdge: (edge, sourceKind) => showEdge(p, edge, sourceKind),
@@ -32,6 +54,24 @@ export function createPanel(root, opts) {
 function clear(p) {
   p.sel = null;
   p.root.innerHTML = `<p class="muted">Select a step to edit its settings.</p>`;
+}
+
+// current is the selected step as the document holds it now.
+function current(p) {
+  return p.sel && p.sel.kind === "step" ? stepByRef(p.opts.doc(), p.sel.id) : null;
+}
+
+// refield draws one field of the selected step again, in place,
+// keeping the focus on the element of the same id.
+function refield(p, path) {
+  const step = current(p);
+  const f = p.defs && p.defs.get(path);
+  const el = [...p.root.querySelectorAll(".field[data-field]")].find((x) => x.dataset.field === path);
+  if (!step || !f || !el) return;
+  const focus = document.activeElement && p.root.contains(document.activeElement) ? document.activeElement.id : "";
+  el.outerHTML = field(p, step, f, p.opts.canWrite ? "" : " disabled");
+  p.root.querySelectorAll(".cel textarea").forEach(paintCEL);
+  if (focus && document.getElementById(focus)) document.getElementById(focus).focus();
 }
 
 function showStep(p, step, index) {
@@ -54,12 +94,31 @@ function showStep(p, step, index) {
 }
 
 function field(p, step, f, dis) {
+  (p.defs ||= new Map()).set(f.path, f);
   const id = "f-" + f.path.replace(/[^a-z0-9_]/gi, "-");
   const v = getPath(step, f.path);
   const mark = f.required ? ` <abbr class="req" title="required">*</abbr>` : f.one_of ? ` <span class="muted" title="exactly one of the ${esc(f.one_of)} fields">(one of)</span>` : "";
-  const label = `<label for="${id}">${esc(f.name)}${mark}</label>`;
+  let label = `<label for="${id}">${esc(f.name)}${mark}</label>`;
   const common = `id="${id}" data-path="${esc(f.path)}" data-kind="${f.kind}"${dis}${f.required ? " required aria-required=\"true\"" : ""}`;
   let input;
+  if (SUB_FORMS.has(f.kind)) {
+    const rawKey = `${step.ref} ${f.path}`;
+    let sub = p.raw.has(rawKey) ? null : f.kind === "template" ? templateForm(p, step, f, id, v, dis) : rowsForm(f.kind, id, f.path, v, dis);
+    const raw = sub === null;
+    const toggle = `<button type="button" class="json-toggle small" id="${id}-json" data-json="${esc(rawKey)}" aria-pressed="${raw}"` +
+      ` title="${raw ? "Edit with the form" : "Edit as JSON"}" aria-label="${esc(f.name)}: edit as JSON">JSON</button>`;
+    if (raw) sub = `<textarea id="${id}" data-path="${esc(f.path)}" data-kind="json" rows="4" class="mono" spellcheck="false"${dis}>${esc(v === undefined ? "" : JSON.stringify(v, null, 1))}</textarea>`;
+    label = `<div class="field-head">${raw ? `<label for="${id}">${esc(f.name)}${mark}</label>` : `<span class="label" id="${id}-label">${esc(f.name)}${mark}</span>`}${toggle}</div>`;
+    if (!raw) sub = sub.replace(/^<(div|fieldset) /, `<$1 role="group" aria-labelledby="${id}-label" `);
+    const help = f.help ? `<p class="help muted small">${esc(f.help)}</p>` : "";
+    return `<div class="field sub-field" data-field="${esc(f.path)}">${label}${sub}${help}<p class="field-error local" hidden></p><p class="field-error server" hidden></p></div>`;
+  }
+  if (f.picker && f.kind !== "list") {
+    const shown = typeof v === "object" && v !== null ? JSON.stringify(v) : v ?? "";
+    input = `<div class="combo"><input ${common} ${comboAttrs(id, f.picker)} class="mono"${f.kind === "int" ? ' inputmode="numeric"' : ""} value="${esc(shown)}">${comboList(id, `Suggestions for ${f.name}`)}</div>`;
+    const help = f.help ? `<p class="help muted small">${esc(f.help)}</p>` : "";
+    return `<div class="field" data-field="${esc(f.path)}">${label}${input}${help}<p class="field-error local" hidden></p><p class="field-error server" hidden></p></div>`;
+  }
   switch (f.kind) {
     case "enum":
       input = `<select ${common}><option value="">(default: ${esc(f.default)})</option>${f.options.map((o) => `<option${o === v ? " selected" : ""}>${esc(o)}</option>`).join("")}</select>`;
@@ -69,6 +128,17 @@ function field(p, step, f, dis) {
       break;
     case "list":
       input = `<textarea ${common} rows="2" class="mono" placeholder="one per line">${esc(Array.isArray(v) ? v.join("\n") : v ?? "")}</textarea>`;
+      if (f.picker && !dis) {
+        const add = `${id}-add`;
+        input += `<div class="combo list-add"><input id="${add}" ${comboAttrs(add, f.picker)} data-add-to="${id}" class="mono" placeholder="add: a member or role:NAME" aria-label="Add to ${esc(f.name)}">` +
+          `${comboList(add, `Suggestions for ${f.name}`)}<button type="button" class="small" data-add-from="${add}">Add</button></div>`;
+      }
+      break;
+    case "number":
+      input = `<input ${common} type="number" step="any" class="mono" value="${esc(v ?? "")}">`;
+      break;
+    case "bool":
+      input = `<select ${common}><option value="">(default: ${esc(f.default || "false")})</option>${["true", "false"].map((o) => `<option${String(v) === o ? " selected" : ""}>${o}</option>`).join("")}</select>`;
       break;
     case "json":
       input = `<textarea ${common} rows="3" class="mono" spellcheck="false">${esc(v === undefined ? "" : JSON.stringify(v, null, 1))}</textarea>`;
@@ -133,6 +203,12 @@ function parse(kind, text) {
     case "duration":
       if (!validDuration(text)) throw new Error("must be a duration like 90s, 1h30m or PT90S");
       return text;
+    case "number":
+      if (text.trim() === "") return undefined;
+      if (!Number.isFinite(Number(text))) throw new Error("must be a number");
+      return Number(text);
+    case "bool":
+      return text === "" ? undefined : text === "true";
     default:
       return text;
   }
@@ -141,6 +217,12 @@ function parse(kind, text) {
 function onInput(p, ev, committed) {
   const el = ev.target;
   if (el.closest(".cel")) paintCEL(el);
+  const rows = el.closest && el.closest(".rows-form");
+  if (rows && p.sel && el.dataset.col) return rowsChanged(p, rows);
+  if (el.dataset && el.dataset.kind === "template-type") {
+    if (committed || ev.type === "input") templateType(p, el);
+    return;
+  }
   if (!p.sel || !el.dataset || (!el.dataset.path && !el.dataset.edge)) return;
   if (el.dataset.edge) return p.opts.onEdgeChange(p.sel, el.dataset.edge, el.value);
   const local = el.closest(".field").querySelector(".field-error.local");
@@ -159,6 +241,96 @@ function onInput(p, ev, committed) {
     return;
   }
   p.opts.onField(p.sel, el.dataset.path, value);
+}
+
+// rowsChanged sends the value of a rows sub-form.
+function rowsChanged(p, box) {
+  const local = box.closest(".field").querySelector(".field-error.local");
+  let value;
+  try {
+    value = readRows(box);
+    local.hidden = true;
+  } catch (err) {
+    local.textContent = err.message;
+    local.hidden = false;
+    return;
+  }
+  p.opts.onField(p.sel, box.dataset.path, value);
+}
+
+function onClick(p, ev) {
+  const t = ev.target.closest("button");
+  if (!t || !p.root.contains(t) || !p.sel) return;
+  if (t.dataset.json) {
+    if (p.raw.has(t.dataset.json)) p.raw.delete(t.dataset.json);
+    else p.raw.add(t.dataset.json);
+    refield(p, t.closest(".field[data-field]").dataset.field);
+    return;
+  }
+  if (t.dataset.row) {
+    if (rowAction(t)) rowsChanged(p, t.closest(".rows-form") || p.root.querySelector(".rows-form"));
+    return;
+  }
+  if (t.dataset.addFrom) {
+    const input = document.getElementById(t.dataset.addFrom);
+    if (input.value.trim()) pickValue(p, input, input.value.trim());
+    input.focus();
+  }
+}
+
+// pickValue takes a picker's choice: into its field, or, for a list,
+// onto the end of the list.
+function pickValue(p, input, value) {
+  if (input.dataset.addTo) {
+    const list = document.getElementById(input.dataset.addTo);
+    const items = list.value.split("\n").map((s) => s.trim()).filter(Boolean);
+    if (!items.includes(value)) items.push(value);
+    list.value = items.join("\n");
+    input.value = "";
+    list.dispatchEvent(new Event("input", { bubbles: true }));
+    list.dispatchEvent(new Event("change", { bubbles: true }));
+    return;
+  }
+  input.value = value;
+  input.dispatchEvent(new Event("input", { bubbles: true }));
+  input.dispatchEvent(new Event("change", { bubbles: true }));
+}
+
+// templateForm is a scatter's `do` as a form: its type, then that
+// type's fields (and, for task and http, its timeout and retry policy),
+// described as a step's are.
+function templateForm(p, step, f, id, v, dis) {
+  if (v !== undefined && (!v || typeof v !== "object" || Array.isArray(v))) return null;
+  const t = v && typeof v.type === "string" ? v.type : "";
+  const types = p.opts.templateTypes || ["task", "http", "transform"];
+  if (t && !types.includes(t)) return null;
+  const kind = p.opts.kinds.get(t);
+  const inner = kind ? kind.fields.map((x) => ({ ...x, path: `${f.path}.with.${x.name}` })) : [];
+  if (kind && kind.retry) inner.push(...p.opts.retry.map((x) => ({ ...x, path: `${f.path}.${x.name}` })));
+  return `<fieldset class="subform template-form" data-sub="template" data-path="${esc(f.path)}">` +
+    `<div class="field" data-field="${esc(f.path)}.type"><label for="${id}-type">type</label>` +
+    `<select id="${id}-type" data-path="${esc(f.path)}.type" data-kind="template-type"${dis}>` +
+    `<option value=""${t ? "" : " selected"}>(none)</option>${types.map((x) => `<option${x === t ? " selected" : ""}>${esc(x)}</option>`).join("")}</select>` +
+    `<p class="field-error server" hidden></p></div>` +
+    inner.map((x) => field(p, step, x, dis)).join("") + `</fieldset>`;
+}
+
+// templateType starts the template over as the type chosen, with that
+// type's sample settings; a task or http keeps its timeout and retry.
+function templateType(p, el) {
+  const step = current(p);
+  if (!step) return;
+  const path = el.dataset.path.replace(/\.type$/, "");
+  const old = getPath(step, path) || {};
+  if (old.type === el.value) return;
+  const kind = p.opts.kinds.get(el.value);
+  let value;
+  if (kind) {
+    value = { type: kind.type, with: structuredClone(kind.sample || {}) };
+    if (kind.retry) for (const k of ["timeout", "retry"]) if (old[k] !== undefined) value[k] = old[k];
+  }
+  p.opts.onField(p.sel, path, value);
+  refield(p, path);
 }
 
 function paintCEL(textarea) {
@@ -195,7 +367,8 @@ function showProblems(p, list) {
   }
   const left = [];
   for (const pr of list) {
-    const f = fields.find((x) => pathMatches(pr.rest, x.dataset.field));
+    const f = fields.filter((x) => pathMatches(pr.rest, x.dataset.field))
+      .sort((a, b) => b.dataset.field.length - a.dataset.field.length)[0];
     if (!f) {
       left.push(pr);
       continue;
