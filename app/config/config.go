@@ -52,7 +52,7 @@ type Config struct {
 	StepBatch int
 	// LocalSteps lets a process with the coordinator and steps roles run
 	// the task and http steps its own ticks dispatch without a River job
-	// (off by default).
+	// (on by default; DUCTOR_LOCAL_STEPS=off turns it off).
 	LocalSteps bool
 	// TrustedProxies are the peers whose X-Forwarded-For and X-Real-IP
 	// headers name the client; none by default.
@@ -129,7 +129,7 @@ func Load(fs *flag.FlagSet, args []string, getenv func(string) string, defaultAd
 		{env: "DUCTOR_LOG_FORMAT", flag: "log-format", usage: "json or text (default: json for serve, text for dev)"},
 		{env: "DUCTOR_PRUNE_INTERVAL", flag: "prune-interval", usage: "how often finished runs past their tenant's retention are deleted (0: never)", def: "1m"},
 		{env: "DUCTOR_STEP_BATCH", flag: "step-batch", usage: "most ready steps of one tenant one job carries, 1 to 16 (1: one step a job)", def: "2"},
-		{env: "DUCTOR_LOCAL_STEPS", flag: "local-steps", usage: "run the task and http steps a process decides in that process, without a queue hop, on or off", def: "off"},
+		{env: "DUCTOR_LOCAL_STEPS", flag: "local-steps", usage: "run the task and http steps a process decides in that process, without a queue hop, on or off", def: "on"},
 		{env: "DUCTOR_SUBSCRIPTION_MAX_AGE", flag: "subscription-max-age", usage: "how long an outbound webhook delivery is tried for", def: "24h"},
 		{env: "DUCTOR_SUBSCRIPTION_DISABLE_AFTER", flag: "subscription-disable-after", usage: "failed deliveries in a row that disable a subscription", def: "20"},
 		{env: "DUCTOR_SUBSCRIPTION_TIMEOUT", flag: "subscription-timeout", usage: "how long one outbound webhook attempt waits for an answer", def: "10s"},
