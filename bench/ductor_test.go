@@ -46,7 +46,7 @@ func logger() *slog.Logger {
 func newClient(b *testing.B, pool *pgxpool.Pool, opts ...func(*workers.Config)) (*workers.Runtime, *river.Client[pgx.Tx]) {
 	b.Helper()
 	log := logger()
-	exec := steps.NewExecutor(steps.NewRegistry(), steps.HTTPOptions{})
+	exec := steps.NewExecutor(benchRegistry(b), steps.HTTPOptions{})
 	cfg := workers.Config{Pool: pool, Logger: log, LocalHandlers: exec.Handles,
 		StepBatchMax: envInt("BENCH_STEP_BATCH", 0)} // 0: the default
 	if os.Getenv("DUCTOR_LOCAL_STEPS") == "on" { // the whole suite with local steps, as `ductor serve` runs them
@@ -201,4 +201,33 @@ func (d *ductor) newTenant(b *testing.B) store.Tenant {
 		b.Fatal(err)
 	}
 	return t
+}
+
+// markHandlerName is a no-op task that notes the wall clock when it runs,
+// by run (marks): when a step really started, whether a River worker ran
+// it or it ran where its tick decided it (a local step's attempt is
+// recorded as started in that tick's transaction, before it runs).
+const markHandlerName = "bench.mark"
+
+var marks sync.Map // run id (string) → time.Time
+
+func benchRegistry(b *testing.B) *steps.Registry {
+	reg := steps.NewRegistry()
+	if err := reg.Register(markHandlerName, func(_ context.Context, c steps.Call) (any, error) {
+		marks.LoadOrStore(c.RunID, time.Now())
+		return nil, nil
+	}); err != nil {
+		b.Fatal(err)
+	}
+	return reg
+}
+
+// markOf is when run id's marked step ran.
+func markOf(b *testing.B, id uuid.UUID) time.Time {
+	b.Helper()
+	t, ok := marks.Load(id.String())
+	if !ok {
+		b.Fatalf("run %s: its marked step did not run", id)
+	}
+	return t.(time.Time)
 }

@@ -16,6 +16,14 @@ func taskStep(ref string) definition.Step {
 	}
 }
 
+// markedOne is a one-step chain whose task notes when its handler ran
+// (markHandler), the moment a trigger's step really starts.
+func markedOne(key string) *definition.Manifest {
+	st := taskStep(ref(0))
+	st.With = map[string]any{"handler": markHandlerName}
+	return chain(key, []definition.Step{st})
+}
+
 func transformStep(ref, expr string) definition.Step {
 	return definition.Step{
 		Ref: ref, Type: definition.TypeTransform, With: map[string]any{"expr": expr},
