@@ -37,4 +37,11 @@ steps:
 			t.Errorf("a poll for %d claimed %d tasks", max, len(tasks))
 		}
 	}
+	// A claimed task's attempt keeps what the worker received, for the
+	// inspector, as a step worker's attempt does.
+	var kept int
+	if err := b.pool.QueryRow(b.ctx, `SELECT count(*) FROM run_attempt WHERE tenant_id = $1 AND started_at IS NOT NULL
+		AND input->>'handler' = 'remote.six' AND input ? 'input'`, b.tenant.ID).Scan(&kept); err != nil || kept != 6 {
+		t.Errorf("%d claimed attempts keep their input (%v), want 6", kept, err)
+	}
 }

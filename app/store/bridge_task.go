@@ -132,7 +132,7 @@ func (s *Store) BridgeTasksClaim(ctx context.Context, c BridgeTaskClaim, l Bridg
 	for _, r := range rows {
 		t := bridgeTaskFromRow(r)
 		k := AttemptKey{Run: RunKey{t.TenantID, t.RunID}, Node: t.Node, Generation: t.Generation, Attempt: t.Attempt}
-		taken, err := s.AttemptStartMany(ctx, []AttemptTake{{Key: k, Lease: l.until(t.Timeout)}}, c.WorkerID)
+		taken, err := s.AttemptStartMany(ctx, []AttemptTake{{Key: k, Lease: l.until(t.Timeout), Input: t.keptInput()}}, c.WorkerID)
 		if err != nil {
 			return nil, err
 		}
@@ -290,4 +290,18 @@ func (s *Store) BridgeTasksUnclaimed(ctx context.Context, tenantID, runID uuid.U
 		}
 	}
 	return out, nil
+}
+
+// maxBridgeKeptInput bounds the input a bridge task's attempt keeps for
+// the inspector, as shell's maxKeptInput does a step worker's.
+const maxBridgeKeptInput = 256 << 10
+
+// keptInput is what the task's attempt keeps as its input: its handler
+// and the input the worker receives; nil when too large to keep.
+func (t BridgeTask) keptInput() []byte {
+	b, err := json.Marshal(map[string]any{"handler": t.Handler, "input": t.Input})
+	if err != nil || len(b) > maxBridgeKeptInput {
+		return nil
+	}
+	return b
 }
