@@ -8,6 +8,7 @@ import (
 
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 )
 
 // dragNode drags a step's box by dx, dy pixels on the screen.
@@ -108,4 +109,28 @@ func TestEditorKeepsManualPlacement(t *testing.T) {
 	run(t, ctx, "auto place", chromedp.Click(chromedp.CSS("#layout-auto")))
 	waitFor(t, ctx, "the layout gone", `!document.getElementById("yaml").value.includes("layout:") && document.getElementById("layout-auto").hidden`)
 	waitFor(t, ctx, "no two steps overlap", noOverlapJS)
+}
+
+// A step moves from the keyboard too: Alt+arrow moves the focused step
+// (Shift+Alt four times as far), placing it by hand as a drag does, and
+// the focus stays on it.
+func TestEditorMovesAStepFromTheKeyboard(t *testing.T) {
+	t.Parallel()
+	p := startDevOnTestDatabase(t)
+	ctx := newBrowser(t)
+	devLogin(t, ctx, p)
+	createDefinition(t, ctx, p, "keyed")
+	run(t, ctx, "add a task", chromedp.Click(chromedp.CSS(`.palette-item[data-type="task"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`g.node[data-ref="task_1"]`)))
+	waitFor(t, ctx, "the editor's checks to settle", `!document.getElementById("compile-state").textContent.startsWith("checking")`)
+	yOf := `(() => { const m = /translate\((-?[\d.]+),\s*(-?[\d.]+)\)/.exec(document.querySelector('g.node[data-ref="task_1"]').getAttribute("transform")); return Number(m[2]); })()`
+	before := jsNum(ctx, t, yOf)
+	run(t, ctx, "focus the step", chromedp.Evaluate[chromedp.Void](`document.querySelector('g.node[data-ref="task_1"]').focus()`))
+	run(t, ctx, "Alt+Down twice, Shift+Alt+Down once",
+		chromedp.KeyEvent(kb.ArrowDown, chromedp.KeyModifiers(chromedp.ModifierAlt)),
+		chromedp.KeyEvent(kb.ArrowDown, chromedp.KeyModifiers(chromedp.ModifierAlt)),
+		chromedp.KeyEvent(kb.ArrowDown, chromedp.KeyModifiers(chromedp.ModifierAlt, chromedp.ModifierShift)))
+	waitFor(t, ctx, "the place in the YAML", `/^layout:\n  task_1:\n/m.test(document.getElementById("yaml").value)`)
+	waitFor(t, ctx, "the step 120 lower", fmt.Sprintf(`Math.abs(%s - %f - 120) < 1`, yOf, before))
+	waitFor(t, ctx, "the focus still on the step", `document.activeElement && document.activeElement.dataset.ref === "task_1"`)
 }

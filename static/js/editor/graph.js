@@ -55,7 +55,22 @@ function nodeIds(doc) {
   });
 }
 
+// render draws the model; a step or edge that had the focus has it again
+// afterwards (a repaint replaces the elements).
 function render(g, model) {
+  const a = document.activeElement;
+  const node = a && g.svg.contains(a) && a.closest(".node");
+  const edge = a && g.svg.contains(a) && a.closest(".edge");
+  const focused = node ? { kind: "step", id: node.dataset.ref } : edge ? { kind: "edge", id: edge.dataset.edge } : null;
+  try {
+    paint(g, model);
+  } finally {
+    const now = document.activeElement;
+    if (focused && (!now || now === document.body)) refocus(g, focused); // lost with its element, not moved on
+  }
+}
+
+function paint(g, model) {
   g.model = model;
   const nodes = nodeIds(model.doc);
   const edges = edgesOf(model.doc);
@@ -597,14 +612,29 @@ function wirePointer(g) {
   }, { passive: false });
 }
 
+// keyMoves are the steps Alt+arrow moves a step by (Shift+Alt: four
+// times as far), in graph units.
+const keyMoves = { ArrowLeft: [-20, 0], ArrowRight: [20, 0], ArrowUp: [0, -20], ArrowDown: [0, 20] };
+
 // wireKeys makes steps and edges work from the keyboard: Tab reaches
-// them, Enter or Space selects, Delete removes.
+// them, Enter or Space selects, Delete removes, Alt+arrow moves a step
+// (placing it by hand, as a drag does).
 function wireKeys(g) {
   g.svg.addEventListener("keydown", (ev) => {
     const node = ev.target.closest(".node");
     const edge = ev.target.closest(".edge");
     const sel = node ? { kind: "step", id: node.dataset.ref } : edge ? { kind: "edge", id: edge.dataset.edge } : null;
     if (!sel) return;
+    const move = keyMoves[ev.key];
+    if (move && ev.altKey && node && g.opts.canWrite && g.pos && g.pos.has(sel.id)) {
+      ev.preventDefault();
+      const p = g.pos.get(sel.id);
+      const f = ev.shiftKey ? 4 : 1;
+      g.fitted = false; // a refit would move the step away from the keys
+      g.opts.onMove(sel.id, p.x + move[0] * f, p.y + move[1] * f);
+      refocus(g, sel);
+      return;
+    }
     if (ev.key === "Enter" || ev.key === " ") {
       ev.preventDefault();
       g.opts.onSelect(sel);
