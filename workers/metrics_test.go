@@ -67,7 +67,7 @@ func counterValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
 	}
 	for _, f := range families {
 		if f.GetName() == name && len(f.GetMetric()) == 1 {
-			return f.GetMetric()[0].GetCounter().GetValue()
+			return value(f.GetMetric()[0])
 		}
 	}
 	t.Fatalf("no metric %s", name)
