@@ -97,6 +97,55 @@ func topStatements(before, after map[string]int64, n, top int) string {
 
 func (countingTracer) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
+// tracer is what a pool's tracer is to Ductor: a query and a batch tracer.
+type tracer interface {
+	pgx.QueryTracer
+	pgx.BatchTracer
+}
+
+// bothTracers counts statements (countingTracer) without taking the
+// place of the tracer store.ConfigurePool gave the pool (the one that
+// drops connections a read-only server refused).
+type bothTracers struct {
+	count countingTracer
+	next  pgx.QueryTracer
+}
+
+func (t bothTracers) TraceQueryStart(ctx context.Context, c *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	ctx = t.count.TraceQueryStart(ctx, c, d)
+	if t.next != nil {
+		ctx = t.next.TraceQueryStart(ctx, c, d)
+	}
+	return ctx
+}
+
+func (t bothTracers) TraceQueryEnd(ctx context.Context, c *pgx.Conn, d pgx.TraceQueryEndData) {
+	if t.next != nil {
+		t.next.TraceQueryEnd(ctx, c, d)
+	}
+}
+
+func (t bothTracers) TraceBatchStart(ctx context.Context, c *pgx.Conn, d pgx.TraceBatchStartData) context.Context {
+	ctx = t.count.TraceBatchStart(ctx, c, d)
+	if n, ok := t.next.(tracer); ok {
+		ctx = n.TraceBatchStart(ctx, c, d)
+	}
+	return ctx
+}
+
+func (t bothTracers) TraceBatchQuery(ctx context.Context, c *pgx.Conn, d pgx.TraceBatchQueryData) {
+	t.count.TraceBatchQuery(ctx, c, d)
+	if n, ok := t.next.(tracer); ok {
+		n.TraceBatchQuery(ctx, c, d)
+	}
+}
+
+func (t bothTracers) TraceBatchEnd(ctx context.Context, c *pgx.Conn, d pgx.TraceBatchEndData) {
+	if n, ok := t.next.(tracer); ok {
+		n.TraceBatchEnd(ctx, c, d)
+	}
+}
+
 // costs is a snapshot of what the work so far has cost: statements sent,
 // transactions committed, WAL written, and CPU spent by this process and
 // by the cluster's server processes (only when this binary started it).

@@ -125,8 +125,8 @@ func openPool(ctx context.Context, url, schema string, params ...string) (*pgxpo
 		k, v, _ := strings.Cut(p, "=")
 		cfg.ConnConfig.RuntimeParams[k] = v
 	}
-	cfg.ConnConfig.Tracer = countingTracer{}
 	store.ConfigurePool(cfg) // as every Ductor process does
+	cfg.ConnConfig.Tracer = bothTracers{countingTracer{}, cfg.ConnConfig.Tracer}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect: %w", err)
