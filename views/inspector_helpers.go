@@ -55,3 +55,23 @@ func oneLine(v any) string {
 	}
 	return string(b)
 }
+
+// failedScatters are the run's scatters with failed children, listed
+// with a failed run's error (a gather that raised, a step that read a
+// failed child's output) so each failure is one click from the run.
+func failedScatters(d InspectorData) []InspectorStep {
+	var out []InspectorStep
+	for _, st := range d.Steps {
+		if st.Node != nil && st.Node.Scatter != nil && st.Node.Scatter.Failed > 0 {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+func childrenWord(n int) string {
+	if n == 1 {
+		return "child"
+	}
+	return "children"
+}
