@@ -65,6 +65,11 @@ type tryAnswer struct {
 	Results []tryResult `json:"results"`
 	// Outcome is a condition's ("true", "false") or a choice's ("→ ref").
 	Outcome string `json:"outcome,omitempty"`
+	// Now is the time the expressions saw as now; Item the index of the
+	// element they saw as item, when the step has a list (for_each, a
+	// scatter's items_expr).
+	Now  time.Time `json:"now"`
+	Item *int      `json:"item,omitempty"`
 }
 
 // trySample is the variables the expressions see.
@@ -113,6 +118,10 @@ func handleEditorTry(l *tryLimiter) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
+		item, err := parseTryChoices(c.FormValue("item"), c.FormValue("now"), &sample)
+		if err != nil {
+			return err
+		}
 		check := checkDocument(key, []byte(c.FormValue("document")))
 		if !check.Valid() {
 			msg := "the document has problems; fix them to try a step"
@@ -139,7 +148,7 @@ func handleEditorTry(l *tryLimiter) echo.HandlerFunc {
 		if sample.Run == nil {
 			sample.Run = map[string]any{"id": "try", "key": key, "version": int64(0)}
 		}
-		t := &trier{ctx: ctx, env: env, sample: sample}
+		t := &trier{ctx: ctx, env: env, sample: sample, item: item}
 		ans := t.step(check, step)
 		for _, r := range ans.Results {
 			if r.Code == expr.CodeExpressionLimit {
@@ -216,6 +225,8 @@ type trier struct {
 	env    *expr.Env
 	sample trySample
 	evals  int
+	// item is the index of the list element the expressions see as item.
+	item int
 }
 
 func (t *trier) vars() expr.Vars {
@@ -273,7 +284,7 @@ func shownValue(v any, r *tryResult) any {
 // step tries the step's run_if, for_each and with expressions, and the
 // conditions of its choice branches.
 func (t *trier) step(check editorCheck, s *definition.Step) tryAnswer {
-	ans := tryAnswer{Step: s.Ref, Type: string(s.Type), Results: []tryResult{}}
+	ans := tryAnswer{Step: s.Ref, Type: string(s.Type), Results: []tryResult{}, Now: t.sample.Now}
 	v := t.vars()
 	if s.RunIf != "" {
 		r := t.eval("run_if", s.RunIf, expr.KindBool, v)
@@ -283,28 +294,34 @@ func (t *trier) step(check editorCheck, s *definition.Step) tryAnswer {
 		ans.Results = append(ans.Results, r)
 	}
 	var list []any
-	items := func(path, src string) {
+	items := func(path, src string) bool {
 		r := t.eval(path, src, expr.KindList, v)
 		if r.OK {
 			list, _ = r.Value.([]any)
 			r.Note = fmt.Sprintf("%d items", len(list))
-			if len(list) > 0 {
-				v.Item, v.Index = list[0], 0
-				r.Note += "; the expressions below see the first as item (index 0)"
+			if t.item < len(list) {
+				v.Item, v.Index = list[t.item], t.item
+				r.Note += "; " + itemNote(t.item)
+				ans.Item = &t.item
 			}
 		}
 		ans.Results = append(ans.Results, r)
+		if r.OK && t.item > 0 && t.item >= len(list) {
+			ans.Results = append(ans.Results, noSuchItem(t.item, len(list)))
+			return false
+		}
+		return true
 	}
-	if s.ForEach != "" {
-		items("for_each", s.ForEach)
+	if s.ForEach != "" && !items("for_each", s.ForEach) {
+		return ans
 	}
 	spec, _ := definition.WithSpecOf(s.Type)
 	if s.Type == definition.TypeScatter {
-		if src, _ := s.With["items_expr"].(string); src != "" {
-			items("with.items_expr", src)
+		if src, _ := s.With["items_expr"].(string); src != "" && !items("with.items_expr", src) {
+			return ans
 		}
 		ans.Results = append(ans.Results, t.keys(s.With, list, v)...)
-		if key, ok := firstKey(ans.Results); ok {
+		if key, ok := t.itemKey(s.With, ans.Results, v); ok {
 			v.Key = key
 		}
 	}
@@ -370,22 +387,6 @@ func (t *trier) keys(with map[string]any, list []any, v expr.Vars) []tryResult {
 	r := tryResult{Path: "with.key_expr", Expr: src, OK: true, Value: keys,
 		Note: fmt.Sprintf("the keys of the first %d items", len(keys))}
 	return []tryResult{r}
-}
-
-func firstKey(rs []tryResult) (string, bool) {
-	for _, r := range rs {
-		if r.Path != "with.key_expr" || !r.OK {
-			continue
-		}
-		if keys, ok := r.Value.([]any); ok && len(keys) > 0 {
-			if s, ok := keys[0].(string); ok {
-				return s, true
-			}
-			raw, _ := json.Marshal(keys[0])
-			return string(raw), true
-		}
-	}
-	return "", false
 }
 
 // fields evaluates the expression fields of an object of the spec, in the
