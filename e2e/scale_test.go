@@ -81,7 +81,7 @@ edges:
 	if got := text(t, ctx, `#run-graph g.gnode.some-failed[data-ref="resize"] .gfailed`); got != "1 failed" {
 		t.Errorf("the scatter's box says %q of its failed child", got)
 	}
-	if got := text(t, ctx, `#run-graph g.gnode[data-ref="resize"] title`); !strings.Contains(got, "2000/2000 children ended, 1 failed") {
+	if got := text(t, ctx, `#run-graph g.gnode[data-ref="resize"] title`); !strings.Contains(got, "1 failed, 2000/2000 children ended") {
 		t.Errorf("the scatter's box is titled %q", got)
 	}
 	if got := attrOf(t, ctx, `#steps tr[data-ref="resize"] a.children-failed`, "href"); !strings.Contains(got, "node=resize&state=failed") {

@@ -51,11 +51,13 @@ func graphNodeName(n GraphNode) string {
 	if n.Tags != "" { // in the order they are drawn, so the name holds the text shown
 		name += ", " + n.Tags
 	}
-	if n.Progress != "" {
-		name += ", " + n.Progress + " children ended"
-	}
+	// A box draws its failed count, or else its progress: what it draws
+	// comes first, so the name starts with the box's visible text.
 	if n.Failed > 0 {
 		name += fmt.Sprintf(", %d failed", n.Failed)
+	}
+	if n.Progress != "" {
+		name += ", " + n.Progress + " children ended"
 	}
 	return name
 }
