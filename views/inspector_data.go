@@ -69,6 +69,9 @@ type InspectorStep struct {
 // ActionForm is what an operator typed, shown again after an error.
 type ActionForm struct {
 	SignalName, SignalRequestID, SignalPayload, CANInput string
+	// ApprovalComment is the comment typed on a decision of the step's
+	// approval.
+	ApprovalComment string
 }
 
 // NodeDetail is the selected node, a step or a scatter child: its state,
@@ -95,7 +98,12 @@ type NodeDetail struct {
 	// pool Slot waits for.
 	SlotHolders []store.PoolHolder
 	Approval    *store.Approval
-	Case        *store.Case
+	// MyDecision is the viewer's own decision on Approval, when they made
+	// one; CanDecide says they may decide it here (see the inbox's
+	// rules: it is pending, addressed to them, and they have not).
+	MyDecision *store.ApprovalDecision
+	CanDecide  bool
+	Case       *store.Case
 	// ChildRun is the run a subworkflow node (or child_workflow scatter
 	// child) started, when known.
 	ChildRun    string

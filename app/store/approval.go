@@ -123,6 +123,12 @@ func Audience(email string, roles ...string) []string {
 	return who
 }
 
+// Addressed reports whether any of who (see Audience and KeyAudience) is
+// among approvers: whether the approval is theirs to decide.
+func Addressed(approvers, who []string) bool {
+	return slices.ContainsFunc(approvers, func(a string) bool { return slices.Contains(who, a) })
+}
+
 // ApprovalList returns the tenant's approvals matching f, newest first,
 // their comments cut to previews (ApprovalGet has them whole).
 func (s *Store) ApprovalList(ctx context.Context, tenantID uuid.UUID, f ApprovalFilter) ([]Approval, error) {
@@ -209,7 +215,7 @@ func (s *Store) ApprovalDecide(ctx context.Context, tenantID, id uuid.UUID, d De
 	if err != nil {
 		return Approval{}, notFound(err, "approval")
 	}
-	if !slices.ContainsFunc(row.Approvers, func(a string) bool { return slices.Contains(d.Who, a) }) {
+	if !Addressed(row.Approvers, d.Who) {
 		return Approval{}, apperr.New(apperr.Forbidden, "you are not an approver of this approval")
 	}
 	if row.Status != ApprovalPending {

@@ -32,6 +32,7 @@ type twoTenants struct {
 	keyA                store.APIKey
 	runA                store.Run
 	approvalA, caseA    uuid.UUID
+	runApprovalA        uuid.UUID // decided from the run's page
 	batchA              uuid.UUID
 	subA, subDel, delA  uuid.UUID
 	alice, victor, bert *servertest.Browser
@@ -56,6 +57,7 @@ func setupTwoTenants(t *testing.T) twoTenants {
 	f.runA = ordersRun(t, w, f.a)
 	publishSpare(t, w, f.a)
 	f.approvalA, f.caseA = runPagesFixture(t, w.Store, f.a, f.runA, alice)
+	f.runApprovalA = runApprovalFixture(t, w.Store, f.a, f.runA, alice)
 	f.batchA = batchFixture(t, w.Store, f.a)
 	waitingNodeFixture(t, w.Store, f.a, f.runA)
 	triggersFixture(t, w, f.a)
@@ -206,6 +208,7 @@ func (f twoTenants) routeCases() map[string]routeCase {
 		"POST /t/:tenant/runs/:id/retry":                {params: runA, form: url.Values{"node": {"a"}}},
 		"POST /t/:tenant/runs/:id/retry-children":       {params: runA, form: url.Values{"node": {"a"}}},
 		"POST /t/:tenant/runs/:id/cancel-node":          {params: runA, form: url.Values{"node": {"hold"}}},
+		"POST /t/:tenant/runs/:id/approvals/:approval":  {params: map[string]string{"id": f.runA.ID.String(), "approval": f.runApprovalA.String()}, form: url.Values{"decision": {"approve"}}},
 		"GET /t/:tenant/runs":                           {},
 		"GET /t/:tenant/inbox":                          {},
 		"POST /t/:tenant/inbox/approvals/:id":           {params: map[string]string{"id": f.approvalA.String()}, form: url.Values{"decision": {"approve"}}},

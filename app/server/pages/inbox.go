@@ -144,25 +144,31 @@ func inboxCount(ctx context.Context, s *store.Store, v httpx.Viewer) int {
 	return len(box.approvals[true]) + len(box.cases[true])
 }
 
-// handleApprovalDecide records the viewer's decision on an approval
-// addressed to them: by their own name (so min_approvals counts people)
-// and only when their email or role is among the approvers.
+// handleApprovalDecide records the viewer's decision on an approval in
+// their inbox and comes back to the inbox.
 func handleApprovalDecide(s *store.Store, rs *runs.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		v := httpx.ViewerOf(c)
-		decision := c.FormValue("decision")
-		err := inboxAction(c, "approval", func(id uuid.UUID) error {
-			if decision != "approve" && decision != "reject" {
-				return errBadDecision
-			}
-			_, err := rs.DecideApproval(c.Request().Context(), v.Tenant.ID, id, store.Decision{
-				By: v.Actor(), Principal: store.UserPrincipal(v.User.ID), Approved: decision == "approve", Comment: c.FormValue("comment"),
-				Who: store.Audience(v.User.Email, string(v.Role)),
-			})
-			return err
-		})
-		return afterInbox(c, s, rs, err, decision)
+		err := inboxAction(c, "approval", func(id uuid.UUID) error { return decideApproval(c, rs, id) })
+		return afterInbox(c, s, rs, err, c.FormValue("decision"))
 	}
+}
+
+// decideApproval records the viewer's decision (the form's decision,
+// approve or reject, and comment) on approval id: by their own name (so
+// min_approvals counts people) and only when their email or role is
+// among the approvers. The inbox and the inspector's step panel both
+// decide with it.
+func decideApproval(c echo.Context, rs *runs.Service, id uuid.UUID) error {
+	v := httpx.ViewerOf(c)
+	decision := c.FormValue("decision")
+	if decision != "approve" && decision != "reject" {
+		return errBadDecision
+	}
+	_, err := rs.DecideApproval(c.Request().Context(), v.Tenant.ID, id, store.Decision{
+		By: v.Actor(), Principal: store.UserPrincipal(v.User.ID), Approved: decision == "approve", Comment: c.FormValue("comment"),
+		Who: store.Audience(v.User.Email, string(v.Role)),
+	})
+	return err
 }
 
 // inboxBadge counts, for the shell, what waits for the viewer.

@@ -42,6 +42,9 @@ var actionNotices = map[string]string{
 	// Retrying a scatter's failed children: inspector_retry_children.go.
 	"retry-children":      "Retry of the failed children requested (up to 500 at a time).",
 	"retry-children-none": "No failed child to retry.",
+	// Deciding the step's approval: inspector_approval.go.
+	"approve": "Approved: your decision is recorded.",
+	"reject":  "Rejected: your decision is recorded.",
 }
 
 // hereKeys are the query parameters that make up the inspector's

@@ -42,6 +42,7 @@ func loadNodeDetail(c echo.Context, s *store.Store, run store.Run, m *definition
 	if err := loadInteraction(ctx, s, run, d); err != nil {
 		return nil, err
 	}
+	approvalDecider(httpx.ViewerOf(c), d)
 	if d.IsScatter() {
 		return d, loadChildren(c, s, run, d)
 	}

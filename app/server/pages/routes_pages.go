@@ -130,6 +130,7 @@ func runPages(t *echo.Group, d Deps) {
 	t.POST("/runs/:id/retry", handleNodeRetryForm(d.Store, d.Runs), operate)
 	t.POST("/runs/:id/retry-children", handleRetryFailedChildrenForm(d.Store, d.Runs), operate)
 	t.POST("/runs/:id/cancel-node", handleNodeCancelForm(d.Store, d.Runs), operate)
+	t.POST("/runs/:id/approvals/:approval", handleNodeApprovalForm(d.Store, d.Runs), approve)
 	t.GET("/inbox", handleInbox(d.Store, d.Runs), httpx.Need(auth.PermView))
 	t.POST("/inbox/approvals/:id", handleApprovalDecide(d.Store, d.Runs), approve)
 	t.POST("/inbox/cases/:id", handleCaseSave(d.Store, d.Runs), approve)
