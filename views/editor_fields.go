@@ -17,6 +17,10 @@ const (
 	FieldTemplate = "template" // a scatter's `do`: a type and that type's fields
 	FieldSchema   = "schema"   // a human_loop's case fields: a JSON Schema of rows
 	FieldHeaders  = "headers"  // an object of strings: name and value rows
+	FieldEvents   = "events"   // an event_set's members: name, key and match_expr rows
+	FieldStatuses = "statuses" // a status code or a list of them: a row per code
+	FieldBody     = "body"     // a JSON object: key and typed value rows
+	FieldFlow     = "flow"     // a step's concurrency: key_expr and limit (a number or an expression)
 )
 
 // Pickers: what a field offers to choose from, besides free text.
@@ -88,7 +92,7 @@ var StepKinds = []StepKind{
 	{Type: "http", Label: "HTTP request", Icon: "⇄", Outcomes: outcomesWork, Key: []string{"url", "url_expr"}, Retry: true, ForEach: true,
 		Fields: []StepField{oneOf("url", "url", FieldText), oneOf("url", "url_expr", FieldExpr),
 			enum("method", "GET", "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"),
-			opt("headers", FieldHeaders), opt("body", FieldJSON), opt("body_expr", FieldExpr), opt("expect_status", FieldJSON)},
+			opt("headers", FieldHeaders), opt("body", FieldBody), opt("body_expr", FieldExpr), opt("expect_status", FieldStatuses)},
 		Sample: map[string]any{"url": "https://example.com/"}},
 	{Type: "transform", Label: "Transform", Icon: "ƒ", Outcomes: outcomesWork, Key: []string{"expr"}, ForEach: true,
 		Fields: []StepField{req("expr", FieldExpr)}, Sample: map[string]any{"expr": "input"}},
@@ -123,7 +127,7 @@ var StepKinds = []StepKind{
 		Fields: []StepField{req("name", FieldText), opt("match_expr", FieldExpr), timeoutField, enum("on_timeout", "fail", "fail", "skip")},
 		Sample: map[string]any{"name": "order.paid"}},
 	{Type: "event_set", Label: "Event set", Icon: "◎", Outcomes: outcomesWork, Key: []string{"policy"},
-		Fields: []StepField{req("events", FieldJSON), enum("policy", "all_required", "all_required", "any", "quorum", "count", "until_timeout"),
+		Fields: []StepField{req("events", FieldEvents), enum("policy", "all_required", "all_required", "any", "quorum", "count", "until_timeout"),
 			opt("n", FieldInt), timeoutField, enum("on_timeout", "fail", "fail", "succeed_partial")},
 		Sample: map[string]any{"events": []any{map[string]any{"name": "a"}, map[string]any{"name": "b"}}}},
 	{Type: "digest", Label: "Digest", Icon: "▤", Outcomes: []string{"success"}, Key: []string{"name", "window"},
@@ -163,4 +167,5 @@ var RetryFields = []StepField{
 	opt("retry.max_attempts", FieldInt), opt("retry.initial_interval", FieldDuration),
 	opt("retry.backoff_coefficient", FieldNumber), opt("retry.max_interval", FieldDuration),
 	{Name: "retry.jitter", Kind: FieldBool, Default: "true", Help: "spread each wait randomly over its second half"},
+	help(opt("concurrency", FieldFlow), "attempts at once for key_expr's key, across the tenant's steps naming it"),
 }

@@ -1,11 +1,14 @@
 // The side panel's sub-forms and pickers: a human_loop's case fields and
-// an http step's headers as rows, and a small keyboard-driven combobox
+// an http step's headers as rows (and, from subforms.js, event_set
+// members, status codes, an http body and a step's concurrency), and a
+// small keyboard-driven combobox
 // that offers what the server knows (handlers, members and roles,
 // definitions and versions) or what the graph says (ancestor scatters).
 // Free text stays allowed in every field a picker feeds.
 
 import { escapeHTML as esc } from "./cel.js";
 import { edgesOf, stepByRef } from "./doc.js";
+import { rowButtons, SUB_KINDS } from "./subforms.js";
 
 // CASE_TYPES are the case field types the inbox's form renders as
 // inputs (views/inbox_data.go): enum is a string with options.
@@ -44,13 +47,6 @@ function schemaRow(r, id, i, dis) {
     rowButtons("field", dis) + `</li>`;
 }
 
-function rowButtons(what, dis) {
-  if (dis) return "";
-  return `<span class="row-tools"><button type="button" class="icon-button" data-row="up" aria-label="Move the ${what} up" title="Move up">↑</button>` +
-    `<button type="button" class="icon-button" data-row="down" aria-label="Move the ${what} down" title="Move down">↓</button>` +
-    `<button type="button" class="icon-button" data-row="remove" aria-label="Remove the ${what}" title="Remove">✕</button></span>`;
-}
-
 function headerRow(r, dis) {
   return `<li class="row header-row"><input data-col="key" class="mono" aria-label="Header name" placeholder="Name" value="${esc(r.key)}"${dis}>` +
     `<input data-col="value" class="mono" aria-label="Header value" placeholder="value" value="${esc(r.value)}"${dis}>` + rowButtons("header", dis) + `</li>`;
@@ -62,9 +58,11 @@ function headerRows(v) {
   return Object.entries(v).map(([key, value]) => ({ key, value }));
 }
 
-// rowsForm is the sub-form of a schema or headers field, or null when
-// its value does not fit one (then the field shows its JSON).
+// rowsForm is the sub-form of a schema, headers, events, statuses, body
+// or flow field, or null when its value does not fit one (then the field
+// shows its JSON).
 export function rowsForm(kind, id, path, v, dis) {
+  if (SUB_KINDS[kind]) return SUB_KINDS[kind].form(id, path, v, dis);
   if (kind === "schema") {
     const s = schemaRows(v);
     if (!s) return null;
@@ -81,6 +79,8 @@ export function rowsForm(kind, id, path, v, dis) {
 
 // readRows is the value a rows sub-form says (undefined when empty).
 export function readRows(box) {
+  const sub = SUB_KINDS[box.dataset.sub];
+  if (sub) return sub.read(box, box.querySelector(".rows") ? [...box.querySelector(".rows").children] : []);
   const rows = [...box.querySelector(".rows").children];
   if (box.dataset.sub === "headers") {
     const out = {};
@@ -125,7 +125,8 @@ export function rowAction(button) {
   switch (button.dataset.row) {
     case "add": {
       const id = box.id;
-      list.insertAdjacentHTML("beforeend", box.dataset.sub === "schema"
+      const sub = SUB_KINDS[box.dataset.sub];
+      list.insertAdjacentHTML("beforeend", sub ? sub.blank() : box.dataset.sub === "schema"
         ? schemaRow({ name: "", title: "", type: "string", required: false, options: "" }, id, list.children.length + Date.now() % 100000, "")
         : headerRow({ key: "", value: "" }, ""));
       list.lastElementChild.querySelector("input").focus();

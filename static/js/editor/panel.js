@@ -2,8 +2,9 @@
 // fields marked, enums as selects, durations checked, CEL with
 // highlighting) or the selected edge's outcome, with the server's
 // problems shown on the field they belong to. Nested settings (a
-// scatter's `do`, a human_loop's case fields, http headers) get sub-forms
-// with their JSON one toggle away; handlers, people, scatters and
+// scatter's `do`, a human_loop's case fields, http headers, body and
+// expected statuses, an event_set's events, a step's concurrency) get
+// sub-forms with their JSON one toggle away; handlers, people, scatters and
 // definitions get pickers.
 
 import { highlight, escapeHTML as esc } from "./cel.js";
@@ -11,7 +12,7 @@ import { getPath, stepByRef } from "./doc.js";
 import { rowsForm, readRows, rowAction, pickerOptions, comboAttrs, comboList, createCombos } from "./forms.js";
 
 // SUB_FORMS are the field kinds edited by a sub-form, or as JSON.
-const SUB_FORMS = new Set(["template", "schema", "headers"]);
+const SUB_FORMS = new Set(["template", "schema", "headers", "events", "statuses", "body", "flow"]);
 
 const GO_DURATION = /^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$/;
 const ISO_DURATION = /^P(?!$)(\d+Y)?(\d+M)?(\d+W)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+(\.\d+)?S)?)?$/;
@@ -217,7 +218,7 @@ function parse(kind, text) {
 function onInput(p, ev, committed) {
   const el = ev.target;
   if (el.closest(".cel")) paintCEL(el);
-  const rows = el.closest && el.closest(".rows-form");
+  const rows = el.closest && el.closest(".rows-form, .flow-form");
   if (rows && p.sel && el.dataset.col) return rowsChanged(p, rows);
   if (el.dataset && el.dataset.kind === "template-type") {
     if (committed || ev.type === "input") templateType(p, el);
@@ -268,7 +269,8 @@ function onClick(p, ev) {
     return;
   }
   if (t.dataset.row) {
-    if (rowAction(t)) rowsChanged(p, t.closest(".rows-form") || p.root.querySelector(".rows-form"));
+    const box = t.closest(".rows-form"); // before a removed row takes the button with it
+    if (rowAction(t)) rowsChanged(p, box);
     return;
   }
   if (t.dataset.addFrom) {
@@ -316,7 +318,8 @@ function templateForm(p, step, f, id, v, dis) {
 }
 
 // templateType starts the template over as the type chosen, with that
-// type's sample settings; a task or http keeps its timeout and retry.
+// type's sample settings; a task or http keeps its timeout, retry and
+// concurrency.
 function templateType(p, el) {
   const step = current(p);
   if (!step) return;
@@ -327,7 +330,7 @@ function templateType(p, el) {
   let value;
   if (kind) {
     value = { type: kind.type, with: structuredClone(kind.sample || {}) };
-    if (kind.retry) for (const k of ["timeout", "retry"]) if (old[k] !== undefined) value[k] = old[k];
+    if (kind.retry) for (const k of ["timeout", "retry", "concurrency"]) if (old[k] !== undefined) value[k] = old[k];
   }
   p.opts.onField(p.sel, path, value);
   refield(p, path);
