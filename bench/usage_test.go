@@ -11,8 +11,9 @@ import (
 
 // BenchmarkUsageMonth reads a month of every tenant's use, as `ductor
 // usage` and billing do, with 10,000 tenants (1,000 in -short mode) that
-// each used three definitions on every day of the month, folded, plus a
-// few deltas not folded yet. Goal: under 100 ms.
+// each used three definitions (of a step type each) on every day of the
+// month, folded, plus a few deltas not folded yet; with their steps by
+// type. Goal: under 100 ms.
 func BenchmarkUsageMonth(b *testing.B) {
 	tenants := size("BENCH_USAGE_TENANTS", 10_000, 1_000)
 	pool := schema(b)
@@ -22,8 +23,8 @@ func BenchmarkUsageMonth(b *testing.B) {
 		 SELECT gen_random_uuid(), 'u-' || lpad(g::text, 6, '0'), '' FROM generate_series(1, $1::int) g`, tenants); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := pool.Exec(ctx, `INSERT INTO usage_delta (tenant_id, day, definition_key, runs_started, runs_succeeded, steps, step_us, events, stored_bytes)
-		 SELECT t.id, $1::date + d, 'def-' || k, 10, 9, 100, 1000000, 3, 2048
+	if _, err := pool.Exec(ctx, `INSERT INTO usage_delta (tenant_id, day, definition_key, step_type, runs_started, runs_succeeded, steps, step_us, events, stored_bytes)
+		 SELECT t.id, $1::date + d, 'def-' || k, (ARRAY['task', 'http', 'transform'])[k], 10, 9, 100, 1000000, 3, 2048
 		 FROM tenant t, generate_series(0, 30) d, generate_series(1, 3) k`, month); err != nil {
 		b.Fatal(err)
 	}
@@ -32,11 +33,11 @@ func BenchmarkUsageMonth(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := pool.Exec(ctx, `INSERT INTO usage_delta (tenant_id, day, steps)
-		SELECT id, $1::date + 5, 1 FROM tenant ORDER BY slug LIMIT 100`, month); err != nil {
+	if _, err := pool.Exec(ctx, `INSERT INTO usage_delta (tenant_id, day, step_type, steps)
+		SELECT id, $1::date + 5, 'task', 1 FROM tenant ORDER BY slug LIMIT 100`, month); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := pool.Exec(ctx, `ANALYZE usage_month, usage_delta, tenant`); err != nil {
+	if _, err := pool.Exec(ctx, `ANALYZE usage_month, usage_month_step, usage_delta, tenant`); err != nil {
 		b.Fatal(err)
 	}
 	var samples []float64
@@ -46,7 +47,7 @@ func BenchmarkUsageMonth(b *testing.B) {
 			start := time.Now()
 			rows, err := svc.Month(ctx, month)
 			took := time.Since(start)
-			if err != nil || len(rows) != tenants || rows[0].Steps != 93*100+1 {
+			if err != nil || len(rows) != tenants || rows[0].Steps != 93*100+1 || rows[0].StepsByType["task"].Steps != 31*100+1 {
 				b.Fatalf("read %d rows (%v), want %d", len(rows), err, tenants)
 			}
 			samples = append(samples, float64(took.Microseconds())/1000)

@@ -25,11 +25,13 @@ func TestUsagePageInChromium(t *testing.T) {
 	}
 	other := testdb.Tenant(t, s, nil)
 	if _, err := pool.Exec(ctx, `
-		INSERT INTO usage_delta (tenant_id, day, definition_key, runs_started, runs_succeeded, runs_failed, steps, step_us, events, signals, webhooks, stored_bytes)
-		SELECT $1::uuid, '2026-12-01'::date + d, 'orders', 20 + d, 18 + d, d % 3, 200 + 37 * (d % 9), 1500000 * (1 + d % 4), d % 5, d % 2, d % 3, 4096 * (d % 6)
+		INSERT INTO usage_delta (tenant_id, day, definition_key, step_type, runs_started, runs_succeeded, runs_failed, steps, step_us, events, signals, webhooks, stored_bytes)
+		SELECT $1::uuid, '2026-12-01'::date + d, 'orders', 'task', 20 + d, 18 + d, d % 3, 200 + 37 * (d % 9), 1500000 * (1 + d % 4), d % 5, d % 2, d % 3, 4096 * (d % 6)
 		FROM generate_series(0, 30) d
 		UNION ALL
-		SELECT $2::uuid, '2026-12-01'::date + d, 'other', 999999, 0, 0, 999999, 0, 0, 0, 0, 0 FROM generate_series(0, 30) d`,
+		SELECT $1::uuid, '2026-12-01'::date + d, 'orders', 'http', 0, 0, 0, 10, 250000, 0, 0, 0, 0 FROM generate_series(0, 30) d
+		UNION ALL
+		SELECT $2::uuid, '2026-12-01'::date + d, 'other', 'task', 999999, 0, 0, 999999, 0, 0, 0, 0, 0 FROM generate_series(0, 30) d`,
 		dev.ID, other.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -51,6 +53,13 @@ func TestUsagePageInChromium(t *testing.T) {
 	}
 	if got := text(t, br, "#chart-runs figcaption"); got != "Runs started total 1085, peak 50 a day" {
 		t.Errorf("runs caption %q", got)
+	}
+	if n, secs := text(t, br, `#usage-step-types tr[data-step-type="http"] td:nth-child(2)`),
+		text(t, br, `#usage-step-types tr[data-step-type="http"] td:nth-child(3)`); n != "310" || secs != "7.8 s" {
+		t.Errorf("http steps %q in %q, want 31 days × 10 steps of 0.025 s", n, secs)
+	}
+	if got := text(t, br, `#usage-step-types tbody tr:first-child td:first-child`); got != "task" {
+		t.Errorf("first step type %q, want task (the most steps)", got)
 	}
 	if got := text(t, br, `tr[data-quota="monthly_steps"]`); got == "" {
 		t.Error("no monthly_steps quota line")

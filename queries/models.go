@@ -275,6 +275,7 @@ type RunAttempt struct {
 	Error      []byte
 	Worker     pgtype.Text
 	Input      []byte
+	StepType   pgtype.Text
 }
 
 type RunBatch struct {
@@ -539,6 +540,15 @@ type UsageDay struct {
 	StoredBytes    int64
 }
 
+type UsageDayStep struct {
+	TenantID      uuid.UUID
+	Day           pgtype.Date
+	DefinitionKey string
+	StepType      string
+	Steps         int64
+	StepUs        int64
+}
+
 type UsageDeltum struct {
 	ID             int64
 	TenantID       uuid.UUID
@@ -556,6 +566,7 @@ type UsageDeltum struct {
 	Signals        int64
 	Webhooks       int64
 	StoredBytes    int64
+	StepType       string
 }
 
 type UsageMonth struct {
@@ -573,6 +584,14 @@ type UsageMonth struct {
 	Signals        int64
 	Webhooks       int64
 	StoredBytes    int64
+}
+
+type UsageMonthStep struct {
+	TenantID uuid.UUID
+	Month    pgtype.Date
+	StepType string
+	Steps    int64
+	StepUs   int64
 }
 
 type UsageTenantQuotum struct {

@@ -1,10 +1,10 @@
 -- name: RunAttemptUpsertMany :exec
 -- Attempts of one or more runs; an attempt appears once per statement.
-INSERT INTO run_attempt (tenant_id, run_id, node, generation, attempt, started_at, finished_at, output, error)
+INSERT INTO run_attempt (tenant_id, run_id, node, generation, attempt, started_at, finished_at, output, error, step_type)
 SELECT a.tenant_id, a.run_id, a.node, a.generation, a.attempt,
        NULLIF(a.started_at, '0001-01-01 00:00:00+00'::timestamptz),
        NULLIF(a.finished_at, '0001-01-01 00:00:00+00'::timestamptz),
-       NULLIF(a.output, '')::jsonb, NULLIF(a.error, '')::jsonb
+       NULLIF(a.output, '')::jsonb, NULLIF(a.error, '')::jsonb, NULLIF(a.step_type, '')
 FROM (SELECT unnest(@tenant_ids::uuid[]) AS tenant_id,
              unnest(@run_ids::uuid[]) AS run_id,
              unnest(@nodes::text[]) AS node,
@@ -13,9 +13,11 @@ FROM (SELECT unnest(@tenant_ids::uuid[]) AS tenant_id,
              unnest(@started_ats::timestamptz[]) AS started_at,
              unnest(@finished_ats::timestamptz[]) AS finished_at,
              unnest(@outputs::text[]) AS output,
-             unnest(@errors::text[]) AS error) AS a
+             unnest(@errors::text[]) AS error,
+             unnest(@step_types::text[]) AS step_type) AS a
 ON CONFLICT (tenant_id, run_id, node, generation, attempt) DO UPDATE
 SET started_at = coalesce(run_attempt.started_at, EXCLUDED.started_at),
+    step_type = coalesce(run_attempt.step_type, EXCLUDED.step_type),
     finished_at = EXCLUDED.finished_at,
     output = EXCLUDED.output,
     error = EXCLUDED.error,
@@ -40,16 +42,18 @@ WITH a AS (
                  unnest(@attempts::integer[]) AS attempt,
                  unnest(@lease_seconds::float8[]) AS lease_seconds,
                  unnest(@start_bys::timestamptz[]) AS start_by,
-                 unnest(@inputs::text[]) AS input) AS r),
+                 unnest(@inputs::text[]) AS input,
+                 unnest(@step_types::text[]) AS step_type) AS r),
 taken AS (
-    INSERT INTO run_attempt (tenant_id, run_id, node, generation, attempt, started_at, lease_until, worker, input)
+    INSERT INTO run_attempt (tenant_id, run_id, node, generation, attempt, started_at, lease_until, worker, input, step_type)
     SELECT a.tenant_id, a.run_id, a.node, a.generation, a.attempt, now(), now() + make_interval(secs => a.lease_seconds),
-           NULLIF(@worker::text, ''), NULLIF(a.input, '')::jsonb
+           NULLIF(@worker::text, ''), NULLIF(a.input, '')::jsonb, NULLIF(a.step_type, '')
     FROM a
     WHERE a.in_time AND EXISTS (SELECT 1 FROM run r WHERE r.tenant_id = a.tenant_id AND r.id = a.run_id)
     ON CONFLICT (tenant_id, run_id, node, generation, attempt) DO UPDATE
     SET started_at = coalesce(run_attempt.started_at, now()), lease_until = EXCLUDED.lease_until,
-        worker = coalesce(EXCLUDED.worker, run_attempt.worker), input = coalesce(run_attempt.input, EXCLUDED.input)
+        worker = coalesce(EXCLUDED.worker, run_attempt.worker), input = coalesce(run_attempt.input, EXCLUDED.input),
+        step_type = coalesce(run_attempt.step_type, EXCLUDED.step_type)
     WHERE run_attempt.finished_at IS NULL
     RETURNING tenant_id, run_id, node, generation, attempt)
 SELECT a.tenant_id::uuid AS tenant_id, a.run_id::uuid AS run_id, a.node::text AS node,

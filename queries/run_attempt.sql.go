@@ -186,7 +186,7 @@ func (q *Queries) RunAttemptFinishedAmong(ctx context.Context, arg RunAttemptFin
 }
 
 const runAttemptList = `-- name: RunAttemptList :many
-SELECT tenant_id, run_id, node, generation, attempt, started_at, finished_at, lease_until, output, error, worker, input FROM run_attempt
+SELECT tenant_id, run_id, node, generation, attempt, started_at, finished_at, lease_until, output, error, worker, input, step_type FROM run_attempt
 WHERE tenant_id = $1 AND run_id = $2
 ORDER BY node, generation, attempt
 `
@@ -218,6 +218,7 @@ func (q *Queries) RunAttemptList(ctx context.Context, arg RunAttemptListParams) 
 			&i.Error,
 			&i.Worker,
 			&i.Input,
+			&i.StepType,
 		); err != nil {
 			return nil, err
 		}
@@ -230,7 +231,7 @@ func (q *Queries) RunAttemptList(ctx context.Context, arg RunAttemptListParams) 
 }
 
 const runAttemptListNodes = `-- name: RunAttemptListNodes :many
-SELECT tenant_id, run_id, node, generation, attempt, started_at, finished_at, lease_until, output, error, worker, input FROM run_attempt
+SELECT tenant_id, run_id, node, generation, attempt, started_at, finished_at, lease_until, output, error, worker, input, step_type FROM run_attempt
 WHERE tenant_id = $1 AND run_id = $2 AND node = ANY($3::text[])
 ORDER BY node, generation, attempt
 `
@@ -264,6 +265,7 @@ func (q *Queries) RunAttemptListNodes(ctx context.Context, arg RunAttemptListNod
 			&i.Error,
 			&i.Worker,
 			&i.Input,
+			&i.StepType,
 		); err != nil {
 			return nil, err
 		}
@@ -304,7 +306,7 @@ func (q *Queries) RunAttemptOutput(ctx context.Context, arg RunAttemptOutputPara
 
 const runAttemptStartMany = `-- name: RunAttemptStartMany :many
 WITH a AS (
-    SELECT r.tenant_id, r.run_id, r.node, r.generation, r.attempt, r.lease_seconds, r.start_by, r.input, (r.start_by = '0001-01-01 00:00:00+00'::timestamptz OR now() < r.start_by) AS in_time
+    SELECT r.tenant_id, r.run_id, r.node, r.generation, r.attempt, r.lease_seconds, r.start_by, r.input, r.step_type, (r.start_by = '0001-01-01 00:00:00+00'::timestamptz OR now() < r.start_by) AS in_time
     FROM (SELECT unnest($1::uuid[]) AS tenant_id,
                  unnest($2::uuid[]) AS run_id,
                  unnest($3::text[]) AS node,
@@ -312,16 +314,18 @@ WITH a AS (
                  unnest($5::integer[]) AS attempt,
                  unnest($6::float8[]) AS lease_seconds,
                  unnest($7::timestamptz[]) AS start_by,
-                 unnest($8::text[]) AS input) AS r),
+                 unnest($8::text[]) AS input,
+                 unnest($9::text[]) AS step_type) AS r),
 taken AS (
-    INSERT INTO run_attempt (tenant_id, run_id, node, generation, attempt, started_at, lease_until, worker, input)
+    INSERT INTO run_attempt (tenant_id, run_id, node, generation, attempt, started_at, lease_until, worker, input, step_type)
     SELECT a.tenant_id, a.run_id, a.node, a.generation, a.attempt, now(), now() + make_interval(secs => a.lease_seconds),
-           NULLIF($9::text, ''), NULLIF(a.input, '')::jsonb
+           NULLIF($10::text, ''), NULLIF(a.input, '')::jsonb, NULLIF(a.step_type, '')
     FROM a
     WHERE a.in_time AND EXISTS (SELECT 1 FROM run r WHERE r.tenant_id = a.tenant_id AND r.id = a.run_id)
     ON CONFLICT (tenant_id, run_id, node, generation, attempt) DO UPDATE
     SET started_at = coalesce(run_attempt.started_at, now()), lease_until = EXCLUDED.lease_until,
-        worker = coalesce(EXCLUDED.worker, run_attempt.worker), input = coalesce(run_attempt.input, EXCLUDED.input)
+        worker = coalesce(EXCLUDED.worker, run_attempt.worker), input = coalesce(run_attempt.input, EXCLUDED.input),
+        step_type = coalesce(run_attempt.step_type, EXCLUDED.step_type)
     WHERE run_attempt.finished_at IS NULL
     RETURNING tenant_id, run_id, node, generation, attempt)
 SELECT a.tenant_id::uuid AS tenant_id, a.run_id::uuid AS run_id, a.node::text AS node,
@@ -340,6 +344,7 @@ type RunAttemptStartManyParams struct {
 	LeaseSeconds []float64
 	StartBys     []time.Time
 	Inputs       []string
+	StepTypes    []string
 	Worker       string
 }
 
@@ -372,6 +377,7 @@ func (q *Queries) RunAttemptStartMany(ctx context.Context, arg RunAttemptStartMa
 		arg.LeaseSeconds,
 		arg.StartBys,
 		arg.Inputs,
+		arg.StepTypes,
 		arg.Worker,
 	)
 	if err != nil {
@@ -401,11 +407,11 @@ func (q *Queries) RunAttemptStartMany(ctx context.Context, arg RunAttemptStartMa
 }
 
 const runAttemptUpsertMany = `-- name: RunAttemptUpsertMany :exec
-INSERT INTO run_attempt (tenant_id, run_id, node, generation, attempt, started_at, finished_at, output, error)
+INSERT INTO run_attempt (tenant_id, run_id, node, generation, attempt, started_at, finished_at, output, error, step_type)
 SELECT a.tenant_id, a.run_id, a.node, a.generation, a.attempt,
        NULLIF(a.started_at, '0001-01-01 00:00:00+00'::timestamptz),
        NULLIF(a.finished_at, '0001-01-01 00:00:00+00'::timestamptz),
-       NULLIF(a.output, '')::jsonb, NULLIF(a.error, '')::jsonb
+       NULLIF(a.output, '')::jsonb, NULLIF(a.error, '')::jsonb, NULLIF(a.step_type, '')
 FROM (SELECT unnest($1::uuid[]) AS tenant_id,
              unnest($2::uuid[]) AS run_id,
              unnest($3::text[]) AS node,
@@ -414,9 +420,11 @@ FROM (SELECT unnest($1::uuid[]) AS tenant_id,
              unnest($6::timestamptz[]) AS started_at,
              unnest($7::timestamptz[]) AS finished_at,
              unnest($8::text[]) AS output,
-             unnest($9::text[]) AS error) AS a
+             unnest($9::text[]) AS error,
+             unnest($10::text[]) AS step_type) AS a
 ON CONFLICT (tenant_id, run_id, node, generation, attempt) DO UPDATE
 SET started_at = coalesce(run_attempt.started_at, EXCLUDED.started_at),
+    step_type = coalesce(run_attempt.step_type, EXCLUDED.step_type),
     finished_at = EXCLUDED.finished_at,
     output = EXCLUDED.output,
     error = EXCLUDED.error,
@@ -433,6 +441,7 @@ type RunAttemptUpsertManyParams struct {
 	FinishedAts []time.Time
 	Outputs     []string
 	Errors      []string
+	StepTypes   []string
 }
 
 // Attempts of one or more runs; an attempt appears once per statement.
@@ -447,6 +456,7 @@ func (q *Queries) RunAttemptUpsertMany(ctx context.Context, arg RunAttemptUpsert
 		arg.FinishedAts,
 		arg.Outputs,
 		arg.Errors,
+		arg.StepTypes,
 	)
 	return err
 }

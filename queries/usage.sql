@@ -10,9 +10,9 @@ WITH moved AS (
         WHERE pg_try_advisory_xact_lock(4538045)
         ORDER BY d.id LIMIT @max_rows
         FOR UPDATE SKIP LOCKED)
-    RETURNING tenant_id, day, definition_key, runs_started, runs_succeeded, runs_failed, runs_cancelled, runs_timed_out, runs_terminated, steps, step_us, events, signals, webhooks, stored_bytes),
+    RETURNING tenant_id, day, definition_key, step_type, runs_started, runs_succeeded, runs_failed, runs_cancelled, runs_timed_out, runs_terminated, steps, step_us, events, signals, webhooks, stored_bytes),
 live AS (
-    SELECT m.tenant_id, m.day, m.definition_key, m.runs_started, m.runs_succeeded, m.runs_failed, m.runs_cancelled, m.runs_timed_out, m.runs_terminated, m.steps, m.step_us, m.events, m.signals, m.webhooks, m.stored_bytes FROM moved m WHERE EXISTS (SELECT 1 FROM tenant t WHERE t.id = m.tenant_id)),
+    SELECT m.tenant_id, m.day, m.definition_key, m.step_type, m.runs_started, m.runs_succeeded, m.runs_failed, m.runs_cancelled, m.runs_timed_out, m.runs_terminated, m.steps, m.step_us, m.events, m.signals, m.webhooks, m.stored_bytes FROM moved m WHERE EXISTS (SELECT 1 FROM tenant t WHERE t.id = m.tenant_id)),
 days AS (
     INSERT INTO usage_day (tenant_id, day, definition_key, runs_started, runs_succeeded, runs_failed, runs_cancelled, runs_timed_out, runs_terminated, steps, step_us, events, signals, webhooks, stored_bytes)
     SELECT tenant_id, day, definition_key,
@@ -72,9 +72,28 @@ months AS (
     signals = usage_month.signals + EXCLUDED.signals,
     webhooks = usage_month.webhooks + EXCLUDED.webhooks,
     stored_bytes = usage_month.stored_bytes + EXCLUDED.stored_bytes
+    RETURNING 1),
+day_steps AS (
+    INSERT INTO usage_day_step (tenant_id, day, definition_key, step_type, steps, step_us)
+    SELECT tenant_id, day, definition_key, step_type, sum(steps)::bigint, sum(step_us)::bigint
+    FROM live WHERE step_type <> '' GROUP BY 1, 2, 3, 4
+    HAVING sum(steps) <> 0 OR sum(step_us) <> 0
+    ON CONFLICT (tenant_id, day, definition_key, step_type) DO UPDATE SET
+    steps = usage_day_step.steps + EXCLUDED.steps,
+    step_us = usage_day_step.step_us + EXCLUDED.step_us
+    RETURNING 1),
+month_steps AS (
+    INSERT INTO usage_month_step (tenant_id, month, step_type, steps, step_us)
+    SELECT tenant_id, date_trunc('month', day)::date, step_type, sum(steps)::bigint, sum(step_us)::bigint
+    FROM live WHERE step_type <> '' GROUP BY 1, 2, 3
+    HAVING sum(steps) <> 0 OR sum(step_us) <> 0
+    ON CONFLICT (tenant_id, month, step_type) DO UPDATE SET
+    steps = usage_month_step.steps + EXCLUDED.steps,
+    step_us = usage_month_step.step_us + EXCLUDED.step_us
     RETURNING 1)
 SELECT (SELECT count(*) FROM moved)::bigint AS folded,
-       ((SELECT count(*) FROM days) + (SELECT count(*) FROM months))::bigint AS rollups;
+       ((SELECT count(*) FROM days) + (SELECT count(*) FROM months)
+        + (SELECT count(*) FROM day_steps) + (SELECT count(*) FROM month_steps))::bigint AS rollups;
 
 -- name: UsageMonthAll :many
 -- Every tenant's use in one month (the month's first day), its rollup
@@ -178,6 +197,40 @@ SELECT definition_key::text AS definition_key,
        sum(webhooks)::bigint AS webhooks,
        sum(stored_bytes)::bigint AS stored_bytes
 FROM u GROUP BY definition_key ORDER BY definition_key;
+
+-- name: UsageTenantSteps :many
+-- One tenant's steps and step time per day, definition and step type in
+-- [from, to), rollup plus what is not folded.
+WITH u AS (
+    SELECT day, definition_key, step_type, steps, step_us FROM usage_day_step uy
+    WHERE uy.tenant_id = @tenant_id AND day >= @from_day::date AND day < @to_day::date
+    UNION ALL
+    SELECT day, definition_key, step_type, steps, step_us FROM usage_delta ud
+    WHERE ud.tenant_id = @tenant_id AND day >= @from_day::date AND day < @to_day::date AND step_type <> '')
+SELECT day::date AS day, definition_key::text AS definition_key, step_type::text AS step_type,
+       sum(steps)::bigint AS steps, sum(step_us)::bigint AS step_us
+FROM u GROUP BY 1, 2, 3
+HAVING sum(steps) <> 0 OR sum(step_us) <> 0
+ORDER BY 1, 2, 3;
+
+-- name: UsageMonthSteps :many
+-- Tenants' steps and step time per step type in one month (the month's
+-- first day), rollup plus what is not folded; every tenant, or one. As
+-- in UsageMonthAll, the aggregated deltas are joined to the rollup rows,
+-- which are not aggregated.
+WITH d AS (
+    SELECT ud.tenant_id, ud.step_type, sum(ud.steps)::bigint AS steps, sum(ud.step_us)::bigint AS step_us
+    FROM usage_delta ud
+    WHERE ud.day >= @month::date AND ud.day < @month_end::date AND ud.step_type <> ''
+      AND (sqlc.narg(tenant_id)::uuid IS NULL OR ud.tenant_id = sqlc.narg(tenant_id)::uuid)
+    GROUP BY 1, 2),
+m AS (
+    SELECT um.tenant_id, um.step_type, um.steps, um.step_us FROM usage_month_step um
+    WHERE um.month = @month::date AND (sqlc.narg(tenant_id)::uuid IS NULL OR um.tenant_id = sqlc.narg(tenant_id)::uuid))
+SELECT coalesce(m.tenant_id, d.tenant_id)::uuid AS tenant_id, coalesce(m.step_type, d.step_type)::text AS step_type,
+       (coalesce(m.steps, 0) + coalesce(d.steps, 0))::bigint AS steps,
+       (coalesce(m.step_us, 0) + coalesce(d.step_us, 0))::bigint AS step_us
+FROM m FULL JOIN d ON d.tenant_id = m.tenant_id AND d.step_type = m.step_type;
 
 -- name: UsageStoredBytes :one
 -- A tenant's stored bytes: every delta there has been (bytes are added

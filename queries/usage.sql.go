@@ -19,9 +19,9 @@ WITH moved AS (
         WHERE pg_try_advisory_xact_lock(4538045)
         ORDER BY d.id LIMIT $1
         FOR UPDATE SKIP LOCKED)
-    RETURNING tenant_id, day, definition_key, runs_started, runs_succeeded, runs_failed, runs_cancelled, runs_timed_out, runs_terminated, steps, step_us, events, signals, webhooks, stored_bytes),
+    RETURNING tenant_id, day, definition_key, step_type, runs_started, runs_succeeded, runs_failed, runs_cancelled, runs_timed_out, runs_terminated, steps, step_us, events, signals, webhooks, stored_bytes),
 live AS (
-    SELECT m.tenant_id, m.day, m.definition_key, m.runs_started, m.runs_succeeded, m.runs_failed, m.runs_cancelled, m.runs_timed_out, m.runs_terminated, m.steps, m.step_us, m.events, m.signals, m.webhooks, m.stored_bytes FROM moved m WHERE EXISTS (SELECT 1 FROM tenant t WHERE t.id = m.tenant_id)),
+    SELECT m.tenant_id, m.day, m.definition_key, m.step_type, m.runs_started, m.runs_succeeded, m.runs_failed, m.runs_cancelled, m.runs_timed_out, m.runs_terminated, m.steps, m.step_us, m.events, m.signals, m.webhooks, m.stored_bytes FROM moved m WHERE EXISTS (SELECT 1 FROM tenant t WHERE t.id = m.tenant_id)),
 days AS (
     INSERT INTO usage_day (tenant_id, day, definition_key, runs_started, runs_succeeded, runs_failed, runs_cancelled, runs_timed_out, runs_terminated, steps, step_us, events, signals, webhooks, stored_bytes)
     SELECT tenant_id, day, definition_key,
@@ -81,9 +81,28 @@ months AS (
     signals = usage_month.signals + EXCLUDED.signals,
     webhooks = usage_month.webhooks + EXCLUDED.webhooks,
     stored_bytes = usage_month.stored_bytes + EXCLUDED.stored_bytes
+    RETURNING 1),
+day_steps AS (
+    INSERT INTO usage_day_step (tenant_id, day, definition_key, step_type, steps, step_us)
+    SELECT tenant_id, day, definition_key, step_type, sum(steps)::bigint, sum(step_us)::bigint
+    FROM live WHERE step_type <> '' GROUP BY 1, 2, 3, 4
+    HAVING sum(steps) <> 0 OR sum(step_us) <> 0
+    ON CONFLICT (tenant_id, day, definition_key, step_type) DO UPDATE SET
+    steps = usage_day_step.steps + EXCLUDED.steps,
+    step_us = usage_day_step.step_us + EXCLUDED.step_us
+    RETURNING 1),
+month_steps AS (
+    INSERT INTO usage_month_step (tenant_id, month, step_type, steps, step_us)
+    SELECT tenant_id, date_trunc('month', day)::date, step_type, sum(steps)::bigint, sum(step_us)::bigint
+    FROM live WHERE step_type <> '' GROUP BY 1, 2, 3
+    HAVING sum(steps) <> 0 OR sum(step_us) <> 0
+    ON CONFLICT (tenant_id, month, step_type) DO UPDATE SET
+    steps = usage_month_step.steps + EXCLUDED.steps,
+    step_us = usage_month_step.step_us + EXCLUDED.step_us
     RETURNING 1)
 SELECT (SELECT count(*) FROM moved)::bigint AS folded,
-       ((SELECT count(*) FROM days) + (SELECT count(*) FROM months))::bigint AS rollups
+       ((SELECT count(*) FROM days) + (SELECT count(*) FROM months)
+        + (SELECT count(*) FROM day_steps) + (SELECT count(*) FROM month_steps))::bigint AS rollups
 `
 
 type UsageFoldRow struct {
@@ -192,6 +211,64 @@ func (q *Queries) UsageMonthAll(ctx context.Context, arg UsageMonthAllParams) ([
 			&i.Signals,
 			&i.Webhooks,
 			&i.StoredBytes,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const usageMonthSteps = `-- name: UsageMonthSteps :many
+WITH d AS (
+    SELECT ud.tenant_id, ud.step_type, sum(ud.steps)::bigint AS steps, sum(ud.step_us)::bigint AS step_us
+    FROM usage_delta ud
+    WHERE ud.day >= $1::date AND ud.day < $2::date AND ud.step_type <> ''
+      AND ($3::uuid IS NULL OR ud.tenant_id = $3::uuid)
+    GROUP BY 1, 2),
+m AS (
+    SELECT um.tenant_id, um.step_type, um.steps, um.step_us FROM usage_month_step um
+    WHERE um.month = $1::date AND ($3::uuid IS NULL OR um.tenant_id = $3::uuid))
+SELECT coalesce(m.tenant_id, d.tenant_id)::uuid AS tenant_id, coalesce(m.step_type, d.step_type)::text AS step_type,
+       (coalesce(m.steps, 0) + coalesce(d.steps, 0))::bigint AS steps,
+       (coalesce(m.step_us, 0) + coalesce(d.step_us, 0))::bigint AS step_us
+FROM m FULL JOIN d ON d.tenant_id = m.tenant_id AND d.step_type = m.step_type
+`
+
+type UsageMonthStepsParams struct {
+	Month    pgtype.Date
+	MonthEnd pgtype.Date
+	TenantID uuid.NullUUID
+}
+
+type UsageMonthStepsRow struct {
+	TenantID uuid.UUID
+	StepType string
+	Steps    int64
+	StepUs   int64
+}
+
+// Tenants' steps and step time per step type in one month (the month's
+// first day), rollup plus what is not folded; every tenant, or one. As
+// in UsageMonthAll, the aggregated deltas are joined to the rollup rows,
+// which are not aggregated.
+func (q *Queries) UsageMonthSteps(ctx context.Context, arg UsageMonthStepsParams) ([]UsageMonthStepsRow, error) {
+	rows, err := q.db.Query(ctx, usageMonthSteps, arg.Month, arg.MonthEnd, arg.TenantID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []UsageMonthStepsRow{}
+	for rows.Next() {
+		var i UsageMonthStepsRow
+		if err := rows.Scan(
+			&i.TenantID,
+			&i.StepType,
+			&i.Steps,
+			&i.StepUs,
 		); err != nil {
 			return nil, err
 		}
@@ -534,6 +611,62 @@ func (q *Queries) UsageTenantQuotaSet(ctx context.Context, arg UsageTenantQuotaS
 		&i.SoftPercent,
 	)
 	return i, err
+}
+
+const usageTenantSteps = `-- name: UsageTenantSteps :many
+WITH u AS (
+    SELECT day, definition_key, step_type, steps, step_us FROM usage_day_step uy
+    WHERE uy.tenant_id = $1 AND day >= $2::date AND day < $3::date
+    UNION ALL
+    SELECT day, definition_key, step_type, steps, step_us FROM usage_delta ud
+    WHERE ud.tenant_id = $1 AND day >= $2::date AND day < $3::date AND step_type <> '')
+SELECT day::date AS day, definition_key::text AS definition_key, step_type::text AS step_type,
+       sum(steps)::bigint AS steps, sum(step_us)::bigint AS step_us
+FROM u GROUP BY 1, 2, 3
+HAVING sum(steps) <> 0 OR sum(step_us) <> 0
+ORDER BY 1, 2, 3
+`
+
+type UsageTenantStepsParams struct {
+	TenantID uuid.UUID
+	FromDay  pgtype.Date
+	ToDay    pgtype.Date
+}
+
+type UsageTenantStepsRow struct {
+	Day           pgtype.Date
+	DefinitionKey string
+	StepType      string
+	Steps         int64
+	StepUs        int64
+}
+
+// One tenant's steps and step time per day, definition and step type in
+// [from, to), rollup plus what is not folded.
+func (q *Queries) UsageTenantSteps(ctx context.Context, arg UsageTenantStepsParams) ([]UsageTenantStepsRow, error) {
+	rows, err := q.db.Query(ctx, usageTenantSteps, arg.TenantID, arg.FromDay, arg.ToDay)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []UsageTenantStepsRow{}
+	for rows.Next() {
+		var i UsageTenantStepsRow
+		if err := rows.Scan(
+			&i.Day,
+			&i.DefinitionKey,
+			&i.StepType,
+			&i.Steps,
+			&i.StepUs,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const usageTierQuotaList = `-- name: UsageTierQuotaList :many

@@ -112,6 +112,16 @@ type Usage struct {
 	Signals           int64 `json:"signals"`
 	WebhookDeliveries int64 `json:"webhook_deliveries"`
 	StoredBytes       int64 `json:"stored_bytes"`
+	// StepsByType breaks Steps and StepMicroseconds down by step type
+	// ("task", "http", "transform", …; a scatter child counts as its
+	// template's type).
+	StepsByType map[string]StepTypeUsage `json:"steps_by_type,omitempty"`
+}
+
+// StepTypeUsage is the steps of one step type and their worker time.
+type StepTypeUsage struct {
+	Steps            int64 `json:"steps"`
+	StepMicroseconds int64 `json:"step_microseconds"`
 }
 
 // UsageDay is one day's use.

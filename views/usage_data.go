@@ -1,8 +1,12 @@
 package views
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ductor/ductor/app/store"
@@ -16,6 +20,13 @@ type UsageData struct {
 	Total      store.Usage
 	Charts     []UsageChart
 	Quotas     []UsageQuota
+	// StepTypes are the month's steps by step type, most steps first.
+	StepTypes []UsageStepType
+}
+
+// UsageStepType is one step type's line of the month.
+type UsageStepType struct {
+	Type, Steps, Seconds string
 }
 
 // UsageQuota is one quota's line on the page.
@@ -89,6 +100,16 @@ func NewUsageData(month time.Time, days []store.UsageDay) UsageData {
 	for _, m := range usageMetrics {
 		d.Charts = append(d.Charts, chartOf(m.id, m.label, month, byDay, m.value, m.format))
 	}
+	types := slices.SortedFunc(maps.Keys(d.Total.StepsByType), func(a, b string) int {
+		if n := cmp.Compare(d.Total.StepsByType[b].Steps, d.Total.StepsByType[a].Steps); n != 0 {
+			return n
+		}
+		return strings.Compare(a, b)
+	})
+	for _, t := range types {
+		n := d.Total.StepsByType[t]
+		d.StepTypes = append(d.StepTypes, UsageStepType{Type: t, Steps: count(n.Steps), Seconds: micros(n.StepMicros)})
+	}
 	return d
 }
 
@@ -129,6 +150,12 @@ func addUsage(a, b store.Usage) store.Usage {
 	a.Signals += b.Signals
 	a.Webhooks += b.Webhooks
 	a.StoredBytes += b.StoredBytes
+	if len(b.StepsByType) > 0 {
+		a.StepsByType = maps.Clone(a.StepsByType)
+		for t, n := range b.StepsByType {
+			a.AddSteps(t, n)
+		}
+	}
 	return a
 }
 

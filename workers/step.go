@@ -144,7 +144,7 @@ func (w *StepWorker) workBatch(ctx context.Context, job *river.Job[shell.StepArg
 // what became of it and until when its lease runs at least.
 func (w *StepWorker) take(ctx context.Context, job *river.Job[shell.StepArgs], a shell.StepArgs) (store.TakeOutcome, time.Time, error) {
 	lease := shell.AttemptLease(a, w.C.RescueWindow())
-	take := store.AttemptTake{Key: a.AttemptKey(), Lease: lease, By: startBy(job, w.C.RescueWindow()), Input: a.KeptInput()}
+	take := store.AttemptTake{Key: a.AttemptKey(), Lease: lease, By: startBy(job, w.C.RescueWindow()), Input: a.KeptInput(), StepType: a.Type}
 	outcome, leased, err := w.C.Take(ctx, take, a.Sparse, time.Now().Add(w.C.RescueWindow()))
 	return outcome, leased.Add(lease), err
 }

@@ -134,6 +134,7 @@ func TestUsageAddsUpToTheTables(t *testing.T) {
 	other := testdb.Tenant(t, b.store, nil)
 	b.usageWorkload(t, b.tenant, 3)
 	assertUsageMatchesTables(t, b)
+	assertStepsByType(t, b, b.tenant.ID, "task", "transform", "scatter")
 	if _, err := b.coord.Usage.Fold(b.ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -143,6 +144,7 @@ func TestUsageAddsUpToTheTables(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertUsageMatchesTables(t, b)
+	assertStepsByType(t, b, other.ID, "task", "transform", "scatter")
 	if faults.Load() < 5 {
 		t.Errorf("only %d result writes, none failed", faults.Load())
 	}
@@ -192,6 +194,79 @@ steps:
 	}
 	if u.Total.Steps != 2 || u.Total.RunsStarted != 1 || u.Total.RunsSucceeded != 1 {
 		t.Errorf("usage %+v, want 2 steps (the lost one and its retry) of one run that succeeded", u.Total)
+	}
+	// The lost attempt was taken without its type (as a worker from
+	// before types were recorded takes it); the tick that recorded it lost
+	// wrote its type, which moved its step from unknown to task.
+	if got := u.Total.StepsByType; got["task"].Steps != 2 || len(got) != 1 {
+		t.Errorf("steps by type %+v, want 2 task steps", got)
+	}
+}
+
+// assertStepsByType checks a tenant's steps by type this month: each of
+// types has steps, none is unknown, and they add up to the total; and
+// every started attempt recorded its type.
+func assertStepsByType(t *testing.T, b testBundle, tenantID uuid.UUID, types ...string) {
+	t.Helper()
+	from := store.MonthStart(time.Now())
+	u, err := b.coord.Usage.Read(b.ctx, tenantID, from.AddDate(0, -1, 0), from.AddDate(0, 1, 0), "definition")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var steps, micros int64
+	for typ, n := range u.Total.StepsByType {
+		steps += n.Steps
+		micros += n.StepMicros
+		if typ == "unknown" {
+			t.Errorf("%d steps of an unknown type", n.Steps)
+		}
+	}
+	if steps != u.Total.Steps || micros != u.Total.StepMicros {
+		t.Errorf("steps by type add up to %d steps, %d µs; the totals are %d, %d", steps, micros, u.Total.Steps, u.Total.StepMicros)
+	}
+	for _, typ := range types {
+		if u.Total.StepsByType[typ].Steps == 0 {
+			t.Errorf("no %s steps in %+v", typ, u.Total.StepsByType)
+		}
+	}
+	var untyped int
+	if err := b.pool.QueryRow(b.ctx, `SELECT count(*) FROM run_attempt WHERE tenant_id = $1 AND step_type IS NULL`, tenantID).Scan(&untyped); err != nil || untyped != 0 {
+		t.Errorf("%d attempts without a step type (%v)", untyped, err)
+	}
+}
+
+// The usage check compares steps by type with the attempts' own types: an
+// attempt whose type changes behind the metering's back is found.
+func TestUsageCheckFindsStepsCountedUnderAnotherType(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.publishYAML(t, `
+key: typed
+steps:
+  - {ref: a, type: task, with: {handler: builtin.noop}}
+`)
+	b.waitTerminal(t, b.start(t, "typed", nil))
+	assertUsageMatchesTables(t, b)
+	for _, sql := range []string{
+		`ALTER TABLE run_attempt DISABLE TRIGGER run_attempt_usage_update`,
+		`UPDATE run_attempt SET step_type = 'http' WHERE step_type = 'task'`,
+		`ALTER TABLE run_attempt ENABLE TRIGGER run_attempt_usage_update`,
+	} {
+		if _, err := b.pool.Exec(b.ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	found, err := checker.Usage(b.ctx, b.pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var task, http bool
+	for _, v := range found {
+		task = task || strings.Contains(v, "/steps.task:")
+		http = http || strings.Contains(v, "/steps.http:")
+	}
+	if !task || !http {
+		t.Errorf("the check did not find the steps moved from task to http: %q", found)
 	}
 }
 

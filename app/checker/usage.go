@@ -11,8 +11,8 @@ import (
 )
 
 // Usage checks metering against the tables it counts: per tenant and
-// UTC day, every figure (runs started and ended by status, steps, step
-// time, events, signals) equals what the run, run_attempt, event and
+// UTC day, every figure (runs started and ended by status, steps and step
+// time in total and by step type, events, signals) equals what the run, run_attempt, event and
 // run_signal rows say, and each tenant's stored bytes equal the bytes
 // its rows hold. It holds at every commit (the counting is done by the
 // statements that write), so it can run at any moment, and once a
@@ -87,6 +87,13 @@ UNION ALL
 SELECT tenant_id, ductor_utc_day(started_at), 'step_us', sum(ductor_step_us(started_at, finished_at))::bigint
 FROM run_attempt WHERE started_at IS NOT NULL GROUP BY 1, 2
 UNION ALL
+SELECT tenant_id, ductor_utc_day(started_at), 'steps.' || coalesce(step_type, 'unknown'), count(*)
+FROM run_attempt WHERE started_at IS NOT NULL GROUP BY 1, 2, 3
+UNION ALL
+SELECT tenant_id, ductor_utc_day(started_at), 'step_us.' || coalesce(step_type, 'unknown'),
+       sum(ductor_step_us(started_at, finished_at))::bigint
+FROM run_attempt WHERE started_at IS NOT NULL GROUP BY 1, 2, 3
+UNION ALL
 SELECT tenant_id, ductor_utc_day(created_at), 'events', count(*) FROM event WHERE name NOT LIKE 'ductor.%' GROUP BY 1, 2
 UNION ALL
 SELECT tenant_id, ductor_utc_day(created_at), 'signals', count(*) FROM run_signal GROUP BY 1, 2
@@ -114,6 +121,13 @@ d AS (
 SELECT tenant_id, day, m, v::bigint FROM d, LATERAL (VALUES ('runs_started', rs), ('runs_succeeded', su),
     ('runs_failed', fa), ('runs_cancelled', ca), ('runs_timed_out', tio), ('runs_terminated', te),
     ('steps', st), ('step_us', us), ('events', ev), ('signals', si)) AS x(m, v)
+UNION ALL
+SELECT tenant_id, day, m || '.' || step_type, sum(v)::bigint FROM (
+    SELECT tenant_id, day, step_type, steps, step_us FROM usage_day_step
+    UNION ALL
+    SELECT tenant_id, day, step_type, steps, step_us FROM usage_delta WHERE step_type <> '') s,
+    LATERAL (VALUES ('steps', steps), ('step_us', step_us)) AS x(m, v)
+GROUP BY 1, 2, 3
 UNION ALL
 SELECT tenant_id, '2000-01-01'::date, 'stored_bytes', sum(stored_bytes)::bigint FROM u GROUP BY 1`
 

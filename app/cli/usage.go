@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"encoding/csv"
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 
@@ -22,13 +24,39 @@ type usageView struct {
 	store.Usage
 }
 
-func (v usageView) cells() []string {
+// cells are v's row; types are the step types given a column each
+// (steps_TYPE), after the fixed columns.
+func (v usageView) cells(types []string) []string {
 	u := v.Usage
 	n := func(x int64) string { return strconv.FormatInt(x, 10) }
-	return []string{v.Tenant, v.Tier, v.Month, n(u.RunsStarted), n(u.RunsSucceeded), n(u.RunsFailed),
+	row := []string{v.Tenant, v.Tier, v.Month, n(u.RunsStarted), n(u.RunsSucceeded), n(u.RunsFailed),
 		n(u.RunsCancelled), n(u.RunsTimedOut), n(u.RunsTerminated), n(u.Steps),
 		strconv.FormatFloat(float64(u.StepMicros)/1e6, 'f', 3, 64), n(u.Events), n(u.Signals),
 		n(u.Webhooks), n(u.StoredBytes)}
+	for _, t := range types {
+		row = append(row, n(u.StepsByType[t].Steps))
+	}
+	return row
+}
+
+// stepTypes are the step types any of views has steps of, sorted.
+func stepTypes(views []usageView) []string {
+	seen := map[string]bool{}
+	for _, v := range views {
+		for t := range v.StepsByType {
+			seen[t] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
+}
+
+// usageHeader is the columns, with a steps_TYPE column for each of types.
+func usageHeader(types []string) []string {
+	h := slices.Clone(usageColumns)
+	for _, t := range types {
+		h = append(h, "steps_"+t)
+	}
+	return h
 }
 
 // runUsage handles `ductor usage`: a month of every tenant's use (or one
@@ -71,6 +99,11 @@ func usageViews(ctx context.Context, s *store.Store, slug string, month time.Tim
 			return nil, err
 		}
 		u, err := s.UsageTenantMonth(ctx, t.ID, month)
+		if err != nil {
+			return nil, err
+		}
+		steps, err := s.UsageMonthSteps(ctx, month, &t.ID)
+		u.StepsByType = steps[t.ID]
 		return []usageView{{Tenant: t.Slug, Tier: string(t.Tier), Month: label, Usage: u}}, err
 	}
 	all, err := s.UsageMonthAll(ctx, month)
@@ -85,19 +118,20 @@ func usageViews(ctx context.Context, s *store.Store, slug string, month time.Tim
 }
 
 func writeUsage(env Env, format string, views []usageView) error {
+	types := stepTypes(views)
 	if format == outputCSV {
 		w := csv.NewWriter(env.Stdout)
-		_ = w.Write(usageColumns)
+		_ = w.Write(usageHeader(types))
 		for _, v := range views {
-			_ = w.Write(v.cells())
+			_ = w.Write(v.cells(types))
 		}
 		w.Flush()
 		return w.Error()
 	}
 	return render(env, format, map[string]any{"usage": views}, func(any) *table {
-		t := &table{header: usageColumns}
+		t := &table{header: usageHeader(types)}
 		for _, v := range views {
-			cells := v.cells()
+			cells := v.cells(types)
 			row := make([]any, len(cells))
 			for i, c := range cells {
 				row[i] = c

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -28,8 +29,9 @@ func TestTierTenantQuotasAndUsage(t *testing.T) {
 	if qa.MonthlySteps != 7 || qa.MonthlyRuns != 500 || qb.MonthlySteps != 100000 || qa.SoftPercent != 80 {
 		t.Errorf("quotas %+v and %+v, want a's 7 steps over the tier's 500 runs, b the tier's", qa, qb)
 	}
-	if _, err := pool.Exec(ctx, `INSERT INTO usage_delta (tenant_id, day, definition_key, steps, runs_started)
-		VALUES ($1, '2026-12-03', 'd', 40, 4), ($2, '2026-12-04', 'd', 2, 1), ($1, '2026-11-30', 'd', 1, 1)`, a.ID, b.ID); err != nil {
+	if _, err := pool.Exec(ctx, `INSERT INTO usage_delta (tenant_id, day, definition_key, step_type, steps, runs_started)
+		VALUES ($1, '2026-12-03', 'd', 'task', 30, 4), ($1, '2026-12-03', 'd', 'http', 10, 0), ($2, '2026-12-04', 'd', 'task', 2, 1),
+		       ($1, '2026-11-30', 'd', 'transform', 1, 1)`, a.ID, b.ID); err != nil {
 		t.Fatal(err)
 	}
 	out, err := runCLI(t, url, "usage", "--month", "2026-12")
@@ -43,8 +45,14 @@ func TestTierTenantQuotasAndUsage(t *testing.T) {
 	if !strings.Contains(out, a.Slug+",standard,2026-12,4,") || !strings.Contains(out, b.Slug+",standard,2026-12,1,") {
 		t.Errorf("usage csv:\n%s", out)
 	}
+	// A column per step type, after the fixed ones: a's 40 steps are 10
+	// http and 30 task steps.
+	if !strings.HasSuffix(lines[0], ",stored_bytes,steps_http,steps_task") || !strings.Contains(out, ",40,") ||
+		!strings.HasSuffix(lines[1+slices.IndexFunc(lines[1:], func(l string) bool { return strings.HasPrefix(l, a.Slug+",") })], ",10,30") {
+		t.Errorf("usage csv by step type:\n%s", out)
+	}
 	out, err = runCLI(t, url, "usage", "--tenant", a.Slug, "--month", "2026-11", "--output", "json")
-	if err != nil || !strings.Contains(out, `"steps": 1`) {
+	if err != nil || !strings.Contains(out, `"steps": 1`) || !strings.Contains(out, `"transform"`) {
 		t.Errorf("usage json = %s, %v", out, err)
 	}
 	for _, bad := range [][]string{{"usage", "--month", "12-2026"}, {"tier", "set", "standard", "--queue-class", "bulk"},

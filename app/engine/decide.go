@@ -331,7 +331,7 @@ func (d *decider) finished(n *Node) {
 
 func (d *decider) recordAttempt(n *Node, output any, err *Error) {
 	d.out.Attempts = append(d.out.Attempts, Attempt{
-		Node: n.ID, Generation: n.Generation, Attempt: n.Attempt,
+		Node: n.ID, Type: string(d.specOf(n).typ), Generation: n.Generation, Attempt: n.Attempt,
 		StartedAt: n.StartedAt, FinishedAt: d.now, Output: output, Error: err,
 	})
 }

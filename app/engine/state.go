@@ -301,7 +301,10 @@ func (s *ScatterState) Done() bool { return s.Succeeded+s.Failed == s.Total }
 
 // Attempt is the record of one attempt of one node.
 type Attempt struct {
-	Node       string    `json:"node"`
+	Node string `json:"node"`
+	// Type is the step type the attempt executed (a scatter child's is its
+	// template's), which usage counts steps by.
+	Type       string    `json:"type,omitempty"`
 	Generation int       `json:"generation"`
 	Attempt    int       `json:"attempt"`
 	StartedAt  time.Time `json:"started_at,omitzero"`

@@ -129,7 +129,7 @@ func (c *Writer) runLocal(ctx context.Context, tx pgx.Tx, jobs []river.InsertMan
 	for i, j := range picked {
 		a := j.Args.(StepArgs)
 		keys[i] = a.AttemptKey()
-		takes[i] = store.AttemptTake{Key: keys[i], Lease: AttemptLease(a, c.RescueWindow), Input: a.KeptInput()}
+		takes[i] = store.AttemptTake{Key: keys[i], Lease: AttemptLease(a, c.RescueWindow), Input: a.KeptInput(), StepType: a.Type}
 	}
 	leased := time.Now()
 	outcomes, err := s.AttemptStartMany(ctx, takes, c.workerID)

@@ -132,7 +132,7 @@ func (s *Store) BridgeTasksClaim(ctx context.Context, c BridgeTaskClaim, l Bridg
 	for _, r := range rows {
 		t := bridgeTaskFromRow(r)
 		k := AttemptKey{Run: RunKey{t.TenantID, t.RunID}, Node: t.Node, Generation: t.Generation, Attempt: t.Attempt}
-		taken, err := s.AttemptStartMany(ctx, []AttemptTake{{Key: k, Lease: l.until(t.Timeout), Input: t.keptInput()}}, c.WorkerID)
+		taken, err := s.AttemptStartMany(ctx, []AttemptTake{{Key: k, Lease: l.until(t.Timeout), Input: t.keptInput(), StepType: "task"}}, c.WorkerID)
 		if err != nil {
 			return nil, err
 		}

@@ -110,6 +110,8 @@ type AttemptTake struct {
 	// Input is the attempt's evaluated settings as JSON (nil: not kept),
 	// kept with its first start.
 	Input []byte
+	// StepType is the step type the attempt executes ("": not known).
+	StepType string
 }
 
 // TakeOutcome is what became of an AttemptTake.
@@ -145,6 +147,7 @@ func (s *Store) AttemptStartMany(ctx context.Context, takes []AttemptTake, worke
 		p.LeaseSeconds = append(p.LeaseSeconds, t.Lease.Seconds())
 		p.StartBys = append(p.StartBys, t.By)
 		p.Inputs = append(p.Inputs, string(t.Input))
+		p.StepTypes = append(p.StepTypes, t.StepType)
 	}
 	rows, err := s.q.RunAttemptStartMany(ctx, p)
 	if err != nil {

@@ -382,6 +382,7 @@ func (w *RunWrites) attemptsAdd(k RunKey, attempts []engine.Attempt) error {
 		p.FinishedAts = append(p.FinishedAts, a.FinishedAt)
 		p.Outputs = append(p.Outputs, out)
 		p.Errors = append(p.Errors, errJSON)
+		p.StepTypes = append(p.StepTypes, a.Type)
 	}
 	return nil
 }

@@ -30,6 +30,38 @@ type Usage struct {
 	// StoredBytes is the net change of stored bytes over the period (run
 	// inputs, attempt outputs and errors; the prune takes bytes back).
 	StoredBytes int64 `json:"stored_bytes"`
+	// StepsByType breaks Steps and StepMicros down by the step type the
+	// attempts executed (a scatter child's is its template's; "unknown":
+	// counted before attempts recorded their type). Its figures add up to
+	// Steps and StepMicros.
+	StepsByType map[string]StepTypeUsage `json:"steps_by_type,omitempty"`
+}
+
+// StepTypeUsage is the steps of one step type and their worker time.
+type StepTypeUsage struct {
+	Steps      int64 `json:"steps"`
+	StepMicros int64 `json:"step_microseconds"`
+}
+
+// AddSteps adds the steps of one type to u's breakdown.
+func (u *Usage) AddSteps(stepType string, n StepTypeUsage) {
+	if n == (StepTypeUsage{}) {
+		return
+	}
+	if u.StepsByType == nil {
+		u.StepsByType = map[string]StepTypeUsage{}
+	}
+	t := u.StepsByType[stepType]
+	u.StepsByType[stepType] = StepTypeUsage{Steps: t.Steps + n.Steps, StepMicros: t.StepMicros + n.StepMicros}
+}
+
+// UsageSteps is a tenant's steps of one type, on one day, by one
+// definition.
+type UsageSteps struct {
+	Day        time.Time
+	Definition string
+	StepType   string
+	StepTypeUsage
 }
 
 // TenantUsage is one tenant's use in a month.
@@ -111,9 +143,55 @@ func (s *Store) UsageMonthAll(ctx context.Context, month time.Time) ([]TenantUsa
 	if err != nil {
 		return nil, fmt.Errorf("read usage of every tenant: %w", err)
 	}
+	steps, err := s.UsageMonthSteps(ctx, m, nil)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]TenantUsage, len(rows))
 	for i, r := range rows {
-		out[i] = TenantUsage{TenantID: r.TenantID, Slug: r.Slug, Tier: r.Tier, Usage: usageFromMonthAll(r)}
+		u := usageFromMonthAll(r)
+		u.StepsByType = steps[r.TenantID]
+		out[i] = TenantUsage{TenantID: r.TenantID, Slug: r.Slug, Tier: r.Tier, Usage: u}
+	}
+	return out, nil
+}
+
+// UsageMonthSteps is the steps by type of every tenant (or of tenantID)
+// in the month of month.
+func (s *Store) UsageMonthSteps(ctx context.Context, month time.Time, tenantID *uuid.UUID) (map[uuid.UUID]map[string]StepTypeUsage, error) {
+	m := MonthStart(month)
+	p := queries.UsageMonthStepsParams{Month: pgDate(m), MonthEnd: pgDate(m.AddDate(0, 1, 0))}
+	if tenantID != nil {
+		p.TenantID = uuid.NullUUID{UUID: *tenantID, Valid: true}
+	}
+	rows, err := s.q.UsageMonthSteps(ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("read steps by type: %w", err)
+	}
+	out := map[uuid.UUID]map[string]StepTypeUsage{}
+	for _, r := range rows {
+		if r.Steps == 0 && r.StepUs == 0 {
+			continue
+		}
+		if out[r.TenantID] == nil {
+			out[r.TenantID] = map[string]StepTypeUsage{}
+		}
+		out[r.TenantID][r.StepType] = StepTypeUsage{Steps: r.Steps, StepMicros: r.StepUs}
+	}
+	return out, nil
+}
+
+// UsageTenantSteps is one tenant's steps by day, definition and type in
+// [from, to).
+func (s *Store) UsageTenantSteps(ctx context.Context, tenantID uuid.UUID, from, to time.Time) ([]UsageSteps, error) {
+	rows, err := s.q.UsageTenantSteps(ctx, queries.UsageTenantStepsParams{TenantID: tenantID, FromDay: pgDate(from), ToDay: pgDate(to)})
+	if err != nil {
+		return nil, fmt.Errorf("read steps by type: %w", err)
+	}
+	out := make([]UsageSteps, len(rows))
+	for i, r := range rows {
+		out[i] = UsageSteps{Day: r.Day.Time, Definition: r.DefinitionKey, StepType: r.StepType,
+			StepTypeUsage: StepTypeUsage{Steps: r.Steps, StepMicros: r.StepUs}}
 	}
 	return out, nil
 }

@@ -49,15 +49,36 @@ func (s *Service) Read(ctx context.Context, tenantID uuid.UUID, from, to time.Ti
 		return Report{}, err
 	}
 	r := Report{From: from, To: to, GroupBy: groupBy}
-	var err error
+	steps, err := s.store().UsageTenantSteps(ctx, tenantID, from, to)
+	if err != nil {
+		return r, err
+	}
 	if groupBy == GroupByDay {
 		r.Days, err = s.store().UsageTenantByDay(ctx, tenantID, from, to)
+		at := map[time.Time]int{}
+		for i, d := range r.Days {
+			at[d.Day] = i
+		}
+		for _, st := range steps {
+			if i, ok := at[st.Day]; ok {
+				r.Days[i].AddSteps(st.StepType, st.StepTypeUsage)
+			}
+		}
 		for _, d := range r.Days {
 			r.Total = Add(r.Total, d.Usage)
 		}
 		return r, err
 	}
 	r.Definitions, err = s.store().UsageTenantByDefinition(ctx, tenantID, from, to)
+	at := map[string]int{}
+	for i, d := range r.Definitions {
+		at[d.Definition] = i
+	}
+	for _, st := range steps {
+		if i, ok := at[st.Definition]; ok {
+			r.Definitions[i].AddSteps(st.StepType, st.StepTypeUsage)
+		}
+	}
 	for _, d := range r.Definitions {
 		r.Total = Add(r.Total, d.Usage)
 	}
@@ -71,13 +92,19 @@ func (s *Service) Month(ctx context.Context, month time.Time) ([]store.TenantUsa
 
 // Add sums two usages.
 func Add(a, b store.Usage) store.Usage {
-	return store.Usage{
+	sum := store.Usage{
 		RunsStarted: a.RunsStarted + b.RunsStarted, RunsSucceeded: a.RunsSucceeded + b.RunsSucceeded,
 		RunsFailed: a.RunsFailed + b.RunsFailed, RunsCancelled: a.RunsCancelled + b.RunsCancelled,
 		RunsTimedOut: a.RunsTimedOut + b.RunsTimedOut, RunsTerminated: a.RunsTerminated + b.RunsTerminated,
 		Steps: a.Steps + b.Steps, StepMicros: a.StepMicros + b.StepMicros, Events: a.Events + b.Events,
 		Signals: a.Signals + b.Signals, Webhooks: a.Webhooks + b.Webhooks, StoredBytes: a.StoredBytes + b.StoredBytes,
 	}
+	for _, u := range []store.Usage{a, b} {
+		for t, n := range u.StepsByType {
+			sum.AddSteps(t, n)
+		}
+	}
+	return sum
 }
 
 // State is a tenant's quota state, for whoami and the usage page.

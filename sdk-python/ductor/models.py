@@ -333,7 +333,8 @@ class SecretPage:
 class UsageReport:
     """Metered use from from_ to to (dates): total, and days or
     definitions by group_by, each a dict of counters (runs_started,
-    steps, step_microseconds, …); quota is the tenant's quotas now."""
+    steps, step_microseconds, …, and steps_by_type: step type →
+    {steps, step_microseconds}); quota is the tenant's quotas now."""
 
     #: "from" in the answer.
     from_: str = ""

@@ -564,6 +564,8 @@ export interface Usage {
   signals: number;
   webhook_deliveries: number;
   stored_bytes: number;
+  /** steps and step_microseconds by step type (a scatter child counts as its template's type); absent with no steps. */
+  steps_by_type?: Record<string, { steps: number; step_microseconds: number }>;
 }
 
 /** The tenant's quotas and their use now. @schema QuotaState */
