@@ -82,11 +82,16 @@ func rowOf(t *testing.T, ctx context.Context, box, col, v string) int {
 
 // shootPanel takes shoot's screenshots with the side panel drawn whole
 // rather than scrolled (shoot's resizing scrolls it back to its top), so
-// that the sub-form of the field css shows in them.
+// that the sub-form of the field css shows in them: the editor's grid
+// grows to the panel's height for the while.
 func shootPanel(t *testing.T, ctx context.Context, name, css string) {
 	t.Helper()
-	const set = `(on) => { const p = document.getElementById("panel");
-		for (const k of ["height", "maxHeight", "overflow"]) p.style[k] = on ? {height: "auto", maxHeight: "none", overflow: "visible"}[k] : ""; }`
+	const set = `(on) => {
+		const style = (sel, k, v) => { document.querySelector(sel).style[k] = on ? v : ""; };
+		style(".editor-grid", "height", "auto");
+		style(".editor-side", "gridTemplateRows", "auto auto");
+		style("#panel", "overflow", "visible");
+	}`
 	if count(t, ctx, css) != 1 {
 		t.Fatalf("no %s to show", css)
 	}

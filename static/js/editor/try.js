@@ -2,7 +2,10 @@
 // against sample data (input, steps.<ref>.output, run, event), from the
 // document as it stands: nothing is published, stored or run. The sample
 // is pinned per step in this browser; it may be loaded from one of the
-// definition's recent runs.
+// definition's recent runs. For a step over a list (for_each, a
+// scatter's items_expr) the item the expressions see is chosen from the
+// list the last try found (the first by default), and `now` may be set
+// (the server's clock by default); both are pinned with the sample.
 
 import { escapeHTML as esc } from "./cel.js";
 import * as docs from "./doc.js";
@@ -10,7 +13,7 @@ import * as docs from "./doc.js";
 // createTry wires the section; opts: post, the document's text (after
 // pending checks), and the current document.
 export function createTry(opts) {
-  const t = { ...opts, results: new Map(), runs: null };
+  const t = { ...opts, results: new Map(), items: new Map(), runs: null };
   return { show: (panel, step) => show(t, panel, step) };
 }
 
@@ -59,6 +62,7 @@ function show(t, panel, step) {
     `<div class="field"><label for="try-sample">Sample data (JSON: input, steps, run, event)</label>` +
     `<textarea id="try-sample" class="mono" rows="6" spellcheck="false"></textarea>` +
     `<p class="muted small" id="try-pinned" role="status"></p></div>` +
+    choicesHTML(step) +
     `<div class="try-actions"><button type="button" id="try-go"${t.canTry ? "" : " disabled"}>Try</button> ` +
     `<button type="button" id="try-reset" class="link">Reset the sample</button></div>` +
     (t.canTry ? "" : `<p class="muted small">Your role may not try steps.</p>`) +
@@ -78,11 +82,13 @@ function show(t, panel, step) {
   });
   if (sec.open) loadRuns(t, sec);
   area.addEventListener("input", () => pin(area.value));
+  const choices = wireChoices(t, sec, step, key, () => run(t, sec, step.ref, area.value, choices.values()));
   sec.querySelector("#try-reset").addEventListener("click", () => {
     localStorage.removeItem(key);
     area.value = prefill(t.doc(), step);
     status.textContent = "";
     sec.querySelector("#try-run").value = "";
+    choices.reset();
   });
   sec.querySelector("#try-run").addEventListener("change", async (ev) => {
     const id = ev.target.value;
@@ -99,7 +105,7 @@ function show(t, panel, step) {
     status.textContent = `Pinned in this browser: the sample of run ${id.slice(0, 8)}` +
       (data.left_out && data.left_out.length ? ` (too large to load: ${data.left_out.join(", ")})` : "") + ".";
   });
-  sec.querySelector("#try-go").addEventListener("click", () => run(t, sec, step.ref, area.value));
+  sec.querySelector("#try-go").addEventListener("click", () => run(t, sec, step.ref, area.value, choices.values()));
   const last = t.results.get(step.ref);
   if (last) sec.querySelector("#try-results").innerHTML = last;
 }
@@ -127,20 +133,21 @@ async function loadRuns(t, sec) {
   }
 }
 
-async function run(t, sec, ref, sample) {
+async function run(t, sec, ref, sample, chosen) {
   const out = sec.querySelector("#try-results");
   const button = sec.querySelector("#try-go");
   button.disabled = true;
   out.innerHTML = `<p class="muted" id="try-running">Trying…</p>`;
   try {
     const document = await t.documentText();
-    const res = await t.post(t.url, { document, step: ref, sample });
+    const res = await t.post(t.url, { document, step: ref, sample, ...chosen });
     const err = res.data && res.data.error;
     let html = "";
     if (!res.ok) html += `<p class="error" id="try-error" role="alert">${esc((err && err.message) || `failed (${res.status})`)}</p>`;
     const ans = res.ok ? res.data : err && err.details;
     if (ans && Array.isArray(ans.results)) html += resultsHTML(ans);
     out.innerHTML = html;
+    if (ans && Array.isArray(ans.results)) foundItems(t, sec, ref, ans);
     t.results.set(ref, html);
     out.scrollIntoView({ block: "nearest" });
   } finally {
@@ -152,7 +159,7 @@ function resultsHTML(ans) {
   const items = ans.results.map((r) => {
     const cls = r.ok ? (r.taken ? "ok taken" : "ok") : "failed";
     const value = r.ok
-      ? (r.expr ? `<pre class="mono try-value">${esc(JSON.stringify(r.value, null, 2) ?? "null")}</pre>` : "")
+      ? (r.expr ? `<pre class="mono try-value" tabindex="0">${esc(JSON.stringify(r.value, null, 2) ?? "null")}</pre>` : "")
       : `<p class="error try-error">${esc(r.error)}</p>`;
     const branch = r.to ? ` <span class="try-branch">→ <span class="mono">${esc(r.to)}</span>${r.taken ? ` <span class="status ok">taken</span>` : ""}</span>` : "";
     return `<li class="try-result ${cls}" data-path="${esc(r.path)}">` +
@@ -162,5 +169,90 @@ function resultsHTML(ans) {
   }).join("");
   const outcome = ans.outcome ? `<p id="try-outcome"><strong>Outcome:</strong> <span class="mono">${esc(ans.outcome)}</span></p>` : "";
   const none = ans.results.length ? "" : `<p class="muted">This step has no expression to try.</p>`;
-  return `${outcome}${none}<ul class="try-list" id="try-list">${items}</ul>`;
+  const at = ans.now ? `<p class="muted small" id="try-at">At <span class="mono">${esc(ans.now)}</span>` +
+    (ans.item !== undefined && ans.item !== null ? `, on the item at index <span class="mono">${esc(String(ans.item))}</span>` : "") + `.</p>` : "";
+  return `${outcome}${at}${none}<ul class="try-list" id="try-list">${items}</ul>`;
+}
+
+// ---- the item and the time the expressions see ----
+
+// MAX_ITEM_OPTIONS bounds the items the select offers.
+const MAX_ITEM_OPTIONS = 200;
+
+function overList(step) {
+  return (typeof step.for_each === "string" && step.for_each.trim() !== "") || step.type === "scatter";
+}
+
+function choicesHTML(step) {
+  const item = overList(step)
+    ? `<div class="field"><label for="try-item">Item</label><select id="try-item" aria-describedby="try-item-help"></select>` +
+      `<p class="muted small" id="try-item-help">The element of <span class="mono">${step.type === "scatter" ? "items_expr" : "for_each"}</span>` +
+      ` the expressions see as <span class="mono">item</span>; a try lists them here.</p></div>`
+    : "";
+  return `<div class="try-choices">${item}<div class="field"><label for="try-now">now</label>` +
+    `<input id="try-now" class="mono" spellcheck="false" autocomplete="off" placeholder="the server's clock" aria-describedby="try-now-help">` +
+    `<p class="muted small" id="try-now-help">The time the expressions see as <span class="mono">now</span>, in RFC 3339 (2025-01-02T15:04:05Z); empty, the server's clock. ` +
+    `<button type="button" class="link" id="try-now-set">Use the time now</button></p></div></div>`;
+}
+
+function savedChoices(key) {
+  try {
+    const v = JSON.parse(localStorage.getItem(key) || "{}");
+    return v && typeof v === "object" ? v : {};
+  } catch {
+    return {};
+  }
+}
+
+// wireChoices drives the item select and the now input, pinned per step;
+// choosing an item tries again.
+function wireChoices(t, sec, step, key, retry) {
+  const ckey = `${key}#choices`;
+  const item = sec.querySelector("#try-item");
+  const now = sec.querySelector("#try-now");
+  const saved = savedChoices(ckey);
+  now.value = typeof saved.now === "string" ? saved.now : "";
+  if (item) fillItems(item, t.items.get(step.ref), Number.isInteger(saved.item) ? saved.item : 0);
+  const save = () => localStorage.setItem(ckey, JSON.stringify({ item: item ? Number(item.value) : 0, now: now.value.trim() }));
+  now.addEventListener("input", save);
+  sec.querySelector("#try-now-set").addEventListener("click", () => {
+    now.value = new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
+    save();
+    now.focus();
+  });
+  if (item) item.addEventListener("change", () => { save(); if (t.canTry) retry(); });
+  return {
+    values: () => ({ item: item ? item.value : "", now: now.value.trim() }),
+    reset: () => {
+      localStorage.removeItem(ckey);
+      now.value = "";
+      if (item) fillItems(item, t.items.get(step.ref), 0);
+    },
+  };
+}
+
+// fillItems offers the list's items by index and a glimpse of each (the
+// first alone before a try has found the list).
+function fillItems(sel, list, chosen) {
+  const n = Array.isArray(list) ? Math.min(list.length, MAX_ITEM_OPTIONS) : 0;
+  const opts = [];
+  for (let i = 0; i < n; i++) opts.push(`<option value="${i}">${i}: ${esc(glimpse(list[i]))}</option>`);
+  if (!n) opts.push(`<option value="0">the first (index 0)</option>`);
+  if (chosen >= Math.max(n, 1)) opts.push(`<option value="${chosen}">index ${chosen}</option>`);
+  sel.innerHTML = opts.join("");
+  sel.value = String(chosen);
+}
+
+function glimpse(v) {
+  const s = JSON.stringify(v) ?? "null";
+  return s.length > 48 ? `${s.slice(0, 47)}…` : s;
+}
+
+// foundItems keeps the list a try found, for the item select.
+function foundItems(t, sec, ref, ans) {
+  const r = ans.results.find((x) => (x.path === "for_each" || x.path === "with.items_expr") && x.ok && Array.isArray(x.value));
+  if (!r) return;
+  t.items.set(ref, r.value);
+  const sel = sec.querySelector("#try-item");
+  if (sel) fillItems(sel, r.value, Number(sel.value) || 0);
 }
