@@ -265,3 +265,129 @@ func editHook(t *testing.T, ctx context.Context) {
 		return y.includes("priority: 5") && y.includes("urgent") && y.includes("202") && y.includes("limit: 3"); })()`)
 	waitFor(t, ctx, "the document to compile", `document.getElementById("compile-state").textContent.startsWith("compiles")`)
 }
+
+// addBodyKey adds a key to an http body sub-form: its name, its type
+// and, but for a boolean or null, its value.
+func addBodyKey(t *testing.T, ctx context.Context, box, key, typ, v string) {
+	t.Helper()
+	run(t, ctx, "add a body key", chromedp.Click(chromedp.CSS(box+"-add")))
+	n := count(t, ctx, box+" .rows > .row")
+	run(t, ctx, "name it "+key, chromedp.SendKeys(chromedp.CSS(rowCSS(box, n, "key")), key))
+	choose(t, ctx, rowCSS(box, n, "type"), typ)
+	if typ == "boolean" {
+		choose(t, ctx, rowCSS(box, n, "value"), v)
+	} else if v != "" {
+		typeInto(t, ctx, rowCSS(box, n, "value"), v)
+	}
+}
+
+// A six-step workflow built from an empty editor with no JSON typed: a
+// scatter whose http template has its statuses and concurrency set by
+// sub-forms, an approval whose approver is picked, a human_loop whose
+// case form is built row by row, an event_set whose members are rows,
+// an http step whose body, headers, statuses and concurrency are rows
+// and inputs, and a transform. The published source holds each.
+func TestEditorBuildsEventsAndRequestsWithoutJSON(t *testing.T) {
+	t.Parallel()
+	p := startDevOnTestDatabase(t)
+	ctx := newBrowser(t)
+	devLogin(t, ctx, p)
+	createDefinition(t, ctx, p, "fulfil")
+	waitFor(t, ctx, "the pickers' hints", `document.getElementById("panel").dataset.hints === "loaded"`)
+	types := []string{"scatter", "approval", "human_loop", "event_set", "http", "transform"}
+	for _, typ := range types {
+		run(t, ctx, "add a "+typ, chromedp.Click(chromedp.CSS(`.palette-item[data-type="`+typ+`"]`)),
+			chromedp.WaitVisible(chromedp.CSS(`g.node[data-ref="`+typ+`_1"]`)))
+	}
+	for i := 0; i+1 < len(types); i++ {
+		on := map[string]string{"approval": "approved"}[types[i]]
+		if on == "" {
+			on = "success"
+		}
+		connectByForm(t, ctx, types[i]+"_1", on, types[i+1]+"_1")
+	}
+
+	// The scatter: an http template, one status, a concurrency per item.
+	selectStep(t, ctx, "scatter_1")
+	typeInto(t, ctx, "#f-with-concurrency", "5")
+	choose(t, ctx, "#f-with-do-type", "http")
+	waitFor(t, ctx, "the http template's fields", `!!document.querySelector("#f-with-do-with-url") && !!document.querySelector("#f-with-do-concurrency[data-sub=flow]")`)
+	typeInto(t, ctx, "#f-with-do-with-url", "https://example.com/items")
+	run(t, ctx, "add a status", chromedp.Click(chromedp.CSS("#f-with-do-with-expect_status-add")))
+	typeInto(t, ctx, rowCSS("#f-with-do-with-expect_status", 1, "status"), "200")
+	typeInto(t, ctx, "#f-with-do-concurrency-key_expr", "item")
+	typeInto(t, ctx, "#f-with-do-concurrency-limit", "2")
+
+	// The approval: a member picked beside role:admin.
+	selectStep(t, ctx, "approval_1")
+	typeInto(t, ctx, "#f-with-title", "Ship the order?")
+	typeInto(t, ctx, "#f-with-approvers-add", "dev@")
+	waitFor(t, ctx, "the member offered", `!!document.querySelector('#f-with-approvers-add-list li[data-value="dev@localhost"][aria-selected="true"]')`)
+	pressEnter(t, ctx)
+
+	// The case form: one required choice.
+	selectStep(t, ctx, "human_loop_1")
+	run(t, ctx, "add a case field", chromedp.Click(chromedp.CSS("#f-with-fields-add")))
+	run(t, ctx, "name it", chromedp.SendKeys(chromedp.CSS(rowCSS("#f-with-fields", 1, "name")), "decision"))
+	choose(t, ctx, rowCSS("#f-with-fields", 1, "type"), "enum")
+	run(t, ctx, "its options, required", chromedp.SendKeys(chromedp.CSS(rowCSS("#f-with-fields", 1, "options")), "ship, hold", chromedp.NodeVisible),
+		chromedp.Click(chromedp.CSS(rowCSS("#f-with-fields", 1, "required"))))
+
+	// The event set: the sample's members renamed, one removed, one added.
+	selectStep(t, ctx, "event_set_1")
+	typeInto(t, ctx, rowCSS("#f-with-events", 1, "name"), "paid")
+	typeInto(t, ctx, rowCSS("#f-with-events", 1, "match_expr"), "event.order == input.order")
+	run(t, ctx, "remove b", chromedp.Click(chromedp.CSS(`#f-with-events .rows > .row:nth-child(2) [data-row=remove]`)))
+	run(t, ctx, "add an event", chromedp.Click(chromedp.CSS("#f-with-events-add")))
+	run(t, ctx, "name it", chromedp.SendKeys(chromedp.CSS(rowCSS("#f-with-events", 2, "name")), "shipped"),
+		chromedp.SendKeys(chromedp.CSS(rowCSS("#f-with-events", 2, "key")), "ship"))
+
+	// The request: its body, a header, two statuses and a concurrency.
+	selectStep(t, ctx, "http_1")
+	typeInto(t, ctx, "#f-with-url", "https://example.com/orders")
+	choose(t, ctx, "#f-with-method", "POST")
+	addBodyKey(t, ctx, "#f-with-body", "order", "text", "A-1")
+	addBodyKey(t, ctx, "#f-with-body", "qty", "number", "3")
+	addBodyKey(t, ctx, "#f-with-body", "rush", "boolean", "false")
+	run(t, ctx, "add a header", chromedp.Click(chromedp.CSS("#f-with-headers-add")))
+	run(t, ctx, "name it", chromedp.SendKeys(chromedp.CSS(rowCSS("#f-with-headers", 1, "key")), "X-Source"),
+		chromedp.SendKeys(chromedp.CSS(rowCSS("#f-with-headers", 1, "value")), "ductor"))
+	for i, code := range []string{"201", "202"} {
+		run(t, ctx, "add a status", chromedp.Click(chromedp.CSS("#f-with-expect_status-add")))
+		typeInto(t, ctx, rowCSS("#f-with-expect_status", i+1, "status"), code)
+	}
+	run(t, ctx, "open the step settings", chromedp.Evaluate[chromedp.Void](`document.querySelector("#panel details.step-settings").open = true`))
+	typeInto(t, ctx, "#f-concurrency-key_expr", "input.vendor")
+	typeInto(t, ctx, "#f-concurrency-limit", "2")
+	waitFor(t, ctx, "the request in the YAML", `(() => { const y = document.getElementById("yaml").value;
+		return y.includes("X-Source: ductor") && y.includes("key_expr: input.vendor") && y.includes("rush: false"); })()`)
+	waitFor(t, ctx, "the document to compile", `document.getElementById("compile-state").textContent.startsWith("compiles")`)
+	if n := count(t, ctx, `#panel textarea[data-kind=json]`); n != 0 {
+		t.Errorf("%d settings of the http step are JSON text", n)
+	}
+	shootPanel(t, ctx, "editor-forms-build", `[data-field="with.body"]`)
+	axeClean(t, ctx)
+
+	doc := publishedSource(t, ctx, p, "fulfil")
+	with := func(ref string) map[string]any { return sourceStep(t, doc, ref)["with"].(map[string]any) }
+	if got := jsText(with("scatter_1")); got != `{"concurrency":5,"do":{"concurrency":{"key_expr":"item","limit":2},"type":"http","with":{"expect_status":[200],"url":"https://example.com/items"}},"items_expr":"[1, 2, 3]"}` {
+		t.Errorf("scatter_1 = %s", got)
+	}
+	if got := jsText(with("approval_1")); got != `{"approvers":["role:admin","dev@localhost"],"title":"Ship the order?"}` {
+		t.Errorf("approval_1 = %s", got)
+	}
+	if got := jsText(with("human_loop_1")["fields"]); got != `{"properties":{"decision":{"enum":["ship","hold"],"type":"string"}},"required":["decision"],"type":"object"}` {
+		t.Errorf("human_loop_1's fields = %s", got)
+	}
+	if got := jsText(with("event_set_1")["events"]); got != `[{"match_expr":"event.order == input.order","name":"paid"},{"key":"ship","name":"shipped"}]` {
+		t.Errorf("event_set_1's events = %s", got)
+	}
+	http1 := sourceStep(t, doc, "http_1")
+	if got := jsText(http1["with"]) + jsText(http1["concurrency"]); got != `{"body":{"order":"A-1","qty":3,"rush":false},"expect_status":[201,202],"headers":{"X-Source":"ductor"},"method":"POST","url":"https://example.com/orders"}`+
+		`{"key_expr":"input.vendor","limit":2}` {
+		t.Errorf("http_1 = %s", got)
+	}
+	if n := len(doc["steps"].([]any)); n != 6 {
+		t.Errorf("%d steps published", n)
+	}
+}
