@@ -204,7 +204,7 @@ func DefinitionsPage(s ShellData, d DefinitionsData) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 18, "<table class=\"definitions\"><thead><tr><th>Key</th><th>Name</th><th>Latest version</th><th>Draft</th><th>Last run</th><th>Last change</th><th></th><th></th></tr></thead> <tbody>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 18, "<table class=\"definitions\"><thead><tr><th>Key</th><th>Name</th><th>Latest version</th><th>Draft</th><th>Last run</th><th>Last change</th><th><span class=\"visually-hidden\">Open</span></th><th><span class=\"visually-hidden\">Runs</span></th></tr></thead> <tbody>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
