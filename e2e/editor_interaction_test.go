@@ -36,4 +36,5 @@ func TestEditorClickAndUndoAfterAFieldEdit(t *testing.T) {
 	if y := value(t, ctx, "#yaml"); !strings.Contains(y, "handler: builtin.noop") {
 		t.Fatalf("one undo should restore the handler as it was before the typing:\n%s", y)
 	}
+	shoot(t, ctx, "editor-click-undo")
 }
