@@ -141,6 +141,7 @@ func BenchmarkUsageMeteringCost(b *testing.B) {
 		b.Logf("pg_stat_user_functions saw no metering trigger run (track_functions needs a superuser): no direct figure")
 		return
 	}
+	logMeteringFunctions(b, on, int64(n))
 	fold := foldCost(b, deltas)
 	direct := 100 * float64(triggers/n+fold/n) / float64(perOn)
 	b.ReportMetric(direct, "metering-direct-%cpu")
@@ -218,4 +219,29 @@ func foldCost(b *testing.B, n int64) time.Duration {
 		b.Fatalf("folded %d of %d deltas: %v", folded, n, err)
 	}
 	return took
+}
+
+// logMeteringFunctions logs each metering function's calls and time a
+// step, over the whole benchmark (so a little of the idle sweep's too).
+func logMeteringFunctions(b *testing.B, d *ductor, steps int64) {
+	b.Helper()
+	rows, err := d.pool.Query(d.ctx, `SELECT funcname, calls, total_time, self_time FROM pg_stat_user_functions
+		WHERE schemaname = current_schema() AND funcname LIKE 'ductor\_%' ORDER BY total_time DESC`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name string
+		var calls int64
+		var total, self float64
+		if err := rows.Scan(&name, &calls, &total, &self); err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("%-32s %6.2f calls a step, %5.1f µs a step (%5.1f µs self)", name,
+			float64(calls)/float64(steps), 1000*total/float64(steps), 1000*self/float64(steps))
+	}
+	if err := rows.Err(); err != nil {
+		b.Fatal(err)
+	}
 }
