@@ -55,7 +55,13 @@ var landed = map[string]string{
 	"0043_system_events":          "bdf02729e2d5ae17fc68b177fcd1c8ae4863df0d8e5fd7cbfe6cbd57275f0a8d",
 	"0044_batch_upgrade":          "712e9a301c9117659ef79aaf19528ec900563be44db4764e3108858216e6425c",
 	"0045_usage":                  "4caddde039fdef05e042c0420bb70d580ba7af54af30759d6b44f753493865d0",
-	"0046_webhook_refusals":       "e40ae93f121ea82a3e62e6ae149f340a56d275dd9a9f30d202ae4cc832d859ca",
+	"0046_webhook_refusals":       "e40ae93f121ea82a3e62e6ae149f340a56d275dd9a9f30d202ae4cc832d859ca", "0047_usage_stored_history": "c6902acf43635b878352eed0591770dfafba745ccf2882c3ca925cf01164624f",
+	"0048_tiers":                        "e5982267d1c7c7f1b04e803b814a436a1aef0d8525705f3e460b57cbac6cd74a",
+	"0049_usage_stored_by_definition":   "50629e6350bfe8b1c1ee1ceedd1c290cae25891910ce4bb5352759febea38c72",
+	"0050_attempt_input":                "802e154ec7f2d70a3ac55aca7d7efd64dd9f764cfe5e53742cba327e502e1f1b",
+	"0051_webhook_deliveries":           "e6ecaf2c8c9cda79b0307d5d3d236b01c0046d08290f837d46524182a43f3c6c",
+	"0052_usage_attempt_input":          "c3ab5df59a81e6e35b603443527b34b77a3a38df835ffae5454109885fc67399",
+	"0053_usage_run_status_row_trigger": "66da0aac56aec88fcab975082959636a3fedb2f7fe0062f97c27c330a7f1f049",
 }
 
 func TestLandedMigrationsAreUnchanged(t *testing.T) {
