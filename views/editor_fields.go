@@ -21,6 +21,13 @@ const (
 	FieldStatuses = "statuses" // a status code or a list of them: a row per code
 	FieldBody     = "body"     // a JSON object: key and typed value rows
 	FieldFlow     = "flow"     // a step's concurrency: key_expr and limit (a number or an expression)
+	FieldAuth     = "auth"     // an http step's auth: bearer, or basic's user and password, each a secret's name
+	FieldStrings  = "strings"  // a list of strings: a row per string
+	// The workflow settings' sub-forms.
+	FieldRules    = "rules"    // a definition's concurrency: key_expr, limit and strategy rows
+	FieldDebounce = "debounce" // key_expr, period and max_wait
+	FieldRate     = "rate"     // a throttle or rate limit: key_expr, limit and period
+	FieldTriggers = "triggers" // event and schedule rows
 )
 
 // Pickers: what a field offers to choose from, besides free text.
@@ -87,12 +94,14 @@ var (
 // `with` settings the compiler accepts (app/definition/doc.go).
 var StepKinds = []StepKind{
 	{Type: "task", Label: "Task", Icon: "⚙", Outcomes: outcomesWork, Key: []string{"handler"}, Retry: true, ForEach: true,
-		Fields: []StepField{pick(req("handler", FieldText), PickHandler), opt("queue", FieldText), opt("input_expr", FieldExpr), opt("schedule_to_start", FieldDuration)},
+		Fields: []StepField{pick(req("handler", FieldText), PickHandler), opt("queue", FieldText), opt("input_expr", FieldExpr),
+			help(opt("secrets", FieldStrings), "tenant secrets the handler receives beside its input, by name"), opt("schedule_to_start", FieldDuration)},
 		Sample: map[string]any{"handler": "builtin.noop"}},
 	{Type: "http", Label: "HTTP request", Icon: "⇄", Outcomes: outcomesWork, Key: []string{"url", "url_expr"}, Retry: true, ForEach: true,
 		Fields: []StepField{oneOf("url", "url", FieldText), oneOf("url", "url_expr", FieldExpr),
 			enum("method", "GET", "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"),
-			opt("headers", FieldHeaders), opt("body", FieldBody), opt("body_expr", FieldExpr), opt("expect_status", FieldStatuses)},
+			opt("headers", FieldHeaders), help(opt("headers_expr", FieldExpr), `instead of headers: a map computed, may use secret("NAME")`),
+			help(opt("auth", FieldAuth), "sends a tenant secret as the Authorization header"), opt("body", FieldBody), opt("body_expr", FieldExpr), opt("expect_status", FieldStatuses)},
 		Sample: map[string]any{"url": "https://example.com/"}},
 	{Type: "transform", Label: "Transform", Icon: "ƒ", Outcomes: outcomesWork, Key: []string{"expr"}, ForEach: true,
 		Fields: []StepField{req("expr", FieldExpr)}, Sample: map[string]any{"expr": "input"}},
@@ -168,4 +177,20 @@ var RetryFields = []StepField{
 	opt("retry.backoff_coefficient", FieldNumber), opt("retry.max_interval", FieldDuration),
 	{Name: "retry.jitter", Kind: FieldBool, Default: "true", Help: "spread each wait randomly over its second half"},
 	help(opt("concurrency", FieldFlow), "attempts at once for key_expr's key, across the tenant's steps naming it"),
+}
+
+// WorkflowFields are the definition-wide settings the workflow settings
+// panel edits, keyed as in the document (dotted for limits.*).
+var WorkflowFields = []StepField{
+	opt("name", FieldText), opt("description", FieldText),
+	help(opt("timeout", FieldDuration), "how long the whole run may take; past it the run ends timed_out"),
+	help(opt("output_expr", FieldExpr), "the run's output; default: a map of the sink steps' outputs by ref"),
+	help(opt("input_schema", FieldSchema), "every trigger input must match it; a run whose input does not is refused"),
+	help(opt("concurrency", FieldRules), "runs at once per key; a run starts once every rule has a slot for it"),
+	help(opt("debounce", FieldDebounce), "a burst of starts of a key makes one run, with the last input, once the key is quiet"),
+	help(opt("throttle", FieldRate), "at most limit starts of a key per period; the others wait their turn"),
+	help(opt("rate_limit", FieldRate), "at most limit starts of a key per period; the others are refused (429)"),
+	help(opt("triggers", FieldTriggers), "what starts runs without a caller: events, and schedules publishing creates"),
+	opt("limits.max_inline_children", FieldInt), opt("limits.transitions_soft", FieldInt),
+	opt("limits.transitions_hard", FieldInt), opt("limits.transitions_terminate", FieldInt),
 }

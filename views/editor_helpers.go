@@ -25,7 +25,7 @@ func boolAttr(b bool) string { return strconv.FormatBool(b) }
 // editorKinds is what the editor's script knows of step types.
 func editorKinds() map[string]any {
 	return map[string]any{"kinds": StepKinds, "common": CommonFields, "for_each": ForEachField, "retry": RetryFields,
-		"template_types": TemplateTypes}
+		"template_types": TemplateTypes, "workflow": WorkflowFields}
 }
 
 func lineNo(n int) string {

@@ -19,7 +19,7 @@ const CASE_TYPES = ["string", "number", "integer", "boolean", "enum"];
 // schemaRows is a case-fields schema ({type: object, properties,
 // required}) as rows, or null when the value is no such object.
 function schemaRows(v) {
-  if (v === undefined) return { rows: [], extra: {} };
+  if (v === undefined) return { rows: [], extra: {}, order: [], required: [] };
   if (!v || typeof v !== "object" || Array.isArray(v)) return null;
   const { type, properties, required, ...extra } = v;
   if (type !== undefined && type !== "object") return null;
@@ -30,15 +30,16 @@ function schemaRows(v) {
     const { type: t, title, enum: options, ...rest } = pm;
     const isEnum = Array.isArray(options) && options.length > 0;
     return { name, title: typeof title === "string" ? title : "", type: isEnum ? "enum" : typeof t === "string" ? t : "string",
-      base: isEnum && typeof t === "string" ? t : "", required: req.has(name), options: isEnum ? options.map(String).join(", ") : "", rest };
+      base: isEnum && typeof t === "string" ? t : "", required: req.has(name), options: isEnum ? options.map(String).join(", ") : "", rest,
+      order: Object.keys(pm) };
   });
-  return { rows, extra };
+  return { rows, extra, order: Object.keys(v), required: Array.isArray(required) ? required : [] };
 }
 
 function schemaRow(r, id, i, dis) {
   const types = CASE_TYPES.includes(r.type) ? CASE_TYPES : [...CASE_TYPES, r.type];
   const n = `${id}-${i}`;
-  return `<li class="row case-row" data-rest="${esc(JSON.stringify(r.rest || {}))}" data-base="${esc(r.base || "")}">` +
+  return `<li class="row case-row" data-rest="${esc(JSON.stringify(r.rest || {}))}" data-base="${esc(r.base || "")}" data-order="${esc(JSON.stringify(r.order || []))}">` +
     `<input data-col="name" class="mono" aria-label="Field name" placeholder="name" value="${esc(r.name)}"${dis}>` +
     `<input data-col="title" aria-label="Field label" placeholder="label" value="${esc(r.title)}"${dis}>` +
     `<select data-col="type" aria-label="Field type"${dis}>${types.map((t) => `<option${t === r.type ? " selected" : ""}>${esc(t)}</option>`).join("")}</select>` +
@@ -66,8 +67,9 @@ export function rowsForm(kind, id, path, v, dis) {
   if (kind === "schema") {
     const s = schemaRows(v);
     if (!s) return null;
-    return `<div class="subform rows-form" data-sub="schema" data-path="${esc(path)}" data-extra="${esc(JSON.stringify(s.extra))}" id="${id}">` +
-      `<ol class="rows" aria-label="Case fields">${s.rows.map((r, i) => schemaRow(r, id, i, dis)).join("")}</ol>` +
+    return `<div class="subform rows-form" data-sub="schema" data-path="${esc(path)}" data-extra="${esc(JSON.stringify(s.extra))}"` +
+      ` data-order="${esc(JSON.stringify(s.order))}" data-required="${esc(JSON.stringify(s.required))}" id="${id}">` +
+      `<ol class="rows" aria-label="${path === "input_schema" ? "Input fields" : "Case fields"}">${s.rows.map((r, i) => schemaRow(r, id, i, dis)).join("")}</ol>` +
       (dis ? "" : `<button type="button" class="small" data-row="add" id="${id}-add">Add a field</button>`) + `</div>`;
   }
   const rows = headerRows(v);
@@ -107,13 +109,31 @@ export function readRows(box) {
       if (!opts.length) throw new Error(`${name}: an enum needs options, separated by commas`);
       p.enum = p.type === "number" || p.type === "integer" ? opts.map(Number) : opts;
     }
-    props[name] = p;
+    props[name] = ordered(JSON.parse(r.dataset.order || "[]"), p);
     if (col("required").checked) required.push(name);
   }
   const extra = JSON.parse(box.dataset.extra || "{}");
-  if (!rows.length && !Object.keys(extra).length) return undefined;
-  const out = { ...extra, type: "object", properties: props };
+  const order = box.dataset.order ? JSON.parse(box.dataset.order) : [];
+  if (!rows.length && !Object.keys(extra).length && !order.length) return undefined;
+  // A schema read back unedited is the schema drawn: its keys and its
+  // required names keep their order, and one written without a type
+  // gains none.
+  const out = { ...extra };
+  if (!order.length || order.includes("type")) out.type = "object";
+  if (!order.length || order.includes("properties") || Object.keys(props).length) out.properties = props;
+  const was = JSON.parse(box.dataset.required || "[]");
+  const rank = (n) => (was.includes(n) ? was.indexOf(n) : was.length);
+  required.sort((a, b) => rank(a) - rank(b));
   if (required.length) out.required = required;
+  return ordered(order, out);
+}
+
+// ordered is obj with the keys of order first, in that order, then its
+// others.
+function ordered(order, obj) {
+  const out = {};
+  for (const k of order) if (k in obj) out[k] = obj[k];
+  for (const k of Object.keys(obj)) if (!(k in out)) out[k] = obj[k];
   return out;
 }
 
@@ -126,10 +146,10 @@ export function rowAction(button) {
     case "add": {
       const id = box.id;
       const sub = SUB_KINDS[box.dataset.sub];
-      list.insertAdjacentHTML("beforeend", sub ? sub.blank() : box.dataset.sub === "schema"
+      list.insertAdjacentHTML("beforeend", sub ? sub.blank(button.dataset.blank, box) : box.dataset.sub === "schema"
         ? schemaRow({ name: "", title: "", type: "string", required: false, options: "" }, id, list.children.length + Date.now() % 100000, "")
         : headerRow({ key: "", value: "" }, ""));
-      list.lastElementChild.querySelector("input").focus();
+      list.lastElementChild.querySelector("input, textarea").focus();
       return false; // an empty row changes nothing yet
     }
     case "up":
@@ -141,7 +161,7 @@ export function rowAction(button) {
     case "remove": {
       const next = row.nextElementSibling || row.previousElementSibling;
       row.remove();
-      (next ? next.querySelector("input") : box.querySelector("[data-row=add]"))?.focus();
+      (next ? next.querySelector("input, textarea") : box.querySelector("[data-row=add]"))?.focus();
       break;
     }
   }

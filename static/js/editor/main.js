@@ -5,7 +5,7 @@
 import { poster, debounce } from "./api.js";
 import * as docs from "./doc.js";
 import { createGraph } from "./graph.js";
-import { createPanel } from "./panel.js";
+import { createPanel, WORKFLOW } from "./panel.js";
 import { escapeHTML as esc } from "./cel.js";
 import { createSource } from "./source.js";
 import { createTry } from "./try.js";
@@ -42,10 +42,13 @@ const graph = createGraph($("graph"), {
 
 const panel = createPanel($("panel"), {
   kinds, canWrite, common: catalogue.common, forEach: catalogue.for_each, retry: catalogue.retry,
-  templateTypes: catalogue.template_types, doc: () => state.doc,
+  templateTypes: catalogue.template_types, workflow: catalogue.workflow, doc: () => state.doc,
   hintsUrl: root.dataset.checkUrl.replace(/\/check$/, "/hints"),
   onDelete: remove,
-  onField: (sel, path, value) => change((d) => docs.setPath(docs.stepByRef(d, sel.id), path, value), { keepPanel: true, field: `${sel.id}.${path}` }),
+  onWorkflow: openWorkflow,
+  // A workflow setting is a field of the document itself.
+  onField: (sel, path, value) => change((d) => docs.setPath(sel.kind === "workflow" ? d : docs.stepByRef(d, sel.id), path, value),
+    { keepPanel: true, field: `${sel.id}.${path}` }),
   onRename: (sel, to) => {
     if (to === sel.id) return;
     change((d) => docs.renameStep(d, sel.id, to));
@@ -293,6 +296,7 @@ function openProblem(li) {
   const step = m ? docs.stepsOf(state.doc)[Number(m[1])] : docs.stepByRef(state.doc, li.dataset.step);
   const line = Number(li.dataset.line);
   if (step) select({ kind: "step", id: step.ref });
+  else if (li.dataset.path && !/^edges(\[|$)/.test(li.dataset.path)) select({ kind: "workflow", id: WORKFLOW });
   if (line) source.goto(line);
 }
 
@@ -312,9 +316,19 @@ $("problems").addEventListener("keydown", (ev) => {
 function findSelected() {
   const s = state.selected;
   if (!s) return null;
+  if (s.kind === "workflow") return state.doc;
   if (s.kind === "step") return docs.stepByRef(state.doc, s.id);
   return docs.edgesOf(state.doc).find((e) => e.id === s.id);
 }
+
+// openWorkflow shows the workflow settings in the panel and moves the
+// focus to them.
+function openWorkflow() {
+  select({ kind: "workflow", id: WORKFLOW });
+  $("panel-title")?.focus();
+}
+
+$("workflow-settings").addEventListener("click", openWorkflow);
 
 function select(sel) {
   state.selected = sel && sel.id ? sel : null;
@@ -326,7 +340,9 @@ function select(sel) {
 function showSelection() {
   const s = state.selected;
   const item = findSelected();
+  $("workflow-settings").setAttribute("aria-current", String(!!item && s.kind === "workflow"));
   if (!item) return panel.clear();
+  if (s.kind === "workflow") return panel.showWorkflow();
   if (s.kind === "step") {
     panel.showStep(item, docs.stepIndex(state.doc, s.id));
     return tryIt.show($("panel"), item);
@@ -339,6 +355,12 @@ function panelProblems() {
   const s = state.selected;
   if (!s) return;
   let prefix;
+  if (s.kind === "workflow") {
+    // The document's own problems: those of no step and no edge.
+    const list = (state.check.problems || []).filter((p) => !/^(steps|edges)(\[|$)/.test(p.path))
+      .map((p) => ({ rest: p.path, message: p.message }));
+    return panel.problems(list);
+  }
   if (s.kind === "step") prefix = `steps[${docs.stepIndex(state.doc, s.id)}]`;
   else {
     const e = findSelected();

@@ -5,21 +5,23 @@
 // scatter's `do`, a human_loop's case fields, http headers, body and
 // expected statuses, an event_set's events, a step's concurrency) get
 // sub-forms with their JSON one toggle away; handlers, people, scatters and
-// definitions get pickers.
+// definitions get pickers. With no step chosen the panel shows the
+// workflow settings: the definition-wide fields (flow control, triggers,
+// timeout, input schema, limits), drawn and read back the same way.
 
 import { highlight, escapeHTML as esc } from "./cel.js";
 import { getPath, stepByRef } from "./doc.js";
 import { rowsForm, readRows, rowAction, pickerOptions, comboAttrs, comboList, createCombos } from "./forms.js";
+import { validDuration } from "./subforms.js";
+
+export { validDuration };
 
 // SUB_FORMS are the field kinds edited by a sub-form, or as JSON.
-const SUB_FORMS = new Set(["template", "schema", "headers", "events", "statuses", "body", "flow"]);
+const SUB_FORMS = new Set(["template", "schema", "headers", "events", "statuses", "body", "flow", "auth", "strings",
+  "rules", "debounce", "rate", "triggers"]);
 
-const GO_DURATION = /^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$/;
-const ISO_DURATION = /^P(?!$)(\d+Y)?(\d+M)?(\d+W)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+(\.\d+)?S)?)?$/;
-
-export function validDuration(s) {
-  return s === "" || GO_DURATION.test(s) || ISO_DURATION.test(s);
-}
+// WORKFLOW is the selection of the workflow settings: no step's ref.
+export const WORKFLOW = ":workflow";
 
 export function createPanel(root, opts) {
   const p = { root, opts, sel: null, raw: new Set(), hints: null };
@@ -27,6 +29,7 @@ export function createPanel(root, opts) {
   root.addEventListener("change", (ev) => onInput(p, ev, true));
   root.addEventListener("click", (ev) => {
     if (ev.target.closest("#delete-step, #delete-edge")) opts.onDelete(p.sel);
+    if (ev.target.closest("#panel-workflow")) opts.onWorkflow();
     onClick(p, ev);
   });
   p.combos = createCombos(root, (input) => {
@@ -46,6 +49,7 @@ export function createPanel(root, opts) {
   return {
     showStep: (step, index) => showStep(p, step, index),
     showEdge: (edge, sourceKind) => showEdge(p, edge, sourceKind),
+    showWorkflow: () => showWorkflow(p),
     clear: () => clear(p),
     problems: (list) => showProblems(p, list),
     busy: () => root.contains(document.activeElement) && document.activeElement !== root,
@@ -54,11 +58,14 @@ export function createPanel(root, opts) {
 
 function clear(p) {
   p.sel = null;
-  p.root.innerHTML = `<p class="muted">Select a step to edit its settings.</p>`;
+  p.root.innerHTML = `<p class="muted">Select a step to edit its settings, or open the workflow settings.</p>` +
+    `<button type="button" class="small" id="panel-workflow">Workflow settings</button>`;
 }
 
-// current is the selected step as the document holds it now.
+// current is the selected step as the document holds it now, or for the
+// workflow settings the document itself.
 function current(p) {
+  if (p.sel && p.sel.kind === "workflow") return p.opts.doc();
   return p.sel && p.sel.kind === "step" ? stepByRef(p.opts.doc(), p.sel.id) : null;
 }
 
@@ -94,16 +101,38 @@ function showStep(p, step, index) {
   p.root.querySelectorAll(".cel textarea").forEach(paintCEL);
 }
 
+// showWorkflow draws the definition-wide settings: general ones, flow
+// control, triggers, then limits (open when one is set).
+function showWorkflow(p) {
+  const doc = p.opts.doc();
+  p.sel = { kind: "workflow", id: WORKFLOW };
+  p.defs = new Map();
+  const dis = p.opts.canWrite ? "" : " disabled";
+  const fs = (p.opts.workflow || []).map((f) => ({ ...f, path: f.name }));
+  const group = (names) => fs.filter((f) => names.includes(f.name)).map((f) => field(p, doc, f, dis)).join("");
+  const limits = fs.filter((f) => f.name.startsWith("limits."));
+  const hasLimits = doc && doc.limits && typeof doc.limits === "object" && Object.keys(doc.limits).length > 0;
+  p.root.innerHTML =
+    `<h2 id="panel-title" tabindex="-1">Workflow settings <span class="muted mono">${esc(doc && typeof doc.key === "string" ? doc.key : "")}</span></h2>` +
+    `<ul class="panel-problems" id="panel-problems"></ul>` +
+    `<fieldset class="workflow-general"><legend>General</legend>${group(["name", "description", "timeout", "output_expr", "input_schema"])}</fieldset>` +
+    `<fieldset class="workflow-flow"><legend>Flow control</legend>${group(["concurrency", "debounce", "throttle", "rate_limit"])}</fieldset>` +
+    `<fieldset class="workflow-triggers"><legend>Triggers</legend>${group(["triggers"])}</fieldset>` +
+    `<details class="workflow-limits"${hasLimits ? " open" : ""}><summary>Limits</summary>${limits.map((f) => field(p, doc, f, dis)).join("")}</details>`;
+  p.root.querySelectorAll(".cel textarea").forEach(paintCEL);
+}
+
 function field(p, step, f, dis) {
   (p.defs ||= new Map()).set(f.path, f);
-  const id = "f-" + f.path.replace(/[^a-z0-9_]/gi, "-");
+  const wf = p.sel && p.sel.kind === "workflow";
+  const id = (wf ? "w-" : "f-") + f.path.replace(/[^a-z0-9_]/gi, "-");
   const v = getPath(step, f.path);
   const mark = f.required ? ` <abbr class="req" title="required">*</abbr>` : f.one_of ? ` <span class="muted" title="exactly one of the ${esc(f.one_of)} fields">(one of)</span>` : "";
   let label = `<label for="${id}">${esc(f.name)}${mark}</label>`;
   const common = `id="${id}" data-path="${esc(f.path)}" data-kind="${f.kind}"${dis}${f.required ? " required aria-required=\"true\"" : ""}`;
   let input;
   if (SUB_FORMS.has(f.kind)) {
-    const rawKey = `${step.ref} ${f.path}`;
+    const rawKey = `${wf ? WORKFLOW : step.ref} ${f.path}`;
     let sub = p.raw.has(rawKey) ? null : f.kind === "template" ? templateForm(p, step, f, id, v, dis) : rowsForm(f.kind, id, f.path, v, dis);
     const raw = sub === null;
     const toggle = `<button type="button" class="json-toggle small" id="${id}-json" data-json="${esc(rawKey)}" aria-pressed="${raw}"` +

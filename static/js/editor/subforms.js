@@ -1,7 +1,10 @@
 // Sub-forms of list and value settings, beside forms.js's case fields
 // and headers: an event_set's members, an http step's expected status
-// codes and its JSON body (key and value rows, each value typed), and a
-// task's or http step's concurrency ({key_expr, limit}). Each kind has
+// codes and its JSON body (key and value rows, each value typed), a
+// task's or http step's concurrency ({key_expr, limit}), an http step's
+// auth and a task's secrets; and the workflow settings' flow control (a
+// definition's concurrency rules, its debounce, throttle and rate limit)
+// and triggers. Each kind has
 // form (the value drawn, or null when the value does not fit and the
 // field shows its JSON), read (the value the inputs say, undefined when
 // empty; throws a message for the field) and blank (a new row).
@@ -219,10 +222,277 @@ function readFlow(box) {
   return Object.keys(out).length ? out : undefined;
 }
 
+// ---- shared pieces of the settings below ----
+
+const GO_DURATION = /^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$/;
+const ISO_DURATION = /^P(?!$)(\d+Y)?(\d+M)?(\d+W)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+(\.\d+)?S)?)?$/;
+
+export function validDuration(s) {
+  return s === "" || GO_DURATION.test(s) || ISO_DURATION.test(s);
+}
+
+// celInput is an expression input of a sub-form: monospace, highlighted
+// as the panel's expression fields are.
+function celInput(attrs, v) {
+  return `<div class="cel"><pre aria-hidden="true"></pre><textarea ${attrs} rows="1" class="mono" spellcheck="false">${esc(v ?? "")}</textarea></div>`;
+}
+
+// limitInputs are a limit's kind (a number or an expression) and its
+// input, as a step's concurrency has them.
+function limitInputs(ids, limit, dis, label = "limit") {
+  const expr = typeof limit === "string";
+  return `<div class="flow-limit"><select${ids ? ` id="${ids}-kind"` : ""} data-col="limit_kind" aria-label="${esc(label)}: a number or an expression"${dis}>` +
+    `<option value="number"${expr ? "" : " selected"}>a number</option><option value="expr"${expr ? " selected" : ""}>an expression</option></select>` +
+    `<input${ids ? ` id="${ids}"` : ""} data-col="limit" class="mono"${ids ? "" : ` aria-label="${esc(label)}"`}${expr ? ' spellcheck="false"' : ' type="number" min="1" step="1"'} value="${esc(limit ?? "")}"${dis}></div>`;
+}
+
+// readLimit writes a limit's inputs over out.limit.
+function readLimit(r, out) {
+  const input = col(r, "limit");
+  const expr = col(r, "limit_kind").value === "expr";
+  if (input.type !== (expr ? "text" : "number")) input.type = expr ? "text" : "number";
+  const text = input.value.trim();
+  if (!text) delete out.limit;
+  else if (expr) out.limit = input.value;
+  else if (/^\d+$/.test(text)) out.limit = Number(text);
+  else throw new Error("limit must be a whole number from 1");
+}
+
+// put sets out[key] to a text (kept as typed, or trimmed) or, empty,
+// deletes it: a key that stays keeps its place.
+function put(out, key, text, trim = true) {
+  const v = trim ? text.trim() : text;
+  if (v.trim()) out[key] = v;
+  else delete out[key];
+}
+
+const isInt = (x) => Number.isInteger(x);
+const isStr = (x) => typeof x === "string";
+const fits = (o, keys, test) => keys.every((k) => o[k] === undefined || test[k](o[k]));
+
+// ---- a definition's concurrency: [{key_expr, limit, strategy}] ----
+
+// STRATEGIES are a rule's (app/definition's), the first the default.
+const STRATEGIES = ["queue", "cancel_in_progress", "cancel_newest"];
+
+function ruleRow(r, dis) {
+  const s = r.strategy ?? "";
+  const options = STRATEGIES.includes(s) || !s ? STRATEGIES : [...STRATEGIES, s];
+  return `<li class="row rule-row" data-orig="${esc(JSON.stringify(r))}">` +
+    celInput(`data-col="key_expr" aria-label="Rule key expression (default: one key for the whole definition)" placeholder="key_expr: input.customer"${dis}`, r.key_expr) +
+    limitInputs("", r.limit, dis, "Rule limit") +
+    `<select data-col="strategy" aria-label="Rule strategy over the limit"${dis}><option value="">(default: queue)</option>` +
+    options.map((o) => `<option${o === s ? " selected" : ""}>${esc(o)}</option>`).join("") + `</select>` +
+    rowButtons("rule", dis) + `</li>`;
+}
+
+function rulesForm(id, path, v, dis) {
+  if (v !== undefined && !Array.isArray(v)) return null;
+  const list = v || [];
+  const test = { key_expr: isStr, limit: (x) => isStr(x) || isInt(x), strategy: isStr };
+  if (!list.every((r) => isObject(r) && fits(r, Object.keys(test), test))) return null;
+  return rowsBox("rules", id, path, "Concurrency rules", list.map((r) => ruleRow(r, dis)), "Add a rule", dis);
+}
+
+function readRules(box, rows) {
+  const out = [];
+  for (const r of rows) {
+    const rule = JSON.parse(r.dataset.orig || "{}");
+    put(rule, "key_expr", col(r, "key_expr").value, false);
+    readLimit(r, rule);
+    put(rule, "strategy", col(r, "strategy").value);
+    if (Object.keys(rule).length) out.push(rule);
+  }
+  return out.length ? out : undefined;
+}
+
+// ---- objects of typed settings: a debounce, a throttle, a rate limit ----
+
+// OBJECT_SPECS are each object's settings: expressions, durations and
+// whole numbers.
+const OBJECT_SPECS = {
+  debounce: [
+    { name: "key_expr", kind: "expr", placeholder: "one key for the whole definition" },
+    { name: "period", kind: "duration", required: true },
+    { name: "max_wait", kind: "duration", placeholder: "none" },
+  ],
+  rate: [
+    { name: "key_expr", kind: "expr", placeholder: "one key for the whole definition" },
+    { name: "limit", kind: "int", required: true },
+    { name: "period", kind: "duration", required: true },
+  ],
+};
+
+const KIND_TEST = { expr: isStr, duration: isStr, int: isInt };
+
+function objectForm(sub) {
+  const spec = OBJECT_SPECS[sub];
+  return (id, path, v, dis) => {
+    if (v !== undefined && !isObject(v)) return null;
+    const o = v || {};
+    if (!spec.every((f) => o[f.name] === undefined || KIND_TEST[f.kind](o[f.name]))) return null;
+    const inputs = spec.map((f) => {
+      const fid = `${id}-${f.name}`;
+      const mark = f.required ? ` <abbr class="req" title="required">*</abbr>` : "";
+      const label = `<label for="${fid}">${esc(f.name)}${mark}</label>`;
+      const attrs = `id="${fid}" data-col="${f.name}" data-type="${f.kind}"${f.placeholder ? ` placeholder="${esc(f.placeholder)}"` : ""}${dis}`;
+      if (f.kind === "expr") return label + celInput(attrs, o[f.name]);
+      if (f.kind === "int") return label + `<input ${attrs} type="number" min="1" step="1" class="mono" value="${esc(o[f.name] ?? "")}">`;
+      return label + `<input ${attrs} class="mono"${f.placeholder ? "" : ' placeholder="90s, 1h30m or PT90S"'} value="${esc(o[f.name] ?? "")}">`;
+    }).join("");
+    return `<div class="subform flow-form object-form" data-sub="${sub}" data-path="${esc(path)}" data-orig="${esc(JSON.stringify(o))}" id="${id}">${inputs}</div>`;
+  };
+}
+
+function readObject(box) {
+  const out = JSON.parse(box.dataset.orig || "{}");
+  for (const f of OBJECT_SPECS[box.dataset.sub]) {
+    const input = col(box, f.name);
+    const text = input.value.trim();
+    if (f.kind === "expr") put(out, f.name, input.value, false);
+    else if (!text) delete out[f.name];
+    else if (f.kind === "int") {
+      if (!/^\d+$/.test(text)) throw new Error(`${f.name} must be a whole number from 1`);
+      out[f.name] = Number(text);
+    } else {
+      if (!validDuration(text)) throw new Error(`${f.name} must be a duration like 90s, 1h30m or PT90S`);
+      out[f.name] = text;
+    }
+  }
+  return Object.keys(out).length ? out : undefined;
+}
+
+// ---- triggers: [{event, filter_expr?, input_expr?} | {schedule: {…}}] ----
+
+// SCHEDULE_KEYS are the schedule settings a row has inputs for; the
+// others (input, jitter, start_at…) are kept as written, in the JSON.
+const SCHEDULE_KEYS = [
+  { name: "id", label: "Schedule id (default: KEY-N)", placeholder: "id" },
+  { name: "cron", label: "Cron expression", placeholder: "cron: 0 9 * * 1-5" },
+  { name: "interval", label: "Interval (a duration)", placeholder: "interval: 1h", duration: true },
+  { name: "timezone", label: "Time zone of the cron", placeholder: "timezone: Europe/Paris" },
+];
+
+function triggerRow(t, dis) {
+  const orig = `data-orig="${esc(JSON.stringify(t))}"`;
+  if (t.schedule !== undefined) {
+    const s = t.schedule || {};
+    return `<li class="row trigger-row" data-trigger="schedule" ${orig}><span class="row-kind small muted">schedule</span>` +
+      SCHEDULE_KEYS.map((k) => `<input data-col="${k.name}" class="mono" aria-label="${esc(k.label)}" placeholder="${esc(k.placeholder)}" value="${esc(s[k.name] ?? "")}"${dis}>`).join("") +
+      rowButtons("schedule", dis) + `</li>`;
+  }
+  return `<li class="row trigger-row" data-trigger="event" ${orig}><span class="row-kind small muted">event</span>` +
+    `<input data-col="event" class="mono" aria-label="Event name" placeholder="event: order.placed" value="${esc(t.event ?? "")}"${dis}>` +
+    celInput(`data-col="filter_expr" aria-label="Filter expression (which events start a run)" placeholder="filter_expr: event.amount > 0"${dis}`, t.filter_expr) +
+    celInput(`data-col="input_expr" aria-label="Input expression (default: the event's data)" placeholder="input_expr: event"${dis}`, t.input_expr) +
+    rowButtons("trigger", dis) + `</li>`;
+}
+
+function triggersForm(id, path, v, dis) {
+  if (v !== undefined && !Array.isArray(v)) return null;
+  const list = v || [];
+  const event = { event: isStr, filter_expr: isStr, input_expr: isStr };
+  const ok = (t) => isObject(t) && (t.schedule !== undefined
+    ? t.event === undefined && isObject(t.schedule) && SCHEDULE_KEYS.every((k) => t.schedule[k.name] === undefined || isStr(t.schedule[k.name]))
+    : isStr(t.event) && fits(t, Object.keys(event), event));
+  if (!list.every(ok)) return null;
+  return `<div class="subform rows-form" data-sub="triggers" data-path="${esc(path)}" id="${id}">` +
+    `<ol class="rows" aria-label="Triggers">${list.map((t) => triggerRow(t, dis)).join("")}</ol>` +
+    (dis ? "" : `<button type="button" class="small" data-row="add" data-blank="event" id="${id}-add">Add an event trigger</button> ` +
+      `<button type="button" class="small" data-row="add" data-blank="schedule" id="${id}-add-schedule">Add a schedule</button>`) + `</div>`;
+}
+
+function readTriggers(box, rows) {
+  const out = [];
+  for (const r of rows) {
+    const t = JSON.parse(r.dataset.orig || "{}");
+    if (r.dataset.trigger === "schedule") {
+      const s = isObject(t.schedule) ? t.schedule : {};
+      for (const k of SCHEDULE_KEYS) {
+        const text = col(r, k.name).value.trim();
+        if (k.duration && text && !validDuration(text)) throw new Error(`${k.name} must be a duration like 90s, 1h30m or PT90S`);
+        put(s, k.name, text);
+      }
+      t.schedule = s;
+      if (Object.keys(s).length || Object.keys(t).length > 1) out.push(t);
+      continue;
+    }
+    put(t, "event", col(r, "event").value);
+    put(t, "filter_expr", col(r, "filter_expr").value, false);
+    put(t, "input_expr", col(r, "input_expr").value, false);
+    if (Object.keys(t).length) out.push(t);
+  }
+  return out.length ? out : undefined;
+}
+
+// ---- a list of strings: a task's secrets ----
+
+function stringsNoun(path) {
+  return path.endsWith("secrets") ? "secret" : "value";
+}
+
+function stringRow(x, noun, dis) {
+  return `<li class="row string-row"><input data-col="value" class="mono" aria-label="${noun === "secret" ? "Secret name" : "Value"}"` +
+    ` placeholder="${noun === "secret" ? "API_TOKEN" : ""}" value="${esc(x ?? "")}"${dis}>` + rowButtons(noun, dis) + `</li>`;
+}
+
+function stringsForm(id, path, v, dis) {
+  if (v !== undefined && !(Array.isArray(v) && v.every(isStr))) return null;
+  const noun = stringsNoun(path);
+  return rowsBox("strings", id, path, noun === "secret" ? "Secrets" : "Values", (v || []).map((x) => stringRow(x, noun, dis)),
+    noun === "secret" ? "Add a secret" : "Add a value", dis);
+}
+
+function readStrings(box, rows) {
+  const out = rows.map((r) => col(r, "value").value.trim()).filter(Boolean);
+  return out.length ? out : undefined;
+}
+
+// ---- an http step's auth: {bearer: NAME} or {basic: {user, password: NAME}} ----
+
+function authForm(id, path, v, dis) {
+  if (v !== undefined && !isObject(v)) return null;
+  const a = v || {};
+  const keys = Object.keys(a);
+  if (keys.some((k) => k !== "bearer" && k !== "basic") || keys.length > 1) return null;
+  if (a.bearer !== undefined && !isStr(a.bearer)) return null;
+  if (a.basic !== undefined && !(isObject(a.basic) && fits(a.basic, ["user", "password"], { user: isStr, password: isStr }))) return null;
+  const scheme = keys[0] || "";
+  const b = a.basic || {};
+  return `<div class="subform flow-form auth-form" data-sub="auth" data-path="${esc(path)}" data-orig="${esc(JSON.stringify(a))}" id="${id}">` +
+    `<label for="${id}-scheme">scheme</label><select id="${id}-scheme" data-col="scheme"${dis}>` +
+    [["", "(none)"], ["bearer", "bearer: a token"], ["basic", "basic: a user and password"]]
+      .map(([x, t]) => `<option value="${x}"${x === scheme ? " selected" : ""}>${t}</option>`).join("") + `</select>` +
+    `<div class="auth-part" data-part="bearer"${scheme === "bearer" ? "" : " hidden"}><label for="${id}-bearer">bearer: the token's secret</label>` +
+    `<input id="${id}-bearer" data-col="bearer" class="mono" placeholder="API_TOKEN" value="${esc(a.bearer ?? "")}"${dis}></div>` +
+    `<div class="auth-part" data-part="basic"${scheme === "basic" ? "" : " hidden"}><label for="${id}-user">user</label>` +
+    `<input id="${id}-user" data-col="user" class="mono" value="${esc(b.user ?? "")}"${dis}>` +
+    `<label for="${id}-password">password: its secret</label>` +
+    `<input id="${id}-password" data-col="password" class="mono" placeholder="API_PASSWORD" value="${esc(b.password ?? "")}"${dis}></div></div>`;
+}
+
+function readAuth(box) {
+  const scheme = col(box, "scheme").value;
+  for (const part of box.querySelectorAll(".auth-part")) part.hidden = part.dataset.part !== scheme;
+  if (!scheme) return undefined;
+  const orig = JSON.parse(box.dataset.orig || "{}");
+  if (scheme === "bearer") return { bearer: col(box, "bearer").value.trim() };
+  const basic = isObject(orig.basic) ? orig.basic : {};
+  basic.user = col(box, "user").value;
+  basic.password = col(box, "password").value.trim();
+  return { basic };
+}
+
 // SUB_KINDS are the kinds this file draws and reads.
 export const SUB_KINDS = {
   events: { form: eventsForm, read: readEvents, blank: () => eventRow({}, "") },
   statuses: { form: statusesForm, read: readStatuses, blank: () => statusRow(undefined, "") },
   body: { form: bodyForm, read: readBody, blank: () => bodyRow({ key: "", type: "text", text: "" }, "") },
   flow: { form: flowForm, read: readFlow },
+  rules: { form: rulesForm, read: readRules, blank: () => ruleRow({}, "") },
+  debounce: { form: objectForm("debounce"), read: readObject },
+  rate: { form: objectForm("rate"), read: readObject },
+  triggers: { form: triggersForm, read: readTriggers, blank: (kind) => triggerRow(kind === "schedule" ? { schedule: {} } : {}, "") },
+  strings: { form: stringsForm, read: readStrings, blank: (kind, box) => stringRow("", stringsNoun(box.dataset.path), "") },
+  auth: { form: authForm, read: readAuth },
 };
