@@ -125,6 +125,7 @@ func TestEditorSettingsPanel(t *testing.T) {
 	trig := func(n int, c string) string { return value(t, ctx, rowCSS("#w-triggers", n, c)) }
 	reads := map[string][2]string{
 		"name":              {value(t, ctx, "#w-name"), "Order settings"},
+		"the panel's label": {attrOf(t, ctx, "#panel", "aria-label"), "Workflow settings"},
 		"timeout":           {value(t, ctx, "#w-timeout"), "2h"},
 		"output_expr":       {value(t, ctx, "#w-output_expr"), "steps.work.output"},
 		"rule 1":            {rule(1, "key_expr") + " " + rule(1, "limit_kind") + " " + rule(1, "limit") + " " + rule(1, "strategy"), "input.customer number 2 cancel_newest"},

@@ -58,6 +58,7 @@ export function createPanel(root, opts) {
 
 function clear(p) {
   p.sel = null;
+  p.root.setAttribute("aria-label", "Selected step");
   p.root.innerHTML = `<p class="muted">Select a step to edit its settings, or open the workflow settings.</p>` +
     `<button type="button" class="small" id="panel-workflow">Workflow settings</button>`;
 }
@@ -85,6 +86,7 @@ function refield(p, path) {
 function showStep(p, step, index) {
   const kind = p.opts.kinds.get(step.type);
   p.sel = { kind: "step", id: step.ref, index };
+  p.root.setAttribute("aria-label", "Selected step");
   const dis = p.opts.canWrite ? "" : " disabled";
   const fields = kind ? kind.fields.map((f) => ({ ...f, path: "with." + f.name })) : [];
   const stepFields = p.opts.common.map((f) => ({ ...f, path: f.name }));
@@ -106,6 +108,7 @@ function showStep(p, step, index) {
 function showWorkflow(p) {
   const doc = p.opts.doc();
   p.sel = { kind: "workflow", id: WORKFLOW };
+  p.root.setAttribute("aria-label", "Workflow settings");
   p.defs = new Map();
   const dis = p.opts.canWrite ? "" : " disabled";
   const fs = (p.opts.workflow || []).map((f) => ({ ...f, path: f.name }));
@@ -371,6 +374,7 @@ function paintCEL(textarea) {
 
 function showEdge(p, edge, sourceKind) {
   p.sel = { kind: "edge", id: edge.id };
+  p.root.setAttribute("aria-label", "Selected step");
   const dis = p.opts.canWrite ? "" : " disabled";
   const outcomes = [...(sourceKind ? sourceKind.outcomes : ["success", "error"]), "done"];
   let body;
