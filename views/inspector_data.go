@@ -359,6 +359,25 @@ const SlotHolderRows = 10
 // slotHoldersMore says the holders listed may not be all of them.
 func slotHoldersMore(n *NodeDetail) bool { return len(n.SlotHolders) >= SlotHolderRows }
 
+// openResponse says a's response opens with the panel: a is the last of
+// the node's attempts that failed with a response, so a failed step's
+// error body reads without a click.
+func openResponse(n *NodeDetail, a store.AttemptRecord) bool {
+	for i := len(n.Attempts) - 1; i >= 0; i-- {
+		b := n.Attempts[i]
+		if b.Error != nil && hasJSON(b.Output) {
+			return b.Generation == a.Generation && b.Attempt.Attempt == a.Attempt.Attempt
+		}
+	}
+	return false
+}
+
+// attemptResponseID names an attempt's response, so a live refresh keeps
+// each one open or closed as the person left it.
+func attemptResponseID(a store.AttemptRecord) string {
+	return "attempt-response-" + strconv.Itoa(a.Generation) + "-" + strconv.Itoa(a.Attempt.Attempt)
+}
+
 // attemptInput is what the node's attempt was started with, the current
 // one's or else the latest that kept one, and that attempt's number; ok
 // is false when no attempt kept its input.

@@ -49,3 +49,27 @@ func TestCaseFieldLabelsReadAsWords(t *testing.T) {
 		t.Errorf("a titled field is labelled %q", got)
 	}
 }
+
+// Of a node's attempts, the last that failed with a response opens its
+// response with the panel; the others, and one that failed without a
+// response, stay closed.
+func TestTheLastFailedAttemptsResponseOpens(t *testing.T) {
+	fail := &engine.Error{Code: "http_status", Message: "503"}
+	at := func(gen, n int, err *engine.Error, out any) store.AttemptRecord {
+		return store.AttemptRecord{Attempt: engine.Attempt{Node: "fetch", Generation: gen, Attempt: n, Error: err, Output: out}}
+	}
+	body := map[string]any{"status": 503}
+	n := &NodeDetail{Attempts: []store.AttemptRecord{at(0, 1, fail, body), at(0, 2, fail, body), at(1, 1, fail, nil), at(1, 2, nil, body)}}
+	var open []string
+	for _, a := range n.Attempts {
+		if openResponse(n, a) {
+			open = append(open, attemptResponseID(a))
+		}
+	}
+	if len(open) != 1 || open[0] != "attempt-response-0-2" {
+		t.Errorf("open responses %v, want attempt-response-0-2 alone", open)
+	}
+	if openResponse(&NodeDetail{Attempts: n.Attempts[3:]}, n.Attempts[3]) {
+		t.Error("a succeeded attempt's output opens as a failed response")
+	}
+}

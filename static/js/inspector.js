@@ -68,6 +68,7 @@ async function refresh() {
     // The next change refreshes again.
   } finally {
     running = false;
+    announce();
   }
 }
 
@@ -95,12 +96,9 @@ function changed(f) {
 }
 
 function swap(doc) {
-  const before = statusText();
-  let moved = false;
   for (const el of root.querySelectorAll("[data-region]")) {
     const fresh = doc.getElementById(el.id);
     if (!fresh || busy(el) || fresh.innerHTML === el.innerHTML) continue;
-    moved = true;
     // The element with the focus, by id, has it again once replaced.
     const active = el.contains(document.activeElement) && document.activeElement.id;
     const open = new Set([...el.querySelectorAll("details[open]")].map(keyOf));
@@ -118,18 +116,47 @@ function swap(doc) {
   }
   const graph = doc.getElementById("graph-body");
   const mine = document.getElementById("graph-body");
-  if (graph && mine && graph.innerHTML !== mine.innerHTML) {
-    mine.innerHTML = graph.innerHTML;
-    moved = true;
+  if (graph && mine && graph.innerHTML !== mine.innerHTML) mine.innerHTML = graph.innerHTML;
+}
+
+// ---- the live note ----
+
+// The note says what changed since it last spoke (or since the page
+// loaded): the run's new status, each step that ended, waits or is held,
+// a scatter's children that failed, at a UTC time like every other time
+// on the page. It is kept apart from the badges, which the stream paints
+// at once, so a change is seen whichever of the two came first; while
+// nothing of that changes the note is left alone.
+const QUIET = new Set(["pending", "ready", "running"]);
+let announced = snapshot();
+
+function snapshot() {
+  const nodes = new Map();
+  for (const g of root ? root.querySelectorAll("#graph-body g.gnode[data-ref]") : []) {
+    nodes.set(g.dataset.ref, { state: g.dataset.state || "", failed: Number(g.dataset.failed || 0) });
   }
-  // The note says what changed, when something did: the run's status
-  // when it moved, otherwise that the page was updated, at a UTC time
-  // like every other time on the page.
+  return { status: statusText(), nodes };
+}
+
+function announce() {
+  const now = snapshot();
+  const said = [];
+  if (now.status && now.status !== announced.status) said.push(`run ${now.status}`);
+  for (const [ref, n] of now.nodes) {
+    const was = announced.nodes.get(ref);
+    if (!was) continue;
+    if (n.state !== was.state && !QUIET.has(n.state)) said.push(`step ${ref} ${n.state}`);
+    const more = n.failed - was.failed;
+    const kids = (k) => `${k} ${k === 1 ? "child" : "children"}`;
+    if (more > 0 && more === n.failed) said.push(`${kids(more)} of ${ref} failed`);
+    else if (more > 0) said.push(`${kids(more)} more of ${ref} failed (${n.failed} in all)`);
+  }
+  announced = now;
   const note = document.getElementById("live-note");
-  if (!note || !moved) return;
-  const after = statusText();
+  if (!note || said.length === 0) return;
   const at = new Date().toISOString().slice(11, 19) + " UTC";
-  note.textContent = after && after !== before ? `Run ${after} at ${at}` : `Updated ${at}`;
+  const text = said.join(", ");
+  note.textContent = `${text[0].toUpperCase()}${text.slice(1)} at ${at}`;
 }
 
 function statusText() {
