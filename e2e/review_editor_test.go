@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -47,8 +48,9 @@ func offered(t *testing.T, ctx context.Context, input string) []string {
 // definitions, each with its name and newest version, and `version` the
 // picked definition's published versions, newest first; both picked land
 // in the YAML. A subworkflow step's `workflow` offers the same
-// definitions. (The other mode's settings are shown too: a known gap,
-// skipped saying so.)
+// definitions. Changing the mode drops the other mode's settings from the
+// document (the compiler refuses them) and gives a scatter going inline
+// the sample template.
 func TestEditorScatterChildWorkflowFieldsAndDefinitionPickerInChromium(t *testing.T) {
 	t.Parallel()
 	p := startDevOnTestDatabase(t)
@@ -89,15 +91,11 @@ func TestEditorScatterChildWorkflowFieldsAndDefinitionPickerInChromium(t *testin
 		slices.Sort(wrong)
 		return wrong
 	}
-	// Known gap: the editor's panel (static/js/editor/panel.js, showStep)
-	// draws every setting of a step's type whatever its mode, so both
-	// modes' settings show. The check of the other mode's settings skips,
-	// saying so, until the panel follows the mode; what the mode needs is
-	// checked strictly.
+	// gap fails the test on the other mode's settings shown.
 	gap := func(t *testing.T, mode string, wrong []string) {
 		t.Helper()
 		if len(wrong) > 0 {
-			t.Skipf("known gap: in %s mode the scatter's panel also shows %v, the other mode's settings", mode, wrong)
+			t.Errorf("in %s mode the scatter's panel also shows %v, the other mode's settings", mode, wrong)
 		}
 	}
 
@@ -114,6 +112,9 @@ func TestEditorScatterChildWorkflowFieldsAndDefinitionPickerInChromium(t *testin
 		wrong := check(t, "child_workflow", child, inline)
 		shootPanel(t, ctx, "review-editor-scatter-child-workflow", "#panel")
 		gap(t, "child_workflow", wrong)
+		if jsNum(ctx, t, `/^\s+do:/m.test(document.getElementById("yaml").value) ? 1 : 0`) != 0 {
+			t.Error("the inline template stayed in the document in child_workflow mode")
+		}
 	})
 
 	t.Run("definition picker", func(t *testing.T) {
@@ -145,6 +146,12 @@ func TestEditorScatterChildWorkflowFieldsAndDefinitionPickerInChromium(t *testin
 		waitFor(t, ctx, "the mode in the YAML", `!document.getElementById("yaml").value.includes("mode: child_workflow")`)
 		waitFor(t, ctx, "the panel redrawn", `!!document.querySelector('#panel [data-field="with.do"]')`)
 		gap(t, "inline", check(t, "inline", inline, child))
+		if !pollJS(ctx, `(() => { const y = document.getElementById("yaml").value;
+			return /^\s+do:/m.test(y) && !y.includes("workflow: restock_item") && !y.includes("version: 1"); })()`) {
+			y, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("yaml").value`))
+			t.Fatalf("back in inline mode the document should have its template and no child settings:\n%s", y)
+		}
+		waitFor(t, ctx, "the document compiling", `document.getElementById("compile-state").textContent.startsWith("compiles")`)
 	})
 
 	t.Run("subworkflow", func(t *testing.T) {
@@ -159,4 +166,19 @@ func TestEditorScatterChildWorkflowFieldsAndDefinitionPickerInChromium(t *testin
 
 func containsPrefix(list []string, prefix string) bool {
 	return slices.ContainsFunc(list, func(s string) bool { return strings.HasPrefix(s, prefix) })
+}
+
+// pollJS polls a boolean expression for up to 10 s.
+func pollJS(ctx context.Context, js string) bool {
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); {
+		if ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](js)); err == nil && ok {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return false
 }

@@ -1,5 +1,7 @@
 package views
 
+import "github.com/ductor/ductor/app/definition"
+
 // Field kinds the editor's side panel knows how to edit.
 const (
 	FieldText     = "text"     // a literal string
@@ -53,6 +55,9 @@ type StepField struct {
 	Default  string   `json:"default,omitempty"`
 	Help     string   `json:"help,omitempty"`
 	Picker   string   `json:"picker,omitempty"` // one of the Pick constants
+	// Mode is the value of its kind's ModeField the field applies in (""
+	// in every mode), as the compiler has it.
+	Mode string `json:"mode,omitempty"`
 }
 
 // StepKind describes one of the fifteen step types for the editor: its
@@ -70,6 +75,9 @@ type StepKind struct {
 	ForEach bool `json:"for_each,omitempty"`
 	// Sample is a `with` that compiles, used when the step is added.
 	Sample map[string]any `json:"sample"`
+	// ModeField names the enum field whose value decides which of the
+	// fields with a Mode apply (a scatter's and a subworkflow's mode).
+	ModeField string `json:"mode_field,omitempty"`
 }
 
 func req(name, kind string) StepField { return StepField{Name: name, Kind: kind, Required: true} }
@@ -193,4 +201,22 @@ var WorkflowFields = []StepField{
 	help(opt("triggers", FieldTriggers), "what starts runs without a caller: events, and schedules publishing creates"),
 	opt("limits.max_inline_children", FieldInt), opt("limits.transitions_soft", FieldInt),
 	opt("limits.transitions_hard", FieldInt), opt("limits.transitions_terminate", FieldInt),
+}
+
+// The fields' modes come from the compiler: a field the compiler accepts
+// only in one mode of its step shows only in that mode.
+func init() {
+	for i := range StepKinds {
+		k := &StepKinds[i]
+		spec, ok := definition.WithSpecOf(definition.StepType(k.Type))
+		if !ok {
+			continue
+		}
+		k.ModeField = spec.ModeField
+		for j := range k.Fields {
+			if f, ok := spec.Field(k.Fields[j].Name); ok {
+				k.Fields[j].Mode = f.Mode
+			}
+		}
+	}
 }

@@ -49,6 +49,18 @@ const panel = createPanel($("panel"), {
   // A workflow setting is a field of the document itself.
   onField: (sel, path, value) => change((d) => docs.setPath(sel.kind === "workflow" ? d : docs.stepByRef(d, sel.id), path, value),
     { keepPanel: true, field: `${sel.id}.${path}` }),
+  // A mode change redraws the panel (the other mode's fields go) and
+  // gives the focus back to the mode's control.
+  onMode: (sel, path, value, drop, add) => {
+    change((d) => {
+      const s = docs.stepByRef(d, sel.id);
+      docs.setPath(s, path, value);
+      for (const q of drop) docs.setPath(s, q, undefined);
+      for (const [q, v] of add) docs.setPath(s, q, v);
+    }, { field: `${sel.id}.${path}` });
+    const el = document.getElementById("f-" + path.replace(/[^a-z0-9_]/gi, "-"));
+    if (el) el.focus();
+  },
   onRename: (sel, to) => {
     if (to === sel.id) return;
     change((d) => docs.renameStep(d, sel.id, to));

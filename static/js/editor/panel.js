@@ -88,7 +88,8 @@ function showStep(p, step, index) {
   p.sel = { kind: "step", id: step.ref, index };
   p.root.setAttribute("aria-label", "Selected step");
   const dis = p.opts.canWrite ? "" : " disabled";
-  const fields = kind ? kind.fields.map((f) => ({ ...f, path: "with." + f.name })) : [];
+  const mode = modeOf(kind, step);
+  const fields = kind ? kind.fields.filter((f) => !f.mode || f.mode === mode).map((f) => ({ ...f, path: "with." + f.name })) : [];
   const stepFields = p.opts.common.map((f) => ({ ...f, path: f.name }));
   if (kind && kind.for_each) stepFields.push({ ...p.opts.forEach, path: p.opts.forEach.name });
   if (kind && kind.retry) stepFields.push(...p.opts.retry.map((f) => ({ ...f, path: f.name })));
@@ -247,6 +248,28 @@ function parse(kind, text) {
   }
 }
 
+// modeOf is the step's mode (its kind's mode field, else that field's
+// default), which decides the fields that apply; "" for kinds without.
+function modeOf(kind, step) {
+  if (!kind || !kind.mode_field) return "";
+  const v = step.with && step.with[kind.mode_field];
+  if (typeof v === "string" && v) return v;
+  const f = kind.fields.find((x) => x.name === kind.mode_field);
+  return (f && f.default) || "";
+}
+
+// modeChanged sets a step's mode and drops the settings of its other
+// modes, which the compiler refuses in this one; a scatter going inline
+// gets its kind's sample template when it has none.
+function modeChanged(p, kind, step, value) {
+  const next = { ...step, with: { ...(step.with || {}), [kind.mode_field]: value } };
+  const mode = modeOf(kind, next);
+  const drop = kind.fields.filter((f) => f.mode && f.mode !== mode && step.with && step.with[f.name] !== undefined).map((f) => "with." + f.name);
+  const add = kind.fields.filter((f) => f.mode === mode && !(step.with && step.with[f.name] !== undefined) &&
+    kind.sample && kind.sample[f.name] !== undefined).map((f) => ["with." + f.name, structuredClone(kind.sample[f.name])]);
+  p.opts.onMode(p.sel, "with." + kind.mode_field, value || undefined, drop, add);
+}
+
 function onInput(p, ev, committed) {
   const el = ev.target;
   if (el.closest(".cel")) paintCEL(el);
@@ -272,6 +295,13 @@ function onInput(p, ev, committed) {
   if (el.dataset.path === "ref") {
     if (committed) p.opts.onRename(p.sel, el.value.trim());
     return;
+  }
+  const step = p.sel.kind === "step" ? current(p) : null;
+  const kind = step && p.opts.kinds.get(step.type);
+  if (kind && kind.mode_field && el.dataset.path === "with." + kind.mode_field) {
+    if (modeOf(kind, { ...step, with: { ...(step.with || {}), [kind.mode_field]: value } }) !== modeOf(kind, step)) {
+      return modeChanged(p, kind, step, value);
+    }
   }
   p.opts.onField(p.sel, el.dataset.path, value);
 }
