@@ -49,7 +49,9 @@ func newClient(b *testing.B, pool *pgxpool.Pool, opts ...func(*workers.Config)) 
 	exec := steps.NewExecutor(benchRegistry(b), steps.HTTPOptions{})
 	cfg := workers.Config{Pool: pool, Logger: log, LocalHandlers: exec.Handles,
 		StepBatchMax: envInt("BENCH_STEP_BATCH", 0)} // 0: the default
-	if os.Getenv("DUCTOR_LOCAL_STEPS") == "on" { // the whole suite with local steps, as `ductor serve` runs them
+	// Local steps, as `ductor serve` runs them by default;
+	// DUCTOR_LOCAL_STEPS=off runs the whole suite without, for comparison.
+	if os.Getenv("DUCTOR_LOCAL_STEPS") != "off" {
 		cfg.LocalSteps = exec
 	}
 	for _, o := range opts {
