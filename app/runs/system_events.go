@@ -50,7 +50,7 @@ func (c *Events) dispatchOne(ctx context.Context, k store.EventKey) (bool, error
 	var taken bool
 	err = store.WithTx(ctx, c.pool, func(tx pgx.Tx) error {
 		var err error
-		e, taken, err = store.New(tx).SystemEventTake(ctx, k.TenantID, k.ID)
+		taken, err = store.New(tx).SystemEventTake(ctx, k.TenantID, k.ID)
 		if err != nil || !taken {
 			return err
 		}

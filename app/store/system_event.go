@@ -43,18 +43,12 @@ func (s *Store) SystemEventsDue(ctx context.Context, max int) ([]EventKey, error
 }
 
 // SystemEventTake takes one system event for dispatch in the caller's
-// transaction, returning it; ok is false when it was dispatched already.
-func (s *Store) SystemEventTake(ctx context.Context, tenantID, id uuid.UUID) (_ Event, ok bool, err error) {
+// transaction; ok is false when it was dispatched already (or pruned,
+// which takes its outbox row with it). An event row is never changed
+// once stored, so the caller dispatches what SystemEventPeek read.
+func (s *Store) SystemEventTake(ctx context.Context, tenantID, id uuid.UUID) (ok bool, err error) {
 	n, err := s.q.SystemEventOutboxTake(ctx, queries.SystemEventOutboxTakeParams{TenantID: tenantID, EventID: id})
-	if err != nil || n == 0 {
-		return Event{}, false, err
-	}
-	row, err := s.q.SystemEventGet(ctx, queries.SystemEventGetParams{TenantID: tenantID, ID: id})
-	if err != nil {
-		return Event{}, false, notFound(err, "event")
-	}
-	e, err := eventFromRow(row)
-	return e, err == nil, err
+	return n == 1, err
 }
 
 // SystemEventPeek reads a queued system event without taking it.
