@@ -119,3 +119,22 @@ JOIN (SELECT unnest(@tenant_ids::uuid[]) AS tenant_id,
              unnest(@attempts::integer[]) AS attempt) k
   USING (tenant_id, run_id, node, generation, attempt)
 WHERE a.finished_at IS NOT NULL;
+
+-- name: RunAttemptRenewHeld :many
+-- Of some attempts, those a worker holds (started by it, still leased,
+-- with no result) get a new lease, and come back. A process whose
+-- commit went unanswered learns by it which of the attempts that
+-- transaction recorded as started there did commit, and are its to run;
+-- one the sweep has claimed as lost (its lease cleared) is not.
+UPDATE run_attempt a SET lease_until = now() + make_interval(secs => k.lease_seconds)
+FROM (SELECT unnest(@tenant_ids::uuid[]) AS tenant_id,
+             unnest(@run_ids::uuid[]) AS run_id,
+             unnest(@nodes::text[]) AS node,
+             unnest(@generations::integer[]) AS generation,
+             unnest(@attempts::integer[]) AS attempt,
+             unnest(@lease_seconds::float8[]) AS lease_seconds) k
+WHERE a.tenant_id = k.tenant_id AND a.run_id = k.run_id AND a.node = k.node
+  AND a.generation = k.generation AND a.attempt = k.attempt
+  AND a.finished_at IS NULL AND a.started_at IS NOT NULL AND a.lease_until > now()
+  AND a.worker = @worker::text
+RETURNING a.tenant_id, a.run_id, a.node, a.generation, a.attempt;

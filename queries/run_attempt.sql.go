@@ -304,6 +304,78 @@ func (q *Queries) RunAttemptOutput(ctx context.Context, arg RunAttemptOutputPara
 	return output, err
 }
 
+const runAttemptRenewHeld = `-- name: RunAttemptRenewHeld :many
+UPDATE run_attempt a SET lease_until = now() + make_interval(secs => k.lease_seconds)
+FROM (SELECT unnest($2::uuid[]) AS tenant_id,
+             unnest($3::uuid[]) AS run_id,
+             unnest($4::text[]) AS node,
+             unnest($5::integer[]) AS generation,
+             unnest($6::integer[]) AS attempt,
+             unnest($7::float8[]) AS lease_seconds) k
+WHERE a.tenant_id = k.tenant_id AND a.run_id = k.run_id AND a.node = k.node
+  AND a.generation = k.generation AND a.attempt = k.attempt
+  AND a.finished_at IS NULL AND a.started_at IS NOT NULL AND a.lease_until > now()
+  AND a.worker = $1::text
+RETURNING a.tenant_id, a.run_id, a.node, a.generation, a.attempt
+`
+
+type RunAttemptRenewHeldParams struct {
+	Worker       string
+	TenantIds    []uuid.UUID
+	RunIds       []uuid.UUID
+	Nodes        []string
+	Generations  []int32
+	Attempts     []int32
+	LeaseSeconds []float64
+}
+
+type RunAttemptRenewHeldRow struct {
+	TenantID   uuid.UUID
+	RunID      uuid.UUID
+	Node       string
+	Generation int32
+	Attempt    int32
+}
+
+// Of some attempts, those a worker holds (started by it, still leased,
+// with no result) get a new lease, and come back. A process whose
+// commit went unanswered learns by it which of the attempts that
+// transaction recorded as started there did commit, and are its to run;
+// one the sweep has claimed as lost (its lease cleared) is not.
+func (q *Queries) RunAttemptRenewHeld(ctx context.Context, arg RunAttemptRenewHeldParams) ([]RunAttemptRenewHeldRow, error) {
+	rows, err := q.db.Query(ctx, runAttemptRenewHeld,
+		arg.Worker,
+		arg.TenantIds,
+		arg.RunIds,
+		arg.Nodes,
+		arg.Generations,
+		arg.Attempts,
+		arg.LeaseSeconds,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []RunAttemptRenewHeldRow{}
+	for rows.Next() {
+		var i RunAttemptRenewHeldRow
+		if err := rows.Scan(
+			&i.TenantID,
+			&i.RunID,
+			&i.Node,
+			&i.Generation,
+			&i.Attempt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const runAttemptStartMany = `-- name: RunAttemptStartMany :many
 WITH a AS (
     SELECT r.tenant_id, r.run_id, r.node, r.generation, r.attempt, r.lease_seconds, r.start_by, r.input, r.step_type, (r.start_by = '0001-01-01 00:00:00+00'::timestamptz OR now() < r.start_by) AS in_time

@@ -95,6 +95,11 @@ type Testing struct {
 	// lost, the fault the local steps checker must find
 	// (TestLocalStepsCheckerFindsUnleasedSteps).
 	UnleasedLocalSteps bool
+	// LoseCommitAck, when set, is asked after each commit of a
+	// transaction that recorded local steps; true makes the process take
+	// the commit as failed, as when the commit's answer is lost with the
+	// connection after it committed.
+	LoseCommitAck func() bool
 }
 
 // deps are what the layers of one process share: the pool, the engine,

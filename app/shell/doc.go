@@ -266,12 +266,16 @@
 // listener listens) before the commit. Once the transaction commits the
 // step runs on a goroutine of its own and hands its result to the result
 // group, whose next group tick applies it and dispatches what follows,
-// locally again when it can; a transaction that fails runs none of its
-// steps. The attempt row says started, by this process, leased; a crash
-// (or a commit whose acknowledgement was lost) leaves it leased with no
-// result, and the sweep of any coordinator reports it lost when the lease
-// runs out, as it does for a step worker that died, and the step's policy
-// retries it. Exactly-once transitions hold as for any result (applied
+// locally again when it can; a transaction that fails before its commit
+// runs none of its steps. A commit that fails may have committed all the
+// same (its answer lost with the connection in a crash or a failover):
+// the process then asks, once the database answers, which of the
+// attempts are still held in its name, renewing their leases as it asks
+// (settle, RunAttemptRenewHeld), and runs those; the others it drops.
+// The attempt row says started, by this process, leased; a crash leaves
+// it leased with no result, and the sweep of any coordinator reports it
+// lost when the lease runs out, as it does for a step worker that died,
+// and the step's policy retries it. Exactly-once transitions hold as for any result (applied
 // under the run's lock and record version); cancels reach the attempt's
 // context through the notification as for a batched step; a step that
 // goes local never waited, so schedule_to_start and no_worker do not

@@ -35,7 +35,8 @@ func (c *Ticker) Inline() bool { return !c.NoInlineTicks }
 
 // WithTx runs fn in a transaction in which an inline tick (TickNew, with
 // the ctx fn is given) may choose steps to run in this process; they run
-// once it commits, and not at all when it fails (see "Local steps").
+// once it commits, and not at all when it fails before its commit (see
+// "Local steps").
 // Without local steps it is store.WithTx.
 func (c *Ticker) WithTx(ctx context.Context, fn func(ctx context.Context, tx pgx.Tx) error) error {
 	return c.withTx(ctx, fn)

@@ -2,6 +2,7 @@ package shell
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -86,17 +87,34 @@ func (c *deps) withTx(ctx context.Context, fn func(ctx context.Context, tx pgx.T
 		return store.WithTx(ctx, c.pool, func(tx pgx.Tx) error { return fn(ctx, tx) })
 	}
 	sink := &localSink{}
+	committing := false
 	err := store.WithTx(ctx, c.pool, func(tx pgx.Tx) error {
 		sink.tx = tx
-		return fn(context.WithValue(ctx, localSinkKey{}, sink), tx)
+		if err := fn(context.WithValue(ctx, localSinkKey{}, sink), tx); err != nil {
+			return err
+		}
+		committing = true
+		return nil
 	})
-	if err != nil {
-		c.local.abandon(sink.steps)
-		return err
+	if err == nil && len(sink.steps) > 0 && c.Testing.LoseCommitAck != nil && c.Testing.LoseCommitAck() {
+		err = errCommitAckLost
 	}
-	c.local.launch(sink.steps)
-	return nil
+	switch {
+	case err == nil:
+		c.local.launch(sink.steps)
+	case committing && len(sink.steps) > 0:
+		// The commit failed, which does not say it did not commit: its
+		// answer may be lost with the connection after it did.
+		c.local.settle(sink.steps)
+	default:
+		c.local.abandon(sink.steps)
+	}
+	return err
 }
+
+// errCommitAckLost is the error of a commit whose answer
+// Testing.LoseCommitAck took away.
+var errCommitAckLost = errors.New("the commit's answer was lost (testing)")
 
 // runLocal takes, of the step jobs a tick's transaction is about to
 // enqueue, those this process may run itself: it records their attempts
@@ -223,6 +241,60 @@ func (l *localSteps) abandon(steps []*localStep) {
 		s.release()
 		l.free(s.args.TenantID)
 	}
+}
+
+// settle runs those of steps whose transaction did commit although its
+// commit failed, and frees the others. A commit's answer can be lost with
+// the connection (a database crash, a failover, a network cut) after the
+// commit is durable: the attempts are then recorded as started here, and
+// leased, and no one else runs them until the lease runs out. So once the
+// database answers again, the process renews the lease of those still
+// held in its name (RunAttemptRenewHeld), which tells it which they are,
+// and runs them; an attempt that is not (the transaction rolled back, or
+// the sweep claimed it) is not its to run. It stops asking when a lease
+// would run out first or the process stops: the sweep then retries the
+// attempt, as it would after a crash.
+func (l *localSteps) settle(steps []*localStep) {
+	l.wg.Go(func() {
+		until := steps[0].until
+		takes := make([]store.AttemptTake, len(steps))
+		for i, s := range steps {
+			takes[i] = store.AttemptTake{Key: s.args.AttemptKey(), Lease: AttemptLease(s.args, l.c.RescueWindow)}
+			if s.until.Before(until) {
+				until = s.until
+			}
+		}
+		wait := 50 * time.Millisecond
+		for {
+			held, err := store.New(l.c.pool).AttemptRenewHeld(l.base, takes, l.c.workerID)
+			if err == nil {
+				var run, drop []*localStep
+				renewed := time.Now()
+				for i, s := range steps {
+					if held[takes[i].Key] {
+						s.until = renewed.Add(takes[i].Lease)
+						run = append(run, s)
+					} else {
+						drop = append(drop, s)
+					}
+				}
+				l.abandon(drop)
+				l.launch(run)
+				return
+			}
+			if time.Now().Add(wait).After(until) || l.base.Err() != nil {
+				l.c.log.Warn("could not learn whether local steps committed; their attempts are retried when their leases run out",
+					"steps", len(steps), "err", err)
+				l.abandon(steps)
+				return
+			}
+			select {
+			case <-l.base.Done():
+			case <-time.After(wait):
+			}
+			wait = min(2*wait, 2*time.Second)
+		}
+	})
 }
 
 // launch runs steps whose transaction committed, each on a goroutine of

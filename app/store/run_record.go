@@ -168,6 +168,31 @@ func (s *Store) AttemptStartMany(ctx context.Context, takes []AttemptTake, worke
 	return out, nil
 }
 
+// AttemptRenewHeld gives those of takes' attempts that worker holds
+// (started by it, leased, no result) a new lease of their take's length,
+// and tells which they are.
+func (s *Store) AttemptRenewHeld(ctx context.Context, takes []AttemptTake, worker string) (map[AttemptKey]bool, error) {
+	p := queries.RunAttemptRenewHeldParams{Worker: worker}
+	for _, t := range takes {
+		k := t.Key
+		p.TenantIds = append(p.TenantIds, k.Run.TenantID)
+		p.RunIds = append(p.RunIds, k.Run.ID)
+		p.Nodes = append(p.Nodes, k.Node)
+		p.Generations = append(p.Generations, int32(k.Generation))
+		p.Attempts = append(p.Attempts, int32(k.Attempt))
+		p.LeaseSeconds = append(p.LeaseSeconds, t.Lease.Seconds())
+	}
+	rows, err := s.q.RunAttemptRenewHeld(ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("renew held attempts: %w", err)
+	}
+	out := make(map[AttemptKey]bool, len(rows))
+	for _, r := range rows {
+		out[AttemptKey{RunKey{r.TenantID, r.RunID}, r.Node, int(r.Generation), int(r.Attempt)}] = true
+	}
+	return out, nil
+}
+
 // LostAttempt names an attempt whose worker's lease ran out.
 type LostAttempt struct {
 	TenantID, RunID     uuid.UUID
