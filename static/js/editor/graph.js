@@ -534,7 +534,10 @@ function wirePointer(g) {
     drag = { kind: "pan", x: ev.clientX, y: ev.clientY, tx: g.view.tx, ty: g.view.ty, moved: false };
     g.svg.setPointerCapture(ev.pointerId);
   });
-  g.svg.addEventListener("pointermove", (ev) => {
+  // The moves and the release are heard on the window: a press on a step
+  // captures the pointer only once it moves, and a step near the pane's
+  // edge may be pressed and the pointer leave the pane before that.
+  window.addEventListener("pointermove", (ev) => {
     if (!drag) return;
     if (drag.kind === "connect") {
       const [x, y] = toGraph(g, ev);
@@ -570,7 +573,7 @@ function wirePointer(g) {
     g.view = { ...g.view, tx: drag.tx + dx, ty: drag.ty + dy };
     applyView(g);
   });
-  g.svg.addEventListener("pointerup", (ev) => {
+  window.addEventListener("pointerup", (ev) => {
     const d = drag;
     drag = null;
     if (!d) return;
