@@ -30,7 +30,10 @@ func newBrowser(t *testing.T) context.Context {
 	)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelTab := chromedp.NewContext(allocCtx)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 60*time.Second)
+	// A bound on the whole test's browsing, beyond each wait's own: the
+	// longest tests take a minute and more while the suite's other tests
+	// load the machine.
+	ctx, cancelTimeout := context.WithTimeout(ctx, 4*time.Minute)
 	t.Cleanup(func() {
 		cancelTimeout()
 		cancelTab()

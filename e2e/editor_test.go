@@ -238,7 +238,14 @@ func typeInto(t *testing.T, ctx context.Context, css, s string) {
 
 func waitFor(t *testing.T, ctx context.Context, what, js string) {
 	t.Helper()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](js, chromedp.WithPollingTimeout(15*time.Second))); err != nil {
+	waitForWithin(t, ctx, 15*time.Second, what, js)
+}
+
+// waitForWithin is waitFor for what takes the server longer on a loaded
+// machine (a batch of a thousand runs, say).
+func waitForWithin(t *testing.T, ctx context.Context, d time.Duration, what, js string) {
+	t.Helper()
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](js, chromedp.WithPollingTimeout(d))); err != nil {
 		t.Fatalf("wait for %s: %v", what, err)
 	}
 }

@@ -156,7 +156,7 @@ func TestDashboardReviewItemsInChromium(t *testing.T) {
 		if got := dialogs.last(); !strings.HasPrefix(got, "Cancel all 1,050 runs matching this filter?") || strings.Contains(got, "about") {
 			t.Errorf("the confirmation said %q, want the exact count", got)
 		}
-		waitFor(t, ctx, "the batch to finish", `document.getElementById("batch-status").textContent === "completed"`)
+		waitForWithin(t, ctx, time.Minute, "the batch to finish", `document.getElementById("batch-status").textContent === "completed"`)
 		if got := text(t, ctx, "#batch-counts"); got != "1,050 of 1,050 cancelled, 0 failed" && got != "1050 of 1050 cancelled, 0 failed" {
 			t.Errorf("the batch says %q, want the 1,050 it confirmed", got)
 		}
