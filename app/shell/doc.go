@@ -275,11 +275,11 @@
 // The attempt row says started, by this process, leased; a crash leaves
 // it leased with no result, and the sweep of any coordinator reports it
 // lost when the lease runs out, as it does for a step worker that died,
-// and the step's policy retries it. Exactly-once transitions hold as for any result (applied
-// under the run's lock and record version); cancels reach the attempt's
-// context through the notification as for a batched step; a step that
-// goes local never waited, so schedule_to_start and no_worker do not
-// apply; pools and admission limits keep River's path, where they are
+// and the step's policy retries it. Exactly-once transitions hold as for
+// any result (applied under the run's lock and record version); cancels
+// reach the attempt's context through the notification as for a
+// batched step; a step that goes local never waited, so
+// schedule_to_start and no_worker do not apply; pools and admission limits keep River's path, where they are
 // counted. Fairness holds because a tenant holds at most its share of
 // the local slots; every other step goes through the tiered fair queue.
 // A sparse step, a retry the sweep enqueues and a bridge task keep

@@ -29,15 +29,13 @@ func (s *Store) AttemptCancel(ctx context.Context, k AttemptKey, e *engine.Error
 
 // AttemptsFinishedAmong returns those of keys whose attempt has a result.
 func (s *Store) AttemptsFinishedAmong(ctx context.Context, keys []AttemptKey) ([]AttemptKey, error) {
-	var p queries.RunAttemptFinishedAmongParams
+	var c attemptColumns
 	for _, k := range keys {
-		p.TenantIds = append(p.TenantIds, k.Run.TenantID)
-		p.RunIds = append(p.RunIds, k.Run.ID)
-		p.Nodes = append(p.Nodes, k.Node)
-		p.Generations = append(p.Generations, int32(k.Generation))
-		p.Attempts = append(p.Attempts, int32(k.Attempt))
+		c.add(k)
 	}
-	rows, err := s.q.RunAttemptFinishedAmong(ctx, p)
+	rows, err := s.q.RunAttemptFinishedAmong(ctx, queries.RunAttemptFinishedAmongParams{
+		TenantIds: c.tenants, RunIds: c.runs, Nodes: c.nodes, Generations: c.generations, Attempts: c.attempts,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("find finished attempts: %w", err)
 	}

@@ -132,6 +132,7 @@ const (
 // take counts.
 func (s *Store) AttemptStartMany(ctx context.Context, takes []AttemptTake, worker string) (map[AttemptKey]TakeOutcome, error) {
 	p := queries.RunAttemptStartManyParams{Worker: worker}
+	var keys attemptColumns
 	seen := map[AttemptKey]bool{}
 	for _, t := range takes {
 		k := t.Key
@@ -139,16 +140,13 @@ func (s *Store) AttemptStartMany(ctx context.Context, takes []AttemptTake, worke
 			continue
 		}
 		seen[k] = true
-		p.TenantIds = append(p.TenantIds, k.Run.TenantID)
-		p.RunIds = append(p.RunIds, k.Run.ID)
-		p.Nodes = append(p.Nodes, k.Node)
-		p.Generations = append(p.Generations, int32(k.Generation))
-		p.Attempts = append(p.Attempts, int32(k.Attempt))
+		keys.add(k)
 		p.LeaseSeconds = append(p.LeaseSeconds, t.Lease.Seconds())
 		p.StartBys = append(p.StartBys, t.By)
 		p.Inputs = append(p.Inputs, string(t.Input))
 		p.StepTypes = append(p.StepTypes, t.StepType)
 	}
+	p.TenantIds, p.RunIds, p.Nodes, p.Generations, p.Attempts = keys.tenants, keys.runs, keys.nodes, keys.generations, keys.attempts
 	rows, err := s.q.RunAttemptStartMany(ctx, p)
 	if err != nil {
 		return nil, fmt.Errorf("start attempts: %w", err)
@@ -168,21 +166,36 @@ func (s *Store) AttemptStartMany(ctx context.Context, takes []AttemptTake, worke
 	return out, nil
 }
 
+// attemptColumns are attempt keys as the arrays the statements on
+// several attempts unnest.
+type attemptColumns struct {
+	tenants, runs         []uuid.UUID
+	nodes                 []string
+	generations, attempts []int32
+}
+
+func (c *attemptColumns) add(k AttemptKey) {
+	c.tenants = append(c.tenants, k.Run.TenantID)
+	c.runs = append(c.runs, k.Run.ID)
+	c.nodes = append(c.nodes, k.Node)
+	c.generations = append(c.generations, int32(k.Generation))
+	c.attempts = append(c.attempts, int32(k.Attempt))
+}
+
 // AttemptRenewHeld gives those of takes' attempts that worker holds
 // (started by it, leased, no result) a new lease of their take's length,
 // and tells which they are.
 func (s *Store) AttemptRenewHeld(ctx context.Context, takes []AttemptTake, worker string) (map[AttemptKey]bool, error) {
-	p := queries.RunAttemptRenewHeldParams{Worker: worker}
-	for _, t := range takes {
-		k := t.Key
-		p.TenantIds = append(p.TenantIds, k.Run.TenantID)
-		p.RunIds = append(p.RunIds, k.Run.ID)
-		p.Nodes = append(p.Nodes, k.Node)
-		p.Generations = append(p.Generations, int32(k.Generation))
-		p.Attempts = append(p.Attempts, int32(k.Attempt))
-		p.LeaseSeconds = append(p.LeaseSeconds, t.Lease.Seconds())
+	var keys attemptColumns
+	leases := make([]float64, len(takes))
+	for i, t := range takes {
+		keys.add(t.Key)
+		leases[i] = t.Lease.Seconds()
 	}
-	rows, err := s.q.RunAttemptRenewHeld(ctx, p)
+	rows, err := s.q.RunAttemptRenewHeld(ctx, queries.RunAttemptRenewHeldParams{
+		TenantIds: keys.tenants, RunIds: keys.runs, Nodes: keys.nodes, Generations: keys.generations, Attempts: keys.attempts,
+		LeaseSeconds: leases, Worker: worker,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("renew held attempts: %w", err)
 	}
