@@ -62,6 +62,7 @@ var landed = map[string]string{
 	"0051_webhook_deliveries":           "e6ecaf2c8c9cda79b0307d5d3d236b01c0046d08290f837d46524182a43f3c6c",
 	"0052_usage_attempt_input":          "c3ab5df59a81e6e35b603443527b34b77a3a38df835ffae5454109885fc67399",
 	"0053_usage_run_status_row_trigger": "66da0aac56aec88fcab975082959636a3fedb2f7fe0062f97c27c330a7f1f049",
+	"0054_usage_steps_by_type":          "f6de482e45737a262c15d1a14d103aa7919a5270d1cbd312e8ff1b15e5830a41",
 }
 
 func TestLandedMigrationsAreUnchanged(t *testing.T) {

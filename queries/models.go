@@ -263,19 +263,20 @@ type Run struct {
 }
 
 type RunAttempt struct {
-	TenantID   uuid.UUID
-	RunID      uuid.UUID
-	Node       string
-	Generation int32
-	Attempt    int32
-	StartedAt  *time.Time
-	FinishedAt *time.Time
-	LeaseUntil *time.Time
-	Output     []byte
-	Error      []byte
-	Worker     pgtype.Text
-	Input      []byte
-	StepType   pgtype.Text
+	TenantID      uuid.UUID
+	RunID         uuid.UUID
+	Node          string
+	Generation    int32
+	Attempt       int32
+	StartedAt     *time.Time
+	FinishedAt    *time.Time
+	LeaseUntil    *time.Time
+	Output        []byte
+	Error         []byte
+	Worker        pgtype.Text
+	Input         []byte
+	StepType      pgtype.Text
+	DefinitionKey pgtype.Text
 }
 
 type RunBatch struct {
@@ -343,11 +344,12 @@ type RunHistory struct {
 }
 
 type RunHistoryBatch struct {
-	TenantID    uuid.UUID
-	RunID       uuid.UUID
-	LastSeq     int64
-	At          time.Time
-	Transitions []byte
+	TenantID      uuid.UUID
+	RunID         uuid.UUID
+	LastSeq       int64
+	At            time.Time
+	Transitions   []byte
+	DefinitionKey pgtype.Text
 }
 
 type RunInput struct {

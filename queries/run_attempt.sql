@@ -1,10 +1,10 @@
 -- name: RunAttemptUpsertMany :exec
 -- Attempts of one or more runs; an attempt appears once per statement.
-INSERT INTO run_attempt (tenant_id, run_id, node, generation, attempt, started_at, finished_at, output, error, step_type)
+INSERT INTO run_attempt (tenant_id, run_id, node, generation, attempt, started_at, finished_at, output, error, step_type, definition_key)
 SELECT a.tenant_id, a.run_id, a.node, a.generation, a.attempt,
        NULLIF(a.started_at, '0001-01-01 00:00:00+00'::timestamptz),
        NULLIF(a.finished_at, '0001-01-01 00:00:00+00'::timestamptz),
-       NULLIF(a.output, '')::jsonb, NULLIF(a.error, '')::jsonb, NULLIF(a.step_type, '')
+       NULLIF(a.output, '')::jsonb, NULLIF(a.error, '')::jsonb, NULLIF(a.step_type, ''), NULLIF(a.definition_key, '')
 FROM (SELECT unnest(@tenant_ids::uuid[]) AS tenant_id,
              unnest(@run_ids::uuid[]) AS run_id,
              unnest(@nodes::text[]) AS node,
@@ -14,10 +14,12 @@ FROM (SELECT unnest(@tenant_ids::uuid[]) AS tenant_id,
              unnest(@finished_ats::timestamptz[]) AS finished_at,
              unnest(@outputs::text[]) AS output,
              unnest(@errors::text[]) AS error,
-             unnest(@step_types::text[]) AS step_type) AS a
+             unnest(@step_types::text[]) AS step_type,
+             unnest(@definition_keys::text[]) AS definition_key) AS a
 ON CONFLICT (tenant_id, run_id, node, generation, attempt) DO UPDATE
 SET started_at = coalesce(run_attempt.started_at, EXCLUDED.started_at),
     step_type = coalesce(run_attempt.step_type, EXCLUDED.step_type),
+    definition_key = coalesce(run_attempt.definition_key, EXCLUDED.definition_key),
     finished_at = EXCLUDED.finished_at,
     output = EXCLUDED.output,
     error = EXCLUDED.error,
@@ -45,15 +47,16 @@ WITH a AS (
                  unnest(@inputs::text[]) AS input,
                  unnest(@step_types::text[]) AS step_type) AS r),
 taken AS (
-    INSERT INTO run_attempt (tenant_id, run_id, node, generation, attempt, started_at, lease_until, worker, input, step_type)
+    INSERT INTO run_attempt (tenant_id, run_id, node, generation, attempt, started_at, lease_until, worker, input, step_type, definition_key)
     SELECT a.tenant_id, a.run_id, a.node, a.generation, a.attempt, now(), now() + make_interval(secs => a.lease_seconds),
-           NULLIF(@worker::text, ''), NULLIF(a.input, '')::jsonb, NULLIF(a.step_type, '')
-    FROM a
-    WHERE a.in_time AND EXISTS (SELECT 1 FROM run r WHERE r.tenant_id = a.tenant_id AND r.id = a.run_id)
+           NULLIF(@worker::text, ''), NULLIF(a.input, '')::jsonb, NULLIF(a.step_type, ''), ru.definition_key
+    FROM a JOIN run ru ON ru.tenant_id = a.tenant_id AND ru.id = a.run_id
+    WHERE a.in_time
     ON CONFLICT (tenant_id, run_id, node, generation, attempt) DO UPDATE
     SET started_at = coalesce(run_attempt.started_at, now()), lease_until = EXCLUDED.lease_until,
         worker = coalesce(EXCLUDED.worker, run_attempt.worker), input = coalesce(run_attempt.input, EXCLUDED.input),
-        step_type = coalesce(run_attempt.step_type, EXCLUDED.step_type)
+        step_type = coalesce(run_attempt.step_type, EXCLUDED.step_type),
+        definition_key = coalesce(run_attempt.definition_key, EXCLUDED.definition_key)
     WHERE run_attempt.finished_at IS NULL
     RETURNING tenant_id, run_id, node, generation, attempt)
 SELECT a.tenant_id::uuid AS tenant_id, a.run_id::uuid AS run_id, a.node::text AS node,
@@ -103,8 +106,9 @@ WHERE tenant_id = @tenant_id AND run_id = @run_id AND node = @node AND generatio
 -- worker takes it from then on (RunAttemptStartMany takes no attempt with
 -- a result) and a worker already running it holds no lease that could
 -- report it lost.
-INSERT INTO run_attempt (tenant_id, run_id, node, generation, attempt, finished_at, error)
-VALUES (@tenant_id, @run_id, @node, @generation, @attempt, now(), @error::jsonb)
+INSERT INTO run_attempt (tenant_id, run_id, node, generation, attempt, finished_at, error, definition_key)
+VALUES (@tenant_id, @run_id, @node, @generation, @attempt, now(), @error::jsonb,
+        (SELECT r.definition_key FROM run r WHERE r.tenant_id = @tenant_id AND r.id = @run_id))
 ON CONFLICT (tenant_id, run_id, node, generation, attempt) DO UPDATE
 SET finished_at = now(), error = EXCLUDED.error, lease_until = NULL
 WHERE run_attempt.finished_at IS NULL;

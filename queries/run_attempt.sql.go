@@ -13,8 +13,9 @@ import (
 )
 
 const runAttemptCancel = `-- name: RunAttemptCancel :exec
-INSERT INTO run_attempt (tenant_id, run_id, node, generation, attempt, finished_at, error)
-VALUES ($1, $2, $3, $4, $5, now(), $6::jsonb)
+INSERT INTO run_attempt (tenant_id, run_id, node, generation, attempt, finished_at, error, definition_key)
+VALUES ($1, $2, $3, $4, $5, now(), $6::jsonb,
+        (SELECT r.definition_key FROM run r WHERE r.tenant_id = $1 AND r.id = $2))
 ON CONFLICT (tenant_id, run_id, node, generation, attempt) DO UPDATE
 SET finished_at = now(), error = EXCLUDED.error, lease_until = NULL
 WHERE run_attempt.finished_at IS NULL
@@ -186,7 +187,7 @@ func (q *Queries) RunAttemptFinishedAmong(ctx context.Context, arg RunAttemptFin
 }
 
 const runAttemptList = `-- name: RunAttemptList :many
-SELECT tenant_id, run_id, node, generation, attempt, started_at, finished_at, lease_until, output, error, worker, input, step_type FROM run_attempt
+SELECT tenant_id, run_id, node, generation, attempt, started_at, finished_at, lease_until, output, error, worker, input, step_type, definition_key FROM run_attempt
 WHERE tenant_id = $1 AND run_id = $2
 ORDER BY node, generation, attempt
 `
@@ -219,6 +220,7 @@ func (q *Queries) RunAttemptList(ctx context.Context, arg RunAttemptListParams) 
 			&i.Worker,
 			&i.Input,
 			&i.StepType,
+			&i.DefinitionKey,
 		); err != nil {
 			return nil, err
 		}
@@ -231,7 +233,7 @@ func (q *Queries) RunAttemptList(ctx context.Context, arg RunAttemptListParams) 
 }
 
 const runAttemptListNodes = `-- name: RunAttemptListNodes :many
-SELECT tenant_id, run_id, node, generation, attempt, started_at, finished_at, lease_until, output, error, worker, input, step_type FROM run_attempt
+SELECT tenant_id, run_id, node, generation, attempt, started_at, finished_at, lease_until, output, error, worker, input, step_type, definition_key FROM run_attempt
 WHERE tenant_id = $1 AND run_id = $2 AND node = ANY($3::text[])
 ORDER BY node, generation, attempt
 `
@@ -266,6 +268,7 @@ func (q *Queries) RunAttemptListNodes(ctx context.Context, arg RunAttemptListNod
 			&i.Worker,
 			&i.Input,
 			&i.StepType,
+			&i.DefinitionKey,
 		); err != nil {
 			return nil, err
 		}
@@ -389,15 +392,16 @@ WITH a AS (
                  unnest($8::text[]) AS input,
                  unnest($9::text[]) AS step_type) AS r),
 taken AS (
-    INSERT INTO run_attempt (tenant_id, run_id, node, generation, attempt, started_at, lease_until, worker, input, step_type)
+    INSERT INTO run_attempt (tenant_id, run_id, node, generation, attempt, started_at, lease_until, worker, input, step_type, definition_key)
     SELECT a.tenant_id, a.run_id, a.node, a.generation, a.attempt, now(), now() + make_interval(secs => a.lease_seconds),
-           NULLIF($10::text, ''), NULLIF(a.input, '')::jsonb, NULLIF(a.step_type, '')
-    FROM a
-    WHERE a.in_time AND EXISTS (SELECT 1 FROM run r WHERE r.tenant_id = a.tenant_id AND r.id = a.run_id)
+           NULLIF($10::text, ''), NULLIF(a.input, '')::jsonb, NULLIF(a.step_type, ''), ru.definition_key
+    FROM a JOIN run ru ON ru.tenant_id = a.tenant_id AND ru.id = a.run_id
+    WHERE a.in_time
     ON CONFLICT (tenant_id, run_id, node, generation, attempt) DO UPDATE
     SET started_at = coalesce(run_attempt.started_at, now()), lease_until = EXCLUDED.lease_until,
         worker = coalesce(EXCLUDED.worker, run_attempt.worker), input = coalesce(run_attempt.input, EXCLUDED.input),
-        step_type = coalesce(run_attempt.step_type, EXCLUDED.step_type)
+        step_type = coalesce(run_attempt.step_type, EXCLUDED.step_type),
+        definition_key = coalesce(run_attempt.definition_key, EXCLUDED.definition_key)
     WHERE run_attempt.finished_at IS NULL
     RETURNING tenant_id, run_id, node, generation, attempt)
 SELECT a.tenant_id::uuid AS tenant_id, a.run_id::uuid AS run_id, a.node::text AS node,
@@ -479,11 +483,11 @@ func (q *Queries) RunAttemptStartMany(ctx context.Context, arg RunAttemptStartMa
 }
 
 const runAttemptUpsertMany = `-- name: RunAttemptUpsertMany :exec
-INSERT INTO run_attempt (tenant_id, run_id, node, generation, attempt, started_at, finished_at, output, error, step_type)
+INSERT INTO run_attempt (tenant_id, run_id, node, generation, attempt, started_at, finished_at, output, error, step_type, definition_key)
 SELECT a.tenant_id, a.run_id, a.node, a.generation, a.attempt,
        NULLIF(a.started_at, '0001-01-01 00:00:00+00'::timestamptz),
        NULLIF(a.finished_at, '0001-01-01 00:00:00+00'::timestamptz),
-       NULLIF(a.output, '')::jsonb, NULLIF(a.error, '')::jsonb, NULLIF(a.step_type, '')
+       NULLIF(a.output, '')::jsonb, NULLIF(a.error, '')::jsonb, NULLIF(a.step_type, ''), NULLIF(a.definition_key, '')
 FROM (SELECT unnest($1::uuid[]) AS tenant_id,
              unnest($2::uuid[]) AS run_id,
              unnest($3::text[]) AS node,
@@ -493,10 +497,12 @@ FROM (SELECT unnest($1::uuid[]) AS tenant_id,
              unnest($7::timestamptz[]) AS finished_at,
              unnest($8::text[]) AS output,
              unnest($9::text[]) AS error,
-             unnest($10::text[]) AS step_type) AS a
+             unnest($10::text[]) AS step_type,
+             unnest($11::text[]) AS definition_key) AS a
 ON CONFLICT (tenant_id, run_id, node, generation, attempt) DO UPDATE
 SET started_at = coalesce(run_attempt.started_at, EXCLUDED.started_at),
     step_type = coalesce(run_attempt.step_type, EXCLUDED.step_type),
+    definition_key = coalesce(run_attempt.definition_key, EXCLUDED.definition_key),
     finished_at = EXCLUDED.finished_at,
     output = EXCLUDED.output,
     error = EXCLUDED.error,
@@ -504,16 +510,17 @@ SET started_at = coalesce(run_attempt.started_at, EXCLUDED.started_at),
 `
 
 type RunAttemptUpsertManyParams struct {
-	TenantIds   []uuid.UUID
-	RunIds      []uuid.UUID
-	Nodes       []string
-	Generations []int32
-	Attempts    []int32
-	StartedAts  []time.Time
-	FinishedAts []time.Time
-	Outputs     []string
-	Errors      []string
-	StepTypes   []string
+	TenantIds      []uuid.UUID
+	RunIds         []uuid.UUID
+	Nodes          []string
+	Generations    []int32
+	Attempts       []int32
+	StartedAts     []time.Time
+	FinishedAts    []time.Time
+	Outputs        []string
+	Errors         []string
+	StepTypes      []string
+	DefinitionKeys []string
 }
 
 // Attempts of one or more runs; an attempt appears once per statement.
@@ -529,6 +536,7 @@ func (q *Queries) RunAttemptUpsertMany(ctx context.Context, arg RunAttemptUpsert
 		arg.Outputs,
 		arg.Errors,
 		arg.StepTypes,
+		arg.DefinitionKeys,
 	)
 	return err
 }

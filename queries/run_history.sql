@@ -1,9 +1,10 @@
 -- name: RunHistoryInsertMany :exec
 -- Transitions of one or more runs, one batch row per run and tick clock
 -- (a tick decides on one clock, so one batch per run and tick).
-INSERT INTO run_history_batch (tenant_id, run_id, last_seq, at, transitions)
+INSERT INTO run_history_batch (tenant_id, run_id, last_seq, at, transitions, definition_key)
 SELECT h.tenant_id, h.run_id, max(h.seq), h.at,
-       jsonb_agg(jsonb_build_array(h.seq, h.node, h.from_state, h.to_state, h.generation, h.attempt, h.detail) ORDER BY h.seq)
+       jsonb_agg(jsonb_build_array(h.seq, h.node, h.from_state, h.to_state, h.generation, h.attempt, h.detail) ORDER BY h.seq),
+       NULLIF(h.definition_key, '')
 FROM (SELECT unnest(@tenant_ids::uuid[]) AS tenant_id,
              unnest(@run_ids::uuid[]) AS run_id,
              unnest(@seqs::bigint[]) AS seq,
@@ -13,8 +14,9 @@ FROM (SELECT unnest(@tenant_ids::uuid[]) AS tenant_id,
              unnest(@to_states::text[]) AS to_state,
              unnest(@generations::integer[]) AS generation,
              unnest(@attempts::integer[]) AS attempt,
-             unnest(@details::text[]) AS detail) AS h
-GROUP BY h.tenant_id, h.run_id, h.at
+             unnest(@details::text[]) AS detail,
+             unnest(@definition_keys::text[]) AS definition_key) AS h
+GROUP BY h.tenant_id, h.run_id, h.at, h.definition_key
 ON CONFLICT DO NOTHING;
 
 -- name: RunHistoryList :many

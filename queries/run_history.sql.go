@@ -33,9 +33,10 @@ func (q *Queries) RunHistoryFirstFailure(ctx context.Context, arg RunHistoryFirs
 }
 
 const runHistoryInsertMany = `-- name: RunHistoryInsertMany :exec
-INSERT INTO run_history_batch (tenant_id, run_id, last_seq, at, transitions)
+INSERT INTO run_history_batch (tenant_id, run_id, last_seq, at, transitions, definition_key)
 SELECT h.tenant_id, h.run_id, max(h.seq), h.at,
-       jsonb_agg(jsonb_build_array(h.seq, h.node, h.from_state, h.to_state, h.generation, h.attempt, h.detail) ORDER BY h.seq)
+       jsonb_agg(jsonb_build_array(h.seq, h.node, h.from_state, h.to_state, h.generation, h.attempt, h.detail) ORDER BY h.seq),
+       NULLIF(h.definition_key, '')
 FROM (SELECT unnest($1::uuid[]) AS tenant_id,
              unnest($2::uuid[]) AS run_id,
              unnest($3::bigint[]) AS seq,
@@ -45,22 +46,24 @@ FROM (SELECT unnest($1::uuid[]) AS tenant_id,
              unnest($7::text[]) AS to_state,
              unnest($8::integer[]) AS generation,
              unnest($9::integer[]) AS attempt,
-             unnest($10::text[]) AS detail) AS h
-GROUP BY h.tenant_id, h.run_id, h.at
+             unnest($10::text[]) AS detail,
+             unnest($11::text[]) AS definition_key) AS h
+GROUP BY h.tenant_id, h.run_id, h.at, h.definition_key
 ON CONFLICT DO NOTHING
 `
 
 type RunHistoryInsertManyParams struct {
-	TenantIds   []uuid.UUID
-	RunIds      []uuid.UUID
-	Seqs        []int64
-	Ats         []time.Time
-	Nodes       []string
-	FromStates  []string
-	ToStates    []string
-	Generations []int32
-	Attempts    []int32
-	Details     []string
+	TenantIds      []uuid.UUID
+	RunIds         []uuid.UUID
+	Seqs           []int64
+	Ats            []time.Time
+	Nodes          []string
+	FromStates     []string
+	ToStates       []string
+	Generations    []int32
+	Attempts       []int32
+	Details        []string
+	DefinitionKeys []string
 }
 
 // Transitions of one or more runs, one batch row per run and tick clock
@@ -77,6 +80,7 @@ func (q *Queries) RunHistoryInsertMany(ctx context.Context, arg RunHistoryInsert
 		arg.Generations,
 		arg.Attempts,
 		arg.Details,
+		arg.DefinitionKeys,
 	)
 	return err
 }
@@ -85,7 +89,7 @@ const runHistoryList = `-- name: RunHistoryList :many
 SELECT (t.e->>0)::bigint AS seq, b.at, (t.e->>1)::text AS node, (t.e->>2)::text AS from_state,
        (t.e->>3)::text AS to_state, (t.e->>4)::integer AS generation, (t.e->>5)::integer AS attempt,
        (t.e->>6)::text AS detail
-FROM (SELECT tenant_id, run_id, last_seq, at, transitions FROM run_history_batch
+FROM (SELECT tenant_id, run_id, last_seq, at, transitions, definition_key FROM run_history_batch
       WHERE tenant_id = $1 AND run_id = $2 AND last_seq > $3
       ORDER BY last_seq
       LIMIT $4) b

@@ -148,6 +148,13 @@ func TestUsageAddsUpToTheTables(t *testing.T) {
 	if faults.Load() < 5 {
 		t.Errorf("only %d result writes, none failed", faults.Load())
 	}
+	// Every attempt and history batch carries its run's definition, so the
+	// metering triggers never look a run up (migration 0055).
+	var looked int64
+	if err := b.pool.QueryRow(b.ctx, `SELECT (SELECT count(*) FROM run_attempt WHERE definition_key IS NULL)
+		+ (SELECT count(*) FROM run_history_batch WHERE definition_key IS NULL)`).Scan(&looked); err != nil || looked != 0 {
+		t.Errorf("%d attempt and history rows written without their run's definition (%v)", looked, err)
+	}
 	var pending int64
 	if err := b.pool.QueryRow(b.ctx, `SELECT count(*) FROM usage_delta`).Scan(&pending); err != nil || pending != 0 {
 		var left string

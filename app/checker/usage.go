@@ -12,9 +12,9 @@ import (
 
 // Usage checks metering against the tables it counts: per tenant and
 // UTC day, every figure (runs started and ended by status, steps and step
-// time in total and by step type, events, signals) equals what the run, run_attempt, event and
-// run_signal rows say, and each tenant's stored bytes equal the bytes
-// its rows hold. It holds at every commit (the counting is done by the
+// time in total, by step type and by definition, events, signals) equals
+// what the run, run_attempt, event and run_signal rows say, and each
+// tenant's stored bytes equal the bytes its rows hold. It holds at every commit (the counting is done by the
 // statements that write), so it can run at any moment, and once a
 // workload is over it catches a delta lost or counted twice. A prune
 // deletes what the counts of events count, so after one only
@@ -94,6 +94,10 @@ SELECT tenant_id, ductor_utc_day(started_at), 'step_us.' || coalesce(step_type, 
        sum(ductor_step_us(started_at, finished_at))::bigint
 FROM run_attempt WHERE started_at IS NOT NULL GROUP BY 1, 2, 3
 UNION ALL
+SELECT a.tenant_id, ductor_utc_day(a.started_at), 'steps@' || r.definition_key, count(*)
+FROM run_attempt a JOIN run r ON r.tenant_id = a.tenant_id AND r.id = a.run_id
+WHERE a.started_at IS NOT NULL GROUP BY 1, 2, 3
+UNION ALL
 SELECT tenant_id, ductor_utc_day(created_at), 'events', count(*) FROM event WHERE name NOT LIKE 'ductor.%' GROUP BY 1, 2
 UNION ALL
 SELECT tenant_id, ductor_utc_day(created_at), 'signals', count(*) FROM run_signal GROUP BY 1, 2
@@ -127,6 +131,12 @@ SELECT tenant_id, day, m || '.' || step_type, sum(v)::bigint FROM (
     UNION ALL
     SELECT tenant_id, day, step_type, steps, step_us FROM usage_delta WHERE step_type <> '') s,
     LATERAL (VALUES ('steps', steps), ('step_us', step_us)) AS x(m, v)
+GROUP BY 1, 2, 3
+UNION ALL
+SELECT tenant_id, day, 'steps@' || definition_key, sum(steps)::bigint FROM (
+    SELECT tenant_id, day, definition_key, steps FROM usage_day
+    UNION ALL
+    SELECT tenant_id, day, definition_key, steps FROM usage_delta) s
 GROUP BY 1, 2, 3
 UNION ALL
 SELECT tenant_id, '2000-01-01'::date, 'stored_bytes', sum(stored_bytes)::bigint FROM u GROUP BY 1`

@@ -218,8 +218,7 @@ func (u *Upgrades) write(ctx context.Context, s *store.Store, tx pgx.Tx, run sto
 			Detail: fmt.Sprintf("upgraded from v%d to v%d by %s: %s", res.FromVersion, res.ToVersion, by, p.Summary),
 		}
 		var w store.RunWrites
-		key := store.RunKey{TenantID: run.TenantID, ID: run.ID}
-		if err := w.Decision(key, &engine.Decision{Nodes: p.Write, Transitions: []engine.Transition{tr}}); err != nil {
+		if err := w.Decision(run, &engine.Decision{Nodes: p.Write, Transitions: []engine.Transition{tr}}); err != nil {
 			return err
 		}
 		if err := s.RunWritesFlush(ctx, &w); err != nil {

@@ -282,7 +282,7 @@ func (c *Writer) persist(ctx context.Context, tx pgx.Tx, ticks []*runTick) error
 	var w store.RunWrites
 	for _, t := range ticks {
 		for _, d := range t.decisions {
-			if err := w.Decision(t.key, d); err != nil {
+			if err := w.Decision(t.load.Run, d); err != nil {
 				return err
 			}
 		}

@@ -40,7 +40,7 @@ func TestRunHistoryBatches(t *testing.T) {
 				}
 				ts = append(ts, tr)
 			}
-			if err := w.Decision(store.RunKey{TenantID: r.TenantID, ID: r.ID}, &engine.Decision{Transitions: ts}); err != nil {
+			if err := w.Decision(r, &engine.Decision{Transitions: ts}); err != nil {
 				t.Fatal(err)
 			}
 		}

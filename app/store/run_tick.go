@@ -297,17 +297,19 @@ type attemptKey struct {
 
 // Decision adds what one decision changed about nodes, attempts and
 // history.
-func (w *RunWrites) Decision(k RunKey, d *engine.Decision) error {
+func (w *RunWrites) Decision(r Run, d *engine.Decision) error {
+	k := RunKey{r.TenantID, r.ID}
 	if err := w.Nodes(k, d.Nodes); err != nil {
 		return err
 	}
-	if err := w.attemptsAdd(k, d.Attempts); err != nil {
+	if err := w.attemptsAdd(k, r.DefinitionKey, d.Attempts); err != nil {
 		return err
 	}
 	h := &w.history
 	for _, t := range d.Transitions {
 		h.TenantIds = append(h.TenantIds, k.TenantID)
 		h.RunIds = append(h.RunIds, k.ID)
+		h.DefinitionKeys = append(h.DefinitionKeys, r.DefinitionKey)
 		h.Seqs = append(h.Seqs, t.Seq)
 		h.Ats = append(h.Ats, t.At)
 		h.Nodes = append(h.Nodes, t.Node)
@@ -354,7 +356,7 @@ func (w *RunWrites) Nodes(k RunKey, nodes []*engine.Node) error {
 	return nil
 }
 
-func (w *RunWrites) attemptsAdd(k RunKey, attempts []engine.Attempt) error {
+func (w *RunWrites) attemptsAdd(k RunKey, definition string, attempts []engine.Attempt) error {
 	for _, a := range attempts {
 		out, err := jsonOrEmpty(a.Output)
 		if err != nil {
@@ -383,6 +385,7 @@ func (w *RunWrites) attemptsAdd(k RunKey, attempts []engine.Attempt) error {
 		p.Outputs = append(p.Outputs, out)
 		p.Errors = append(p.Errors, errJSON)
 		p.StepTypes = append(p.StepTypes, a.Type)
+		p.DefinitionKeys = append(p.DefinitionKeys, definition)
 	}
 	return nil
 }

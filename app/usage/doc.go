@@ -12,6 +12,15 @@
 // only ever inserted, so two transactions of one tenant never wait on a
 // counter row.
 //
+// A delta's definition comes from the rows metered: run_attempt and
+// run_history_batch carry their run's definition_key (migration 0055),
+// written with them by the statements that insert them, so no trigger
+// looks a run up. (A run lookup from a trigger runs on the plan PL/pgSQL
+// made at its first call in the session, which could scan a tenant's
+// every run for each run metered.) Rows from before 0055 fall back to
+// the lookup. checker.Usage compares the steps per definition with the
+// attempts' runs.
+//
 // Service.Fold moves deltas into two rollups in one statement: usage_day
 // (tenant, day, definition) and usage_month (tenant, month). Every read
 // sums a rollup with the deltas not folded yet in one statement (one
