@@ -6,7 +6,8 @@
 -- run_subject_idx (tenant_id first, id fourth) for the lookup and scan
 -- the tenant's every run for each run metered, for the rest of the
 -- session. Rows written before this migration (definition_key NULL) are
--- still looked up.
+-- still looked up. The insert triggers aggregate their rows once, not
+-- once a run and again a definition as the lookup needed.
 ALTER TABLE run_attempt ADD COLUMN definition_key text;
 ALTER TABLE run_history_batch ADD COLUMN definition_key text;
 
@@ -15,18 +16,14 @@ BEGIN
     IF NOT EXISTS (SELECT 1 FROM new_rows) THEN
         RETURN NULL;
     END IF;
-    WITH per_run AS (
-        SELECT a.tenant_id, a.run_id, a.definition_key, ductor_utc_day(coalesce(a.started_at, a.finished_at, now())) AS day,
-               coalesce(a.step_type, 'unknown') AS step_type,
-               count(*) FILTER (WHERE a.started_at IS NOT NULL) AS steps,
-               coalesce(sum(ductor_step_us(a.started_at, a.finished_at)), 0) AS step_us,
-               coalesce(sum(ductor_json_bytes(a.output) + ductor_json_bytes(a.error) + ductor_json_bytes(a.input)), 0) AS bytes
-        FROM new_rows a GROUP BY 1, 2, 3, 4, 5)
     INSERT INTO usage_delta (tenant_id, day, definition_key, step_type, steps, step_us, stored_bytes)
-    SELECT p.tenant_id, p.day,
-           coalesce(p.definition_key, (SELECT r.definition_key FROM run r WHERE r.tenant_id = p.tenant_id AND r.id = p.run_id), ''),
-           p.step_type, sum(p.steps), sum(p.step_us), sum(p.bytes)
-    FROM per_run p GROUP BY 1, 2, 3, 4;
+    SELECT a.tenant_id, ductor_utc_day(coalesce(a.started_at, a.finished_at, now())),
+           coalesce(a.definition_key, (SELECT r.definition_key FROM run r WHERE r.tenant_id = a.tenant_id AND r.id = a.run_id), ''),
+           coalesce(a.step_type, 'unknown'),
+           count(*) FILTER (WHERE a.started_at IS NOT NULL),
+           coalesce(sum(ductor_step_us(a.started_at, a.finished_at)), 0),
+           coalesce(sum(ductor_json_bytes(a.output) + ductor_json_bytes(a.error) + ductor_json_bytes(a.input)), 0)
+    FROM new_rows a GROUP BY 1, 2, 3, 4;
     RETURN NULL;
 END $$;
 
@@ -47,14 +44,11 @@ END $$;
 
 CREATE OR REPLACE FUNCTION ductor_usage_history_insert() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    WITH per_run AS (
-        SELECT tenant_id, run_id, definition_key, sum(ductor_json_bytes(transitions)) AS bytes
-        FROM new_rows GROUP BY 1, 2, 3)
     INSERT INTO usage_delta (tenant_id, day, definition_key, stored_bytes)
-    SELECT p.tenant_id, ductor_utc_day(now()),
-           coalesce(p.definition_key, (SELECT r.definition_key FROM run r WHERE r.tenant_id = p.tenant_id AND r.id = p.run_id), ''),
-           sum(p.bytes)
-    FROM per_run p GROUP BY 1, 3;
+    SELECT h.tenant_id, ductor_utc_day(now()),
+           coalesce(h.definition_key, (SELECT r.definition_key FROM run r WHERE r.tenant_id = h.tenant_id AND r.id = h.run_id), ''),
+           sum(ductor_json_bytes(h.transitions))
+    FROM new_rows h GROUP BY 1, 3;
     RETURN NULL;
 END $$;
 
