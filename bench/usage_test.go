@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -133,20 +132,17 @@ func BenchmarkUsageMeteringCost(b *testing.B) {
 	// Side by side: both schemas run the workload at once, under the same
 	// load, and each one's Postgres CPU is read from its own backends
 	// (application_name); the Go process serves both, and its CPU is
-	// shared between them evenly.
+	// shared between them evenly. Which one's runs are started first
+	// alternates, as the other's start while the first's run.
 	side := map[*ductor]time.Duration{}
 	var sideGo time.Duration
-	together := func() {
+	together := func(first, second *ductor) {
 		before := map[*ductor]time.Duration{on: backendCPU(b, on, "bench_metering_on"), off: backendCPU(b, off, "bench_metering_off")}
 		g0 := processCPU()
-		var wg sync.WaitGroup
-		for _, d := range []*ductor{on, off} {
-			wg.Go(func() {
-				d.startMany(b, "chain", runs)
-				d.waitIdle(b, 10*time.Minute)
-			})
-		}
-		wg.Wait()
+		first.startMany(b, "chain", runs)
+		second.startMany(b, "chain", runs)
+		first.waitIdle(b, 10*time.Minute)
+		second.waitIdle(b, 10*time.Minute)
 		sideGo += processCPU() - g0
 		side[on] += backendCPU(b, on, "bench_metering_on") - before[on]
 		side[off] += backendCPU(b, off, "bench_metering_off") - before[off]
@@ -163,11 +159,12 @@ func BenchmarkUsageMeteringCost(b *testing.B) {
 		if i%2 == 0 {
 			round(off)
 			round(on)
+			together(on, off)
 		} else {
 			round(on)
 			round(off)
+			together(off, on)
 		}
-		together()
 	}
 	b.StopTimer()
 	if side[on] > 0 && side[off] > 0 {
@@ -189,7 +186,9 @@ func BenchmarkUsageMeteringCost(b *testing.B) {
 		b.Logf("pg_stat_user_functions saw no metering trigger run (track_functions needs a superuser): no direct figure")
 		return
 	}
-	logMeteringFunctions(b, on, int64(2*n)) // the side-by-side rounds ran as many steps on it
+	// Over the whole benchmark on that schema: the warm-up round, and the
+	// side-by-side rounds as many steps as the others.
+	logMeteringFunctions(b, on, int64(2*n)+int64(runs*steps))
 	fold := foldCost(b, deltas)
 	direct := 100 * float64(triggers/n+fold/n) / float64(perOn)
 	b.ReportMetric(direct, "metering-direct-%cpu")

@@ -14,8 +14,9 @@ import (
 // UTC day, every figure (runs started and ended by status, steps and step
 // time in total, by step type and by definition, events, signals) equals
 // what the run, run_attempt, event and run_signal rows say, and each
-// tenant's stored bytes equal the bytes its rows hold. It holds at every commit (the counting is done by the
-// statements that write), so it can run at any moment, and once a
+// tenant's stored bytes equal the bytes its rows hold. It holds at every
+// commit (the counting is done by the statements that write), so it can
+// run at any moment, and once a
 // workload is over it catches a delta lost or counted twice. A prune
 // deletes what the counts of events count, so after one only
 // StoredBytes holds.
