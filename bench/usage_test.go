@@ -2,7 +2,9 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,7 +65,7 @@ func BenchmarkUsageMonth(b *testing.B) {
 }
 
 // meteringTriggers are the metering triggers (migrations 0045, 0047,
-// 0053, 0054).
+// 0053, 0054, 0056).
 var meteringTriggers = map[string][]string{
 	"run":               {"run_usage_insert", "run_usage_status", "run_input_bytes_delete", "run_input_bytes_update"},
 	"run_history_batch": {"run_history_usage_insert", "run_history_usage_delete"},
@@ -134,8 +136,12 @@ func BenchmarkUsageMeteringCost(b *testing.B) {
 	// (application_name); the Go process serves both, and its CPU is
 	// shared between them evenly. Which one's runs are started first
 	// alternates, as the other's start while the first's run.
+	// Each round's difference is kept too: one round can differ from the
+	// next by several points, and the median of the rounds is the figure
+	// that one slow round does not move.
 	side := map[*ductor]time.Duration{}
 	var sideGo time.Duration
+	var sideRounds []float64
 	together := func(first, second *ductor) {
 		before := map[*ductor]time.Duration{on: backendCPU(b, on, "bench_metering_on"), off: backendCPU(b, off, "bench_metering_off")}
 		g0 := processCPU()
@@ -143,9 +149,13 @@ func BenchmarkUsageMeteringCost(b *testing.B) {
 		second.startMany(b, "chain", runs)
 		first.waitIdle(b, 10*time.Minute)
 		second.waitIdle(b, 10*time.Minute)
-		sideGo += processCPU() - g0
-		side[on] += backendCPU(b, on, "bench_metering_on") - before[on]
-		side[off] += backendCPU(b, off, "bench_metering_off") - before[off]
+		g := processCPU() - g0
+		dOn := backendCPU(b, on, "bench_metering_on") - before[on]
+		dOff := backendCPU(b, off, "bench_metering_off") - before[off]
+		sideGo += g
+		side[on] += dOn
+		side[off] += dOff
+		sideRounds = append(sideRounds, 100*(float64(dOn)-float64(dOff))/(float64(dOff)+float64(g)/2))
 	}
 	// A round on each first, not measured: every session compiles the
 	// metering functions and plans their queries once, which a server's
@@ -172,9 +182,15 @@ func BenchmarkUsageMeteringCost(b *testing.B) {
 		goShare := sideGo / 2 / n
 		withOn, withOff := side[on]/n+goShare, side[off]/n+goShare
 		pct := 100 * (float64(withOn) - float64(withOff)) / float64(withOff)
+		slices.Sort(sideRounds)
+		median := sideRounds[len(sideRounds)/2]
+		if len(sideRounds)%2 == 0 {
+			median = (sideRounds[len(sideRounds)/2-1] + median) / 2
+		}
 		b.ReportMetric(pct, "metering-side-%cpu")
-		record(b, "usage-metering-side", "usage metering, side by side: CPU per chain step %s with, %s without (Postgres %s and %s, Go %s each; %+.1f %%; goal < 5 %%: %s)",
-			withOn, withOff, side[on]/n, side[off]/n, goShare, pct, verdict(pct < 5))
+		b.ReportMetric(median, "metering-side-median-%cpu")
+		record(b, "usage-metering-side", "usage metering, side by side: CPU per chain step %s with, %s without (Postgres %s and %s, Go %s each; %+.1f %%; rounds %s, median %+.1f %%; goal < 5 %%: %s)",
+			withOn, withOff, side[on]/n, side[off]/n, goShare, pct, percents(sideRounds), median, verdict(median < 5))
 	}
 	n := time.Duration(b.N * runs * steps)
 	perOn, perOff := cpu[on]/n, cpu[off]/n
@@ -208,6 +224,15 @@ func BenchmarkUsageMeteringCost(b *testing.B) {
 		record(b, "usage-metering-cpu", "usage metering, the triggers' time scaled to CPU (statements were active %.1f× the server's CPU): %s + fold %s a step = %.1f %% of the step's %s (goal < 5 %%: %s)",
 			f, scaled/n, fold/n, est, perOn, verdict(est < 5))
 	}
+}
+
+// percents formats figures in percent, as a list.
+func percents(xs []float64) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = fmt.Sprintf("%+.1f", x)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // backendCPU sums the CPU time of the database backends of d's pool

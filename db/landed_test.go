@@ -63,6 +63,7 @@ var landed = map[string]string{
 	"0052_usage_attempt_input":          "c3ab5df59a81e6e35b603443527b34b77a3a38df835ffae5454109885fc67399",
 	"0053_usage_run_status_row_trigger": "66da0aac56aec88fcab975082959636a3fedb2f7fe0062f97c27c330a7f1f049",
 	"0054_usage_steps_by_type":          "f6de482e45737a262c15d1a14d103aa7919a5270d1cbd312e8ff1b15e5830a41",
+	"0055_usage_definition_on_rows":     "4dfcbbb8145d5439a9de81a809de5a4b692333d97e1a118783a0b863226119d2",
 }
 
 func TestLandedMigrationsAreUnchanged(t *testing.T) {
