@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ductor/ductor/app/pgcluster"
@@ -379,6 +380,16 @@ func (f *failover) signalAll(t *testing.T) {
 		}
 	}
 	f.mu.Unlock()
+	// A start whose answer was lost in the outage (503, or the connection
+	// cut) may have committed all the same: its run exists, waiting on a
+	// signal the load never sent. It is signalled like the acknowledged
+	// ones (the checks below still want every run to end).
+	for _, id := range f.unacknowledgedSignalRuns(t) {
+		f.mu.Lock()
+		f.acked[id] = "signal"
+		f.mu.Unlock()
+		t.Logf("signal run %s exists though its start was not acknowledged (its answer was lost): signalled too", id)
+	}
 	for _, id := range acked {
 		if status, _ := f.call(int(id[0]), "POST", "/runs/"+id+"/signals", signalBody(id)); status == 202 {
 			f.lostSignals++
@@ -395,6 +406,29 @@ func (f *failover) signalAll(t *testing.T) {
 		}
 		return left == 0
 	})
+}
+
+// unacknowledgedSignalRuns lists the signal runs on the new primary whose
+// start the API did not acknowledge.
+func (f *failover) unacknowledgedSignalRuns(t *testing.T) []string {
+	t.Helper()
+	rows, err := f.pool(t).Query(context.Background(), `SELECT id::text FROM run WHERE definition_key = 'signal'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for _, id := range ids {
+		if _, ok := f.acked[id]; !ok {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // signalBody is run id's one signal: always the same request id, so that

@@ -81,7 +81,10 @@ steps:
 		}
 		longest = max(longest, b.nodes(t, id)["t"].FinishedAt.Sub(run.CreatedAt))
 	}
-	if longest < 3*time.Second {
+	// The premise: some task waited past its schedule_to_start (1 s)
+	// before its second of sleep began. (The runs are started one after
+	// the other, so a loaded machine spreads their waits.)
+	if longest-time.Second <= time.Second {
 		t.Errorf("the longest run took %v: no task waited past its schedule_to_start", longest)
 	}
 }
