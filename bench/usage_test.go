@@ -155,7 +155,7 @@ func BenchmarkUsageMeteringCost(b *testing.B) {
 		sideGo += g
 		side[on] += dOn
 		side[off] += dOff
-		sideRounds = append(sideRounds, 100*(float64(dOn)-float64(dOff))/(float64(dOff)+float64(g)/2))
+		sideRounds = append(sideRounds, sideOverhead(dOn, dOff, g))
 	}
 	// A round on each first, not measured: every session compiles the
 	// metering functions and plans their queries once, which a server's
@@ -181,12 +181,8 @@ func BenchmarkUsageMeteringCost(b *testing.B) {
 		n := time.Duration(b.N * runs * steps)
 		goShare := sideGo / 2 / n
 		withOn, withOff := side[on]/n+goShare, side[off]/n+goShare
-		pct := 100 * (float64(withOn) - float64(withOff)) / float64(withOff)
-		slices.Sort(sideRounds)
-		median := sideRounds[len(sideRounds)/2]
-		if len(sideRounds)%2 == 0 {
-			median = (sideRounds[len(sideRounds)/2-1] + median) / 2
-		}
+		pct := sideOverhead(side[on], side[off], sideGo)
+		median := spreadOf(sideRounds).median
 		b.ReportMetric(pct, "metering-side-%cpu")
 		b.ReportMetric(median, "metering-side-median-%cpu")
 		record(b, "usage-metering-side", "usage metering, side by side: CPU per chain step %s with, %s without (Postgres %s and %s, Go %s each; %+.1f %%; rounds %s, median %+.1f %%; goal < 5 %%: %s)",
@@ -224,6 +220,13 @@ func BenchmarkUsageMeteringCost(b *testing.B) {
 		record(b, "usage-metering-cpu", "usage metering, the triggers' time scaled to CPU (statements were active %.1f× the server's CPU): %s + fold %s a step = %.1f %% of the step's %s (goal < 5 %%: %s)",
 			f, scaled/n, fold/n, est, perOn, verdict(est < 5))
 	}
+}
+
+// sideOverhead is what metering adds, in percent, to the CPU of the
+// schema that does not meter: each schema's Postgres CPU (on, off) and
+// half the Go process's (goCPU serves both).
+func sideOverhead(on, off, goCPU time.Duration) float64 {
+	return 100 * (float64(on) - float64(off)) / (float64(off) + float64(goCPU)/2)
 }
 
 // percents formats figures in percent, as a list.

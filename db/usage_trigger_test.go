@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/ductor/ductor/app/store"
 	"github.com/ductor/ductor/app/testdb"
 )
 
@@ -16,10 +17,7 @@ func TestRunInsertIsMeteredOnEachOfItsDays(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool := testdb.Schema(t)
-	const tenant = "f37b0153-693c-4e26-bf13-c5c0bc65ec37"
-	if _, err := pool.Exec(ctx, `INSERT INTO tenant (id, slug, name) VALUES ($1, 'acme', 'Acme')`, tenant); err != nil {
-		t.Fatal(err)
-	}
+	tenant := testdb.Tenant(t, store.New(pool), nil).ID
 	insert := func(status, created, finished, input, key string) {
 		t.Helper()
 		if _, err := pool.Exec(ctx, `INSERT INTO run (tenant_id, id, definition_key, definition_version, manifest_hash, status,

@@ -112,7 +112,10 @@ type failover struct {
 	mu        sync.Mutex
 	acked     map[string]string // run id → definition, for every acknowledged start
 	signalled map[string]bool   // signal runs whose signal was acknowledged
-	statuses  map[int]int       // every status the API answered, counted
+	// unacked are the signal runs that exist though their start was not
+	// acknowledged (its answer lost in the outage); they are signalled too.
+	unacked  map[string]bool
+	statuses map[int]int // every status the API answered, counted
 	// lostSignals counts acknowledged signals the new primary did not have.
 	lostSignals int
 	promoted    time.Time
@@ -139,7 +142,7 @@ func newFailover(t *testing.T, synchronous bool) *failover {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	f := &failover{acked: map[string]string{}, signalled: map[string]bool{}, statuses: map[int]int{},
+	f := &failover{acked: map[string]string{}, signalled: map[string]bool{}, unacked: map[string]bool{}, statuses: map[int]int{},
 		client: &http.Client{Timeout: 15 * time.Second}}
 	f.primary, err = pgcluster.Start(ctx, pgcluster.Options{Dir: filepath.Join(dir, "primary"), Database: "ductor"})
 	if err != nil {
@@ -344,6 +347,11 @@ func (f *failover) unsignalled() []string {
 			ids = append(ids, id)
 		}
 	}
+	for id := range f.unacked {
+		if !f.signalled[id] {
+			ids = append(ids, id)
+		}
+	}
 	return ids
 }
 
@@ -386,7 +394,7 @@ func (f *failover) signalAll(t *testing.T) {
 	// ones (the checks below still want every run to end).
 	for _, id := range f.unacknowledgedSignalRuns(t) {
 		f.mu.Lock()
-		f.acked[id] = "signal"
+		f.unacked[id] = true
 		f.mu.Unlock()
 		t.Logf("signal run %s exists though its start was not acknowledged (its answer was lost): signalled too", id)
 	}
